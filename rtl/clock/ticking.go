@@ -1,0 +1,152 @@
+package clock
+
+import (
+	"slices"
+
+	"github.com/sarchlab/akita/v3/sim"
+)
+
+// Ticker is the clocked behaviour of a component. Tick runs the component
+// for the clock edge at now and returns true when the component made
+// progress or still has work in flight, i.e. when it wants the next edge as
+// well. A component that returns false sleeps until something wakes it
+// (Ticking.Wake, a FIFO it listens to, or an Akita port notification).
+//
+// Tick is usually a list of small stages ordered output first, input last,
+// as in Akita's own components. Inputs written by other components at the
+// same time are not yet visible (see rtl/fifo), so the order in which
+// components tick within one picosecond never changes the result.
+type Ticker interface {
+	Tick(now Time) bool
+}
+
+// Waker is anything that can be asked to run at its next clock edge: the
+// consumer of a FIFO, the producer waiting for space, a bus master.
+type Waker interface {
+	// Wake asks for a tick at the first edge strictly after now.
+	Wake(now Time)
+}
+
+// Stopper is implemented by engines that can end a run early (a time limit
+// or an explicit stop): components do not tick at times it reports stopped.
+type Stopper interface {
+	Stopped(t Time) bool
+}
+
+// Ticking is the base of every clocked nisim component: an Akita component
+// whose ticks are scheduled on the exact picosecond edges of its Clock
+// (Akita's own TickingComponent uses float arithmetic that can split one
+// cycle into two timestamps; see the Akita guide, section 1.1). Embed a
+// *Ticking and pass the outer struct as the Ticker.
+type Ticking struct {
+	*sim.ComponentBase
+
+	engine  sim.Engine
+	stop    Stopper
+	clk     Clock
+	ticker  Ticker
+	pending []Time // edges with a scheduled tick event, ascending
+	last    Time   // edge of the last tick, -1 before the first
+	ticks   uint64
+}
+
+// NewTicking creates the clocked base of a component named name.
+func NewTicking(name string, engine sim.Engine, clk Clock, ticker Ticker) *Ticking {
+	if !clk.Valid() {
+		panic("clock: component " + name + " has no valid clock")
+	}
+	stop, _ := engine.(Stopper)
+	return &Ticking{
+		ComponentBase: sim.NewComponentBase(name),
+		engine:        engine,
+		stop:          stop,
+		clk:           clk,
+		ticker:        ticker,
+		last:          -1,
+	}
+}
+
+// Clock returns the component's clock.
+func (c *Ticking) Clock() Clock { return c.clk }
+
+// Engine returns the engine the component schedules its ticks on.
+func (c *Ticking) Engine() sim.Engine { return c.engine }
+
+// Now returns the engine's current time in picoseconds.
+func (c *Ticking) Now() Time { return FromSim(c.engine.CurrentTime()) }
+
+// Ticks returns how many edges the component has run; an idle component
+// costs nothing, so this measures simulation work.
+func (c *Ticking) Ticks() uint64 { return c.ticks }
+
+// Start schedules the first tick at the first edge at or after the current
+// engine time (edge 0 before the simulation runs).
+func (c *Ticking) Start() {
+	c.schedule(c.clk.EdgeAtOrAfter(c.Now()))
+}
+
+// Wake schedules a tick at the first edge strictly after now. Components
+// call it on each other when they leave work behind (a FIFO push, freed
+// space, a returned credit).
+func (c *Ticking) Wake(now Time) {
+	c.schedule(c.clk.NextEdge(now))
+}
+
+// WakeAt schedules a tick at the first edge at or after t, for timers. A t
+// that is not in the future gives the next edge, so that a component never
+// runs twice in one picosecond.
+func (c *Ticking) WakeAt(t Time) {
+	now := c.Now()
+	if t <= now {
+		c.Wake(now)
+		return
+	}
+	c.schedule(c.clk.EdgeAtOrAfter(t))
+}
+
+// NotifyRecv implements sim.Component: an Akita port has a message.
+func (c *Ticking) NotifyRecv(now sim.VTimeInSec, _ sim.Port) { c.Wake(FromSim(now)) }
+
+// NotifyPortFree implements sim.Component: an Akita connection has room.
+func (c *Ticking) NotifyPortFree(now sim.VTimeInSec, _ sim.Port) { c.Wake(FromSim(now)) }
+
+// Handle implements sim.Handler for the component's tick events.
+func (c *Ticking) Handle(e sim.Event) error {
+	now := FromSim(e.Time())
+	if i, ok := slices.BinarySearch(c.pending, now); ok {
+		c.pending = slices.Delete(c.pending, i, i+1)
+	}
+	if now == c.last || (c.stop != nil && c.stop.Stopped(now)) {
+		return nil
+	}
+	c.last = now
+	c.ticks++
+	if c.ticker.Tick(now) {
+		c.schedule(c.clk.NextEdge(now))
+	}
+	return nil
+}
+
+func (c *Ticking) schedule(t Time) {
+	if t <= c.last {
+		t = c.clk.NextEdge(c.last)
+	}
+	i, ok := slices.BinarySearch(c.pending, t)
+	if ok {
+		return
+	}
+	c.pending = slices.Insert(c.pending, i, t)
+	c.engine.Schedule(&tickEvent{t: ToSim(t), h: c})
+}
+
+// tickEvent is a primary event without an Akita ID: drawing IDs from Akita's
+// process-global generator would cost an allocation per tick and nothing in
+// nisim reads them.
+type tickEvent struct {
+	t sim.VTimeInSec
+	h *Ticking
+}
+
+func (e *tickEvent) Time() sim.VTimeInSec  { return e.t }
+func (e *tickEvent) Handler() sim.Handler  { return e.h }
+func (e *tickEvent) IsSecondary() bool     { return false }

@@ -1,0 +1,196 @@
+// Package env is the simulation context every nisim component is built in:
+// the Akita serial engine (with a time limit and an explicit stop), the
+// waveform registry, the transaction recorder, the checker Monitor and the
+// run seed. Builders take an *Env; Run runs the engine and then the
+// completion watchdog.
+package env
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+	"github.com/sarchlab/akita/v3/sim"
+)
+
+// Options configure an Env. Every field may be left zero.
+type Options struct {
+	// Waves receives signal declarations and changes; nil disables
+	// waveforms at the cost of one nil check per update.
+	Waves *waves.Registry
+	// Trace receives transaction records; nil disables tracing.
+	Trace *trace.Recorder
+	// Seed is the run seed; components derive their own streams from it
+	// and their names (Rand).
+	Seed uint64
+	// TimeLimit stops the run at this time (0: no limit).
+	TimeLimit clock.Time
+}
+
+// Env is one simulation.
+type Env struct {
+	Engine  *Engine
+	Waves   *waves.Registry
+	Trace   *trace.Recorder
+	Monitor *check.Monitor
+	Seed    uint64
+}
+
+// New creates a simulation context with a serial engine (the only engine
+// nisim uses: it is deterministic).
+func New(o Options) *Env {
+	return &Env{
+		Engine:  &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit},
+		Waves:   o.Waves,
+		Trace:   o.Trace,
+		Monitor: check.NewMonitor(),
+		Seed:    o.Seed,
+	}
+}
+
+// Now returns the current simulated time.
+func (e *Env) Now() clock.Time { return clock.FromSim(e.Engine.CurrentTime()) }
+
+// Rand returns a random stream for the named component, derived from the
+// run seed and the name only, so that adding a component does not change
+// the streams of the others.
+func (e *Env) Rand(name string) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return rand.New(rand.NewPCG(e.Seed, h.Sum64()))
+}
+
+// Register adds a unit for the completion watchdog.
+func (e *Env) Register(u check.Unit) { e.Monitor.Register(u) }
+
+// Report records a checker violation.
+func (e *Env) Report(t clock.Time, path, rule, format string, args ...any) {
+	e.Monitor.Report(t, path, rule, format, args...)
+}
+
+// Result summarises a finished run.
+type Result struct {
+	// End is the time of the last event.
+	End clock.Time
+	// Events is the number of events the engine ran.
+	Events uint64
+	// Stopped is true when the run ended at the time limit or by Stop
+	// rather than by running out of events.
+	Stopped bool
+}
+
+// Run starts the registry, runs the engine until no events remain or the run
+// is stopped, flushes the observers and, if the engine ran dry, runs the
+// watchdog. The error joins checker violations, watchdog findings and
+// waveform or trace errors; a nil error means the run completed cleanly.
+func (e *Env) Run() (Result, error) {
+	e.Waves.Start()
+	if err := e.Engine.Run(); err != nil {
+		return Result{}, fmt.Errorf("engine: %w", err)
+	}
+	res := Result{End: e.Engine.last, Events: e.Engine.events, Stopped: e.Engine.stopped}
+	e.Waves.Flush()
+	e.Trace.Flush()
+	var errs []error
+	if !res.Stopped {
+		if err := e.Monitor.Watchdog(res.End); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := e.Monitor.Err(); err != nil {
+		errs = append([]error{err}, errs...)
+	}
+	if err := e.Waves.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return res, errors.Join(errs...)
+}
+
+// Stop ends the run at the current time: no component ticks after it.
+func (e *Env) Stop() { e.Engine.stopAt(e.Now()) }
+
+// Engine is Akita's serial engine with a time limit: events after the
+// limit are not scheduled and components do not tick after it.
+type Engine struct {
+	*sim.SerialEngine
+	limit   clock.Time // 0: none
+	stopped bool
+	hooked  bool
+	last    clock.Time
+	events  uint64
+}
+
+// Schedule implements sim.EventScheduler.
+func (g *Engine) Schedule(evt sim.Event) {
+	t := clock.FromSim(evt.Time())
+	if g.limit > 0 && t > g.limit {
+		g.stopped = true
+		return
+	}
+	g.SerialEngine.Schedule(evt)
+}
+
+// Run implements sim.Engine and counts the events.
+func (g *Engine) Run() error {
+	if !g.hooked {
+		g.hooked = true
+		g.SerialEngine.AcceptHook(&eventCounter{g: g})
+	}
+	return g.SerialEngine.Run()
+}
+
+// Stopped implements clock.Stopper.
+func (g *Engine) Stopped(t clock.Time) bool {
+	if g.limit > 0 && t > g.limit {
+		g.stopped = true
+		return true
+	}
+	return false
+}
+
+func (g *Engine) stopAt(t clock.Time) {
+	if g.limit == 0 || t < g.limit {
+		g.limit = max(t, 1)
+	}
+}
+
+// AfterStep runs fn once all components have ticked at time t (t must be
+// the current time or later): an Akita secondary event, which the serial
+// engine runs after every primary event of the same time. Components use it
+// to evaluate registered outputs (a FIFO's high-water flag) on the settled
+// state of a picosecond instead of on a transient that depends on tick
+// order.
+func (g *Engine) AfterStep(t clock.Time, fn func(now clock.Time)) {
+	g.Schedule(&stepEvent{t: clock.ToSim(t), fn: fn})
+}
+
+type stepEvent struct {
+	t  sim.VTimeInSec
+	fn func(now clock.Time)
+}
+
+func (e *stepEvent) Time() sim.VTimeInSec { return e.t }
+func (e *stepEvent) Handler() sim.Handler { return e }
+func (e *stepEvent) IsSecondary() bool    { return true }
+
+// Handle implements sim.Handler.
+func (e *stepEvent) Handle(sim.Event) error {
+	e.fn(clock.FromSim(e.t))
+	return nil
+}
+
+type eventCounter struct{ g *Engine }
+
+func (h *eventCounter) Func(ctx sim.HookCtx) {
+	if ctx.Pos == sim.HookPosAfterEvent {
+		h.g.events++
+		if e, ok := ctx.Item.(sim.Event); ok {
+			h.g.last = clock.FromSim(e.Time())
+		}
+	}
+}

@@ -1,0 +1,373 @@
+// Package fifo is nisim's hardware FIFO: depth entries of a given width,
+// a bounded number of enqueues and dequeues per cycle, occupancy, full and
+// empty flags, and a programmable high-water mark that raises a signal (the
+// SHRIMP outgoing FIFO's threshold interrupt, shrimp-design-choices.txt
+// section 4.3.2). FIFOs are the registers between components: an entry
+// pushed at time t becomes visible to the consumer at its first clock edge
+// after t, and space freed at t becomes visible to the producer after t, so
+// the result never depends on which of two components ticks first within a
+// picosecond. The producer and consumer may run on different clocks.
+//
+// Overflow (a push into a full FIFO) is a checker violation reported to the
+// run's Monitor, unless the FIFO is built to drop and count.
+package fifo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/waves"
+)
+
+// Overflow says what a push into a full FIFO does.
+type Overflow uint8
+
+const (
+	// Fail reports a checker violation (the default): hardware that can
+	// overflow must check for space first.
+	Fail Overflow = iota
+	// Drop discards the entry and counts it, for hardware that may lose
+	// data (an ATM cell queue).
+	Drop
+)
+
+// Builder configures a FIFO.
+type Builder[T any] struct {
+	env       *env.Env
+	depth     int
+	widthBits int
+	enqPer    int
+	deqPer    int
+	highWater int
+	overflow  Overflow
+}
+
+// MakeBuilder returns a builder with defaults: depth 2, 32-bit entries, one
+// enqueue and one dequeue per cycle, no high-water mark, overflow fails.
+func MakeBuilder[T any]() Builder[T] {
+	return Builder[T]{depth: 2, widthBits: 32, enqPer: 1, deqPer: 1, highWater: -1}
+}
+
+// WithEnv sets the simulation the FIFO belongs to (required).
+func (b Builder[T]) WithEnv(e *env.Env) Builder[T] { b.env = e; return b }
+
+// WithDepth sets the number of entries.
+func (b Builder[T]) WithDepth(n int) Builder[T] { b.depth = n; return b }
+
+// WithWidth sets the entry width in bits (1..4096); it sizes the FIFO in
+// bytes (CapacityBytes) for reports.
+func (b Builder[T]) WithWidth(bits int) Builder[T] { b.widthBits = bits; return b }
+
+// WithEnqPerCycle sets how many entries may be pushed per producer cycle.
+func (b Builder[T]) WithEnqPerCycle(n int) Builder[T] { b.enqPer = n; return b }
+
+// WithDeqPerCycle sets how many entries may be popped per consumer cycle.
+func (b Builder[T]) WithDeqPerCycle(n int) Builder[T] { b.deqPer = n; return b }
+
+// WithHighWater sets the high-water mark: the hwm signal rises (and the
+// OnHighWater callback runs) when occupancy exceeds n entries, and falls
+// when it is back at n or below. Negative disables it.
+func (b Builder[T]) WithHighWater(n int) Builder[T] { b.highWater = n; return b }
+
+// WithOverflow sets the overflow policy.
+func (b Builder[T]) WithOverflow(o Overflow) Builder[T] { b.overflow = o; return b }
+
+// Validate checks the parameters.
+func (b Builder[T]) Validate() error {
+	switch {
+	case b.env == nil:
+		return errors.New("fifo: no env")
+	case b.depth < 1:
+		return fmt.Errorf("fifo depth %d must be at least 1", b.depth)
+	case b.widthBits < 1 || b.widthBits > 4096:
+		return fmt.Errorf("fifo width %d bits must be in 1..4096", b.widthBits)
+	case b.enqPer < 1 || b.deqPer < 1:
+		return fmt.Errorf("fifo enqueues (%d) and dequeues (%d) per cycle must be at least 1", b.enqPer, b.deqPer)
+	case b.highWater >= b.depth:
+		return fmt.Errorf("fifo high-water mark %d must be below the depth %d", b.highWater, b.depth)
+	}
+	return nil
+}
+
+// Build creates the FIFO named name (a hierarchical component name such as
+// "Demo.NI.TxFifo") and registers it with the watchdog.
+func (b Builder[T]) Build(name string) (*FIFO[T], error) {
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f := &FIFO[T]{
+		name: name, env: b.env, buf: make([]entry[T], b.depth),
+		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
+		highWater: b.highWater, overflow: b.overflow,
+		lastEnq: -1, lastDeq: -1, lastChange: -1,
+	}
+	reg := b.env.Waves
+	f.sigOcc = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
+	f.sigFull = reg.Wire(name, "full", 1)
+	if b.highWater >= 0 {
+		f.sigHWM = reg.Wire(name, "hwm", 1)
+	}
+	if b.overflow == Drop {
+		f.sigDrops = reg.Integer(name, "drops", 32)
+	}
+	b.env.Register(f)
+	return f, nil
+}
+
+type entry[T any] struct {
+	v T
+	t clock.Time // push time: visible to the consumer strictly after it
+}
+
+// FIFO is a hardware FIFO of entries of type T.
+type FIFO[T any] struct {
+	name      string
+	env       *env.Env
+	buf       []entry[T]
+	head, n   int
+	depth     int
+	widthBits int
+	enqPer    int
+	deqPer    int
+	overflow  Overflow
+
+	lastEnq, lastDeq clock.Time
+	enqAt, deqAt     int // operations at lastEnq / lastDeq
+
+	highWater int
+	above     bool
+	onHigh    func(now clock.Time, above bool)
+	onPop     func(now clock.Time, v T)
+
+	producer, consumer clock.Waker
+	producerWaiting    bool
+
+	hwmPending bool // a settle event is scheduled for lastChange
+
+	pushes, pops, drops uint64
+	maxOcc              int        // largest settled occupancy
+	lastChange          clock.Time // time of the last push or pop
+
+	sigOcc, sigFull, sigHWM, sigDrops *waves.Signal
+}
+
+// Name returns the FIFO's name.
+func (f *FIFO[T]) Name() string { return f.name }
+
+// Depth returns the number of entries.
+func (f *FIFO[T]) Depth() int { return f.depth }
+
+// WidthBits returns the entry width.
+func (f *FIFO[T]) WidthBits() int { return f.widthBits }
+
+// CapacityBytes returns depth x width in bytes.
+func (f *FIFO[T]) CapacityBytes() int { return f.depth * f.widthBits / 8 }
+
+// Connect names the components to wake: the consumer when an entry is
+// pushed, the producer when space frees up after it found the FIFO full.
+// Either may be nil.
+func (f *FIFO[T]) Connect(producer, consumer clock.Waker) {
+	f.producer, f.consumer = producer, consumer
+}
+
+// OnHighWater sets the callback run when occupancy crosses the high-water
+// mark (above == true) and when it falls back.
+func (f *FIFO[T]) OnHighWater(fn func(now clock.Time, above bool)) { f.onHigh = fn }
+
+// OnPop sets a callback run on every pop (a link uses it to return a
+// credit).
+func (f *FIFO[T]) OnPop(fn func(now clock.Time, v T)) { f.onPop = fn }
+
+// SetHighWater reprograms the high-water mark at time now.
+func (f *FIFO[T]) SetHighWater(now clock.Time, n int) {
+	f.highWater = n
+	f.updateHWM(now)
+}
+
+// Len returns the number of entries held, visible or not.
+func (f *FIFO[T]) Len() int { return f.n }
+
+// Free returns the space the producer sees at now (see CanPush).
+func (f *FIFO[T]) Free(now clock.Time) int {
+	occ := f.n
+	if f.lastDeq == now {
+		occ += f.deqAt // slots popped this edge free up after it
+	}
+	return max(f.depth-occ, 0)
+}
+
+// CanPush reports whether the producer may push at now: there is space as
+// of the previous edge and the per-cycle enqueue budget is not used up. A
+// false answer registers the producer for a wake-up when space frees.
+func (f *FIFO[T]) CanPush(now clock.Time) bool {
+	if f.lastEnq == now && f.enqAt >= f.enqPer {
+		return false
+	}
+	if f.Free(now) == 0 {
+		f.producerWaiting = true
+		return false
+	}
+	return true
+}
+
+// Push adds v at now. It returns false if the FIFO had no room; that is a
+// checker violation unless the FIFO drops and counts.
+func (f *FIFO[T]) Push(now clock.Time, v T) bool {
+	if f.lastEnq == now && f.enqAt >= f.enqPer {
+		f.env.Report(now, f.name, "fifo.rate", "more than %d pushes in one cycle", f.enqPer)
+		return false
+	}
+	if f.Free(now) == 0 {
+		f.producerWaiting = true
+		if f.overflow == Drop {
+			f.drops++
+			f.sigDrops.Set(now, f.drops)
+			return false
+		}
+		f.env.Report(now, f.name, "fifo.overflow", "push into a full FIFO (%d entries)", f.depth)
+		return false
+	}
+	if f.lastEnq != now {
+		f.lastEnq, f.enqAt = now, 0
+	}
+	f.enqAt++
+	f.settle(now)
+	f.buf[(f.head+f.n)%f.depth] = entry[T]{v: v, t: now}
+	f.n++
+	f.pushes++
+	f.changed(now)
+	if f.consumer != nil {
+		f.consumer.Wake(now)
+	}
+	return true
+}
+
+// CanPop reports whether the consumer may pop at now: the head entry was
+// pushed before now and the per-cycle dequeue budget is not used up.
+func (f *FIFO[T]) CanPop(now clock.Time) bool {
+	if f.n == 0 || f.buf[f.head].t >= now {
+		return false
+	}
+	return f.lastDeq != now || f.deqAt < f.deqPer
+}
+
+// Peek returns the head entry if the consumer can pop it at now.
+func (f *FIFO[T]) Peek(now clock.Time) (T, bool) {
+	if !f.CanPop(now) {
+		var zero T
+		return zero, false
+	}
+	return f.buf[f.head].v, true
+}
+
+// PeekAt returns the i-th visible entry from the head (0 = head) without
+// regard to the dequeue budget, for consumers that look ahead.
+func (f *FIFO[T]) PeekAt(now clock.Time, i int) (T, bool) {
+	if i < 0 || i >= f.n {
+		var zero T
+		return zero, false
+	}
+	e := f.buf[(f.head+i)%f.depth]
+	if e.t >= now {
+		var zero T
+		return zero, false
+	}
+	return e.v, true
+}
+
+// Pop removes and returns the head entry if the consumer can pop it at now.
+func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
+	var zero T
+	if !f.CanPop(now) {
+		return zero, false
+	}
+	f.settle(now)
+	v := f.buf[f.head].v
+	f.buf[f.head] = entry[T]{}
+	f.head = (f.head + 1) % f.depth
+	f.n--
+	f.pops++
+	if f.lastDeq != now {
+		f.lastDeq, f.deqAt = now, 0
+	}
+	f.deqAt++
+	f.changed(now)
+	if f.onPop != nil {
+		f.onPop(now, v)
+	}
+	if f.producerWaiting && f.producer != nil {
+		f.producerWaiting = false
+		f.producer.Wake(now)
+	}
+	if f.n > 0 && f.consumer != nil {
+		// More entries wait; make sure the consumer comes back for them
+		// even if it does not poll.
+		f.consumer.Wake(now)
+	}
+	return v, true
+}
+
+// settle folds the occupancy of the last picosecond with changes into the
+// statistics before the first change of a new one. Within a picosecond the
+// occupancy seen at each push or pop depends on whether the producer or the
+// consumer ticked first; the settled value at its end does not.
+func (f *FIFO[T]) settle(now clock.Time) {
+	if now != f.lastChange {
+		f.maxOcc = max(f.maxOcc, f.n)
+		f.lastChange = now
+	}
+}
+
+func (f *FIFO[T]) changed(now clock.Time) {
+	f.sigOcc.Set(now, uint64(f.n))
+	f.sigFull.SetBool(now, f.n == f.depth)
+	if f.highWater >= 0 && !f.hwmPending {
+		// Evaluate the mark once the picosecond has settled, so a push and
+		// a pop in the same picosecond never raise a spurious interrupt.
+		f.hwmPending = true
+		f.env.Engine.AfterStep(now, func(t clock.Time) {
+			f.hwmPending = false
+			f.updateHWM(t)
+		})
+	}
+}
+
+func (f *FIFO[T]) updateHWM(now clock.Time) {
+	above := f.highWater >= 0 && f.n > f.highWater
+	if above == f.above {
+		return
+	}
+	f.above = above
+	f.sigHWM.SetBool(now, above)
+	if f.onHigh != nil {
+		f.onHigh(now, above)
+	}
+}
+
+// AboveHighWater reports whether occupancy exceeds the high-water mark.
+func (f *FIFO[T]) AboveHighWater() bool { return f.above }
+
+// Stats are a FIFO's counters. MaxOccupancy is the largest occupancy at
+// the end of a picosecond (the registered value hardware would show).
+type Stats struct {
+	Pushes, Pops, Drops uint64
+	MaxOccupancy        int
+}
+
+// Stats returns the counters.
+func (f *FIFO[T]) Stats() Stats {
+	return Stats{Pushes: f.pushes, Pops: f.pops, Drops: f.drops, MaxOccupancy: max(f.maxOcc, f.n)}
+}
+
+// Idle implements check.Unit: an entry left in a FIFO is unfinished work.
+func (f *FIFO[T]) Idle() bool { return f.n == 0 }
+
+// State implements check.Unit.
+func (f *FIFO[T]) State() string {
+	if f.n == 0 {
+		return "empty"
+	}
+	return fmt.Sprintf("%d/%d entries, head pushed at %v: %v", f.n, f.depth, f.buf[f.head].t, f.buf[f.head].v)
+}

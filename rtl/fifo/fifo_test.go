@@ -1,0 +1,223 @@
+package fifo_test
+
+import (
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
+	"github.com/nisim/nisim/verify/vtest"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// event is one push or pop seen by the test drivers.
+type event struct {
+	Cycle clock.Cycle
+	Op    string
+	V     int
+}
+
+var _ = Describe("FIFO", func() {
+	var e *env.Env
+	clk := clock.MHz(100) // 10 ns cycles
+
+	BeforeEach(func() { e = vtest.NewEnv(vtest.Options{Clock: clk}) })
+
+	build := func(b fifo.Builder[int]) *fifo.FIFO[int] {
+		f, err := b.WithEnv(e).Build("Test.Fifo")
+		Expect(err).NotTo(HaveOccurred())
+		return f
+	}
+
+	It("makes a push visible at the consumer's next edge, whatever the tick order", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(4))
+		var log []event
+		// The producer pushes 0..5 on cycles 0..5 while it can; the consumer
+		// pops one per cycle. Worked by hand: the value pushed at cycle c is
+		// visible at cycle c+1 and popped then, so the FIFO never holds more
+		// than one entry and every value takes exactly one cycle.
+		next := 0
+		prod := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			if next < 6 && f.CanPush(now) {
+				f.Push(now, next)
+				log = append(log, event{c, "push", next})
+				next++
+			}
+			return next < 6
+		})
+		cons := vtest.NewAgent(e, "Cons", clk, func(now clock.Time, c clock.Cycle) bool {
+			if v, ok := f.Pop(now); ok {
+				log = append(log, event{c, "pop", v})
+				return true
+			}
+			return false
+		})
+		f.Connect(prod, cons)
+		prod.Start()
+		cons.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		var pops []event
+		for _, ev := range log {
+			if ev.Op == "pop" {
+				pops = append(pops, ev)
+			}
+		}
+		Expect(pops).To(Equal([]event{{1, "pop", 0}, {2, "pop", 1}, {3, "pop", 2}, {4, "pop", 3}, {5, "pop", 4}, {6, "pop", 5}}))
+		Expect(f.Stats().MaxOccupancy).To(Equal(1))
+	})
+
+	It("fills, back-pressures the producer and frees space one edge after a pop", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(2))
+		var log []event
+		// Producer pushes every cycle it can, 5 values. Consumer starts popping
+		// at cycle 4, one per cycle.
+		// c0 push0 (occ 1), c1 push1 (occ 2, full), c2 c3 blocked,
+		// c4 pop0 (the slot frees after c4), c5 push2 + pop1, c6 push3 + pop2,
+		// c7 push4 + pop3, c8 pop4.
+		next := 0
+		prod := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			if next < 5 && f.CanPush(now) {
+				Expect(f.Push(now, next)).To(BeTrue())
+				log = append(log, event{c, "push", next})
+				next++
+			}
+			return next < 5
+		})
+		cons := vtest.NewAgent(e, "Cons", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c < 4 {
+				return true
+			}
+			if v, ok := f.Pop(now); ok {
+				log = append(log, event{c, "pop", v})
+			}
+			return f.Len() > 0 || next < 5
+		})
+		f.Connect(prod, cons)
+		prod.Start()
+		cons.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(log).To(ConsistOf(
+			event{0, "push", 0}, event{1, "push", 1},
+			event{4, "pop", 0},
+			event{5, "push", 2}, event{5, "pop", 1},
+			event{6, "push", 3}, event{6, "pop", 2},
+			event{7, "push", 4}, event{7, "pop", 3},
+			event{8, "pop", 4},
+		))
+	})
+
+	It("crosses clock domains: visible at the first consumer edge after the push", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(4))
+		slow := clock.MHz(25) // 40 ns
+		var pops []clock.Time
+		prod := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c == 3 { // pushed at 30 ns
+				f.Push(now, 7)
+			}
+			return c < 3
+		})
+		cons := vtest.NewAgent(e, "Cons", slow, func(now clock.Time, c clock.Cycle) bool {
+			if _, ok := f.Pop(now); ok {
+				pops = append(pops, now)
+			}
+			return false
+		})
+		f.Connect(prod, cons)
+		prod.Start()
+		cons.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pops).To(Equal([]clock.Time{40_000})) // the 25 MHz edge after 30 ns
+	})
+
+	It("limits enqueues per cycle and reports the violation", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(8).WithEnqPerCycle(2))
+		a := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			Expect(f.CanPush(now)).To(BeTrue())
+			f.Push(now, 1)
+			Expect(f.CanPush(now)).To(BeTrue())
+			f.Push(now, 2)
+			Expect(f.CanPush(now)).To(BeFalse())
+			Expect(f.Push(now, 3)).To(BeFalse())
+			return false
+		})
+		a.Start()
+		_, err := e.Run()
+		Expect(err).To(MatchError(ContainSubstring("fifo.rate")))
+		Expect(f.Len()).To(Equal(2))
+	})
+
+	It("reports overflow as a checker violation and leftover entries to the watchdog", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(1))
+		a := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			f.Push(now, int(c))
+			return c < 1
+		})
+		a.Start()
+		_, err := e.Run()
+		Expect(err).To(MatchError(ContainSubstring("fifo.overflow")))
+		Expect(err).To(MatchError(ContainSubstring("Test.Fifo: 1/1 entries")))
+	})
+
+	It("drops and counts when configured to", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(2).WithOverflow(fifo.Drop))
+		a := vtest.NewAgent(e, "Prod", clk, func(now clock.Time, c clock.Cycle) bool {
+			f.Push(now, int(c))
+			return c < 4
+		})
+		cons := vtest.NewAgent(e, "Cons", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c < 10 {
+				return true
+			}
+			_, ok := f.Pop(now)
+			return ok
+		})
+		a.Start()
+		cons.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.Stats()).To(Equal(fifo.Stats{Pushes: 2, Pops: 2, Drops: 3, MaxOccupancy: 2}))
+		Expect(e.Waves.Lookup("Test.Fifo.drops").Value()).To(Equal(uint64(3)))
+	})
+
+	It("raises the high-water signal when occupancy exceeds the mark", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(8).WithHighWater(2))
+		var crossings []event
+		f.OnHighWater(func(now clock.Time, above bool) {
+			v := 0
+			if above {
+				v = 1
+			}
+			crossings = append(crossings, event{clk.CycleAt(now), "hwm", v})
+		})
+		// Push on cycles 0..3 (occupancy 1..4): it exceeds 2 at cycle 2.
+		// Pop from cycle 5 on: occupancy 3 at c5, 2 at c6 (falls).
+		a := vtest.NewAgent(e, "Drv", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c <= 3 {
+				f.Push(now, int(c))
+			}
+			if c >= 5 {
+				f.Pop(now)
+			}
+			return f.Len() > 0 || c < 5
+		})
+		a.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(crossings).To(Equal([]event{{2, "hwm", 1}, {6, "hwm", 0}}))
+	})
+
+	DescribeTable("rejects impossible parameters",
+		func(b fifo.Builder[int], msg string) {
+			_, err := b.WithEnv(e).Build("Bad")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("zero depth", fifo.MakeBuilder[int]().WithDepth(0), "depth 0"),
+		Entry("negative depth", fifo.MakeBuilder[int]().WithDepth(-3), "depth -3"),
+		Entry("zero width", fifo.MakeBuilder[int]().WithWidth(0), "width 0"),
+		Entry("zero rate", fifo.MakeBuilder[int]().WithDeqPerCycle(0), "per cycle"),
+		Entry("mark at depth", fifo.MakeBuilder[int]().WithDepth(4).WithHighWater(4), "high-water"),
+	)
+})
