@@ -147,6 +147,6 @@ type tickEvent struct {
 	h *Ticking
 }
 
-func (e *tickEvent) Time() sim.VTimeInSec  { return e.t }
-func (e *tickEvent) Handler() sim.Handler  { return e.h }
-func (e *tickEvent) IsSecondary() bool     { return false }
+func (e *tickEvent) Time() sim.VTimeInSec { return e.t }
+func (e *tickEvent) Handler() sim.Handler { return e.h }
+func (e *tickEvent) IsSecondary() bool    { return false }
