@@ -172,6 +172,12 @@ func (f *FIFO[T]) Connect(producer, consumer clock.Waker) {
 	f.producer, f.consumer = producer, consumer
 }
 
+// SetProducer names the component to wake when space frees.
+func (f *FIFO[T]) SetProducer(w clock.Waker) { f.producer = w }
+
+// SetConsumer names the component to wake when an entry is pushed.
+func (f *FIFO[T]) SetConsumer(w clock.Waker) { f.consumer = w }
+
 // OnHighWater sets the callback run when occupancy crosses the high-water
 // mark (above == true) and when it falls back.
 func (f *FIFO[T]) OnHighWater(fn func(now clock.Time, above bool)) { f.onHigh = fn }

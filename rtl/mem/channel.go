@@ -1,0 +1,150 @@
+package mem
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
+)
+
+// Op is a transaction's direction.
+type Op uint8
+
+// Operations.
+const (
+	Read Op = iota
+	Write
+)
+
+func (o Op) String() string {
+	if o == Read {
+		return "read"
+	}
+	return "write"
+}
+
+// Req is one memory-mapped transaction: a PIO load or store, a DMA burst.
+// Its master fills it in; components that forward it (a bus) pass a copy
+// with the address translated to the target's local space.
+type Req struct {
+	Op   Op
+	Addr uint64
+	Len  int
+	// Posted writes get no completion: the master is done once the write
+	// is handed over. Non-posted writes and all reads get a response.
+	Posted bool
+	// Class tags the traffic for traces ("pio", "dma").
+	Class string
+	// Master is the issuing component's name.
+	Master string
+	// Seq is the master's own sequence number for the request.
+	Seq uint64
+}
+
+func (r *Req) String() string {
+	return fmt.Sprintf("%s %s %#x+%d seq=%d", r.Master, r.Op, r.Addr, r.Len, r.Seq)
+}
+
+// Beat is one transfer on a Channel. Downstream (master to target) a
+// transaction is its request beat (First, carrying the Req and, for a write,
+// the first data) followed by the remaining data beats; upstream it is the
+// read data beats or, for a non-posted write, one completion beat without
+// data. Every beat points to its Req.
+type Beat struct {
+	Req   *Req
+	Data  []byte
+	First bool
+	Last  bool
+	// Err is set on an error response (an address nothing decodes, an
+	// access outside a memory); the data is then meaningless.
+	Err string
+}
+
+func (b Beat) String() string {
+	var s strings.Builder
+	if b.Req != nil {
+		s.WriteString(b.Req.String())
+	}
+	fmt.Fprintf(&s, " beat %dB", len(b.Data))
+	if b.First {
+		s.WriteString(" first")
+	}
+	if b.Last {
+		s.WriteString(" last")
+	}
+	if b.Err != "" {
+		s.WriteString(" err=" + b.Err)
+	}
+	return s.String()
+}
+
+// Channel is the memory-mapped link between a master and a target: a
+// downstream FIFO of request and write-data beats and an upstream FIFO of
+// read-data and completion beats, each beat at most Width bytes. The FIFOs
+// are registers, so a beat takes at least one cycle to cross.
+type Channel struct {
+	Name  string
+	Width int
+	Down  *fifo.FIFO[Beat]
+	Up    *fifo.FIFO[Beat]
+}
+
+// NewChannel creates a channel of beats of at most width bytes, each FIFO
+// depth entries deep.
+func NewChannel(e *env.Env, name string, width, depth int) (*Channel, error) {
+	if width < 1 {
+		return nil, fmt.Errorf("%s: channel width %d bytes must be at least 1", name, width)
+	}
+	down, err := fifo.MakeBuilder[Beat]().WithEnv(e).WithDepth(depth).WithWidth(8 * width).Build(name + ".Down")
+	if err != nil {
+		return nil, err
+	}
+	up, err := fifo.MakeBuilder[Beat]().WithEnv(e).WithDepth(depth).WithWidth(8 * width).Build(name + ".Up")
+	if err != nil {
+		return nil, err
+	}
+	return &Channel{Name: name, Width: width, Down: down, Up: up}, nil
+}
+
+// ConnectMaster names the master: it produces downstream and consumes
+// upstream beats.
+func (c *Channel) ConnectMaster(m clock.Waker) {
+	c.Down.SetProducer(m)
+	c.Up.SetConsumer(m)
+}
+
+// ConnectTarget names the target.
+func (c *Channel) ConnectTarget(t clock.Waker) {
+	c.Down.SetConsumer(t)
+	c.Up.SetProducer(t)
+}
+
+// Chunks splits [addr, addr+n) at width-aligned boundaries, the way a data
+// path of width bytes moves it: the first and last chunks may be partial.
+// It returns the chunk lengths.
+func Chunks(addr uint64, n, width int) []int {
+	var out []int
+	for n > 0 {
+		room := width - int(addr%uint64(width))
+		c := min(room, n)
+		out = append(out, c)
+		addr += uint64(c)
+		n -= c
+	}
+	return out
+}
+
+// WriteBeats returns the downstream beats of a write of data at req.Addr
+// over a channel of the given width.
+func WriteBeats(req *Req, data []byte, width int) []Beat {
+	chunks := Chunks(req.Addr, len(data), width)
+	beats := make([]Beat, len(chunks))
+	off := 0
+	for i, c := range chunks {
+		beats[i] = Beat{Req: req, Data: data[off : off+c], First: i == 0, Last: i == len(chunks)-1}
+		off += c
+	}
+	return beats
+}

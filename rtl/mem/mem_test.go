@@ -1,0 +1,183 @@
+package mem_test
+
+import (
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// got is a beat the master received, with the cycle it was popped.
+type got struct {
+	Cycle clock.Cycle
+	Len   int
+	Last  bool
+}
+
+var _ = Describe("Storage", func() {
+	It("holds real bytes across page boundaries and reads zero elsewhere", func() {
+		s := mem.NewStorage(1 << 20)
+		data := make([]byte, 10000)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		Expect(s.Write(4000, data)).To(Succeed())
+		back, err := s.Bytes(4000, len(data))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(data))
+		z, _ := s.Bytes(200_000, 16)
+		Expect(z).To(Equal(make([]byte, 16)))
+		Expect(s.Pages()).To(Equal([]uint64{0, 1, 2, 3}))
+		Expect(s.Write(1<<20-2, []byte{1, 2, 3})).To(MatchError(ContainSubstring("outside memory")))
+	})
+
+	It("splits transfers at width-aligned boundaries", func() {
+		Expect(mem.Chunks(0x1006, 20, 8)).To(Equal([]int{2, 8, 8, 2}))
+		Expect(mem.Chunks(0x1000, 16, 8)).To(Equal([]int{8, 8}))
+		Expect(mem.Chunks(0x1000, 3, 4)).To(Equal([]int{3}))
+	})
+})
+
+var _ = Describe("Memory", func() {
+	var (
+		e   *env.Env
+		m   *mem.Memory
+		clk = clock.MHz(100)
+	)
+
+	build := func(latency, bpc int) {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		var err error
+		m, err = mem.MakeBuilder().WithEnv(e).WithClock(clk).WithSize(1 << 16).
+			WithLatency(latency).WithBytesPerCycle(bpc).WithPortWidth(8).Build("Mem")
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	// master pushes the given beats from cycle 0, one per cycle, and
+	// collects upstream beats.
+	master := func(beats []mem.Beat, rx *[]got) *vtest.Agent {
+		ch := m.Port(0)
+		i := 0
+		a := vtest.NewAgent(e, "Master", clk, func(now clock.Time, c clock.Cycle) bool {
+			if b, ok := ch.Up.Pop(now); ok {
+				*rx = append(*rx, got{c, len(b.Data), b.Last})
+			}
+			if i < len(beats) && ch.Down.CanPush(now) {
+				ch.Down.Push(now, beats[i])
+				i++
+			}
+			return i < len(beats)
+		})
+		ch.ConnectMaster(a)
+		return a
+	}
+
+	It("streams a read after its latency, one beat per cycle", func() {
+		build(3, 8)
+		data := []byte("0123456789abcdefghijklmnopqrstuv")
+		Expect(m.Storage().Write(0x100, data)).To(Succeed())
+		var rx []got
+		req := &mem.Req{Op: mem.Read, Addr: 0x100, Len: 32, Master: "Master"}
+		master([]mem.Beat{{Req: req, First: true, Last: true}}, &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Request pushed at c0, accepted at c1, data from c1+3 = c4 to c7,
+		// each beat popped by the master one cycle later.
+		Expect(rx).To(Equal([]got{{5, 8, false}, {6, 8, false}, {7, 8, false}, {8, 8, true}}))
+		Expect(e.Trace.Records()).To(HaveLen(1))
+		r := e.Trace.Records()[0]
+		Expect(r.Format()).To(Equal("70000 7 Mem mem.read addr=0x100 len=32 port=0 hash=" + trace.HashBytes(data)))
+	})
+
+	It("halves the beat rate when the data path is half the port width", func() {
+		build(0, 4)
+		var rx []got
+		req := &mem.Req{Op: mem.Read, Addr: 0, Len: 16}
+		master([]mem.Beat{{Req: req, First: true, Last: true}}, &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Accepted at c1 with latency 0: 4 bytes of credit at c1, 8 at c2
+		// (beat 0), 4 at c3, 8 at c4 (beat 1); popped one cycle later.
+		Expect(rx).To(Equal([]got{{3, 8, false}, {5, 8, true}}))
+	})
+
+	It("writes real data and answers non-posted writes with a completion", func() {
+		build(2, 8)
+		data := []byte("abcdefghijklmnop")
+		var rx []got
+		req := &mem.Req{Op: mem.Write, Addr: 0x40, Len: 16}
+		master(mem.WriteBeats(req, data, 8), &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Beats pushed at c0 and c1; accepted at c1, data from c3: beat 0 at
+		// c3, beat 1 at c4, completion pushed at c4 and popped at c5.
+		Expect(rx).To(Equal([]got{{5, 0, true}}))
+		back, _ := m.Storage().Bytes(0x40, 16)
+		Expect(back).To(Equal(data))
+		Expect(e.Trace.Records()[0].Format()).To(HavePrefix("40000 4 Mem mem.write addr=0x40 len=16"))
+	})
+
+	It("sends nothing back for a posted write", func() {
+		build(1, 8)
+		var rx []got
+		req := &mem.Req{Op: mem.Write, Addr: 0, Len: 8, Posted: true}
+		master(mem.WriteBeats(req, make([]byte, 8), 8), &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rx).To(BeEmpty())
+		Expect(m.Stats().Writes).To(Equal(uint64(1)))
+	})
+
+	It("reports an access outside the memory and answers with an error", func() {
+		build(1, 8)
+		var rx []got
+		req := &mem.Req{Op: mem.Read, Addr: 1<<16 - 4, Len: 8}
+		master([]mem.Beat{{Req: req, First: true, Last: true}}, &rx).Start()
+		_, err := e.Run()
+		Expect(err).To(MatchError(ContainSubstring("mem.range")))
+	})
+
+	It("serves its ports round-robin", func() {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		var err error
+		m, err = mem.MakeBuilder().WithEnv(e).WithClock(clk).WithPorts(2).WithLatency(0).Build("Mem")
+		Expect(err).NotTo(HaveOccurred())
+		for p := 0; p < 2; p++ {
+			ch := m.Port(p)
+			sent := 0
+			a := vtest.NewAgent(e, "M", clk, func(now clock.Time, c clock.Cycle) bool {
+				ch.Up.Pop(now)
+				if sent < 2 && ch.Down.CanPush(now) {
+					ch.Down.Push(now, mem.Beat{Req: &mem.Req{Op: mem.Read, Addr: uint64(p*0x100 + sent*8), Len: 8}, First: true, Last: true})
+					sent++
+				}
+				return sent < 2
+			})
+			ch.ConnectMaster(a)
+			a.Start()
+		}
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		var addrs []string
+		for _, r := range e.Trace.Records() {
+			a, _ := r.Get("addr")
+			addrs = append(addrs, a)
+		}
+		Expect(addrs).To(Equal([]string{"0x0", "0x100", "0x8", "0x108"}))
+	})
+
+	DescribeTable("rejects impossible parameters",
+		func(b mem.Builder, msg string) {
+			_, err := b.WithEnv(env.New(env.Options{})).Build("Bad")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("no clock", mem.MakeBuilder(), "no clock"),
+		Entry("zero size", mem.MakeBuilder().WithClock(clk).WithSize(0), "size"),
+		Entry("zero bandwidth", mem.MakeBuilder().WithClock(clk).WithBytesPerCycle(0), "bandwidth"),
+		Entry("negative latency", mem.MakeBuilder().WithClock(clk).WithLatency(-1), "latency"),
+	)
+})

@@ -1,0 +1,321 @@
+// Package mem models memories that hold real data (host DRAM, NI SRAM) and
+// the memory-mapped channel protocol every nisim master and target speaks:
+// a Channel carries request and data Beats downstream and read data or
+// completions upstream.
+//
+// A Memory serves one transaction at a time from any of its ports, chosen
+// round-robin. A transaction accepted at cycle a starts moving data at cycle
+// a+Latency; from then on the memory moves BytesPerCycle bytes per cycle
+// (reads: into the upstream FIFO; writes: out of the downstream FIFO),
+// stalling when the channel does. Timing thus follows from two parameters
+// per memory, each with a source where the model of a board sets it.
+package mem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Builder configures a Memory.
+type Builder struct {
+	env       *env.Env
+	clk       clock.Clock
+	size      uint64
+	latency   int
+	bpc       int
+	ports     int
+	width     int
+	chanDepth int
+}
+
+// MakeBuilder returns a builder with defaults: 1 MiB, 1 port of 8-byte
+// beats, latency 1 cycle, 8 bytes per cycle, channel FIFOs 2 deep.
+func MakeBuilder() Builder {
+	return Builder{size: 1 << 20, latency: 1, bpc: 8, ports: 1, width: 8, chanDepth: 2}
+}
+
+// WithEnv sets the simulation (required).
+func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
+
+// WithClock sets the memory clock (required).
+func (b Builder) WithClock(c clock.Clock) Builder { b.clk = c; return b }
+
+// WithSize sets the size in bytes.
+func (b Builder) WithSize(n uint64) Builder { b.size = n; return b }
+
+// WithLatency sets the cycles from accepting a transaction to its first
+// data.
+func (b Builder) WithLatency(cycles int) Builder { b.latency = cycles; return b }
+
+// WithBytesPerCycle sets the data rate once a transaction streams.
+func (b Builder) WithBytesPerCycle(n int) Builder { b.bpc = n; return b }
+
+// WithPorts sets the number of ports (channels) the memory serves.
+func (b Builder) WithPorts(n int) Builder { b.ports = n; return b }
+
+// WithPortWidth sets the beat width of the ports' channels in bytes.
+func (b Builder) WithPortWidth(n int) Builder { b.width = n; return b }
+
+// WithChannelDepth sets the depth of each port channel's FIFOs.
+func (b Builder) WithChannelDepth(n int) Builder { b.chanDepth = n; return b }
+
+// Validate checks the parameters.
+func (b Builder) Validate() error {
+	switch {
+	case b.env == nil:
+		return errors.New("memory: no env")
+	case !b.clk.Valid():
+		return errors.New("memory: no clock")
+	case b.size == 0:
+		return errors.New("memory size must be positive")
+	case b.latency < 0:
+		return fmt.Errorf("memory latency %d cycles must not be negative", b.latency)
+	case b.bpc < 1:
+		return fmt.Errorf("memory bandwidth %d bytes/cycle must be at least 1", b.bpc)
+	case b.ports < 1:
+		return fmt.Errorf("memory needs at least 1 port, got %d", b.ports)
+	case b.width < 1:
+		return fmt.Errorf("memory port width %d bytes must be at least 1", b.width)
+	}
+	return nil
+}
+
+// Build creates the memory and its port channels.
+func (b Builder) Build(name string) (*Memory, error) {
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m := &Memory{env: b.env, store: NewStorage(b.size), latency: b.latency, bpc: b.bpc}
+	m.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, m)
+	for i := range b.ports {
+		ch, err := NewChannel(b.env, fmt.Sprintf("%s.Port[%d]", name, i), b.width, b.chanDepth)
+		if err != nil {
+			return nil, err
+		}
+		ch.ConnectTarget(m)
+		m.ports = append(m.ports, ch)
+	}
+	reg := b.env.Waves
+	m.sigState = reg.String(name, "state")
+	m.sigPort = reg.Integer(name, "port", waves.WidthFor(uint64(b.ports)))
+	m.sigAddr = reg.Wire(name, "addr", 64)
+	m.sigState.SetString(0, "IDLE")
+	b.env.Register(m)
+	return m, nil
+}
+
+// Memory is a clocked memory with real contents.
+type Memory struct {
+	*clock.Ticking
+	env     *env.Env
+	store   *Storage
+	ports   []*Channel
+	latency int
+	bpc     int
+
+	rr     int   // next port to consider
+	cur    *xfer // transaction in service
+	credit int   // bytes the data path may still move this cycle
+
+	reads, writes uint64
+	bytes         uint64
+
+	sigState, sigPort, sigAddr *waves.Signal
+}
+
+// xfer is the transaction in service.
+type xfer struct {
+	port     int
+	req      *Req
+	startAt  clock.Time // first data edge
+	done     int        // bytes moved
+	data     []byte     // read: the data; write: collected for the trace
+	err      string
+	last     bool // write: the last data beat has arrived
+	reported bool
+}
+
+// Port returns the channel of port i; a master connects to it with
+// ConnectMaster.
+func (m *Memory) Port(i int) *Channel { return m.ports[i] }
+
+// Storage gives untimed access to the contents, for setting up and
+// checking a run (a backdoor: no timing, no trace).
+func (m *Memory) Storage() *Storage { return m.store }
+
+// Tick implements clock.Ticker: accept a transaction when idle, then move
+// its data once the access latency has passed. A transaction accepted at
+// edge a moves its first data at edge a+Latency.
+func (m *Memory) Tick(now clock.Time) bool {
+	progress := false
+	if m.cur == nil {
+		progress = m.accept(now)
+	}
+	if m.cur == nil || now < m.cur.startAt {
+		return progress // idle, or WakeAt(startAt) brings us back
+	}
+	moved, again := m.serve(now)
+	return moved || again
+}
+
+func (m *Memory) accept(now clock.Time) bool {
+	for i := range m.ports {
+		p := (m.rr + i) % len(m.ports)
+		b, ok := m.ports[p].Down.Peek(now)
+		if !ok {
+			continue
+		}
+		if !b.First {
+			m.env.Report(now, m.Name(), "mem.protocol", "port %d: data beat without a request: %v", p, b)
+			m.ports[p].Down.Pop(now)
+			return true
+		}
+		m.rr = (p + 1) % len(m.ports)
+		x := &xfer{port: p, req: b.Req, startAt: m.Clock().After(now, clock.Cycle(m.latency))}
+		if err := m.store.Check(b.Req.Addr, b.Req.Len); err != nil {
+			x.err = err.Error()
+			m.env.Report(now, m.Name(), "mem.range", "%v: %v", b.Req, err)
+		}
+		if b.Req.Op == Read {
+			m.ports[p].Down.Pop(now) // the request beat carries no data
+			x.data = make([]byte, b.Req.Len)
+			if x.err == "" {
+				_ = m.store.Read(b.Req.Addr, x.data)
+			}
+			m.sigState.SetString(now, "READ")
+		} else {
+			x.data = make([]byte, 0, b.Req.Len)
+			m.sigState.SetString(now, "WRITE")
+		}
+		m.cur = x
+		m.credit = 0
+		m.sigPort.Set(now, uint64(p))
+		m.sigAddr.Set(now, b.Req.Addr)
+		if x.startAt > now {
+			m.WakeAt(x.startAt)
+		}
+		return true
+	}
+	return false
+}
+
+// serve moves data of the current transaction. It returns whether it moved
+// anything and whether it needs the next edge regardless (bandwidth-limited
+// rather than blocked on a channel, which wakes the memory itself).
+func (m *Memory) serve(now clock.Time) (moved, again bool) {
+	x := m.cur
+	// Unused bandwidth does not accumulate beyond one beat.
+	m.credit = min(m.credit+m.bpc, max(m.bpc, m.ports[x.port].Width))
+	if x.req.Op == Read {
+		return m.serveRead(now, x)
+	}
+	return m.serveWrite(now, x)
+}
+
+func (m *Memory) serveRead(now clock.Time, x *xfer) (moved, again bool) {
+	ch := m.ports[x.port]
+	for x.done < x.req.Len {
+		n := Chunks(x.req.Addr+uint64(x.done), x.req.Len-x.done, ch.Width)[0]
+		if m.credit < n {
+			return moved, true
+		}
+		if !ch.Up.CanPush(now) {
+			return moved, false // the master's pop wakes us
+		}
+		ch.Up.Push(now, Beat{Req: x.req, Data: x.data[x.done : x.done+n], First: x.done == 0,
+			Last: x.done+n == x.req.Len, Err: x.err})
+		m.credit -= n
+		x.done += n
+		moved = true
+	}
+	if x.req.Len == 0 {
+		if !ch.Up.CanPush(now) {
+			return false, false
+		}
+		ch.Up.Push(now, Beat{Req: x.req, First: true, Last: true, Err: x.err})
+	}
+	m.finish(now, x)
+	return true, false
+}
+
+func (m *Memory) serveWrite(now clock.Time, x *xfer) (moved, again bool) {
+	ch := m.ports[x.port]
+	for !x.last {
+		b, ok := ch.Down.Peek(now)
+		if !ok {
+			return moved, false // the master's push wakes us
+		}
+		if m.credit < len(b.Data) {
+			return moved, true
+		}
+		ch.Down.Pop(now)
+		if b.Req != x.req {
+			m.env.Report(now, m.Name(), "mem.protocol", "write data of %v while serving %v", b.Req, x.req)
+		}
+		if x.err == "" && x.done+len(b.Data) <= x.req.Len {
+			_ = m.store.Write(x.req.Addr+uint64(x.done), b.Data)
+		}
+		x.data = append(x.data, b.Data...)
+		m.credit -= len(b.Data)
+		x.done += len(b.Data)
+		x.last = b.Last
+		moved = true
+	}
+	if x.done != x.req.Len && !x.reported {
+		x.reported = true
+		m.env.Report(now, m.Name(), "mem.protocol", "%v: %d bytes of data for a %d-byte write", x.req, x.done, x.req.Len)
+	}
+	if !x.req.Posted {
+		if !ch.Up.CanPush(now) {
+			return moved, false
+		}
+		ch.Up.Push(now, Beat{Req: x.req, First: true, Last: true, Err: x.err})
+	}
+	m.finish(now, x)
+	return true, false
+}
+
+func (m *Memory) finish(now clock.Time, x *xfer) {
+	kind := "mem.read"
+	if x.req.Op == Write {
+		kind = "mem.write"
+		m.writes++
+	} else {
+		m.reads++
+	}
+	m.bytes += uint64(x.req.Len)
+	if m.env.Trace.Enabled() {
+		fields := []trace.Field{trace.Addr("addr", x.req.Addr), trace.Int("len", int64(x.req.Len)),
+			trace.Int("port", int64(x.port)), trace.Hash("hash", x.data)}
+		if x.err != "" {
+			fields = append(fields, trace.Str("err", x.err))
+		}
+		m.env.Trace.Emit(now, m.Clock().CycleAt(now), m.Name(), kind, fields...)
+	}
+	m.cur = nil
+	m.sigState.SetString(now, "IDLE")
+}
+
+// Stats are a memory's counters.
+type Stats struct {
+	Reads, Writes, Bytes uint64
+}
+
+// Stats returns the counters.
+func (m *Memory) Stats() Stats { return Stats{Reads: m.reads, Writes: m.writes, Bytes: m.bytes} }
+
+// Idle implements check.Unit.
+func (m *Memory) Idle() bool { return m.cur == nil }
+
+// State implements check.Unit.
+func (m *Memory) State() string {
+	if m.cur == nil {
+		return "idle"
+	}
+	return fmt.Sprintf("serving %v on port %d, %d/%d bytes moved", m.cur.req, m.cur.port, m.cur.done, m.cur.req.Len)
+}
