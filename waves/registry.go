@@ -184,8 +184,8 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 	}
 	s := &Signal{reg: r, idx: len(r.signals), kind: k, width: width, scope: scope, name: name,
 		id: idCode(len(r.signals))}
-	s.mask = math.MaxUint64
-	if width < 64 {
+	s.mask = math.MaxUint64 // reals hold float bits, strings an index
+	if (k == Wire || k == Integer) && width < 64 {
 		s.mask = 1<<uint(width) - 1
 	}
 	r.signals = append(r.signals, s)
@@ -287,12 +287,19 @@ func (s *Signal) Set(t clock.Time, v uint64) {
 	if s == nil {
 		return
 	}
+	r := s.reg
+	if t != r.stepTime || !r.begun {
+		r.advance(t) // emits the previous step before this value replaces it
+	}
 	v &= s.mask
 	if v == s.cur {
 		return
 	}
 	s.cur = v
-	s.reg.touch(t, s)
+	if !s.dirty {
+		s.dirty = true
+		r.dirty = append(r.dirty, s)
+	}
 }
 
 // SetBool sets a 1-bit signal to 1 or 0.
@@ -347,16 +354,6 @@ func (r *Registry) intern(v string) uint64 {
 	r.strings = append(r.strings, v)
 	r.strIdx[v] = i
 	return i
-}
-
-func (r *Registry) touch(t clock.Time, s *Signal) {
-	if t != r.stepTime || !r.begun {
-		r.advance(t)
-	}
-	if !s.dirty {
-		s.dirty = true
-		r.dirty = append(r.dirty, s)
-	}
 }
 
 func (r *Registry) advance(t clock.Time) {

@@ -147,3 +147,21 @@ func moduleRoot(dir string) string {
 func Golden(path string, recs []trace.Record, comments ...string) error {
 	return trace.CheckGolden(path, recs, comments...)
 }
+
+// WriteWaves writes everything the env's waveform history holds as a VCD
+// file at path (for specs that check waveforms with waves/vcd) and returns
+// the path.
+func WriteWaves(e *env.Env, path string) string {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	if _, _, err := e.Waves.WriteHistory(f, clock.Never, waves.VCDOptions{}); err != nil {
+		f.Abort()
+		ginkgo.Fail(err.Error())
+	}
+	if err := f.Commit(); err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	return path
+}

@@ -627,7 +627,11 @@ func (p *parser) change() {
 	case '0', '1', 'x', 'X', 'z', 'Z':
 		val, id = tok[:1], tok[1:]
 		if len(id) == 0 {
-			p.errorf(line, "scalar value change %s has no identifier code", quote(tok))
+			p.errorf(line, "scalar value change %s has no identifier code (it must follow the value without a space)", quote(tok))
+			// Skip what is probably the separated identifier code.
+			if p.next() && sc.tokLine != line {
+				sc.unread = true
+			}
 			return
 		}
 	case 'b', 'B', 'r', 'R', 's', 'S':

@@ -110,6 +110,7 @@ func (k ValueKind) String() string {
 
 // Value is the value of one change.
 type Value struct {
+	// Kind says which of the other fields holds the value.
 	Kind ValueKind
 	// Bits holds the digits of a Scalar or Vector, lower-cased ("1", "x",
 	// "1010", "z"). A vector shorter than its variable is left-extended to

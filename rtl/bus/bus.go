@@ -1,0 +1,560 @@
+// Package bus models a shared host I/O bus (PCI, TURBOchannel, EISA): one
+// transaction at a time, masters granted by an arbiter, an address phase,
+// target decode and read turnaround cycles, one data phase per cycle when
+// both sides are ready (a wait state otherwise), a maximum burst after which
+// the master must re-arbitrate, and idle cycles between transactions.
+// Posted writes complete for the master when their data phases end;
+// non-posted writes and reads hold the bus until the target answers, so a
+// PIO load stalls its issuer for the whole transaction.
+//
+// Masters and targets attach through mem.Channels whose beats are exactly
+// one data phase wide: AddMaster creates a master's channel, AddTarget maps
+// an address window onto a target's channel (a mem.Memory port, a device's
+// register block).
+package bus
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Builder configures a Bus.
+type Builder struct {
+	env       *env.Env
+	cfg       Config
+	chanDepth int
+}
+
+// MakeBuilder returns a builder for a 32-bit PCI bus with 2-deep master
+// channels.
+func MakeBuilder() Builder { return Builder{cfg: PCI32(), chanDepth: 2} }
+
+// WithEnv sets the simulation (required).
+func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
+
+// WithConfig sets the timing (a preset, possibly modified).
+func (b Builder) WithConfig(c Config) Builder { b.cfg = c; return b }
+
+// WithMasterChannelDepth sets the depth of master channels' FIFOs; for a
+// CPU it is the number of posted writes it can have outstanding.
+func (b Builder) WithMasterChannelDepth(n int) Builder { b.chanDepth = n; return b }
+
+// Build creates the bus.
+func (b Builder) Build(name string) (*Bus, error) {
+	if b.env == nil {
+		return nil, fmt.Errorf("%s: no env", name)
+	}
+	if err := b.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if b.chanDepth < 1 {
+		return nil, fmt.Errorf("%s: master channel depth %d must be at least 1", name, b.chanDepth)
+	}
+	bus := &Bus{env: b.env, cfg: b.cfg, chanDepth: b.chanDepth, busyAt: -1}
+	bus.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, bus)
+	reg := b.env.Waves
+	bus.sigPhase = reg.String(name, "phase")
+	bus.sigMaster = reg.Integer(name, "master", 8)
+	bus.sigTarget = reg.Integer(name, "target", 8)
+	bus.sigAddr = reg.Wire(name, "addr", 64)
+	bus.sigWait = reg.Wire(name, "wait", 1)
+	bus.sigPhase.SetString(0, "IDLE")
+	b.env.Register(bus)
+	return bus, nil
+}
+
+type phase uint8
+
+const (
+	pIdle phase = iota
+	pArb
+	pAddr
+	pDecode
+	pData
+	pComplete
+	pTurn
+)
+
+var phaseNames = [...]string{"IDLE", "ARB", "ADDR", "DECODE", "DATA", "COMPL", "TURN"}
+
+// master is one master's attachment.
+type master struct {
+	name string
+	ch   *mem.Channel
+	// cont is the unfinished remainder of a request split at a burst
+	// boundary: offset of the next byte.
+	cont    *mem.Req
+	contOff int
+	stats   MasterStats
+}
+
+// target is one mapped address window.
+type target struct {
+	name       string
+	base, size uint64
+	ch         *mem.Channel
+}
+
+// txn is the transaction (one burst) on the bus.
+type txn struct {
+	m, t   int      // master and target indices; t < 0: nothing decodes
+	mreq   *mem.Req // the master's request
+	treq   *mem.Req // the request forwarded to the target
+	off    int      // offset of this burst within mreq
+	n      int      // bytes in this burst
+	moved  int      // bytes moved so far
+	final  bool     // this burst ends the master's request
+	start  clock.Cycle
+	waits  int
+	data   []byte // collected for the trace
+	reqSnt bool   // read: request beat delivered to the target
+	err    string
+}
+
+// Bus is a clocked shared bus.
+type Bus struct {
+	*clock.Ticking
+	env       *env.Env
+	cfg       Config
+	chanDepth int
+	masters   []*master
+	targets   []*target
+
+	phase  phase
+	count  int // cycles left in pArb/pDecode/pTurn
+	cur    *txn
+	rr     int
+	busyAt clock.Time // last edge the bus was not idle
+
+	dataCycles, waitCycles, busyCycles uint64
+
+	sigPhase, sigMaster, sigTarget, sigAddr, sigWait *waves.Signal
+}
+
+// Config returns the bus timing.
+func (b *Bus) Config() Config { return b.cfg }
+
+// AddMaster attaches a master and returns its channel; the master calls
+// ConnectMaster on it. Masters are numbered in the order they are added
+// (FixedPriority favours the first).
+func (b *Bus) AddMaster(name string) (*mem.Channel, error) {
+	ch, err := mem.NewChannel(b.env, fmt.Sprintf("%s.Master[%d]", b.Name(), len(b.masters)), b.cfg.WidthBytes, b.chanDepth)
+	if err != nil {
+		return nil, err
+	}
+	ch.ConnectTarget(b)
+	b.masters = append(b.masters, &master{name: name, ch: ch})
+	return ch, nil
+}
+
+// AddTarget maps [base, base+size) onto a target's channel; requests in the
+// window reach the target with addresses relative to base. The channel must
+// be as wide as the bus.
+func (b *Bus) AddTarget(name string, base, size uint64, ch *mem.Channel) error {
+	if ch.Width != b.cfg.WidthBytes {
+		return fmt.Errorf("%s: target %s has %d-byte beats, the bus is %d bytes wide", b.Name(), name, ch.Width, b.cfg.WidthBytes)
+	}
+	if size == 0 || base+size < base {
+		return fmt.Errorf("%s: target %s has an empty or wrapping window", b.Name(), name)
+	}
+	for _, t := range b.targets {
+		if base < t.base+t.size && t.base < base+size {
+			return fmt.Errorf("%s: window of %s [%#x,%#x) overlaps %s [%#x,%#x)", b.Name(), name, base, base+size, t.name, t.base, t.base+t.size)
+		}
+	}
+	ch.ConnectMaster(b)
+	b.targets = append(b.targets, &target{name: name, base: base, size: size, ch: ch})
+	return nil
+}
+
+// Tick implements clock.Ticker: one bus cycle.
+// Tick implements clock.Ticker: one bus cycle. The phase signal shows the
+// phase executed at each edge ("WAIT" for a data or completion cycle in
+// which nothing moved), held for the cycle that follows, as a state
+// register would drive it.
+func (b *Bus) Tick(now clock.Time) bool {
+	if b.phase == pIdle && !b.grant(now) {
+		b.sigPhase.SetString(now, "IDLE")
+		return false
+	}
+	b.busyAt = now
+	b.busyCycles++
+	p, x := b.phase, b.cur
+	waits := 0
+	if x != nil {
+		waits = x.waits
+	}
+	switch p {
+	case pArb:
+		b.countDown(now, pAddr)
+	case pAddr:
+		b.address(now)
+	case pDecode:
+		b.countDown(now, pData)
+	case pData:
+		b.dataPhase(now)
+	case pComplete:
+		b.completion(now)
+	case pTurn:
+		b.countDown(now, pIdle)
+	}
+	waited := x != nil && x.waits > waits
+	b.sigWait.SetBool(now, waited)
+	if waited {
+		b.sigPhase.SetString(now, "WAIT")
+	} else {
+		b.sigPhase.SetString(now, phaseNames[p])
+	}
+	return true
+}
+
+func (b *Bus) setPhase(_ clock.Time, p phase) {
+	b.phase = p
+}
+
+// countDown spends one cycle of the current waiting phase and enters next
+// when it is over. The first cycle was already spent by whoever entered the
+// phase, so count holds the remaining cycles.
+func (b *Bus) countDown(now clock.Time, next phase) {
+	b.count--
+	if b.count <= 0 {
+		b.enter(now, next)
+	}
+}
+
+// enter moves to phase p for the next cycle, skipping zero-length phases.
+func (b *Bus) enter(now clock.Time, p phase) {
+	switch p {
+	case pDecode:
+		n := b.cfg.DecodeCycles
+		if b.cur.mreq.Op == mem.Read {
+			n = max(n, b.cfg.ReadTurnaround)
+		}
+		if n == 0 {
+			p = pData
+		}
+		b.count = n
+	case pTurn:
+		b.count = b.cfg.IdleCycles
+		if b.count == 0 {
+			p = pIdle
+		}
+	}
+	b.setPhase(now, p)
+}
+
+// requestOf returns master m's pending request: a split remainder or a
+// visible request beat.
+func (b *Bus) requestOf(now clock.Time, m *master) *mem.Req {
+	if m.cont != nil {
+		return m.cont
+	}
+	beat, ok := m.ch.Down.Peek(now)
+	if !ok {
+		return nil
+	}
+	if !beat.First {
+		b.env.Report(now, b.Name(), "bus.protocol", "master %s: data beat without a request: %v", m.name, beat)
+		m.ch.Down.Pop(now)
+		return nil
+	}
+	return beat.Req
+}
+
+// grant picks the next master. Arbitration is hidden when the bus was busy
+// in the previous cycle; otherwise the grant takes ArbCycles, the first of
+// them this cycle.
+func (b *Bus) grant(now clock.Time) bool {
+	pick := -1
+	for i := range b.masters {
+		k := i
+		if b.cfg.Arbitration == RoundRobin {
+			k = (b.rr + i) % len(b.masters)
+		}
+		if b.requestOf(now, b.masters[k]) != nil {
+			pick = k
+			break
+		}
+	}
+	if pick < 0 {
+		return false
+	}
+	b.rr = (pick + 1) % len(b.masters)
+	b.start(now, pick)
+	prev := b.Clock().TimeOf(max(b.Clock().CycleAt(now), 1) - 1)
+	hidden := b.cfg.HiddenArb && b.busyAt == prev && now > 0
+	if b.cfg.ArbCycles == 0 || hidden {
+		b.setPhase(now, pAddr)
+	} else {
+		b.setPhase(now, pArb)
+		b.count = b.cfg.ArbCycles
+	}
+	return true
+}
+
+// start sets up the burst of master m's pending request.
+func (b *Bus) start(now clock.Time, mi int) {
+	m := b.masters[mi]
+	req, off := m.cont, m.contOff
+	if req == nil {
+		req, off = b.requestOf(now, m), 0
+	}
+	addr := req.Addr + uint64(off)
+	left := req.Len - off
+	burst := uint64(b.cfg.MaxBurstBytes)
+	n := min(left, int(burst-addr%burst))
+	x := &txn{m: mi, t: -1, mreq: req, off: off, n: n, final: off+n == req.Len,
+		start: b.Clock().CycleAt(now)}
+	for ti, t := range b.targets {
+		if addr >= t.base && addr-t.base < t.size {
+			x.t = ti
+			break
+		}
+	}
+	if x.t < 0 {
+		x.err = fmt.Sprintf("no target at %#x", addr)
+		b.env.Report(now, b.Name(), "bus.unmapped", "%v: nothing decodes %#x (master abort)", req, addr)
+	} else if t := b.targets[x.t]; addr+uint64(n)-t.base > t.size {
+		x.err = fmt.Sprintf("burst [%#x,%#x) leaves the window of %s", addr, addr+uint64(n), t.name)
+		b.env.Report(now, b.Name(), "bus.unmapped", "%v: %s", req, x.err)
+	} else {
+		x.treq = &mem.Req{Op: req.Op, Addr: addr - t.base, Len: n, Posted: req.Posted,
+			Class: req.Class, Master: req.Master, Seq: req.Seq}
+	}
+	b.cur = x
+	b.sigMaster.Set(now, uint64(mi))
+	b.sigTarget.Set(now, uint64(max(x.t, 0)))
+	b.sigAddr.Set(now, addr)
+}
+
+// address is the address phase. A read hands its request to the target now
+// (the target starts its access while the bus decodes and turns around);
+// a write's request travels with its first data beat.
+func (b *Bus) address(now clock.Time) {
+	x := b.cur
+	if x.mreq.Op == mem.Read {
+		if x.err == "" {
+			tch := b.targets[x.t].ch
+			if !tch.Down.CanPush(now) {
+				x.waits++ // target not ready to take the address: retry
+				return
+			}
+			tch.Down.Push(now, mem.Beat{Req: x.treq, First: true, Last: true})
+			x.reqSnt = true
+		}
+		if x.off == 0 {
+			b.masters[x.m].ch.Down.Pop(now) // the read request beat
+		}
+	}
+	b.enter(now, pDecode)
+}
+
+// dataPhase moves at most one beat: a wait state when either side is not
+// ready.
+func (b *Bus) dataPhase(now clock.Time) {
+	x := b.cur
+	moved := false
+	if x.mreq.Op == mem.Write {
+		moved = b.writeBeat(now, x)
+	} else {
+		moved = b.readBeat(now, x)
+	}
+	if !moved {
+		x.waits++
+		b.waitCycles++
+		return
+	}
+	b.dataCycles++
+	if x.moved < x.n {
+		return
+	}
+	if x.mreq.Op == mem.Write && !x.mreq.Posted {
+		b.setPhase(now, pComplete)
+		return
+	}
+	b.finish(now)
+}
+
+func (b *Bus) writeBeat(now clock.Time, x *txn) bool {
+	mch := b.masters[x.m].ch
+	beat, ok := mch.Down.Peek(now)
+	if !ok {
+		return false // master not ready (IRDY# high)
+	}
+	if x.err == "" {
+		tch := b.targets[x.t].ch
+		if !tch.Down.CanPush(now) {
+			return false // target not ready (TRDY# high)
+		}
+		tch.Down.Push(now, mem.Beat{Req: x.treq, Data: beat.Data, First: x.moved == 0, Last: x.moved+len(beat.Data) == x.n})
+	}
+	mch.Down.Pop(now)
+	if beat.Req != x.mreq {
+		b.env.Report(now, b.Name(), "bus.protocol", "master %s sent data of %v during %v", b.masters[x.m].name, beat.Req, x.mreq)
+	}
+	x.moved += len(beat.Data)
+	if b.env.Trace.Enabled() {
+		x.data = append(x.data, beat.Data...)
+	}
+	return true
+}
+
+func (b *Bus) readBeat(now clock.Time, x *txn) bool {
+	mch := b.masters[x.m].ch
+	if !mch.Up.CanPush(now) {
+		return false
+	}
+	var beat mem.Beat
+	if x.err == "" {
+		var ok bool
+		beat, ok = b.targets[x.t].ch.Up.Pop(now)
+		if !ok {
+			return false
+		}
+	} else {
+		n := mem.Chunks(x.mreq.Addr+uint64(x.off+x.moved), x.n-x.moved, b.cfg.WidthBytes)[0]
+		beat = mem.Beat{Data: make([]byte, n), Err: x.err, Last: x.moved+n == x.n}
+	}
+	first := x.off+x.moved == 0
+	x.moved += len(beat.Data)
+	if beat.Last && x.moved < x.n {
+		b.env.Report(now, b.Name(), "bus.protocol", "target ended a %d-byte read after %d bytes", x.n, x.moved)
+		x.moved = x.n
+	}
+	mch.Up.Push(now, mem.Beat{Req: x.mreq, Data: beat.Data, First: first,
+		Last: x.final && x.moved == x.n, Err: beat.Err})
+	if b.env.Trace.Enabled() {
+		x.data = append(x.data, beat.Data...)
+	}
+	return true
+}
+
+// completion waits for a non-posted write's completion from the target and
+// forwards it to the master once the whole request is done.
+func (b *Bus) completion(now clock.Time) {
+	x := b.cur
+	var beat mem.Beat
+	if x.err == "" {
+		var ok bool
+		if beat, ok = b.targets[x.t].ch.Up.Peek(now); !ok {
+			x.waits++
+			return
+		}
+	} else {
+		beat = mem.Beat{Err: x.err}
+	}
+	if x.final {
+		mch := b.masters[x.m].ch
+		if !mch.Up.CanPush(now) {
+			x.waits++
+			return
+		}
+		mch.Up.Push(now, mem.Beat{Req: x.mreq, First: true, Last: true, Err: beat.Err})
+	}
+	if x.err == "" {
+		b.targets[x.t].ch.Up.Pop(now)
+	}
+	b.finish(now)
+}
+
+// finish ends the burst: record it, remember a split remainder, and go
+// through the idle cycles.
+func (b *Bus) finish(now clock.Time) {
+	x := b.cur
+	m := b.masters[x.m]
+	if x.final {
+		m.cont = nil
+		m.stats.Requests++
+	} else {
+		m.cont, m.contOff = x.mreq, x.off+x.n
+	}
+	if x.off == 0 && x.mreq.Op == mem.Read && x.err == "" && !x.reqSnt {
+		b.env.Report(now, b.Name(), "bus.protocol", "read finished without its request")
+	}
+	m.stats.Bursts++
+	m.stats.Bytes += uint64(x.n)
+	m.stats.WaitCycles += uint64(x.waits)
+	if b.env.Trace.Enabled() {
+		b.emit(now, x)
+	}
+	b.cur = nil
+	b.enter(now, pTurn)
+}
+
+func (b *Bus) emit(now clock.Time, x *txn) {
+	class := x.mreq.Class
+	if class == "" {
+		class = "xfer"
+	}
+	tname := "none"
+	if x.t >= 0 {
+		tname = b.targets[x.t].name
+	}
+	fields := []trace.Field{
+		trace.Str("master", b.masters[x.m].name), trace.Str("target", tname),
+		trace.Addr("addr", x.mreq.Addr+uint64(x.off)), trace.Int("len", int64(x.n)),
+		trace.Uint("start", uint64(x.start)), trace.Int("waits", int64(x.waits)),
+	}
+	if x.mreq.Op == mem.Write {
+		fields = append(fields, trace.Bool("posted", x.mreq.Posted))
+	}
+	fields = append(fields, trace.Hash("hash", x.data))
+	if x.err != "" {
+		fields = append(fields, trace.Str("err", x.err))
+	}
+	b.env.Trace.Emit(now, b.Clock().CycleAt(now), b.Name(), "bus."+class+"."+x.mreq.Op.String(), fields...)
+}
+
+// MasterStats are one master's counters.
+type MasterStats struct {
+	Requests, Bursts, Bytes, WaitCycles uint64
+}
+
+// Stats are the bus's counters.
+type Stats struct {
+	// BusyCycles counts cycles the bus was not idle; DataCycles those that
+	// moved a beat; WaitCycles the data-phase cycles that did not.
+	BusyCycles, DataCycles, WaitCycles uint64
+	Masters                            []MasterStats
+}
+
+// Stats returns the counters.
+func (b *Bus) Stats() Stats {
+	s := Stats{BusyCycles: b.busyCycles, DataCycles: b.dataCycles, WaitCycles: b.waitCycles}
+	for _, m := range b.masters {
+		s.Masters = append(s.Masters, m.stats)
+	}
+	return s
+}
+
+// Idle implements check.Unit.
+func (b *Bus) Idle() bool {
+	if b.cur != nil {
+		return false
+	}
+	for _, m := range b.masters {
+		if m.cont != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// State implements check.Unit.
+func (b *Bus) State() string {
+	if b.cur == nil {
+		for _, m := range b.masters {
+			if m.cont != nil {
+				return fmt.Sprintf("idle with the rest of %v from byte %d pending", m.cont, m.contOff)
+			}
+		}
+		return "idle"
+	}
+	x := b.cur
+	return fmt.Sprintf("%s: %v, %d/%d bytes of the burst moved, %d wait cycles", phaseNames[b.phase], x.mreq, x.moved, x.n, x.waits)
+}

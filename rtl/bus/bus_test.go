@@ -1,0 +1,239 @@
+package bus_test
+
+import (
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+	"github.com/nisim/nisim/waves/vcd"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// rx is an upstream beat a master received, with the bus cycle it was
+// popped in.
+type rx struct {
+	Cycle clock.Cycle
+	Len   int
+	Last  bool
+}
+
+var _ = Describe("Bus", func() {
+	var (
+		e   *env.Env
+		b   *bus.Bus
+		m   *mem.Memory
+		cfg bus.Config
+		clk clock.Clock
+	)
+
+	setup := func(c bus.Config, memLatency int) {
+		cfg = c
+		clk = c.Clock
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		var err error
+		b, err = bus.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("Bus")
+		Expect(err).NotTo(HaveOccurred())
+		// The memory runs on the bus clock so the cycles below line up.
+		m, err = mem.MakeBuilder().WithEnv(e).WithClock(clk).WithSize(1 << 16).
+			WithLatency(memLatency).WithBytesPerCycle(cfg.WidthBytes).WithPortWidth(cfg.WidthBytes).Build("Mem")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.AddTarget("Mem", 0x10000, 1<<16, m.Port(0))).To(Succeed())
+	}
+
+	// master issues the requests' beats in order from cycle 0 and records
+	// what comes back.
+	master := func(name string, reqs []*mem.Req, data [][]byte, got *[]rx) {
+		ch, err := b.AddMaster(name)
+		Expect(err).NotTo(HaveOccurred())
+		var beats []mem.Beat
+		for i, r := range reqs {
+			r.Master = name
+			if r.Op == mem.Write {
+				beats = append(beats, mem.WriteBeats(r, data[i], cfg.WidthBytes)...)
+			} else {
+				beats = append(beats, mem.Beat{Req: r, First: true, Last: true})
+			}
+		}
+		i := 0
+		a := vtest.NewAgent(e, name, clk, func(now clock.Time, c clock.Cycle) bool {
+			if beat, ok := ch.Up.Pop(now); ok && got != nil {
+				*got = append(*got, rx{c, len(beat.Data), beat.Last})
+			}
+			if i < len(beats) && ch.Down.CanPush(now) {
+				ch.Down.Push(now, beats[i])
+				i++
+			}
+			return i < len(beats)
+		})
+		ch.ConnectMaster(a)
+		a.Start()
+	}
+
+	busRecords := func() []string {
+		var out []string
+		for _, r := range e.Trace.Records() {
+			if r.Path == "Bus" {
+				out = append(out, r.Format())
+			}
+		}
+		return out
+	}
+
+	It("runs a posted PCI write: arbitration, address, decode, data, idle", func() {
+		setup(bus.PCI32(), 1)
+		data := []byte{1, 2, 3, 4}
+		master("Cpu", []*mem.Req{{Op: mem.Write, Addr: 0x10100, Len: 4, Posted: true, Class: "pio"}}, [][]byte{data}, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Pushed at c0, seen at c1 (ARB), c2 ADDR, c3 DECODE (medium DEVSEL),
+		// c4 the data phase, which ends the posted write.
+		Expect(busRecords()).To(Equal([]string{
+			"120000 4 Bus bus.pio.write master=Cpu target=Mem addr=0x10100 len=4 start=1 waits=0 posted=1 hash=" + trace.HashBytes(data),
+		}))
+		back, _ := m.Storage().Bytes(0x100, 4)
+		Expect(back).To(Equal(data))
+	})
+
+	It("stalls a read for the target's latency and counts the wait states", func() {
+		setup(bus.PCI32(), 2)
+		Expect(m.Storage().Write(0x200, []byte("ABCDEFGHIJKLMNOP"))).To(Succeed())
+		var got []rx
+		master("Cpu", []*mem.Req{{Op: mem.Read, Addr: 0x10200, Len: 16, Class: "pio"}}, nil, &got)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// c1 ARB, c2 ADDR (request to memory), c3 turnaround; the memory
+		// accepts at c3 and streams from c5; the bus sees beat k one cycle
+		// after it is pushed, so data phases at c6..c9 after 2 wait states
+		// (c4, c5); the master pops each beat one cycle later.
+		Expect(got).To(Equal([]rx{{7, 4, false}, {8, 4, false}, {9, 4, false}, {10, 4, true}}))
+		recs := busRecords()
+		Expect(recs).To(HaveLen(1))
+		Expect(recs[0]).To(HavePrefix("270000 9 Bus bus.pio.read master=Cpu target=Mem addr=0x10200 len=16 start=1 waits=2"))
+	})
+
+	It("holds the bus for a non-posted write until the target completes it", func() {
+		setup(bus.PCI32(), 3)
+		var got []rx
+		master("Cpu", []*mem.Req{{Op: mem.Write, Addr: 0x10000, Len: 4, Class: "pio"}}, [][]byte{{9, 9, 9, 9}}, &got)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Data phase at c4 hands the beat to the memory, which sees it at
+		// c5, writes at c8 (latency 3) and answers; the bus sees the
+		// completion at c9, forwards it, and the master pops it at c10.
+		Expect(got).To(Equal([]rx{{10, 0, true}}))
+		Expect(busRecords()[0]).To(HavePrefix("270000 9 Bus bus.pio.write master=Cpu target=Mem addr=0x10000 len=4 start=1 waits=4 posted=0"))
+	})
+
+	It("splits a request at max-burst boundaries and re-arbitrates for each piece", func() {
+		c := bus.PCI32()
+		c.MaxBurstBytes = 8
+		setup(c, 1)
+		data := []byte("0123456789abcdef")
+		master("Dma", []*mem.Req{{Op: mem.Write, Addr: 0x10004, Len: 16, Posted: true, Class: "dma"}}, [][]byte{data}, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		recs := busRecords()
+		Expect(recs).To(HaveLen(3))
+		// [4,8) at c4; idle c5; [8,16) address at c6, data c8-c9; idle c10;
+		// [16,20) address at c11, data c13.
+		Expect(recs[0]).To(HavePrefix("120000 4 Bus bus.dma.write master=Dma target=Mem addr=0x10004 len=4 start=1"))
+		Expect(recs[1]).To(HavePrefix("270000 9 Bus bus.dma.write master=Dma target=Mem addr=0x10008 len=8 start=6"))
+		Expect(recs[2]).To(HavePrefix("390000 13 Bus bus.dma.write master=Dma target=Mem addr=0x10010 len=4 start=11"))
+		back, _ := m.Storage().Bytes(4, 16)
+		Expect(back).To(Equal(data))
+	})
+
+	It("grants masters round-robin, hiding arbitration behind the previous transaction", func() {
+		setup(bus.PCI32(), 1)
+		for _, name := range []string{"A", "B"} {
+			master(name, []*mem.Req{
+				{Op: mem.Write, Addr: 0x10000, Len: 4, Posted: true},
+				{Op: mem.Write, Addr: 0x10004, Len: 4, Posted: true},
+			}, [][]byte{{1, 1, 1, 1}, {2, 2, 2, 2}}, nil)
+		}
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		var order []string
+		for _, r := range e.Trace.Records() {
+			if r.Path == "Bus" {
+				mst, _ := r.Get("master")
+				start, _ := r.Get("start")
+				order = append(order, mst+"@"+start)
+			}
+		}
+		// A: ARB c1, addr c2, data c4, idle c5; B hidden: addr c6 ... every
+		// 4 cycles after the first.
+		Expect(order).To(Equal([]string{"A@1", "B@6", "A@10", "B@14"}))
+	})
+
+	It("reaches the paper's peak rate asymptotically on a long burst", func() {
+		setup(bus.PCI32(), 0)
+		n := 4096
+		master("Dma", []*mem.Req{{Op: mem.Write, Addr: 0x10000, Len: n, Posted: true, Class: "dma"}}, [][]byte{make([]byte, n)}, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		s := b.Stats()
+		// 1024 data phases, no wait states (the master pushes one beat per
+		// cycle and the memory takes 4 bytes per cycle).
+		Expect(s.DataCycles).To(Equal(uint64(1024)))
+		Expect(s.WaitCycles).To(Equal(uint64(0)))
+		// 4 bytes x 33.33 MHz = 127.2 MiB/s (LCI Table I).
+		Expect(cfg.PeakBytesPerSecond() / (1 << 20)).To(BeNumerically("~", 127.2, 0.05))
+		Expect(bus.PCI64().PeakBytesPerSecond() / (1 << 20)).To(BeNumerically("~", 254.3, 0.05))
+	})
+
+	It("aborts an access that nothing decodes and reports it", func() {
+		setup(bus.PCI32(), 1)
+		var got []rx
+		master("Cpu", []*mem.Req{{Op: mem.Read, Addr: 0x90000, Len: 4}}, nil, &got)
+		_, err := e.Run()
+		Expect(err).To(MatchError(ContainSubstring("bus.unmapped")))
+		Expect(got).To(HaveLen(1))
+	})
+
+	It("shows its phases in the waveform", func() {
+		setup(bus.PCI32(), 1)
+		master("Cpu", []*mem.Req{{Op: mem.Write, Addr: 0x10000, Len: 4, Posted: true}}, [][]byte{{1, 2, 3, 4}}, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		path := GinkgoT().TempDir() + "/bus.vcd"
+		f := vtest.WriteWaves(e, path)
+		Expect(f).NotTo(BeEmpty())
+		file, err := vcd.ParseFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		at := func(cycle int64) string {
+			v, err := file.ValueAt("Bus.phase", cycle*30000)
+			Expect(err).NotTo(HaveOccurred())
+			return v.Str
+		}
+		Expect([]string{at(1), at(2), at(3), at(4), at(5), at(6)}).To(Equal([]string{"ARB", "ADDR", "DECODE", "DATA", "TURN", "IDLE"}))
+	})
+
+	DescribeTable("rejects impossible configurations",
+		func(mod func(*bus.Config), msg string) {
+			c := bus.PCI32()
+			mod(&c)
+			_, err := bus.MakeBuilder().WithEnv(env.New(env.Options{})).WithConfig(c).Build("Bad")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("zero width", func(c *bus.Config) { c.WidthBytes = 0 }, "width"),
+		Entry("odd width", func(c *bus.Config) { c.WidthBytes = 3 }, "power of two"),
+		Entry("burst below width", func(c *bus.Config) { c.MaxBurstBytes = 2 }, "max burst"),
+		Entry("no address phase", func(c *bus.Config) { c.AddrCycles = 0 }, "address phase"),
+		Entry("negative idle", func(c *bus.Config) { c.IdleCycles = -1 }, "negative"),
+	)
+
+	It("knows its presets and rejects unknown names", func() {
+		for _, n := range []string{"pci32", "pci64", "turbochannel", "eisa"} {
+			c, err := bus.Preset(n)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.Validate()).To(Succeed())
+		}
+		_, err := bus.Preset("isa")
+		Expect(err).To(MatchError(ContainSubstring(`unknown bus preset "isa"`)))
+	})
+})
