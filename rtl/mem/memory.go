@@ -148,19 +148,26 @@ func (m *Memory) Port(i int) *Channel { return m.ports[i] }
 // checking a run (a backdoor: no timing, no trace).
 func (m *Memory) Storage() *Storage { return m.store }
 
-// Tick implements clock.Ticker: accept a transaction when idle, then move
-// its data once the access latency has passed. A transaction accepted at
-// edge a moves its first data at edge a+Latency.
+// Tick implements clock.Ticker: move data of the current transaction, and
+// accept the next one when idle, possibly in the cycle the previous one
+// finished. A transaction accepted at edge a moves its first data at edge
+// a+Latency (with Latency 0, in the accepting cycle if the memory was idle).
 func (m *Memory) Tick(now clock.Time) bool {
-	progress := false
+	served, moved, again := false, false, false
+	if m.cur != nil && now >= m.cur.startAt {
+		served = true
+		moved, again = m.serve(now)
+	}
+	accepted := false
 	if m.cur == nil {
-		progress = m.accept(now)
+		accepted = m.accept(now)
 	}
-	if m.cur == nil || now < m.cur.startAt {
-		return progress // idle, or WakeAt(startAt) brings us back
+	if accepted && !served && now >= m.cur.startAt {
+		var m2, a2 bool
+		m2, a2 = m.serve(now)
+		moved, again = moved || m2, again || a2
 	}
-	moved, again := m.serve(now)
-	return moved || again
+	return moved || again || accepted
 }
 
 func (m *Memory) accept(now clock.Time) bool {
