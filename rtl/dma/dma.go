@@ -196,9 +196,9 @@ type job struct {
 	staged   []byte
 	written  int // bytes handed to the destination
 	wr       []mem.Beat
-	wrDone   int // bursts whose last beat was sent
-	wrAcked  int // non-posted write completions received
-	wrBursts int // write bursts started
+	wrDone   int    // bursts whose last beat was sent
+	wrAcked  int    // non-posted write completions received
+	wrBursts int    // write bursts started
 	all      []byte // whole payload, for the trace
 	rdBurst  []byte // data of the read burst being received, for the trace
 	err      string
