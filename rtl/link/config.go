@@ -1,0 +1,113 @@
+package link
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+)
+
+// FlowControl selects how a receiver holds back its sender.
+type FlowControl uint8
+
+const (
+	// Credits: the sender holds one credit per free flit slot of each
+	// virtual channel's receive buffer, spends one per flit, and gets it
+	// back CreditDelay cycles after the receiver frees the slot (wormhole
+	// routers; telegraphos.txt section 2.1 «back-pressured flow control»).
+	Credits FlowControl = iota
+	// StopGo: the receiver has a slack buffer and sends STOP when its
+	// occupancy rises above StopAt bytes and GO when it falls below GoAt;
+	// the control symbol takes the wire delay to reach the sender
+	// (Myrinet, lci-myrinet-cluster-protocols.txt section 3 «full-duplex
+	// links with hardware flow control»).
+	StopGo
+)
+
+// Config is a link's parameters, the same for both directions.
+type Config struct {
+	// Clock is the link clock; all cycle counts are in its cycles.
+	Clock clock.Clock
+	// BytesPerCycle is the serialisation rate of each direction.
+	BytesPerCycle int
+	// DelayCycles is the wire delay from the end of a flit's
+	// serialisation to its arrival in the receive buffer.
+	DelayCycles int
+	// VCs is the number of virtual channels (Credits only; StopGo has 1).
+	VCs int
+	// FlowControl selects Credits or StopGo.
+	FlowControl FlowControl
+	// BufferFlits is each VC's receive buffer in flits (Credits).
+	BufferFlits int
+	// CreditDelay is the cycles from a freed slot to the sender being able
+	// to use its credit (at least 1: a credit freed at an edge is usable
+	// from the next edge at the earliest).
+	CreditDelay int
+	// SlackBytes is the receive slack buffer (StopGo).
+	SlackBytes int
+	// StopAt and GoAt are the slack thresholds in bytes (StopGo).
+	StopAt, GoAt int
+	// TxDepth is the depth of each VC's transmit queue in flits.
+	TxDepth int
+	// CorruptProb is the probability that a packet has one bit flipped on
+	// the wire; DropProb that it is lost. Both need a seeded Env.
+	CorruptProb, DropProb float64
+	// TraceFlits records every flit (link.flit) besides every packet
+	// (link.packet).
+	TraceFlits bool
+}
+
+// DefaultCredit returns a 1-byte-per-cycle credit link with 1 VC of 4 flits,
+// no wire delay and a credit delay of 1 cycle.
+func DefaultCredit(c clock.Clock) Config {
+	return Config{Clock: c, BytesPerCycle: 1, VCs: 1, FlowControl: Credits,
+		BufferFlits: 4, CreditDelay: 1, TxDepth: 2, TraceFlits: true}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case !c.Clock.Valid():
+		return errors.New("link: no clock")
+	case c.BytesPerCycle < 1:
+		return fmt.Errorf("link bytes per cycle %d must be at least 1", c.BytesPerCycle)
+	case c.DelayCycles < 0:
+		return fmt.Errorf("link delay %d cycles must not be negative", c.DelayCycles)
+	case c.TxDepth < 1:
+		return fmt.Errorf("link transmit queue depth %d must be at least 1", c.TxDepth)
+	case c.CorruptProb < 0 || c.CorruptProb > 1 || c.DropProb < 0 || c.DropProb > 1:
+		return fmt.Errorf("link error probabilities (corrupt %g, drop %g) must be in [0, 1]", c.CorruptProb, c.DropProb)
+	}
+	switch c.FlowControl {
+	case Credits:
+		switch {
+		case c.VCs < 1 || c.VCs > 64:
+			return fmt.Errorf("link VCs %d must be in 1..64", c.VCs)
+		case c.BufferFlits < 1:
+			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
+		case c.CreditDelay < 1:
+			return fmt.Errorf("link credit delay %d cycles must be at least 1", c.CreditDelay)
+		}
+	case StopGo:
+		switch {
+		case c.VCs > 1:
+			return fmt.Errorf("STOP/GO links have one channel, not %d VCs", c.VCs)
+		case c.SlackBytes < 1:
+			return fmt.Errorf("link slack buffer %d bytes must be at least 1", c.SlackBytes)
+		case c.GoAt < 0 || c.GoAt > c.StopAt || c.StopAt >= c.SlackBytes:
+			return fmt.Errorf("link thresholds must satisfy 0 <= GO (%d) <= STOP (%d) < slack (%d)", c.GoAt, c.StopAt, c.SlackBytes)
+		}
+	default:
+		return fmt.Errorf("link: unknown flow control %d", c.FlowControl)
+	}
+	return nil
+}
+
+// MinSlack returns the smallest slack buffer that cannot overflow: STOP
+// leaves the receiver when occupancy passes StopAt, reaches the sender a
+// wire delay later, and the data already on the wire or being sent in the
+// meantime (a round trip of bytes, plus the flit in progress) still
+// arrives. maxFlit is the largest flit in bytes.
+func (c Config) MinSlack(maxFlit int) int {
+	return c.StopAt + 2*(c.DelayCycles+1)*c.BytesPerCycle + 2*maxFlit
+}

@@ -1,0 +1,560 @@
+// Package link models a full-duplex point-to-point link: in each direction
+// flits are serialised at BytesPerCycle, cross the wire in DelayCycles and
+// land in the receiver's buffer, under credit-based (per virtual channel) or
+// STOP/GO (slack buffer) flow control. The transmitter appends a CRC-32 to
+// every packet and the receiver checks it, so the optional seeded corruption
+// is always detected, counted and flagged on the packet's tail flit, never
+// delivered silently; seeded drops lose whole packets and are counted.
+//
+// The receive buffers belong to the link: a router or NI pops its input
+// flits from Dir.Rx, and each pop returns a credit (or lowers the slack
+// occupancy) towards the sender.
+package link
+
+import (
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Flit is the unit a link carries. A packet is a run of flits on one VC
+// from a Head to a Tail flit (a one-flit packet has both).
+type Flit struct {
+	// Packet identifies the packet (unique per sender), Seq the flit's
+	// position in it.
+	Packet uint64
+	Seq    int
+	VC     int
+	Head   bool
+	Tail   bool
+	// Src and Dst are endpoint numbers; Route is a source route that
+	// source-routed switches consume.
+	Src, Dst int
+	Route    []byte
+	// Data is the payload the flit carries.
+	Data []byte
+	// Size is the flit's size on the wire in bytes (header and framing
+	// included); 0 means len(Data).
+	Size int
+	// CRC is the packet's CRC-32, written into the tail by the
+	// transmitter. Bad marks a tail whose CRC check failed at the receiver.
+	CRC uint32
+	Bad bool
+	// Meta is the upper layer's message; links never look at it.
+	Meta any
+}
+
+// WireBytes returns the flit's size on the wire.
+func (f Flit) WireBytes() int {
+	if f.Size > 0 {
+		return f.Size
+	}
+	return max(len(f.Data), 1)
+}
+
+func (f Flit) String() string {
+	s := fmt.Sprintf("pkt %d flit %d vc %d %dB", f.Packet, f.Seq, f.VC, f.WireBytes())
+	if f.Head {
+		s += " head"
+	}
+	if f.Tail {
+		s += " tail"
+	}
+	return s
+}
+
+// Side names the two ends of a link.
+type Side uint8
+
+// Link ends.
+const (
+	A Side = iota
+	B
+)
+
+// Builder configures a Link.
+type Builder struct {
+	env *env.Env
+	cfg Config
+}
+
+// MakeBuilder returns a builder; WithConfig is required.
+func MakeBuilder() Builder { return Builder{} }
+
+// WithEnv sets the simulation (required).
+func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
+
+// WithConfig sets the parameters.
+func (b Builder) WithConfig(c Config) Builder { b.cfg = c; return b }
+
+// Build creates the link.
+func (b Builder) Build(name string) (*Link, error) {
+	if b.env == nil {
+		return nil, fmt.Errorf("%s: no env", name)
+	}
+	if err := b.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	cfg := b.cfg
+	if cfg.FlowControl == StopGo {
+		cfg.VCs = 1
+	}
+	l := &Link{env: b.env, cfg: cfg}
+	l.Ticking = clock.NewTicking(name, b.env.Engine, cfg.Clock, l)
+	for i, dn := range []string{"AB", "BA"} {
+		d, err := newDir(l, name+"."+dn)
+		if err != nil {
+			return nil, err
+		}
+		l.dirs[i] = d
+	}
+	b.env.Register(l)
+	return l, nil
+}
+
+// Link is a clocked full-duplex link.
+type Link struct {
+	*clock.Ticking
+	env  *env.Env
+	cfg  Config
+	dirs [2]*Dir
+}
+
+// Config returns the link's parameters.
+func (l *Link) Config() Config { return l.cfg }
+
+// From returns the direction whose sender is at side s.
+func (l *Link) From(s Side) *Dir { return l.dirs[s] }
+
+// Dir is one direction of a link.
+type Dir struct {
+	l    *Link
+	name string
+	tx   []*fifo.FIFO[Flit]
+	rx   []*fifo.FIFO[Flit]
+	rng  *rand.Rand
+
+	// transmitter
+	credits []int
+	stopped bool // STOP seen by the sender
+	cur     *Flit
+	curLeft int
+	rr      int
+	txCRC   []uint32
+	fate    []fate // per VC: what happens to the packet being sent
+
+	// wire and return path, both in time order
+	wire     []arrival
+	creditQ  []creditReturn
+	controlQ []control
+
+	// receiver
+	rxBytes  int
+	stopSent bool
+	rxCRC    []uint32
+	rxFlits  []int // per VC: flits of the packet being received
+	rxData   [][]byte
+	dropping []bool
+
+	stats Stats
+
+	sigBusy, sigVC, sigStop *waves.Signal
+	sigCredits, sigRxOcc    []*waves.Signal
+}
+
+type fate uint8
+
+const (
+	intact fate = iota
+	corrupt
+	lost
+)
+
+type arrival struct {
+	at clock.Time
+	f  Flit
+}
+
+type creditReturn struct {
+	at clock.Time
+	vc int
+}
+
+type control struct {
+	at   clock.Time
+	stop bool
+}
+
+// Stats are a direction's counters.
+type Stats struct {
+	Flits, Packets, Bytes uint64
+	// CRCErrors counts packets whose check failed; Corrupted and Dropped
+	// count the injected errors.
+	CRCErrors, Corrupted, Dropped uint64
+	// CreditStalls and StopStalls count cycles a ready flit could not go.
+	CreditStalls, StopStalls uint64
+	BusyCycles               uint64
+	MaxRxBytes               int
+}
+
+func newDir(l *Link, name string) (*Dir, error) {
+	cfg := l.cfg
+	d := &Dir{l: l, name: name, rng: l.env.Rand(name)}
+	depth := cfg.BufferFlits
+	if cfg.FlowControl == StopGo {
+		depth = cfg.SlackBytes // a flit is at least one byte
+	}
+	reg := l.env.Waves
+	for vc := range cfg.VCs {
+		tx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(cfg.TxDepth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
+			Build(fmt.Sprintf("%s.Tx[%d]", name, vc))
+		if err != nil {
+			return nil, err
+		}
+		rx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(depth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
+			Build(fmt.Sprintf("%s.Rx[%d]", name, vc))
+		if err != nil {
+			return nil, err
+		}
+		tx.SetConsumer(l)
+		rx.SetProducer(l)
+		rx.OnPop(d.popped)
+		d.tx = append(d.tx, tx)
+		d.rx = append(d.rx, rx)
+		d.credits = append(d.credits, cfg.BufferFlits)
+		if cfg.FlowControl == Credits {
+			s := reg.Integer(name, fmt.Sprintf("credits%d", vc), waves.WidthFor(uint64(cfg.BufferFlits)))
+			s.Set(0, uint64(cfg.BufferFlits))
+			d.sigCredits = append(d.sigCredits, s)
+		}
+	}
+	d.txCRC = make([]uint32, cfg.VCs)
+	d.rxCRC = make([]uint32, cfg.VCs)
+	d.fate = make([]fate, cfg.VCs)
+	d.rxFlits = make([]int, cfg.VCs)
+	d.rxData = make([][]byte, cfg.VCs)
+	d.dropping = make([]bool, cfg.VCs)
+	d.sigBusy = reg.Wire(name, "busy", 1)
+	d.sigVC = reg.Integer(name, "vc", waves.WidthFor(uint64(cfg.VCs)))
+	if cfg.FlowControl == StopGo {
+		d.sigStop = reg.Wire(name, "stop", 1)
+		d.sigRxOcc = []*waves.Signal{reg.Integer(name, "slack", waves.WidthFor(uint64(cfg.SlackBytes)))}
+	}
+	return d, nil
+}
+
+// Name returns the direction's name.
+func (d *Dir) Name() string { return d.name }
+
+// Tx returns the transmit queue of a VC; the sender pushes flits into it.
+func (d *Dir) Tx(vc int) *fifo.FIFO[Flit] { return d.tx[vc] }
+
+// Rx returns the receive buffer of a VC; the receiver pops flits from it.
+func (d *Dir) Rx(vc int) *fifo.FIFO[Flit] { return d.rx[vc] }
+
+// Connect names the sender (woken when a transmit queue has room) and the
+// receiver (woken when a flit arrives).
+func (d *Dir) Connect(sender, receiver clock.Waker) {
+	for vc := range d.tx {
+		d.tx[vc].SetProducer(sender)
+		d.rx[vc].SetConsumer(receiver)
+	}
+}
+
+// Credits returns the sender's credits for a VC (Credits flow control).
+func (d *Dir) Credits(vc int) int { return d.credits[vc] }
+
+// Stats returns the direction's counters.
+func (d *Dir) Stats() Stats { return d.stats }
+
+// Tick implements clock.Ticker for both directions.
+func (l *Link) Tick(now clock.Time) bool {
+	a := l.dirs[0].tick(now)
+	b := l.dirs[1].tick(now)
+	return a || b
+}
+
+// tick runs one cycle of a direction, output first: deliver arrivals, take
+// returned credits and control symbols, serialise.
+func (d *Dir) tick(now clock.Time) bool {
+	d.deliver(now)
+	d.returns(now)
+	busy := d.transmit(now)
+	if d.l.cfg.FlowControl == Credits {
+		d.checkCredits(now)
+	}
+	return busy || len(d.wire) > 0 || len(d.creditQ) > 0 || len(d.controlQ) > 0
+}
+
+func (d *Dir) cycles(n int) clock.Time {
+	return d.l.cfg.Clock.TimeOf(clock.Cycle(n))
+}
+
+// transmit continues the flit being serialised or starts the next one.
+func (d *Dir) transmit(now clock.Time) bool {
+	cfg := d.l.cfg
+	if d.cur == nil && !d.start(now) {
+		d.sigBusy.SetBool(now, false)
+		return false
+	}
+	d.sigBusy.SetBool(now, true)
+	d.stats.BusyCycles++
+	d.curLeft -= cfg.BytesPerCycle
+	if d.curLeft > 0 {
+		return true
+	}
+	f := *d.cur
+	d.cur = nil
+	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
+		f.Data = append([]byte(nil), f.Data...)
+		bit := d.rng.IntN(8 * len(f.Data))
+		f.Data[bit/8] ^= 1 << (bit % 8)
+		d.fate[f.VC] = intact // one flipped bit per packet
+	}
+	at := clock.Time(now) + d.cycles(cfg.DelayCycles)
+	d.wire = append(d.wire, arrival{at: at, f: f})
+	if cfg.DelayCycles == 0 {
+		d.deliver(now)
+	}
+	return true
+}
+
+// start picks the next flit: round-robin over VCs with a visible flit and
+// a credit (or GO).
+func (d *Dir) start(now clock.Time) bool {
+	cfg := d.l.cfg
+	waiting := false
+	for i := range d.tx {
+		vc := (d.rr + i) % len(d.tx)
+		f, ok := d.tx[vc].Peek(now)
+		if !ok {
+			continue
+		}
+		if cfg.FlowControl == Credits && d.credits[vc] == 0 {
+			waiting = true
+			continue
+		}
+		if cfg.FlowControl == StopGo && d.stopped {
+			d.stats.StopStalls++
+			return false
+		}
+		d.tx[vc].Pop(now)
+		d.rr = (vc + 1) % len(d.tx)
+		if cfg.FlowControl == Credits {
+			d.credits[vc]--
+			d.sigCredits[vc].Set(now, uint64(d.credits[vc]))
+		}
+		d.prepare(now, &f)
+		d.cur = &f
+		d.curLeft = f.WireBytes()
+		d.sigVC.Set(now, uint64(vc))
+		return true
+	}
+	if waiting {
+		d.stats.CreditStalls++
+	}
+	return false
+}
+
+// prepare decides the packet's fate at its head and computes its CRC.
+func (d *Dir) prepare(now clock.Time, f *Flit) {
+	cfg := d.l.cfg
+	if f.Head {
+		d.txCRC[f.VC] = 0
+		d.fate[f.VC] = intact
+		if cfg.DropProb > 0 && d.rng.Float64() < cfg.DropProb {
+			d.fate[f.VC] = lost
+			d.stats.Dropped++
+		} else if cfg.CorruptProb > 0 && d.rng.Float64() < cfg.CorruptProb {
+			d.fate[f.VC] = corrupt
+			d.stats.Corrupted++
+		}
+	}
+	d.txCRC[f.VC] = crc32.Update(d.txCRC[f.VC], crc32.IEEETable, f.Data)
+	if f.Tail {
+		f.CRC = d.txCRC[f.VC]
+	}
+	if d.fate[f.VC] == lost {
+		f.Meta = lostMark{f.Meta}
+	}
+}
+
+// lostMark wraps the upper layer's Meta of a flit lost on the wire.
+type lostMark struct{ meta any }
+
+// deliver moves flits whose wire delay has passed into the receive buffer.
+func (d *Dir) deliver(now clock.Time) {
+	n := 0
+	for _, a := range d.wire {
+		if a.at > now {
+			break
+		}
+		d.arrive(now, a.f)
+		n++
+	}
+	if n > 0 {
+		d.wire = d.wire[n:]
+	}
+}
+
+func (d *Dir) arrive(now clock.Time, f Flit) {
+	cfg := d.l.cfg
+	vc := f.VC
+	if lm, ok := f.Meta.(lostMark); ok {
+		// Lost on the wire: the receiver never holds it, so its slot's
+		// credit returns at once.
+		f.Meta = lm.meta
+		if cfg.FlowControl == Credits {
+			d.creditQ = append(d.creditQ, creditReturn{at: now + d.cycles(cfg.CreditDelay), vc: vc})
+		}
+		if f.Tail {
+			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)))
+		}
+		return
+	}
+	if f.Head {
+		d.rxCRC[vc] = 0
+		d.rxFlits[vc] = 0
+		d.rxData[vc] = d.rxData[vc][:0]
+	}
+	d.rxCRC[vc] = crc32.Update(d.rxCRC[vc], crc32.IEEETable, f.Data)
+	d.rxFlits[vc]++
+	if d.l.env.Trace.Enabled() {
+		d.rxData[vc] = append(d.rxData[vc], f.Data...)
+	}
+	if f.Tail && d.rxCRC[vc] != f.CRC {
+		f.Bad = true
+		d.stats.CRCErrors++
+	}
+	size := f.WireBytes()
+	if cfg.FlowControl == StopGo && d.rxBytes+size > cfg.SlackBytes {
+		d.l.env.Report(now, d.name, "link.overflow", "slack buffer overflow: %d + %d bytes > %d", d.rxBytes, size, cfg.SlackBytes)
+		return
+	}
+	if !d.rx[vc].Push(now, f) {
+		return // overflow already reported by the FIFO
+	}
+	d.rxBytes += size
+	d.stats.MaxRxBytes = max(d.stats.MaxRxBytes, d.rxBytes)
+	d.stats.Flits++
+	d.stats.Bytes += uint64(size)
+	if cfg.FlowControl == StopGo {
+		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
+		if !d.stopSent && d.rxBytes > cfg.StopAt {
+			d.stopSent = true
+			d.controlQ = append(d.controlQ, control{at: now + d.cycles(max(cfg.DelayCycles, 1)), stop: true})
+		}
+	}
+	if cfg.TraceFlits {
+		d.l.emit(now, d.name, "link.flit", trace.Uint("pkt", f.Packet), trace.Int("seq", int64(f.Seq)),
+			trace.Int("vc", int64(vc)), trace.Int("bytes", int64(size)), trace.Bool("head", f.Head), trace.Bool("tail", f.Tail))
+	}
+	if f.Tail {
+		d.stats.Packets++
+		fields := []trace.Field{trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)),
+			trace.Int("vc", int64(vc)), trace.Int("flits", int64(d.rxFlits[vc])), trace.Hash("hash", d.rxData[vc])}
+		if f.Bad {
+			fields = append(fields, trace.Str("crc", "bad"))
+		}
+		d.l.emit(now, d.name, "link.packet", fields...)
+	}
+}
+
+// popped runs when the receiver takes a flit: free its slot.
+func (d *Dir) popped(now clock.Time, f Flit) {
+	cfg := d.l.cfg
+	d.rxBytes -= f.WireBytes()
+	if cfg.FlowControl == Credits {
+		d.creditQ = append(d.creditQ, creditReturn{at: now + d.cycles(cfg.CreditDelay), vc: f.VC})
+	} else {
+		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
+		if d.stopSent && d.rxBytes < cfg.GoAt {
+			d.stopSent = false
+			d.controlQ = append(d.controlQ, control{at: now + d.cycles(max(cfg.DelayCycles, 1)), stop: false})
+		}
+	}
+	d.l.Wake(now)
+}
+
+// returns applies credits and STOP/GO symbols that have reached the sender.
+func (d *Dir) returns(now clock.Time) {
+	n := 0
+	for _, c := range d.creditQ {
+		if c.at > now {
+			break
+		}
+		d.credits[c.vc]++
+		d.sigCredits[c.vc].Set(now, uint64(d.credits[c.vc]))
+		n++
+	}
+	d.creditQ = d.creditQ[n:]
+	n = 0
+	for _, c := range d.controlQ {
+		if c.at > now {
+			break
+		}
+		d.stopped = c.stop
+		d.sigStop.SetBool(now, c.stop)
+		n++
+	}
+	d.controlQ = d.controlQ[n:]
+}
+
+// checkCredits verifies credit conservation for every VC: the sender's
+// credits, the flits being sent or on the wire, the occupied receive slots
+// and the credits on their way back always add up to the buffer size.
+func (d *Dir) checkCredits(now clock.Time) {
+	cfg := d.l.cfg
+	for vc := range d.credits {
+		sum := d.credits[vc] + d.rx[vc].Len()
+		if d.cur != nil && d.cur.VC == vc {
+			sum++
+		}
+		for _, a := range d.wire {
+			if a.f.VC == vc {
+				sum++
+			}
+		}
+		for _, c := range d.creditQ {
+			if c.vc == vc {
+				sum++
+			}
+		}
+		if sum != cfg.BufferFlits {
+			d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + in flight + buffered + returning = %d, want %d",
+				vc, d.credits[vc], sum, cfg.BufferFlits)
+		}
+	}
+}
+
+func (l *Link) emit(now clock.Time, path, kind string, fields ...trace.Field) {
+	if l.env.Trace.Enabled() {
+		l.env.Trace.Emit(now, l.Clock().CycleAt(now), path, kind, fields...)
+	}
+}
+
+// Idle implements check.Unit: nothing is being sent or on the wire. (Flits
+// left in the queues are the FIFOs' own business.)
+func (l *Link) Idle() bool {
+	for _, d := range l.dirs {
+		if d.cur != nil || len(d.wire) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// State implements check.Unit.
+func (l *Link) State() string {
+	s := ""
+	for _, d := range l.dirs {
+		s += fmt.Sprintf("%s: sending %v, %d on the wire, credits %v, stopped %v; ", d.name, d.cur, len(d.wire), d.credits, d.stopped)
+	}
+	return s
+}

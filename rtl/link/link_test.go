@@ -1,0 +1,260 @@
+package link_test
+
+import (
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/verify/vtest"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Link", func() {
+	var (
+		e   *env.Env
+		l   *link.Link
+		clk = clock.MHz(100)
+	)
+
+	build := func(cfg link.Config) {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		var err error
+		l, err = link.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("Link")
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	// packet returns n flits of one packet, each carrying size bytes.
+	packet := func(id uint64, n, size int) []link.Flit {
+		fl := make([]link.Flit, n)
+		for i := range fl {
+			data := make([]byte, size)
+			for k := range data {
+				data[k] = byte(int(id)*31 + i*7 + k)
+			}
+			fl[i] = link.Flit{Packet: id, Seq: i, Head: i == 0, Tail: i == n-1, Data: data}
+		}
+		return fl
+	}
+
+	// drive sends the flits from side A as fast as the transmit queue takes
+	// them and pops at side B from cycle popFrom on, one per cycle.
+	drive := func(flits []link.Flit, popFrom clock.Cycle) *[]clock.Cycle {
+		d := l.From(link.A)
+		var pops []clock.Cycle
+		i := 0
+		snd := vtest.NewAgent(e, "Snd", clk, func(now clock.Time, c clock.Cycle) bool {
+			if i < len(flits) && d.Tx(0).CanPush(now) {
+				d.Tx(0).Push(now, flits[i])
+				i++
+			}
+			return i < len(flits)
+		})
+		rcv := vtest.NewAgent(e, "Rcv", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c < popFrom {
+				return true
+			}
+			if _, ok := d.Rx(0).Pop(now); ok {
+				pops = append(pops, c)
+			}
+			return len(pops) < len(flits) && (i < len(flits) || d.Rx(0).Len() > 0 || !l.Idle())
+		})
+		d.Connect(snd, rcv)
+		snd.Start()
+		rcv.Start()
+		return &pops
+	}
+
+	It("serialises, delays and back-pressures with credits", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.DelayCycles, cfg.BufferFlits, cfg.CreditDelay = 4, 2, 2, 1
+		build(cfg)
+		pops := drive(packet(1, 4, 8), 10)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Worked by hand. An 8-byte flit takes 2 cycles at 4 B/cycle. f0
+		// starts at c1, leaves at c2, arrives at c4; f1 starts c3 (the last
+		// credit), arrives c6. f2 waits for a credit: the receiver pops f0 at
+		// c10, the credit is usable at c11, f2 arrives at c14 and is popped
+		// at c15; f1's pop at c11 frees the credit f3 uses from c12 (it
+		// starts c13 after f2), arriving at c16, popped at c17.
+		Expect(*pops).To(Equal([]clock.Cycle{10, 11, 15, 17}))
+		st := l.From(link.A).Stats()
+		Expect(st.Flits).To(Equal(uint64(4)))
+		Expect(st.Packets).To(Equal(uint64(1)))
+		Expect(st.CreditStalls).To(BeNumerically(">", 0))
+		Expect(l.From(link.A).Credits(0)).To(Equal(2))
+	})
+
+	It("runs at full rate when the buffer covers the credit round trip", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.DelayCycles, cfg.BufferFlits, cfg.CreditDelay = 4, 3, 8, 2
+		cfg.TraceFlits = false
+		build(cfg)
+		var flits []link.Flit
+		for p := range 100 {
+			flits = append(flits, packet(uint64(p), 1, 4)...)
+		}
+		pops := drive(flits, 0)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// One 4-byte flit per cycle from c1: the last leaves at c100 and
+		// arrives at c103; the receiver pops it at c104.
+		Expect((*pops)[99]).To(Equal(clock.Cycle(104)))
+		Expect(l.From(link.A).Stats().CreditStalls).To(BeZero())
+	})
+
+	It("is limited by the credit round trip when the buffer is small", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.DelayCycles, cfg.BufferFlits, cfg.CreditDelay = 4, 3, 2, 2
+		cfg.TraceFlits = false
+		build(cfg)
+		var flits []link.Flit
+		for p := range 100 {
+			flits = append(flits, packet(uint64(p), 1, 4)...)
+		}
+		pops := drive(flits, 0)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// A credit spent at edge s comes back usable at s+6 (arrival s+3,
+		// pop s+4, credit delay 2): 2 credits per 6-cycle round trip, so 100
+		// flits take about 300 cycles.
+		Expect(int((*pops)[99])).To(BeNumerically("~", 300, 6))
+		Expect(l.From(link.A).Stats().CreditStalls).To(BeNumerically(">", 150))
+	})
+
+	Describe("STOP/GO", func() {
+		stopGo := func(slack int) link.Config {
+			return link.Config{Clock: clk, BytesPerCycle: 4, DelayCycles: 2, FlowControl: link.StopGo,
+				SlackBytes: slack, StopAt: 16, GoAt: 8, TxDepth: 2, TraceFlits: true}
+		}
+
+		It("stops the sender before the slack buffer overflows", func() {
+			build(stopGo(40))
+			var flits []link.Flit
+			for p := range 12 {
+				flits = append(flits, packet(uint64(p), 1, 4)...)
+			}
+			pops := drive(flits, 30)
+			_, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(*pops).To(HaveLen(12))
+			// STOP leaves when the 5th flit lifts occupancy past 16 bytes;
+			// it reaches the sender 2 cycles later, by when 3 more flits have
+			// left: 8 flits, 32 bytes, at most.
+			Expect(l.From(link.A).Stats().MaxRxBytes).To(Equal(32))
+			Expect(l.From(link.A).Stats().StopStalls).To(BeNumerically(">", 0))
+		})
+
+		It("reports an overflow when the slack is too small for the round trip", func() {
+			build(stopGo(28))
+			var flits []link.Flit
+			for p := range 12 {
+				flits = append(flits, packet(uint64(p), 1, 4)...)
+			}
+			drive(flits, 30)
+			_, err := e.Run()
+			Expect(err).To(MatchError(ContainSubstring("link.overflow")))
+		})
+	})
+
+	It("detects every injected corruption with the CRC and flags the packet", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.BufferFlits, cfg.CorruptProb = 8, 4, 1
+		build(cfg)
+		var flits []link.Flit
+		for p := range 5 {
+			flits = append(flits, packet(uint64(p), 3, 8)...)
+		}
+		var bad int
+		d := l.From(link.A)
+		i := 0
+		snd := vtest.NewAgent(e, "Snd", clk, func(now clock.Time, c clock.Cycle) bool {
+			if i < len(flits) && d.Tx(0).CanPush(now) {
+				d.Tx(0).Push(now, flits[i])
+				i++
+			}
+			return i < len(flits)
+		})
+		rcv := vtest.NewAgent(e, "Rcv", clk, func(now clock.Time, c clock.Cycle) bool {
+			f, ok := d.Rx(0).Pop(now)
+			if ok && f.Tail && f.Bad {
+				bad++
+			}
+			return ok
+		})
+		d.Connect(snd, rcv)
+		snd.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bad).To(Equal(5))
+		Expect(d.Stats().CRCErrors).To(Equal(uint64(5)))
+		Expect(d.Stats().Corrupted).To(Equal(uint64(5)))
+		n := 0
+		for _, r := range e.Trace.Records() {
+			if v, _ := r.Get("crc"); r.Kind == "link.packet" && v == "bad" {
+				n++
+			}
+		}
+		Expect(n).To(Equal(5))
+	})
+
+	It("counts dropped packets and returns their credits", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.BufferFlits, cfg.DropProb = 8, 2, 1
+		build(cfg)
+		var flits []link.Flit
+		for p := range 4 {
+			flits = append(flits, packet(uint64(p), 2, 8)...)
+		}
+		pops := drive(flits, 0)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*pops).To(BeEmpty())
+		Expect(l.From(link.A).Stats().Dropped).To(Equal(uint64(4)))
+		Expect(l.From(link.A).Credits(0)).To(Equal(2))
+	})
+
+	It("keeps its two directions independent", func() {
+		build(link.DefaultCredit(clk))
+		ab, ba := l.From(link.A), l.From(link.B)
+		sent := false
+		var got []uint64
+		a := vtest.NewAgent(e, "EndA", clk, func(now clock.Time, c clock.Cycle) bool {
+			if !sent {
+				ab.Tx(0).Push(now, link.Flit{Packet: 1, Head: true, Tail: true, Data: []byte{1}})
+				ba.Tx(0).Push(now, link.Flit{Packet: 2, Head: true, Tail: true, Data: []byte{2}})
+				sent = true
+			}
+			if f, ok := ab.Rx(0).Pop(now); ok {
+				got = append(got, f.Packet)
+			}
+			if f, ok := ba.Rx(0).Pop(now); ok {
+				got = append(got, f.Packet)
+			}
+			return len(got) < 2
+		})
+		a.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(ConsistOf(uint64(1), uint64(2)))
+	})
+
+	DescribeTable("rejects impossible parameters",
+		func(mod func(*link.Config), msg string) {
+			cfg := link.DefaultCredit(clk)
+			mod(&cfg)
+			_, err := link.MakeBuilder().WithEnv(env.New(env.Options{})).WithConfig(cfg).Build("Bad")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("zero rate", func(c *link.Config) { c.BytesPerCycle = 0 }, "bytes per cycle"),
+		Entry("negative delay", func(c *link.Config) { c.DelayCycles = -1 }, "delay"),
+		Entry("zero buffer", func(c *link.Config) { c.BufferFlits = 0 }, "buffer"),
+		Entry("zero credit delay", func(c *link.Config) { c.CreditDelay = 0 }, "credit delay"),
+		Entry("no VCs", func(c *link.Config) { c.VCs = 0 }, "VCs"),
+		Entry("bad probability", func(c *link.Config) { c.DropProb = 1.5 }, "probabilities"),
+		Entry("STOP above slack", func(c *link.Config) {
+			c.FlowControl, c.VCs, c.SlackBytes, c.StopAt, c.GoAt = link.StopGo, 1, 16, 20, 4
+		}, "thresholds"),
+	)
+})
