@@ -3,7 +3,9 @@ package clock
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/sarchlab/akita/v3/sim"
 )
@@ -60,4 +62,30 @@ func (t Time) String() string {
 		return fmt.Sprintf("%.6gus", float64(t)/float64(Microsecond))
 	}
 	return strconv.FormatInt(int64(t), 10) + "ps"
+}
+
+// ParseTime parses a duration such as "30ns", "1.5us", "2ms", "7519ps" or a
+// plain number of picoseconds. Fractions must come out to whole picoseconds.
+func ParseTime(s string) (Time, error) {
+	t := strings.TrimSpace(s)
+	unit := Picosecond
+	for _, u := range []struct {
+		suffix string
+		d      Time
+	}{{"ps", Picosecond}, {"ns", Nanosecond}, {"us", Microsecond}, {"ms", Millisecond}, {"s", Second}} {
+		if strings.HasSuffix(t, u.suffix) {
+			unit = u.d
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	v, ok := new(big.Rat).SetString(t)
+	if !ok || t == "" || v.Sign() < 0 {
+		return 0, fmt.Errorf("malformed time %q (want e.g. \"30ns\" or \"1.5us\")", s)
+	}
+	v.Mul(v, new(big.Rat).SetInt64(int64(unit)))
+	if !v.IsInt() || !v.Num().IsInt64() {
+		return 0, fmt.Errorf("time %q is not a whole number of picoseconds or is too large", s)
+	}
+	return Time(v.Num().Int64()), nil
 }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/demo"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves/vcd"
+	"github.com/spf13/cobra"
+)
+
+// catalog lists every scenario, in the order `nisim list` shows them.
+func catalog() scenario.Catalog {
+	return scenario.Catalog{demo.Scenario()}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "nisim",
+		Short:         "cycle-level models of 1990s cluster network interfaces",
+		Long:          "nisim runs cycle-level models of the network interfaces of Telegraphos, Myrinet/LCI, Memory Channel, SHRIMP and FORE ATM, checks them against golden transaction traces and dumps waveforms.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see 'nisim %s --help')", err, c.Name())
+	})
+	root.AddCommand(newList(), newRun(), newConfig(), newVCD(), newTrace())
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit status and a hint.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s: want %s, got %d argument(s) (see 'nisim %s --help')", c.CommandPath(), what, len(args), c.Name())
+		}
+		return nil
+	}
+}
+
+func newList() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "list the scenarios",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 2, 8, 2, ' ', 0)
+			for _, s := range catalog() {
+				fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+type runFlags struct {
+	vcd, trace, config string
+	seed               uint64
+	sets               []string
+	sel, excl          []string
+	from, to           string
+	limit              string
+	printConfig        bool
+}
+
+func newRun() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "run a scenario and print its report",
+		Long: `Run a scenario on its embedded defaults, overridden by --config (a TOML
+file) and then by each --set key=value (keys as in 'nisim config SCENARIO').
+Unknown keys, values of the wrong type and impossible values are errors.
+--vcd and --trace write a waveform dump and a transaction trace; both files
+appear only when the run has finished.`,
+		Args: exactArgs(1, "a scenario name"),
+		RunE: func(c *cobra.Command, args []string) error { return runScenario(c, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.vcd, "vcd", "", "write a VCD waveform dump to `FILE`")
+	fl.StringVar(&f.trace, "trace", "", "write the transaction trace to `FILE`")
+	fl.Uint64Var(&f.seed, "seed", 1, "run seed")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a parameter: `key=value` (repeatable)")
+	fl.StringVar(&f.config, "config", "", "read parameters from a TOML `FILE`")
+	fl.StringArrayVar(&f.sel, "select", nil, "dump only signals or scopes matching `GLOB` (repeatable)")
+	fl.StringArrayVar(&f.excl, "exclude", nil, "leave out signals or scopes matching `GLOB` (repeatable)")
+	fl.StringVar(&f.from, "from", "", "start the dump at `TIME` (e.g. 10us)")
+	fl.StringVar(&f.to, "to", "", "end the dump at `TIME`")
+	fl.StringVar(&f.limit, "time-limit", "", "stop the simulation at `TIME`")
+	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
+	return c
+}
+
+func parseTimeFlag(name, v string) (clock.Time, error) {
+	if v == "" {
+		return 0, nil
+	}
+	t, err := clock.ParseTime(v)
+	if err != nil {
+		return 0, usageErr("--%s: %v", name, err)
+	}
+	return t, nil
+}
+
+func runScenario(c *cobra.Command, name string, f runFlags) error {
+	s, err := catalog().Lookup(name)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	p := s.Defaults()
+	if err := scenario.Configure(p, f.config, f.sets); err != nil {
+		return inputErr(err)
+	}
+	from, err := parseTimeFlag("from", f.from)
+	if err != nil {
+		return err
+	}
+	to, err := parseTimeFlag("to", f.to)
+	if err != nil {
+		return err
+	}
+	if to != 0 && to < from {
+		return usageErr("--to %s is before --from %s", f.to, f.from)
+	}
+	limit, err := parseTimeFlag("time-limit", f.limit)
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	if f.printConfig {
+		text, err := scenario.Dump(p)
+		if err != nil {
+			return inputErr(err)
+		}
+		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
+	}
+	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
+		From: from, To: to, TimeLimit: limit, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
+	rep, _, violations, err := scenario.Exec(s, p, opts)
+	if err != nil {
+		return inputErr(err)
+	}
+	rep.Print(out)
+	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"trace", f.trace}} {
+		if p.path != "" {
+			fmt.Fprintf(out, "%s: %s\n", p.what, p.path)
+		}
+	}
+	if violations != nil {
+		fmt.Fprintln(c.ErrOrStderr(), violations)
+		return failErr(fmt.Errorf("%s: the run broke a checker rule (details above)", name))
+	}
+	if rep.Failed() {
+		return failErr(fmt.Errorf("%s: a check failed", name))
+	}
+	return nil
+}
+
+func newConfig() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config SCENARIO",
+		Short: "print a scenario's default parameters as TOML",
+		Args:  exactArgs(1, "a scenario name"),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := catalog().Lookup(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			text, err := scenario.Dump(s.Defaults())
+			if err != nil {
+				return inputErr(err)
+			}
+			fmt.Fprint(c.OutOrStdout(), text)
+			return nil
+		},
+	}
+}
+
+func newVCD() *cobra.Command {
+	v := &cobra.Command{Use: "vcd", Short: "waveform tools", Args: exactArgs(0, "a subcommand (lint)")}
+	v.AddCommand(&cobra.Command{
+		Use:   "lint FILE",
+		Short: "check a VCD file strictly (IEEE 1364-2005 section 18 plus GTKWave's string type)",
+		Args:  exactArgs(1, "a VCD file"),
+		RunE: func(c *cobra.Command, args []string) error {
+			fh, err := os.Open(args[0])
+			if err != nil {
+				return inputErr(fmt.Errorf("%s: %w", args[0], unwrapPath(err)))
+			}
+			defer fh.Close()
+			errs := vcd.Lint(fh)
+			for _, e := range errs {
+				fmt.Fprintf(c.OutOrStdout(), "%s:%d: %s\n", args[0], e.Line, e.Msg)
+			}
+			if len(errs) > 0 {
+				return failErr(fmt.Errorf("%s: %d error(s), first at line %d: %s", args[0], len(errs), errs[0].Line, errs[0].Msg))
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: ok\n", args[0])
+			return nil
+		},
+	})
+	return v
+}
+
+func newTrace() *cobra.Command {
+	t := &cobra.Command{Use: "trace", Short: "transaction trace tools", Args: exactArgs(0, "a subcommand (diff)")}
+	t.AddCommand(&cobra.Command{
+		Use:   "diff A B",
+		Short: "compare two traces and report the first divergence",
+		Args:  exactArgs(2, "two trace files"),
+		RunE: func(c *cobra.Command, args []string) error {
+			m, err := trace.DiffFiles(args[0], args[1])
+			if err != nil {
+				return inputErr(unwrapPath(err))
+			}
+			if m == nil {
+				fmt.Fprintf(c.OutOrStdout(), "traces are identical\n")
+				return nil
+			}
+			fmt.Fprint(c.OutOrStdout(), m.Report())
+			return failErr(fmt.Errorf("traces differ at record %d", m.Index+1))
+		},
+	})
+	return t
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+

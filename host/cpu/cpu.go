@@ -1,0 +1,300 @@
+// Package cpu models the host processor as a bus master that issues
+// uncached (programmed I/O) loads and stores, one at a time in program
+// order: a store retires when its write buffer (the bus master channel)
+// takes it, or, if stores are not posted, when the target acknowledges it;
+// a load stalls the processor until its data returns; a fence waits until
+// every earlier store has left the write buffer and been acknowledged. The
+// protocol stacks of later boards (Telegraphos, VMMC, Cashmere, LCI) run as
+// programs of such operations.
+package cpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Kind is an operation's type.
+type Kind uint8
+
+// Operations.
+const (
+	// Store writes Data to Addr (at most one bus beat).
+	Store Kind = iota
+	// Load reads Len bytes at Addr and stalls until they arrive.
+	Load
+	// Fence waits until all earlier stores have completed.
+	Fence
+	// Compute spends Cycles cycles without touching the bus.
+	Compute
+	// Call runs Fn; it retires when Fn returns true (Fn is called once
+	// per cycle until then), so a program can wait for a flag.
+	Call
+)
+
+// Op is one operation of a program.
+type Op struct {
+	Kind   Kind
+	Addr   uint64
+	Data   []byte
+	Len    int
+	Cycles int
+	Fn     func(now clock.Time) bool
+	// Done runs when the operation retires, with a load's data.
+	Done func(now clock.Time, data []byte)
+	// Label names the operation in traces ("" omits the record).
+	Label string
+}
+
+// Builder configures a CPU.
+type Builder struct {
+	env    *env.Env
+	clk    clock.Clock
+	issue  int
+	posted bool
+}
+
+// MakeBuilder returns a builder: 1 issue cycle per operation, posted
+// stores.
+func MakeBuilder() Builder { return Builder{issue: 1, posted: true} }
+
+// WithEnv sets the simulation (required).
+func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
+
+// WithClock sets the processor clock (required).
+func (b Builder) WithClock(c clock.Clock) Builder { b.clk = c; return b }
+
+// WithIssueCycles sets the processor cycles spent issuing each load or
+// store (instruction overhead before it reaches the write buffer).
+func (b Builder) WithIssueCycles(n int) Builder { b.issue = n; return b }
+
+// WithPostedStores sets whether stores retire at the write buffer (true) or
+// wait for the target's acknowledgement.
+func (b Builder) WithPostedStores(p bool) Builder { b.posted = p; return b }
+
+// Build creates the processor; attach it to a bus with Attach.
+func (b Builder) Build(name string) (*CPU, error) {
+	switch {
+	case b.env == nil:
+		return nil, errors.New(name + ": no env")
+	case !b.clk.Valid():
+		return nil, errors.New(name + ": no clock")
+	case b.issue < 1:
+		return nil, fmt.Errorf("%s: issue cycles %d must be at least 1", name, b.issue)
+	}
+	c := &CPU{env: b.env, issue: b.issue, posted: b.posted}
+	c.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, c)
+	c.sigState = b.env.Waves.String(name, "state")
+	c.sigState.SetString(0, "IDLE")
+	b.env.Register(c)
+	return c, nil
+}
+
+// CPU is a clocked in-order processor issuing uncached accesses.
+type CPU struct {
+	*clock.Ticking
+	env    *env.Env
+	ch     *mem.Channel
+	issue  int
+	posted bool
+
+	prog     []Op
+	pc       int
+	state    state
+	readyAt  clock.Time // issue or compute countdown end
+	startAt  clock.Time // when the current op began
+	waitReq  *mem.Req
+	acksDue  int // non-posted stores not yet acknowledged
+	seq      uint64
+	loadData []byte
+
+	retired   uint64
+	stallTime clock.Time
+
+	sigState *waves.Signal
+}
+
+type state uint8
+
+const (
+	sFetch state = iota
+	sIssue
+	sWait
+)
+
+// Attach connects the processor to its bus master channel.
+func (c *CPU) Attach(ch *mem.Channel) {
+	c.ch = ch
+	ch.ConnectMaster(c)
+}
+
+// Run appends operations to the program and wakes the processor.
+func (c *CPU) Run(ops ...Op) {
+	c.prog = append(c.prog, ops...)
+	c.Wake(c.Now())
+}
+
+// Retired returns the number of operations retired.
+func (c *CPU) Retired() uint64 { return c.retired }
+
+// StallTime returns the time spent waiting on loads, stores and fences.
+func (c *CPU) StallTime() clock.Time { return c.stallTime }
+
+// Tick implements clock.Ticker.
+func (c *CPU) Tick(now clock.Time) bool {
+	c.collect(now)
+	for {
+		if c.pc >= len(c.prog) {
+			c.sigState.SetString(now, "IDLE")
+			return false
+		}
+		op := &c.prog[c.pc]
+		switch c.state {
+		case sFetch:
+			c.startAt = now
+			c.state = sIssue
+			n := c.issue
+			if op.Kind == Compute {
+				n = op.Cycles
+			}
+			if op.Kind == Fence || op.Kind == Call {
+				n = 0
+			}
+			c.readyAt = c.Clock().After(now, clock.Cycle(max(n-1, 0)))
+			c.sigState.SetString(now, "ISSUE")
+			continue
+		case sIssue:
+			if now < c.readyAt {
+				c.WakeAt(c.readyAt)
+				return false
+			}
+			if !c.execute(now, op) {
+				return true // the bus or the condition is not ready
+			}
+			continue
+		case sWait:
+			if !c.waitDone(now, op) {
+				c.sigState.SetString(now, "STALL")
+				return c.ch == nil || op.Kind == Fence
+			}
+			c.retire(now, op)
+			continue
+		}
+	}
+}
+
+// collect takes upstream beats: load data and store acknowledgements.
+func (c *CPU) collect(now clock.Time) {
+	if c.ch == nil {
+		return
+	}
+	for {
+		b, ok := c.ch.Up.Pop(now)
+		if !ok {
+			return
+		}
+		if b.Err != "" {
+			c.env.Report(now, c.Name(), "cpu.buserror", "%v: %s", b.Req, b.Err)
+		}
+		if b.Req.Op == mem.Write {
+			c.acksDue--
+			continue
+		}
+		if b.Req == c.waitReq {
+			c.loadData = append(c.loadData, b.Data...)
+			if b.Last {
+				c.waitReq = nil
+			}
+		}
+	}
+}
+
+// execute issues the operation; false if it must retry next cycle.
+func (c *CPU) execute(now clock.Time, op *Op) bool {
+	switch op.Kind {
+	case Store, Load:
+		if c.ch == nil {
+			c.env.Report(now, c.Name(), "cpu.config", "access with no bus attached")
+			c.state = sWait
+			return true
+		}
+		if !c.ch.Down.CanPush(now) {
+			return false // write buffer full: the processor stalls
+		}
+		c.seq++
+		if op.Kind == Store {
+			req := &mem.Req{Op: mem.Write, Addr: op.Addr, Len: len(op.Data), Posted: c.posted,
+				Class: "pio", Master: c.Name(), Seq: c.seq}
+			beats := mem.WriteBeats(req, op.Data, c.ch.Width)
+			if len(beats) != 1 {
+				c.env.Report(now, c.Name(), "cpu.store", "store of %d bytes at %#x spans %d bus beats; split it", len(op.Data), op.Addr, len(beats))
+			}
+			c.ch.Down.Push(now, beats[0])
+			if !c.posted {
+				c.acksDue++
+				c.waitReq = req
+			}
+		} else {
+			req := &mem.Req{Op: mem.Read, Addr: op.Addr, Len: op.Len, Class: "pio", Master: c.Name(), Seq: c.seq}
+			c.ch.Down.Push(now, mem.Beat{Req: req, First: true, Last: true})
+			c.waitReq = req
+			c.loadData = nil
+		}
+	case Call:
+		if !op.Fn(now) {
+			return false
+		}
+	}
+	c.state = sWait
+	return true
+}
+
+func (c *CPU) waitDone(now clock.Time, op *Op) bool {
+	switch op.Kind {
+	case Load:
+		return c.waitReq == nil
+	case Store:
+		return c.posted || c.acksDue == 0
+	case Fence:
+		return c.acksDue == 0 && (c.ch == nil || c.ch.Down.Len() == 0)
+	}
+	return true
+}
+
+func (c *CPU) retire(now clock.Time, op *Op) {
+	c.retired++
+	if op.Kind != Compute {
+		c.stallTime += now - c.startAt
+	}
+	if op.Label != "" && c.env.Trace.Enabled() {
+		fields := []trace.Field{trace.Str("op", op.Label), trace.Uint("cycles", uint64(c.Clock().CycleAt(now)-c.Clock().CycleAt(c.startAt)))}
+		switch op.Kind {
+		case Store:
+			fields = append(fields, trace.Addr("addr", op.Addr), trace.Hash("hash", op.Data))
+		case Load:
+			fields = append(fields, trace.Addr("addr", op.Addr), trace.Hash("hash", c.loadData))
+		}
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cpu.retire", fields...)
+	}
+	if op.Done != nil {
+		op.Done(now, c.loadData)
+	}
+	c.pc++
+	c.state = sFetch
+}
+
+// Idle implements check.Unit.
+func (c *CPU) Idle() bool { return c.pc >= len(c.prog) && c.acksDue == 0 }
+
+// State implements check.Unit.
+func (c *CPU) State() string {
+	if c.pc >= len(c.prog) {
+		return fmt.Sprintf("program done, %d store acks due", c.acksDue)
+	}
+	return fmt.Sprintf("at op %d of %d (kind %d, state %d), waiting for %v", c.pc, len(c.prog), c.prog[c.pc].Kind, c.state, c.waitReq)
+}

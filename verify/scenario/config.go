@@ -1,0 +1,166 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Params are a scenario's parameters: a pointer to a struct whose fields
+// carry `toml` tags (nested structs are tables: key "fifo.depth" is field
+// Depth of table fifo). Validate names the offending key in its errors.
+type Params interface {
+	Validate() error
+}
+
+// Configure overrides the embedded defaults in p, first with the TOML file
+// (if file is not empty), then with each "key=value" of sets, in order.
+// Decoding is strict: an unknown key, a value of the wrong type or a
+// malformed file is an error naming the key and where it came from. Finally
+// p.Validate rejects impossible values.
+func Configure(p Params, file string, sets []string) error {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("config %s: %w", file, unwrapPath(err))
+		}
+		if err := decode(p, data); err != nil {
+			return fmt.Errorf("config %s%s", file, err)
+		}
+	}
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return fmt.Errorf("--set %q: want key=value", s)
+		}
+		if !validKey.MatchString(key) {
+			return fmt.Errorf("--set %q: malformed key %q", s, key)
+		}
+		doc := key + " = " + tomlValue(strings.TrimSpace(val))
+		if err := decode(p, []byte(doc)); err != nil {
+			return fmt.Errorf("--set %s%s", s, stripLine(err))
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("invalid parameter %w", err)
+	}
+	return nil
+}
+
+var validKey = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+
+// tomlValue returns v as TOML: as written if it parses as a TOML value
+// (number, boolean, quoted string, array), else as a quoted string, so that
+// --set bus.preset=pci64 works without quotes.
+func tomlValue(v string) string {
+	var probe struct {
+		V any `toml:"v"`
+	}
+	if v != "" && toml.Unmarshal([]byte("v = "+v), &probe) == nil {
+		return v
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+var typeMsg = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (.+)$`)
+
+// decode applies a TOML document to p strictly; the error starts with
+// ":<line>: " (or ": ") and names the key.
+func decode(p Params, data []byte) error {
+	d := toml.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	err := d.Decode(p)
+	if err == nil {
+		return nil
+	}
+	var sm *toml.StrictMissingError
+	if errors.As(err, &sm) && len(sm.Errors) > 0 {
+		e := sm.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf(":%d: unknown key %s", row, strings.Join(e.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := typeMsg.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("want %s, got a TOML %s", describeType(m[2]), m[1])
+		}
+		if k := de.Key(); len(k) > 0 {
+			return fmt.Errorf(":%d: key %s: %s", row, strings.Join(k, "."), msg)
+		}
+		return fmt.Errorf(":%d: %s", row, msg)
+	}
+	return fmt.Errorf(": %v", err)
+}
+
+func describeType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	}
+	return "a table"
+}
+
+// stripLine drops the ":1" line number of a one-line --set document.
+func stripLine(err error) string {
+	s := err.Error()
+	if strings.HasPrefix(s, ":1:") {
+		return ":" + s[3:]
+	}
+	return s
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Dump renders p as TOML (the effective configuration of a run).
+func Dump(p Params) (string, error) {
+	b, err := toml.Marshal(p)
+	return string(b), err
+}
+
+// KeyError is a validation error about one key.
+type KeyError struct {
+	Key string
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+// Check returns a *KeyError for key when bad is true.
+func Check(bad bool, key, format string, args ...any) error {
+	if !bad {
+		return nil
+	}
+	return &KeyError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// FirstError returns the first non-nil error.
+func FirstError(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+// Package scenario is the frame every runnable nisim system plugs into: a
+// Scenario has a name, a one-line summary, embedded default parameters
+// (overridable by a strict TOML config file and --set key=value) and a Run
+// function that builds the model in an Env, runs it and returns a Report of
+// model figures next to the papers' figures and of pass/fail checks. Exec
+// wires the waveform registry and the trace recorder to output files that
+// appear atomically.
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nisim/nisim/internal/atomicfile"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Scenario is one runnable system.
+type Scenario struct {
+	Name    string
+	Summary string
+	// Defaults returns fresh default parameters.
+	Defaults func() Params
+	// Run builds and runs the model in e with parameters p.
+	Run func(e *env.Env, p Params) (*Report, error)
+}
+
+// Row is one figure of a report: the model's value and, where the papers
+// give one, the reference value and its source.
+type Row struct {
+	Metric string
+	Model  string
+	Paper  string
+	Source string
+}
+
+// CheckResult is one pass/fail check of a run.
+type CheckResult struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Report is what a scenario run found.
+type Report struct {
+	Title  string
+	Rows   []Row
+	Checks []CheckResult
+	// Filled in by Exec.
+	Result env.Result
+	Seed   uint64
+}
+
+// Add appends a figure.
+func (r *Report) Add(metric, model, paper, source string) {
+	r.Rows = append(r.Rows, Row{metric, model, paper, source})
+}
+
+// Check appends a check.
+func (r *Report) Check(name string, ok bool, format string, args ...any) {
+	r.Checks = append(r.Checks, CheckResult{name, ok, fmt.Sprintf(format, args...)})
+}
+
+// Failed reports whether a check failed.
+func (r *Report) Failed() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Print writes the report as aligned text.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "%s\n", r.Title)
+	fmt.Fprintf(w, "simulated %v (%d events), seed %d\n\n", r.Result.End, r.Result.Events, r.Seed)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tmodel\tpaper\tsource")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.Metric, row.Model, dash(row.Paper), dash(row.Source))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, c := range r.Checks {
+		mark := "PASS"
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.Name, c.Detail)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Options are the outputs and observers of one run.
+type Options struct {
+	Seed uint64
+	// VCD is the path of a waveform dump ("" for none).
+	VCD string
+	// Select and Exclude pick signals (waves.Options); From and To bound
+	// the dumped window.
+	Select, Exclude []string
+	From, To        clock.Time
+	// Trace is the path of a transaction trace ("" for none).
+	Trace string
+	// KeepTrace keeps the trace records in memory (Report callers and
+	// tests read them from the returned env).
+	KeepTrace bool
+	// Comment goes into the VCD and trace headers.
+	Comment string
+	// TimeLimit bounds the run (0: none).
+	TimeLimit clock.Time
+}
+
+// Exec runs s with parameters p. Output files are created before the run
+// (so an unwritable path fails at once) and renamed into place only when the
+// run has finished; on error they are removed. The returned error is a
+// setup or output error; checker violations and failed checks are in the
+// report (see Report.Failed) and in violations.
+func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations error, err error) {
+	var files []*atomicfile.File
+	abort := func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}
+	var reg *waves.Registry
+	var rec *trace.Recorder
+	if o.VCD != "" {
+		f, err := atomicfile.Create(o.VCD)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		files = append(files, f)
+		reg = waves.NewRegistry(waves.Options{Select: o.Select, Exclude: o.Exclude, From: o.From, To: o.To})
+		if err := reg.DumpVCD(f, waves.VCDOptions{Comment: o.Comment}); err != nil {
+			abort()
+			return nil, nil, nil, err
+		}
+	}
+	if o.Trace != "" {
+		f, err := atomicfile.Create(o.Trace)
+		if err != nil {
+			abort()
+			return nil, nil, nil, err
+		}
+		files = append(files, f)
+		rec = trace.NewStreamRecorder(f, o.Comment)
+		if o.KeepTrace {
+			rec.KeepAlso()
+		}
+	} else if o.KeepTrace {
+		rec = trace.NewRecorder()
+	}
+	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit})
+	rep, runErr := s.Run(e, p)
+	if rep == nil {
+		abort()
+		if runErr == nil {
+			runErr = errors.New("scenario returned no report")
+		}
+		return nil, e, nil, fmt.Errorf("%s: %w", s.Name, runErr)
+	}
+	rep.Seed = o.Seed
+	end := e.Now()
+	var outErrs []error
+	if err := reg.Close(end); err != nil {
+		outErrs = append(outErrs, err)
+	}
+	if err := rec.Close(); err != nil {
+		outErrs = append(outErrs, err)
+	}
+	if len(outErrs) > 0 {
+		abort()
+		return rep, e, runErr, errors.Join(outErrs...)
+	}
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			abort()
+			return rep, e, runErr, err
+		}
+	}
+	return rep, e, runErr, nil
+}
+
+// Catalog is an ordered set of scenarios.
+type Catalog []*Scenario
+
+// Lookup returns the named scenario or an error listing the known names.
+func (c Catalog) Lookup(name string) (*Scenario, error) {
+	var names []string
+	for _, s := range c {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+}
