@@ -240,4 +240,3 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
-
