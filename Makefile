@@ -1,0 +1,41 @@
+# nisim: cycle-level models of 1990s cluster network interfaces.
+# `make run` and `make test` work on a fresh machine with only Go installed.
+
+GO       ?= go
+NISIM    := bin/nisim
+OUT      := out
+PKGS     := ./...
+
+.PHONY: help run test bench lint golden build clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+build: ## build the nisim command into bin/
+	$(GO) build -o $(NISIM) ./cmd/nisim
+
+run: build ## run the main job: the demo scenario, with a waveform and a trace in out/
+	@mkdir -p $(OUT)
+	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
+	$(NISIM) vcd lint $(OUT)/demo.vcd
+	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
+
+test: ## run every test suite (what CI runs)
+	$(GO) test -count=1 $(PKGS)
+
+bench: ## run the benchmarks and print a table of simulation rates
+	@mkdir -p $(OUT)
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS) > $(OUT)/bench.txt
+	@$(GO) run ./internal/benchtable < $(OUT)/bench.txt
+
+lint: ## check formatting (gofmt) and run go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+golden: ## regenerate the golden traces (never run by CI); review and explain the diff in the commit
+	NISIM_UPDATE_GOLDEN=1 $(GO) test -count=1 $(PKGS) -ginkgo.label-filter=golden
+	@git status --short -- '*testdata*' || true
+
+clean: ## remove build and run outputs
+	rm -rf bin $(OUT)

@@ -1,0 +1,13 @@
+package demo_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestDemo(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/scenario/demo")
+}

@@ -1,0 +1,170 @@
+package demo_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/demo"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+	"github.com/nisim/nisim/waves/vcd"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// goldenPath is the reviewed trace of `make run` (demo defaults, seed 1).
+const goldenPath = "testdata/demo.trace"
+
+// goldenComments explain why the golden trace is right; `make golden`
+// keeps the comments of an existing file.
+var goldenComments = []string{
+	"demo scenario, embedded defaults, seed 1 (the trace `make run` writes to out/demo.trace)",
+	"Rules the records follow (see the package docs of rtl/bus, rtl/mem, rtl/dma, rtl/link):",
+	"- 64 posted 4-byte PIO stores over 32-bit 33 MHz PCI: one bus.pio.write each, 4 bus cycles apart",
+	"  (hidden arbitration: address, medium-DEVSEL decode, data, idle), each followed by an NI.Sram mem.write",
+	"- the fence retires when the write buffer is empty; the read-back is a bus.pio.read of 4 bytes with the",
+	"  same hash as the first store",
+	"- three doorbell stores (regs.write at 0x0, 0x4, 0x8) start the host DMA: 8 bus.dma.read bursts of 256 bytes",
+	"  (64 data phases each) from Host.Mem at 0x100000.., each burst then written into NI.Sram",
+	"- the send DMA streams 2304 bytes; the link carries 5 packets (4 x 512 + 256 bytes) of 32-byte flits;",
+	"  Remote.RecvDma writes them to Remote.Sram and completes with the hash of all PIO and DMA data",
+}
+
+func runDemo(dir string, sets ...string) (*scenario.Report, []trace.Record, error) {
+	p := demo.Defaults()
+	Expect(scenario.Configure(p, "", sets)).To(Succeed())
+	rep, e, violations, err := scenario.Exec(demo.Scenario(), p, scenario.Options{
+		Seed: 1, VCD: filepath.Join(dir, "demo.vcd"), Trace: filepath.Join(dir, "demo.trace"),
+		KeepTrace: true, Comment: "nisim run demo, seed 1",
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return rep, e.Trace.Records(), violations
+}
+
+var _ = Describe("demo scenario", func() {
+	It("delivers every byte and passes its checks", func() {
+		rep, _, violations := runDemo(GinkgoT().TempDir())
+		Expect(violations).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		Expect(rep.Checks).To(HaveLen(4))
+	})
+
+	It("matches the golden trace", Label("golden"), func() {
+		dir := GinkgoT().TempDir()
+		_, recs, violations := runDemo(dir)
+		Expect(violations).NotTo(HaveOccurred())
+		Expect(vtest.Golden(goldenPath, recs, goldenComments...)).To(Succeed())
+	})
+
+	It("fails against a golden with one changed record", func() {
+		if trace.Updating() {
+			Skip("goldens are being regenerated")
+		}
+		dir := GinkgoT().TempDir()
+		_, recs, _ := runDemo(dir)
+		golden, err := os.ReadFile(goldenPath)
+		Expect(err).NotTo(HaveOccurred())
+		// Change the length of the first DMA burst read from 256 to 128.
+		wrong := bytes.Replace(golden, []byte("bus.dma.read master=HostDma target=HostMem addr=0x100000 len=256"),
+			[]byte("bus.dma.read master=HostDma target=HostMem addr=0x100000 len=128"), 1)
+		Expect(wrong).NotTo(Equal(golden))
+		path := filepath.Join(dir, "wrong.trace")
+		Expect(os.WriteFile(path, wrong, 0o644)).To(Succeed())
+		err = trace.CheckGolden(path, recs)
+		var m *trace.Mismatch
+		Expect(err).To(BeAssignableToTypeOf(m))
+		Expect(err.Error()).To(ContainSubstring("len=128"))
+		Expect(err.Error()).To(ContainSubstring("len=256"))
+	})
+
+	It("writes byte-identical traces and waveforms on every run, whatever GOMAXPROCS", func() {
+		prev := runtime.GOMAXPROCS(0)
+		DeferCleanup(runtime.GOMAXPROCS, prev)
+		var traces, vcds [][]byte
+		for _, procs := range []int{1, max(4, prev), 1} {
+			runtime.GOMAXPROCS(procs)
+			dir := GinkgoT().TempDir()
+			runDemo(dir)
+			t, err := os.ReadFile(filepath.Join(dir, "demo.trace"))
+			Expect(err).NotTo(HaveOccurred())
+			v, err := os.ReadFile(filepath.Join(dir, "demo.vcd"))
+			Expect(err).NotTo(HaveOccurred())
+			traces, vcds = append(traces, t), append(vcds, v)
+		}
+		Expect(traces[1]).To(Equal(traces[0]))
+		Expect(traces[2]).To(Equal(traces[0]))
+		Expect(vcds[1]).To(Equal(vcds[0]))
+		Expect(vcds[2]).To(Equal(vcds[0]))
+	})
+
+	It("dumps a strictly valid waveform showing bus phases, DMA states, FIFO occupancy and credits", func() {
+		dir := GinkgoT().TempDir()
+		runDemo(dir)
+		f, err := vcd.ParseFile(filepath.Join(dir, "demo.vcd"))
+		Expect(err).NotTo(HaveOccurred())
+		values := func(name string) []string {
+			ch, err := f.Changes(name)
+			Expect(err).NotTo(HaveOccurred())
+			var out []string
+			for _, c := range ch {
+				out = append(out, c.Value.String())
+			}
+			return out
+		}
+		Expect(values("Host.Bus.phase")).To(ContainElements("sARB", "sADDR", "sDECODE", "sDATA", "sWAIT", "sTURN"))
+		Expect(values("NI.HostDma.state")).To(ContainElements("sSETUP", "sMOVE", "sIDLE"))
+		numbers := func(name string) []uint64 {
+			ch, err := f.Changes(name)
+			Expect(err).NotTo(HaveOccurred())
+			var out []uint64
+			for _, c := range ch {
+				v, ok := c.Value.Uint()
+				Expect(ok).To(BeTrue())
+				out = append(out, v)
+			}
+			return out
+		}
+		Expect(numbers("NI.TxFifo.occupancy")).To(ContainElement(uint64(1)))
+		// The link credits of VC 0 start at 8 and are spent and returned.
+		credits := numbers("Link.AB.credits0")
+		Expect(credits[0]).To(Equal(uint64(8)))
+		Expect(credits).To(ContainElement(uint64(7)))
+	})
+
+	It("selects signals and a time window", func() {
+		dir := GinkgoT().TempDir()
+		p := demo.Defaults()
+		_, _, _, err := scenario.Exec(demo.Scenario(), p, scenario.Options{Seed: 1,
+			VCD: filepath.Join(dir, "sel.vcd"), Select: []string{"Host.Bus"}, From: 10_000_000, To: 20_000_000})
+		Expect(err).NotTo(HaveOccurred())
+		f, err := vcd.ParseFile(filepath.Join(dir, "sel.vcd"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, v := range f.Vars {
+			Expect(v.FullName()).To(HavePrefix("Host.Bus."))
+		}
+		ch, err := f.Changes("Host.Bus.phase")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ch[0].Time).To(Equal(int64(10_000_000)))
+		Expect(f.EndTime).To(BeNumerically("<=", 20_000_000))
+	})
+
+	DescribeTable("rejects impossible parameters, naming the key",
+		func(set, key string) {
+			err := scenario.Configure(demo.Defaults(), "", []string{set})
+			Expect(err).To(MatchError(ContainSubstring(key)))
+		},
+		Entry("zero FIFO depth", "ni.fifo_depth=0", "ni.fifo_depth"),
+		Entry("negative FIFO width", "ni.fifo_width=-8", "ni.fifo_width"),
+		Entry("zero link rate", "link.bytes_per_cycle=0", "link.bytes_per_cycle"),
+		Entry("zero frequency", "ni.clock=\"0MHz\"", "ni.clock"),
+		Entry("burst larger than the FIFO", "ni.dma_burst=1024", "larger than the FIFO"),
+		Entry("store wider than the bus", "workload.store_bytes=8", "workload.store_bytes"),
+		Entry("unknown bus", "bus.preset=isa", "bus.preset"),
+		Entry("unknown key", "ni.fifo_dpth=4", "unknown key ni.fifo_dpth"),
+		Entry("wrong type", "ni.fifo_depth=\"deep\"", "want an integer"),
+	)
+})
