@@ -46,6 +46,7 @@ type Ticking struct {
 	clk     Clock
 	ticker  Ticker
 	pending []Time // edges with a scheduled tick event, ascending
+	free    []*tickEvent
 	last    Time   // edge of the last tick, -1 before the first
 	ticks   uint64
 }
@@ -116,12 +117,17 @@ func (c *Ticking) Handle(e sim.Event) error {
 	if i, ok := slices.BinarySearch(c.pending, now); ok {
 		c.pending = slices.Delete(c.pending, i, i+1)
 	}
-	if now == c.last || (c.stop != nil && c.stop.Stopped(now)) {
-		return nil
+	progress := false
+	if now != c.last && (c.stop == nil || !c.stop.Stopped(now)) {
+		c.last = now
+		c.ticks++
+		progress = c.ticker.Tick(now)
 	}
-	c.last = now
-	c.ticks++
-	if c.ticker.Tick(now) {
+	if te, ok := e.(*tickEvent); ok {
+		// The engine has popped the event and never looks at it again.
+		c.free = append(c.free, te)
+	}
+	if progress {
 		c.schedule(c.clk.NextEdge(now))
 	}
 	return nil
@@ -136,7 +142,14 @@ func (c *Ticking) schedule(t Time) {
 		return
 	}
 	c.pending = slices.Insert(c.pending, i, t)
-	c.engine.Schedule(&tickEvent{t: ToSim(t), h: c})
+	var ev *tickEvent
+	if n := len(c.free); n > 0 {
+		ev, c.free = c.free[n-1], c.free[:n-1]
+		ev.t = ToSim(t)
+	} else {
+		ev = &tickEvent{t: ToSim(t), h: c}
+	}
+	c.engine.Schedule(ev)
 }
 
 // tickEvent is a primary event without an Akita ID: drawing IDs from Akita's

@@ -1,0 +1,135 @@
+// Command benchtable turns `go test -bench` output (on standard input) into
+// the table `make bench` prints: every benchmark's rate, then the targets of
+// the foundation issue checked as ratios.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// result is one benchmark line.
+type result struct {
+	name    string
+	nsPerOp float64
+	metrics map[string]float64 // unit -> value
+	units   []string
+}
+
+var procSuffix = regexp.MustCompile(`-\d+$`)
+
+func main() {
+	var results []result
+	var machine []string
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, k := range []string{"goos:", "goarch:", "cpu:"} {
+			if strings.HasPrefix(line, k) && !contains(machine, line) {
+				machine = append(machine, line)
+			}
+		}
+		if !strings.HasPrefix(line, "Benchmark") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		r := result{name: procSuffix.ReplaceAllString(strings.TrimPrefix(f[0], "Benchmark"), ""), metrics: map[string]float64{}}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			if f[i+1] == "ns/op" {
+				r.nsPerOp = v
+				continue
+			}
+			if f[i+1] == "B/op" || f[i+1] == "allocs/op" {
+				continue
+			}
+			r.metrics[f[i+1]] = v
+			r.units = append(r.units, f[i+1])
+		}
+		results = append(results, r)
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no benchmark results on standard input")
+		os.Exit(1)
+	}
+	fmt.Printf("nisim benchmarks (%s)\n\n", strings.Join(machine, ", "))
+	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "benchmark\trate\tns/op\t")
+	for _, r := range results {
+		rate := "-"
+		if len(r.units) > 0 {
+			u := r.units[0]
+			rate = human(r.metrics[u]) + " " + u
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t\n", r.name, rate, r.nsPerOp)
+	}
+	tw.Flush()
+
+	get := func(name, unit string) (float64, bool) {
+		for _, r := range results {
+			if r.name == name {
+				if unit == "ns/op" {
+					return r.nsPerOp, true
+				}
+				v, ok := r.metrics[unit]
+				return v, ok
+			}
+		}
+		return 0, false
+	}
+	fmt.Println("\ntargets")
+	if off, ok1 := get("Demo/waves-off", "pci-cycles/s"); ok1 {
+		if on, ok2 := get("Demo/waves-on", "pci-cycles/s"); ok2 {
+			verdict(fmt.Sprintf("demo with a full dump runs at %.2f of its speed without (target >= 0.5)", on/off), on/off >= 0.5)
+		}
+	}
+	if v, ok := get("VCDWriter", "changes/s"); ok {
+		verdict(fmt.Sprintf("VCD writer: %s value changes/s (target >= 5M)", human(v)), v >= 5e6)
+	}
+	if none, ok1 := get("FIFOSignals/none", "ns/op"); ok1 {
+		if unsel, ok2 := get("FIFOSignals/unselected", "ns/op"); ok2 {
+			verdict(fmt.Sprintf("FIFO push+pop with signals disabled: %.1f ns with no registry, %.1f ns with a registry that selects none of them (ratio %.2f: a nil check)",
+				none, unsel, unsel/none), unsel/none < 1.15)
+		}
+	}
+}
+
+func verdict(msg string, ok bool) {
+	mark := "ok  "
+	if !ok {
+		mark = "MISS"
+	}
+	fmt.Printf("  %s %s\n", mark, msg)
+}
+
+func human(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
