@@ -133,10 +133,18 @@ func (c *CPU) Attach(ch *mem.Channel) {
 	ch.ConnectMaster(c)
 }
 
-// Run appends operations to the program and wakes the processor.
+// Run sets the program up before the simulation runs: the processor
+// starts it at its first edge.
 func (c *CPU) Run(ops ...Op) {
 	c.prog = append(c.prog, ops...)
-	c.Wake(c.Now())
+	c.Start()
+}
+
+// Append adds operations while the simulation runs (from another
+// component's tick at now); the processor sees them at its next edge.
+func (c *CPU) Append(now clock.Time, ops ...Op) {
+	c.prog = append(c.prog, ops...)
+	c.Wake(now)
 }
 
 // Retired returns the number of operations retired.

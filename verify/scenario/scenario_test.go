@@ -1,0 +1,138 @@
+package scenario_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/trace"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+type params struct {
+	Name string  `toml:"name"`
+	Rate float64 `toml:"rate"`
+	On   bool    `toml:"on"`
+	Fifo struct {
+		Depth int `toml:"depth"`
+	} `toml:"fifo"`
+}
+
+func (p *params) Validate() error {
+	return scenario.Check(p.Fifo.Depth < 1, "fifo.depth", "must be at least 1 (got %d)", p.Fifo.Depth)
+}
+
+func defaults() *params {
+	p := &params{Name: "x", Rate: 0.5}
+	p.Fifo.Depth = 4
+	return p
+}
+
+var _ = Describe("Configure", func() {
+	It("keeps defaults, applies the file, then each --set in order", func() {
+		dir := GinkgoT().TempDir()
+		f := filepath.Join(dir, "c.toml")
+		Expect(os.WriteFile(f, []byte("rate = 2.5\n[fifo]\ndepth = 8\n"), 0o644)).To(Succeed())
+		p := defaults()
+		Expect(scenario.Configure(p, f, []string{"fifo.depth=16", "name=pci64", "on=true", "fifo.depth=32"})).To(Succeed())
+		Expect(p.Rate).To(Equal(2.5))
+		Expect(p.Fifo.Depth).To(Equal(32))
+		Expect(p.Name).To(Equal("pci64")) // unquoted strings are taken as strings
+		Expect(p.On).To(BeTrue())
+	})
+
+	DescribeTable("rejects bad input, naming the key and the place",
+		func(file string, sets []string, msg string) {
+			dir := GinkgoT().TempDir()
+			path := ""
+			if file != "" {
+				path = filepath.Join(dir, "c.toml")
+				Expect(os.WriteFile(path, []byte(file), 0o644)).To(Succeed())
+			}
+			err := scenario.Configure(defaults(), path, sets)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(msg))
+		},
+		Entry("unknown key in a file", "[fifo]\ndepht = 3\n", nil, "c.toml:2: unknown key fifo.depht"),
+		Entry("wrong type in a file", "\n\nrate = \"fast\"\n", nil, "c.toml:3: key rate: want a number, got a TOML string"),
+		Entry("malformed file", "[fifo\n", nil, "c.toml:1:"),
+		Entry("unknown key in --set", "", []string{"fifo.width=3"}, "--set fifo.width=3: unknown key fifo.width"),
+		Entry("wrong type in --set", "", []string{"fifo.depth=1.5"}, "key fifo.depth: want an integer, got a TOML float"),
+		Entry("table given a value", "", []string{"fifo=3"}, "key fifo: want a table"),
+		Entry("no =", "", []string{"fifo.depth"}, "want key=value"),
+		Entry("bad key", "", []string{"fifo..depth=1"}, "malformed key"),
+		Entry("impossible value", "", []string{"fifo.depth=0"}, "invalid parameter fifo.depth: must be at least 1 (got 0)"),
+	)
+
+	It("reports an unreadable file", func() {
+		err := scenario.Configure(defaults(), "/nonexistent/c.toml", nil)
+		Expect(err).To(MatchError("config /nonexistent/c.toml: no such file or directory"))
+	})
+
+	It("dumps parameters that read back to the same values", func() {
+		p := defaults()
+		p.Fifo.Depth = 9
+		text, err := scenario.Dump(p)
+		Expect(err).NotTo(HaveOccurred())
+		f := filepath.Join(GinkgoT().TempDir(), "d.toml")
+		Expect(os.WriteFile(f, []byte(text), 0o644)).To(Succeed())
+		q := &params{}
+		Expect(scenario.Configure(q, f, nil)).To(Succeed())
+		Expect(q).To(Equal(p))
+	})
+})
+
+var _ = Describe("Exec", func() {
+	tiny := &scenario.Scenario{
+		Name:     "tiny",
+		Defaults: func() scenario.Params { return defaults() },
+		Run: func(e *env.Env, p scenario.Params) (*scenario.Report, error) {
+			s := e.Waves.Integer("Tiny", "depth", 8)
+			s.Set(0, uint64(p.(*params).Fifo.Depth))
+			e.Trace.Emit(1000, 1, "Tiny", "tiny.done", trace.Int("depth", int64(p.(*params).Fifo.Depth)))
+			res, err := e.Run()
+			rep := &scenario.Report{Title: "tiny", Result: res}
+			rep.Check("ran", true, "yes")
+			return rep, err
+		},
+	}
+
+	It("writes complete outputs and nothing else", func() {
+		dir := GinkgoT().TempDir()
+		v, t := filepath.Join(dir, "t.vcd"), filepath.Join(dir, "t.trace")
+		rep, _, viol, err := scenario.Exec(tiny, defaults(), scenario.Options{VCD: v, Trace: t, Seed: 3})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(viol).NotTo(HaveOccurred())
+		Expect(rep.Seed).To(Equal(uint64(3)))
+		entries, _ := os.ReadDir(dir)
+		Expect(entries).To(HaveLen(2))
+		recs, err := trace.ReadFile(t)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recs).To(HaveLen(1))
+		b, _ := os.ReadFile(v)
+		Expect(string(b)).To(ContainSubstring("$var integer 8 ! depth $end"))
+	})
+
+	It("leaves no file behind when the scenario cannot be built", func() {
+		dir := GinkgoT().TempDir()
+		broken := *tiny
+		broken.Run = func(*env.Env, scenario.Params) (*scenario.Report, error) { return nil, errors.New("no such board") }
+		_, _, _, err := scenario.Exec(&broken, defaults(), scenario.Options{VCD: filepath.Join(dir, "t.vcd"), Trace: filepath.Join(dir, "t.trace")})
+		Expect(err).To(MatchError("tiny: no such board"))
+		entries, _ := os.ReadDir(dir)
+		Expect(entries).To(BeEmpty())
+	})
+
+	It("finds scenarios by name and lists the known ones otherwise", func() {
+		c := scenario.Catalog{tiny}
+		s, err := c.Lookup("tiny")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s).To(BeIdenticalTo(tiny))
+		_, err = c.Lookup("big")
+		Expect(err).To(MatchError(`unknown scenario "big" (known: tiny)`))
+	})
+})
