@@ -47,7 +47,7 @@ type Ticking struct {
 	ticker  Ticker
 	pending []Time // edges with a scheduled tick event, ascending
 	free    []*tickEvent
-	last    Time   // edge of the last tick, -1 before the first
+	last    Time // edge of the last tick, -1 before the first
 	ticks   uint64
 }
 
