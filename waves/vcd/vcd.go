@@ -7,42 +7,24 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nisim/nisim/waves"
 )
 
-// Kind classifies a variable by the values it takes.
-type Kind uint8
+// Kind classifies a variable by the values it takes; it is the writer's
+// waves.Kind. Wire covers every 4-state bit-vector type (the IEEE net and
+// register types, parameter, time, event, and SystemVerilog logic, bit and
+// enum), Integer the integer types, Real real/realtime/shortreal, and
+// String GTKWave's "$var string" extension.
+type Kind = waves.Kind
 
 // Variable kinds.
 const (
-	// Wire is any 4-state bit-vector variable: the IEEE net and register
-	// types (wire, reg, tri, supply0, ..., parameter, time, event) and the
-	// SystemVerilog logic, bit and enum. Its values are scalars or vectors.
-	Wire Kind = iota
-	// Integer is an "integer" variable (or a SystemVerilog int, shortint,
-	// longint or byte). Its values are vectors, like a Wire's.
-	Integer
-	// Real is a real, realtime or shortreal variable; its values are "r"
-	// changes.
-	Real
-	// String is GTKWave's "$var string" extension; its values are "s"
-	// changes.
-	String
+	Wire    = waves.Wire
+	Integer = waves.Integer
+	Real    = waves.Real
+	String  = waves.String
 )
-
-// String returns the kind's name: "wire", "integer", "real" or "string".
-func (k Kind) String() string {
-	switch k {
-	case Wire:
-		return "wire"
-	case Integer:
-		return "integer"
-	case Real:
-		return "real"
-	case String:
-		return "string"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
 
 // Var is one declared variable ($var).
 type Var struct {
