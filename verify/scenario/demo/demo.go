@@ -14,6 +14,7 @@ package demo
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/nisim/nisim/host/cpu"
@@ -24,6 +25,7 @@ import (
 	"github.com/nisim/nisim/rtl/fifo"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/scenario"
 )
 
@@ -71,6 +73,7 @@ type System struct {
 	RxFifo   *fifo.FIFO[[]byte]
 	RecvDMA  *dma.Engine
 	Remote   *mem.Memory
+	packets  *check.Conservation[uint64]
 	pioData  []byte
 	dmaData  []byte
 	times    times
@@ -142,6 +145,10 @@ func Build(e *env.Env, p *Params) (*System, error) {
 	total := p.Workload.PIOBytes + p.Workload.DMABytes
 	s.Out = newLinkOut(e, "NI.LinkOut", r.ni, s.TxFifo, s.Link.From(link.A), p.Link.FlitBytes, p.Link.PacketBytes, total)
 	s.In = newLinkIn(e, "Remote.LinkIn", r.ni, s.Link.From(link.A), s.RxFifo, p.NI.FifoWidth)
+	// Always-on checkers: every packet arrives exactly once, in order.
+	s.packets = check.NewConservation[uint64](e.Monitor, "Demo.Packets")
+	s.Out.packets, s.In.packets = s.packets, s.packets
+	s.In.order = check.NewOrdering[int](e.Monitor, "Demo.PacketOrder")
 	if err := s.wire(p); err != nil {
 		return nil, err
 	}
@@ -242,6 +249,11 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 		return nil, err
 	}
 	res, runErr := e.Run()
+	before := e.Monitor.Count()
+	s.packets.Finish(res.End)
+	if e.Monitor.Count() > before {
+		runErr = errors.Join(runErr, e.Monitor.Err())
+	}
 	rep := s.report(p, res)
 	rep.Result = res
 	return rep, runErr
@@ -262,6 +274,8 @@ func (s *System) report(p *Params, res env.Result) *scenario.Report {
 	rep.Check("PIO read-back", bytes.Equal(s.readback, s.pioData[:min(w.StoreBytes, len(s.pioData))]),
 		"the load returned the first stored word")
 	rep.Check("descriptors accepted", t.dmaSubmitted && t.sendSubmitted && t.recvAccepted, "every DMA queue had room")
+	sent, recv, _ := s.packets.Counts()
+	rep.Check("packets", sent == recv && sent > 0, "%d sent, %d received once each, in order", sent, recv)
 	crc := s.Link.From(link.A).Stats().CRCErrors
 	rep.Check("link CRC", crc == 0, "%d packets failed the CRC check", crc)
 

@@ -50,7 +50,7 @@ var _ = Describe("demo scenario", func() {
 		rep, _, violations := runDemo(GinkgoT().TempDir())
 		Expect(violations).NotTo(HaveOccurred())
 		Expect(rep.Failed()).To(BeFalse())
-		Expect(rep.Checks).To(HaveLen(4))
+		Expect(rep.Checks).To(HaveLen(5))
 	})
 
 	It("matches the golden trace", Label("golden"), func() {

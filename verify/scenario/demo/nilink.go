@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/fifo"
 	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/waves"
 )
 
@@ -29,6 +30,7 @@ type LinkOut struct {
 	inPkt    int // bytes of the current packet already sent
 	seq      int
 	sigState *waves.Signal
+	packets  *check.Conservation[uint64] // shared with LinkIn
 }
 
 func newLinkOut(e *env.Env, name string, clk clock.Clock, in *fifo.FIFO[[]byte], out *link.Dir, flitBytes, pktBytes, total int) *LinkOut {
@@ -78,6 +80,7 @@ func (o *LinkOut) send(now clock.Time) bool {
 	o.inPkt += n
 	o.seq++
 	if f.Tail {
+		o.packets.Sent(now, f.Packet)
 		o.pkt++
 		o.inPkt, o.seq = 0, 0
 	}
@@ -98,6 +101,8 @@ func (o *LinkOut) State() string {
 // retransmission).
 type LinkIn struct {
 	*clock.Ticking
+	packets *check.Conservation[uint64]
+	order   *check.Ordering[int]
 	env     *env.Env
 	in      *link.Dir
 	out     *fifo.FIFO[[]byte]
@@ -125,6 +130,10 @@ func (i *LinkIn) Tick(now clock.Time) bool {
 		if f, ok := i.in.Rx(0).Pop(now); ok {
 			if f.Bad {
 				i.env.Report(now, i.Name(), "demo.crc", "packet %d failed the link CRC check", f.Packet)
+			}
+			if f.Tail {
+				i.packets.Received(now, f.Packet)
+				i.order.Observe(now, f.Src, f.Packet)
 			}
 			i.pending = append(i.pending, f.Data...)
 			progress = true
