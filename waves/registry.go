@@ -222,12 +222,14 @@ func Match(pattern, name string) bool {
 	star, mark := -1, 0
 	for n < len(name) {
 		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			// Checked first: a '*' in the pattern is a wildcard even where
+			// the name holds a literal '*'.
+			star, mark = p, n
+			p++
 		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
 			p++
 			n++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, n
-			p++
 		case star >= 0:
 			p = star + 1
 			mark++

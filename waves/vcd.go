@@ -153,7 +153,7 @@ func appendScope(b []byte, n *scopeNode) []byte {
 		case String:
 			b = append(b, "string "...)
 		}
-		b = strconv.AppendInt(b, int64(s.width), 10)
+		b = strconv.AppendInt(b, int64(vcdWidth(s)), 10)
 		b = append(b, ' ')
 		b = append(b, s.id...)
 		b = append(b, ' ')
@@ -169,6 +169,20 @@ func appendScope(b []byte, n *scopeNode) []byte {
 		b = appendScope(b, c)
 	}
 	return append(b, "$upscope $end\n"...)
+}
+
+// vcdWidth is the declared size in the dump. Viewers show a VCD "integer"
+// as a signed number, so counters are declared as Verilog integers, 32 bits
+// wide (64 for wider counters): a counter narrower than 32 bits never
+// reaches the sign bit and shows as a plain decimal.
+func vcdWidth(s *Signal) int {
+	if s.kind != Integer {
+		return s.width
+	}
+	if s.width > 32 {
+		return 64
+	}
+	return 32
 }
 
 // idCode returns the VCD identifier of the i-th signal: base 94 over the
@@ -189,7 +203,7 @@ func idCode(i int) string {
 // step writes the changes of the step at t; it runs before the registry
 // updates the committed values, so s.committed is the previous value.
 func (v *vcdWriter) step(t clock.Time, dirty []*Signal) {
-	if v.ended || v.err != nil || t < v.from {
+	if v.ended || v.err != nil || t < v.from || !anyChanged(dirty) {
 		return
 	}
 	if v.to > 0 && t > v.to {
@@ -219,6 +233,18 @@ func (v *vcdWriter) step(t clock.Time, dirty []*Signal) {
 	v.lastT = t
 	v.buf = b
 	v.write()
+}
+
+// anyChanged reports whether a step changes any value: signals that were
+// set within the step and then back to their previous value are dirty but
+// must not produce a (bare) #time line.
+func anyChanged(dirty []*Signal) bool {
+	for _, s := range dirty {
+		if s.cur != s.committed {
+			return true
+		}
+	}
+	return false
 }
 
 // appendDumpvars writes the initial values at time t: the values after the

@@ -47,7 +47,8 @@ type Ticking struct {
 	ticker  Ticker
 	pending []Time // edges with a scheduled tick event, ascending
 	free    []*tickEvent
-	last    Time // edge of the last tick, -1 before the first
+	retired *tickEvent // handled last; its hooks may still be running
+	last    Time       // edge of the last tick, -1 before the first
 	ticks   uint64
 }
 
@@ -124,8 +125,13 @@ func (c *Ticking) Handle(e sim.Event) error {
 		progress = c.ticker.Tick(now)
 	}
 	if te, ok := e.(*tickEvent); ok {
-		// The engine has popped the event and never looks at it again.
-		c.free = append(c.free, te)
+		// The engine's after-event hooks still read this event once Handle
+		// returns, so it is recycled only at the component's next event,
+		// when those hooks are done.
+		if c.retired != nil {
+			c.free = append(c.free, c.retired)
+		}
+		c.retired = te
 	}
 	if progress {
 		c.schedule(c.clk.NextEdge(now))

@@ -108,6 +108,9 @@ func (e *Env) Run() (Result, error) {
 	if err := e.Waves.Err(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := e.Trace.Err(); err != nil {
+		errs = append(errs, err)
+	}
 	return res, errors.Join(errs...)
 }
 
@@ -154,6 +157,9 @@ func (g *Engine) Stopped(t clock.Time) bool {
 }
 
 func (g *Engine) stopAt(t clock.Time) {
+	// The run ends by Stop even if no later event is ever cut off (every
+	// component happened to go idle at t): the watchdog must not run.
+	g.stopped = true
 	if g.limit == 0 || t < g.limit {
 		g.limit = max(t, 1)
 	}
@@ -187,10 +193,18 @@ func (e *stepEvent) Handle(sim.Event) error {
 type eventCounter struct{ g *Engine }
 
 func (h *eventCounter) Func(ctx sim.HookCtx) {
-	if ctx.Pos == sim.HookPosAfterEvent {
-		h.g.events++
-		if e, ok := ctx.Item.(sim.Event); ok {
-			h.g.last = clock.FromSim(e.Time())
-		}
+	if ctx.Pos != sim.HookPosAfterEvent {
+		return
 	}
+	// The event's time is the engine's current time; reading the clock
+	// rather than the event keeps this hook independent of how handlers
+	// manage their event objects.
+	t := clock.FromSim(h.g.CurrentTime())
+	if h.g.limit > 0 && t > h.g.limit {
+		// Scheduled before a Stop, run after it: components ignore it
+		// (Stopped), so it neither counts nor moves End past the stop.
+		return
+	}
+	h.g.last = t
+	h.g.events++
 }

@@ -114,7 +114,7 @@ var _ = Describe("Exec", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(1))
 		b, _ := os.ReadFile(v)
-		Expect(string(b)).To(ContainSubstring("$var integer 8 ! depth $end"))
+		Expect(string(b)).To(ContainSubstring("$var integer 32 ! depth $end"))
 	})
 
 	It("leaves no file behind when the scenario cannot be built", func() {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/nisim/nisim/rtl/clock"
 )
@@ -73,8 +74,8 @@ func HashBytes(data []byte) string { return Hash("", data).Val }
 //
 //	<ps> <cycle> <path> <kind> key=value ...
 //
-// A value that is empty or contains white space, '"' or '=' is written as
-// a Go-quoted string.
+// A value that is empty or contains white space (any Unicode space), '"',
+// '=' or '#' is written as a Go-quoted string.
 func (r Record) Format() string {
 	var b strings.Builder
 	b.Grow(64 + 16*len(r.Fields))
@@ -97,7 +98,9 @@ func (r Record) Format() string {
 func (r Record) String() string { return r.Format() }
 
 func quoteIfNeeded(v string) string {
-	if v == "" || strings.ContainsAny(v, " \t\r\n\"=#") {
+	// Any Unicode space, not only ' ' and '\t': ParseLine trims the line
+	// with strings.TrimSpace, which would eat a trailing '\v' or U+00A0.
+	if v == "" || strings.ContainsAny(v, "\"=#") || strings.IndexFunc(v, unicode.IsSpace) >= 0 {
 		return strconv.Quote(v)
 	}
 	return v

@@ -82,11 +82,13 @@ func (r *Recorder) Add(rec Record) {
 	if len(r.kinds) > 0 && !hasPrefix(rec.Kind, r.kinds) {
 		return
 	}
+	// pendT is the time of the latest record, pending or already released
+	// by a Flush, so time going backwards is caught in both cases.
+	if (len(r.pending) > 0 || r.n > 0) && rec.Time < r.pendT {
+		r.fail(fmt.Errorf("trace: record at %v after one at %v: %s", rec.Time, r.pendT, rec.Format()))
+		return
+	}
 	if len(r.pending) > 0 && rec.Time != r.pendT {
-		if rec.Time < r.pendT {
-			r.fail(fmt.Errorf("trace: record at %v after one at %v: %s", rec.Time, r.pendT, rec.Format()))
-			return
-		}
 		r.Flush()
 	}
 	r.pendT = rec.Time
@@ -154,6 +156,15 @@ func (r *Recorder) Count() uint64 {
 		return 0
 	}
 	return r.n
+}
+
+// Err returns the first error met so far (a record back in time, a failed
+// write), without flushing.
+func (r *Recorder) Err() error {
+	if r == nil {
+		return nil
+	}
+	return r.err
 }
 
 // Close flushes everything and returns the first error met.

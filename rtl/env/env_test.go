@@ -1,0 +1,367 @@
+package env_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+	"github.com/nisim/nisim/waves"
+)
+
+// work is a unit for the watchdog holding a number of pending items.
+type work struct {
+	name    string
+	pending int
+}
+
+func (w *work) Name() string  { return w.name }
+func (w *work) Idle() bool    { return w.pending == 0 }
+func (w *work) State() string { return fmt.Sprintf("%d descriptor(s) pending", w.pending) }
+
+var _ check.Unit = (*work)(nil)
+
+var clk = clock.MHz(100) // 10 ns cycles
+
+var _ = Describe("Env", func() {
+	It("runs an empty env", func() {
+		e := env.New(env.Options{})
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(env.Result{}))
+		Expect(e.Now()).To(BeZero())
+	})
+
+	It("counts the events and ends at the last one", func() {
+		e := env.New(env.Options{})
+		var cycles []clock.Cycle
+		a := vtest.NewAgent(e, "Demo.Agent", clk, func(now clock.Time, c clock.Cycle) bool {
+			cycles = append(cycles, c)
+			Expect(e.Now()).To(Equal(now))
+			return c < 4
+		})
+		a.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Ticks at cycles 0..4: five events, the last at 40 ns.
+		Expect(cycles).To(Equal([]clock.Cycle{0, 1, 2, 3, 4}))
+		Expect(res).To(Equal(env.Result{End: 40 * clock.Nanosecond, Events: 5}))
+		Expect(a.Ticks()).To(Equal(uint64(5)))
+	})
+
+	It("reports a deadlock when a registered unit is left busy", func() {
+		e := env.New(env.Options{})
+		w := &work{name: "Demo.Dma", pending: 3}
+		e.Register(w)
+		Expect(e.Monitor.Units()).To(Equal([]check.Unit{w}))
+		// The agent takes one item per cycle but gives up after cycle 1:
+		// one item is left when the events run out at 10 ns.
+		vtest.NewAgent(e, "Demo.Agent", clk, func(now clock.Time, c clock.Cycle) bool {
+			w.pending--
+			return c < 1
+		}).Start()
+		res, err := e.Run()
+		Expect(res).To(Equal(env.Result{End: 10 * clock.Nanosecond, Events: 2}))
+		Expect(err).To(MatchError(ContainSubstring("deadlock")))
+		// The monitor's list (with the watchdog's violation) first, then
+		// the watchdog's description of every busy unit.
+		Expect(err).To(MatchError("1 checker violation(s):\n" +
+			"  10ns Watchdog [deadlock] 1 busy unit(s) when events ran out\n" +
+			"deadlock or unfinished work: the simulation ran out of events at 10ns with 1 busy unit(s):\n" +
+			"  Demo.Dma: 1 descriptor(s) pending"))
+	})
+
+	It("passes when the registered units are idle at the end", func() {
+		e := env.New(env.Options{})
+		w := &work{name: "Demo.Dma", pending: 3}
+		e.Register(w)
+		vtest.NewAgent(e, "Demo.Agent", clk, func(now clock.Time, c clock.Cycle) bool {
+			w.pending--
+			return w.pending > 0
+		}).Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.End).To(Equal(20 * clock.Nanosecond))
+	})
+
+	It("fails the run on a reported violation, after running it to the end", func() {
+		e := env.New(env.Options{})
+		vtest.NewAgent(e, "Demo.Agent", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c == 2 {
+				e.Report(now, "Demo.Agent", "protocol", "grant without request (id %d)", 7)
+			}
+			return c < 3
+		}).Start()
+		res, err := e.Run()
+		Expect(res.Events).To(Equal(uint64(4)))
+		Expect(err).To(MatchError("1 checker violation(s):\n  20ns Demo.Agent [protocol] grant without request (id 7)"))
+	})
+
+	DescribeTable("TimeLimit stops a component that would tick forever",
+		func(limit, end clock.Time, ticks uint64) {
+			e := env.New(env.Options{TimeLimit: limit})
+			e.Register(&work{name: "Demo.Dma", pending: 1}) // never idle
+			a := vtest.NewAgent(e, "Demo.Agent", clk, func(clock.Time, clock.Cycle) bool { return true })
+			a.Start()
+			res, err := e.Run()
+			// The watchdog does not run on a stopped run: no deadlock.
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stopped).To(BeTrue())
+			Expect(res.End).To(Equal(end))
+			Expect(res.End).To(BeNumerically("<=", limit))
+			Expect(res.Events).To(Equal(ticks))
+			Expect(a.Ticks()).To(Equal(ticks))
+		},
+		// Edges at 0, 10, ..., 90 ns are within 95 ns; 100 ns is not.
+		Entry("between two edges", 95*clock.Nanosecond, 90*clock.Nanosecond, uint64(10)),
+		// An edge exactly at the limit still ticks.
+		Entry("on an edge", 90*clock.Nanosecond, 90*clock.Nanosecond, uint64(10)),
+		// Only edge 0 is within 1 ps.
+		Entry("right after the start", clock.Time(1), clock.Time(0), uint64(1)),
+	)
+
+	It("drops AfterStep callbacks beyond the time limit", func() {
+		e := env.New(env.Options{TimeLimit: 50 * clock.Nanosecond})
+		ran := false
+		e.Engine.AfterStep(60*clock.Nanosecond, func(clock.Time) { ran = true })
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ran).To(BeFalse())
+		Expect(res.Stopped).To(BeTrue())
+	})
+
+	Context("Stop", func() {
+		It("stops the run from inside a tick; components of the same picosecond still tick", func() {
+			e := env.New(env.Options{})
+			e.Register(&work{name: "Demo.Dma", pending: 1})
+			var stopAt clock.Time
+			a := vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+				if c == 5 {
+					stopAt = now
+					e.Stop()
+				}
+				return true // would tick forever
+			})
+			b := vtest.NewAgent(e, "Demo.B", clk, func(clock.Time, clock.Cycle) bool { return true })
+			a.Start()
+			b.Start()
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(stopAt).To(Equal(50 * clock.Nanosecond))
+			// Both tick at cycles 0..5 (B at 50 ns too, before or after A's
+			// Stop) and never after: 12 events, the last at 50 ns.
+			Expect(a.Ticks()).To(Equal(uint64(6)))
+			Expect(b.Ticks()).To(Equal(uint64(6)))
+			Expect(res).To(Equal(env.Result{End: 50 * clock.Nanosecond, Events: 12, Stopped: true}))
+		})
+
+		It("counts as stopped even when every component goes idle with it", func() {
+			e := env.New(env.Options{})
+			e.Register(&work{name: "Demo.Dma", pending: 1})
+			// A stops at cycle 5 and sleeps; nothing is scheduled after
+			// 50 ns, so no event is cut off. The run still ended by Stop:
+			// Stopped, and no watchdog.
+			vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+				if c == 5 {
+					e.Stop()
+					return false
+				}
+				return true
+			}).Start()
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res).To(Equal(env.Result{End: 50 * clock.Nanosecond, Events: 6, Stopped: true}))
+		})
+
+		It("ends at the stop even with later ticks already scheduled, like a time limit", func() {
+			// A (10 ns) stops at 50 ns; B (25 MHz, 40 ns) ticked at 0 and
+			// 40 ns and had already scheduled 80 ns. That tick must not
+			// run, count or move End past 50 ns: the result is the one a
+			// TimeLimit of 50 ns gives.
+			run := func(stop bool) (env.Result, uint64, uint64) {
+				limit := clock.Time(0)
+				if !stop {
+					limit = 50 * clock.Nanosecond
+				}
+				e := env.New(env.Options{TimeLimit: limit})
+				a := vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+					if stop && c == 5 {
+						e.Stop()
+					}
+					return true
+				})
+				b := vtest.NewAgent(e, "Demo.B", clock.MHz(25), func(clock.Time, clock.Cycle) bool { return true })
+				a.Start()
+				b.Start()
+				res, err := e.Run()
+				Expect(err).NotTo(HaveOccurred())
+				return res, a.Ticks(), b.Ticks()
+			}
+			res, ta, tb := run(true)
+			// A: cycles 0..5 = 6 ticks; B: 0 and 40 ns = 2 ticks.
+			Expect(ta).To(Equal(uint64(6)))
+			Expect(tb).To(Equal(uint64(2)))
+			Expect(res).To(Equal(env.Result{End: 50 * clock.Nanosecond, Events: 8, Stopped: true}))
+			limRes, la, lb := run(false)
+			Expect(limRes).To(Equal(res))
+			Expect([]uint64{la, lb}).To(Equal([]uint64{ta, tb}))
+		})
+	})
+
+	DescribeTable("AfterStep runs after every component of the picosecond",
+		func(aFirst bool) {
+			e := env.New(env.Options{})
+			var a, b uint64
+			var log []string
+			var seen []string
+			agentA := vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+				if c == 2 {
+					a = 1
+					log = append(log, "A")
+					e.Engine.AfterStep(now, func(t clock.Time) {
+						log = append(log, "after")
+						seen = append(seen, fmt.Sprintf("%v a=%d b=%d", t, a, b))
+					})
+				}
+				return c < 2
+			})
+			agentB := vtest.NewAgent(e, "Demo.B", clk, func(now clock.Time, c clock.Cycle) bool {
+				if c == 2 {
+					b = 1
+					log = append(log, "B")
+				}
+				return c < 2
+			})
+			// With two tick events per edge the engine's heap pops them in
+			// the order they were pushed, so the start order is the tick
+			// order at every edge: both orders are exercised.
+			if aFirst {
+				agentA.Start()
+				agentB.Start()
+			} else {
+				agentB.Start()
+				agentA.Start()
+			}
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			if aFirst {
+				Expect(log).To(Equal([]string{"A", "B", "after"}))
+			} else {
+				Expect(log).To(Equal([]string{"B", "A", "after"}))
+			}
+			// Whichever order: the callback sees both values of 20 ns.
+			Expect(seen).To(Equal([]string{"20ns a=1 b=1"}))
+			// 3 ticks each plus the secondary event.
+			Expect(res.Events).To(Equal(uint64(7)))
+			Expect(res.End).To(Equal(20 * clock.Nanosecond))
+		},
+		Entry("A (which asks for the callback) ticks first", true),
+		Entry("B ticks first", false),
+	)
+
+	It("runs AfterStep at a later time", func() {
+		e := env.New(env.Options{})
+		var at []clock.Time
+		vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+			e.Engine.AfterStep(now+5*clock.Nanosecond, func(t clock.Time) {
+				at = append(at, t)
+				Expect(e.Now()).To(Equal(t))
+			})
+			return false
+		}).Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(at).To(Equal([]clock.Time{5 * clock.Nanosecond}))
+		Expect(res.End).To(Equal(5 * clock.Nanosecond))
+	})
+
+	Context("Rand", func() {
+		draw := func(e *env.Env, names ...string) map[string][]uint64 {
+			out := map[string][]uint64{}
+			for _, n := range names {
+				r := e.Rand(n)
+				for range 8 {
+					out[n] = append(out[n], r.Uint64())
+				}
+			}
+			return out
+		}
+
+		It("is deterministic per seed and name, whatever the creation order", func() {
+			x := draw(env.New(env.Options{Seed: 7}), "Demo.A", "Demo.B", "Demo.C")
+			y := draw(env.New(env.Options{Seed: 7}), "Demo.C", "Demo.A")
+			Expect(y["Demo.A"]).To(Equal(x["Demo.A"]))
+			Expect(y["Demo.C"]).To(Equal(x["Demo.C"]))
+			// A second stream of the same name starts over.
+			e := env.New(env.Options{Seed: 7})
+			Expect(draw(e, "Demo.A")["Demo.A"]).To(Equal(x["Demo.A"]))
+			Expect(draw(e, "Demo.A")["Demo.A"]).To(Equal(x["Demo.A"]))
+		})
+
+		It("differs between names and between seeds", func() {
+			x := draw(env.New(env.Options{Seed: 7}), "Demo.A", "Demo.B")
+			z := draw(env.New(env.Options{Seed: 8}), "Demo.A")
+			Expect(x["Demo.A"]).NotTo(Equal(x["Demo.B"]))
+			Expect(z["Demo.A"]).NotTo(Equal(x["Demo.A"]))
+		})
+	})
+
+	Context("with waveforms and a trace", func() {
+		It("starts the registry, and flushes both at the end of the run", func() {
+			reg := waves.NewRegistry(waves.Options{History: 100})
+			rec := trace.NewRecorder()
+			e := env.New(env.Options{Waves: reg, Trace: rec, Seed: 1})
+			sig := reg.Integer("Demo.A", "count", 8)
+			vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+				sig.Set(now, uint64(c)+1)
+				rec.Emit(now, c, "Demo.A", "tick", trace.Uint("c", uint64(c)))
+				return c < 3
+			}).Start()
+			_, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			// Four steps, all of them emitted, the last by Run's Flush.
+			Expect(reg.Changes()).To(Equal(uint64(4)))
+			Expect(rec.Count()).To(Equal(uint64(4)))
+			// The registry was started: no more declarations.
+			Expect(reg.Wire("Demo.A", "late", 1)).To(BeNil())
+		})
+
+		It("fails the run on a waveform error", func() {
+			reg := waves.NewRegistry(waves.Options{})
+			e := env.New(env.Options{Waves: reg})
+			reg.Wire("Demo.A", "x", 1)
+			reg.Wire("Demo.A", "x", 1)
+			_, err := e.Run()
+			Expect(err).To(MatchError("waves: signal Demo.A.x declared twice"))
+		})
+
+		It("fails the run on a trace error", func() {
+			rec := trace.NewRecorder()
+			e := env.New(env.Options{Trace: rec})
+			vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
+				rec.Emit(now, c, "Demo.A", "k")
+				if c == 1 {
+					rec.Emit(now-1, c, "Demo.A", "late") // back in time
+				}
+				return c < 2
+			}).Start()
+			_, err := e.Run()
+			Expect(err).To(MatchError("trace: record at 9999ps after one at 10ns: 9999 1 Demo.A late"))
+		})
+
+		It("runs with a vtest env", func() {
+			e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: clock.Microsecond})
+			Expect(e.Waves).NotTo(BeNil())
+			Expect(e.Trace).NotTo(BeNil())
+			Expect(e.Seed).NotTo(BeZero())
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stopped).To(BeFalse())
+		})
+	})
+})
