@@ -64,7 +64,7 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("nisim benchmarks (%s)\n\n", strings.Join(machine, ", "))
-	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "benchmark\trate\tns/op\t")
 	for _, r := range results {
 		rate := "-"

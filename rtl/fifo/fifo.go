@@ -18,6 +18,7 @@ import (
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves"
 )
 
@@ -42,6 +43,7 @@ type Builder[T any] struct {
 	deqPer    int
 	highWater int
 	overflow  Overflow
+	traceClk  clock.Clock
 }
 
 // MakeBuilder returns a builder with defaults: depth 2, 32-bit entries, one
@@ -74,6 +76,14 @@ func (b Builder[T]) WithHighWater(n int) Builder[T] { b.highWater = n; return b 
 // WithOverflow sets the overflow policy.
 func (b Builder[T]) WithOverflow(o Overflow) Builder[T] { b.overflow = o; return b }
 
+// WithTrace makes the FIFO record, for every picosecond in which entries
+// were pushed or popped, one fifo.step record with the number of pushes and
+// pops and the settled occupancy, stamped with cycles of clk. (One record
+// per step, written once the step has settled, keeps the trace independent
+// of whether the producer or the consumer ran first.) Off by default: the
+// components on either side usually record the transactions that matter.
+func (b Builder[T]) WithTrace(clk clock.Clock) Builder[T] { b.traceClk = clk; return b }
+
 // Validate checks the parameters.
 func (b Builder[T]) Validate() error {
 	switch {
@@ -102,6 +112,9 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
 		highWater: b.highWater, overflow: b.overflow,
 		lastEnq: -1, lastDeq: -1, lastChange: -1,
+	}
+	if b.traceClk.Valid() && b.env.Trace.Enabled() {
+		f.traceClk = b.traceClk
 	}
 	reg := b.env.Waves
 	f.sigOcc = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
@@ -150,7 +163,29 @@ type FIFO[T any] struct {
 	maxOcc              int        // largest settled occupancy
 	lastChange          clock.Time // time of the last push or pop
 
+	traceClk          clock.Clock // valid when pushes and pops are traced
+	stepPush, stepPop int         // of the current picosecond, for the trace
+
 	sigOcc, sigFull, sigHWM, sigDrops *waves.Signal
+}
+
+func (f *FIFO[T]) record(now clock.Time, push bool) {
+	if !f.traceClk.Valid() {
+		return
+	}
+	if push {
+		f.stepPush++
+	} else {
+		f.stepPop++
+	}
+	if f.stepPush+f.stepPop > 1 {
+		return // the step's record is already scheduled
+	}
+	f.env.Engine.AfterStep(now, func(t clock.Time) {
+		f.env.Trace.Emit(t, f.traceClk.CycleAt(t), f.name, "fifo.step",
+			trace.Int("pushes", int64(f.stepPush)), trace.Int("pops", int64(f.stepPop)), trace.Int("occ", int64(f.n)))
+		f.stepPush, f.stepPop = 0, 0
+	})
 }
 
 // Name returns the FIFO's name.
@@ -244,6 +279,7 @@ func (f *FIFO[T]) Push(now clock.Time, v T) bool {
 	f.n++
 	f.pushes++
 	f.changed(now)
+	f.record(now, true)
 	if f.consumer != nil {
 		f.consumer.Wake(now)
 	}
@@ -295,6 +331,7 @@ func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
 	f.head = (f.head + 1) % f.depth
 	f.n--
 	f.pops++
+	f.record(now, false)
 	if f.lastDeq != now {
 		f.lastDeq, f.deqAt = now, 0
 	}

@@ -221,3 +221,32 @@ var _ = Describe("FIFO", func() {
 		Entry("mark at depth", fifo.MakeBuilder[int]().WithDepth(4).WithHighWater(4), "high-water"),
 	)
 })
+
+var _ = Describe("FIFO tracing", func() {
+	It("records each step's pushes, pops and settled occupancy when asked", func() {
+		clk := clock.MHz(100)
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		f, err := fifo.MakeBuilder[int]().WithEnv(e).WithDepth(2).WithTrace(clk).Build("T.Fifo")
+		Expect(err).NotTo(HaveOccurred())
+		vtest.NewAgent(e, "D", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c <= 1 {
+				f.Push(now, int(c))
+			}
+			if c >= 1 {
+				f.Pop(now)
+			}
+			return c < 2
+		}).Start()
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		var lines []string
+		for _, r := range e.Trace.Records() {
+			lines = append(lines, r.Format())
+		}
+		Expect(lines).To(Equal([]string{
+			"0 0 T.Fifo fifo.step pushes=1 pops=0 occ=1",
+			"10000 1 T.Fifo fifo.step pushes=1 pops=1 occ=1",
+			"20000 2 T.Fifo fifo.step pushes=0 pops=1 occ=0",
+		}))
+	})
+})

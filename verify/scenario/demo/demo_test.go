@@ -3,6 +3,7 @@ package demo_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 
@@ -133,6 +134,20 @@ var _ = Describe("demo scenario", func() {
 		credits := numbers("Link.AB.credits0")
 		Expect(credits[0]).To(Equal(uint64(8)))
 		Expect(credits).To(ContainElement(uint64(7)))
+	})
+
+	It("writes a waveform GTKWave accepts (when vcd2fst is installed)", func() {
+		tool, err := exec.LookPath("vcd2fst")
+		if err != nil {
+			Skip("vcd2fst (Debian package gtkwave) is not installed")
+		}
+		dir := GinkgoT().TempDir()
+		runDemo(dir)
+		out, err := exec.Command(tool, filepath.Join(dir, "demo.vcd"), filepath.Join(dir, "demo.fst")).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		info, err := os.Stat(filepath.Join(dir, "demo.fst"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Size()).To(BeNumerically(">", 0))
 	})
 
 	It("selects signals and a time window", func() {
