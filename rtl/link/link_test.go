@@ -37,6 +37,15 @@ var _ = Describe("Link", func() {
 		return fl
 	}
 
+	// packets returns n packets of flitsPer flits of size bytes each.
+	packets := func(n, flitsPer, size int) []link.Flit {
+		var fl []link.Flit
+		for p := range n {
+			fl = append(fl, packet(uint64(p), flitsPer, size)...)
+		}
+		return fl
+	}
+
 	// drive sends the flits from side A as fast as the transmit queue takes
 	// them and pops at side B from cycle popFrom on, one per cycle.
 	drive := func(flits []link.Flit, popFrom clock.Cycle) *[]clock.Cycle {
@@ -91,10 +100,7 @@ var _ = Describe("Link", func() {
 		cfg.BytesPerCycle, cfg.DelayCycles, cfg.BufferFlits, cfg.CreditDelay = 4, 3, 8, 2
 		cfg.TraceFlits = false
 		build(cfg)
-		var flits []link.Flit
-		for p := range 100 {
-			flits = append(flits, packet(uint64(p), 1, 4)...)
-		}
+		flits := packets(100, 1, 4)
 		pops := drive(flits, 0)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
@@ -109,10 +115,7 @@ var _ = Describe("Link", func() {
 		cfg.BytesPerCycle, cfg.DelayCycles, cfg.BufferFlits, cfg.CreditDelay = 4, 3, 2, 2
 		cfg.TraceFlits = false
 		build(cfg)
-		var flits []link.Flit
-		for p := range 100 {
-			flits = append(flits, packet(uint64(p), 1, 4)...)
-		}
+		flits := packets(100, 1, 4)
 		pops := drive(flits, 0)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
@@ -131,10 +134,7 @@ var _ = Describe("Link", func() {
 
 		It("stops the sender before the slack buffer overflows", func() {
 			build(stopGo(40))
-			var flits []link.Flit
-			for p := range 12 {
-				flits = append(flits, packet(uint64(p), 1, 4)...)
-			}
+			flits := packets(12, 1, 4)
 			pops := drive(flits, 30)
 			_, err := e.Run()
 			Expect(err).NotTo(HaveOccurred())
@@ -148,10 +148,7 @@ var _ = Describe("Link", func() {
 
 		It("reports an overflow when the slack is too small for the round trip", func() {
 			build(stopGo(28))
-			var flits []link.Flit
-			for p := range 12 {
-				flits = append(flits, packet(uint64(p), 1, 4)...)
-			}
+			flits := packets(12, 1, 4)
 			drive(flits, 30)
 			_, err := e.Run()
 			Expect(err).To(MatchError(ContainSubstring("link.overflow")))
@@ -162,10 +159,7 @@ var _ = Describe("Link", func() {
 		cfg := link.DefaultCredit(clk)
 		cfg.BytesPerCycle, cfg.BufferFlits, cfg.CorruptProb = 8, 4, 1
 		build(cfg)
-		var flits []link.Flit
-		for p := range 5 {
-			flits = append(flits, packet(uint64(p), 3, 8)...)
-		}
+		flits := packets(5, 3, 8)
 		var bad int
 		d := l.From(link.A)
 		i := 0
@@ -203,10 +197,7 @@ var _ = Describe("Link", func() {
 		cfg := link.DefaultCredit(clk)
 		cfg.BytesPerCycle, cfg.BufferFlits, cfg.DropProb = 8, 2, 1
 		build(cfg)
-		var flits []link.Flit
-		for p := range 4 {
-			flits = append(flits, packet(uint64(p), 2, 8)...)
-		}
+		flits := packets(4, 2, 8)
 		pops := drive(flits, 0)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
