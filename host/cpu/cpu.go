@@ -269,7 +269,7 @@ func (c *CPU) waitDone(now clock.Time, op *Op) bool {
 	case Store:
 		return c.posted || c.acksDue == 0
 	case Fence:
-		return c.acksDue == 0 && (c.ch == nil || c.ch.Down.Len() == 0)
+		return c.acksDue == 0 && (c.ch == nil || c.ch.Down.Occupancy(now) == 0)
 	}
 	return true
 }

@@ -25,6 +25,10 @@ type Ticker interface {
 type Waker interface {
 	// Wake asks for a tick at the first edge strictly after now.
 	Wake(now Time)
+	// WakeAt asks for a tick at the first edge at or after t (a time in the
+	// future: a credit that will have returned, a flit that will have
+	// arrived).
+	WakeAt(t Time)
 }
 
 // Stopper is implemented by engines that can end a run early (a time limit

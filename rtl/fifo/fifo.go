@@ -230,6 +230,12 @@ func (f *FIFO[T]) SetHighWater(now clock.Time, n int) {
 // Len returns the number of entries held, visible or not.
 func (f *FIFO[T]) Len() int { return f.n }
 
+// Occupancy returns the number of entries as the producer sees them at
+// now: entries popped at now still count until the next edge. Use it (not
+// Len) for decisions such as "has the write buffer drained?", which must
+// not depend on whether the consumer has run yet in this picosecond.
+func (f *FIFO[T]) Occupancy(now clock.Time) int { return f.depth - f.Free(now) }
+
 // Free returns the space the producer sees at now (see CanPush).
 func (f *FIFO[T]) Free(now clock.Time) int {
 	occ := f.n
@@ -247,10 +253,23 @@ func (f *FIFO[T]) CanPush(now clock.Time) bool {
 		return false
 	}
 	if f.Free(now) == 0 {
-		f.producerWaiting = true
+		f.waitForSpace(now)
 		return false
 	}
 	return true
+}
+
+// waitForSpace registers the producer for a wake-up when space frees. If a
+// pop has already freed a slot at now (visible from the next edge), that
+// pop has come and gone, so the producer is woken for the next edge at
+// once; otherwise the next pop wakes it. Either way the wake-up does not
+// depend on whether producer or consumer ran first in this picosecond.
+func (f *FIFO[T]) waitForSpace(now clock.Time) {
+	if f.n < f.depth && f.producer != nil {
+		f.producer.Wake(now)
+		return
+	}
+	f.producerWaiting = true
 }
 
 // Push adds v at now. It returns false if the FIFO had no room; that is a
@@ -261,7 +280,7 @@ func (f *FIFO[T]) Push(now clock.Time, v T) bool {
 		return false
 	}
 	if f.Free(now) == 0 {
-		f.producerWaiting = true
+		f.waitForSpace(now)
 		if f.overflow == Drop {
 			f.drops++
 			f.sigDrops.Set(now, f.drops)

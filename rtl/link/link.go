@@ -140,19 +140,24 @@ type Dir struct {
 	rx   []*fifo.FIFO[Flit]
 	rng  *rand.Rand
 
-	// transmitter
-	credits []int
-	stopped bool // STOP seen by the sender
-	cur     *Flit
-	curLeft int
-	rr      int
-	txCRC   []uint32
-	fate    []fate // per VC: what happens to the packet being sent
+	sender, receiver clock.Waker
 
-	// wire and return path, both in time order
-	wire     []arrival
-	creditQ  []creditReturn
-	controlQ []control
+	// transmitter
+	busyUntil clock.Time // first edge the serialiser is free
+	credits   []int
+	waitCred  []bool // the sender found no credit and wants a wake-up
+	stopped   bool   // STOP seen by the sender
+	waitGo    bool
+	rr        int
+	txCRC     []uint32
+	fate      []fate // per VC: what happens to the packet being sent
+
+	// wire and return path, each in time order
+	wire      []arrival
+	creditQ   []creditReturn
+	controlQ  []control
+	onWire    []int // per VC: flits on the wire
+	returning []int // per VC: credits on their way back
 
 	// receiver
 	rxBytes  int
@@ -160,7 +165,6 @@ type Dir struct {
 	rxCRC    []uint32
 	rxFlits  []int // per VC: flits of the packet being received
 	rxData   [][]byte
-	dropping []bool
 
 	stats Stats
 
@@ -197,7 +201,9 @@ type Stats struct {
 	// CRCErrors counts packets whose check failed; Corrupted and Dropped
 	// count the injected errors.
 	CRCErrors, Corrupted, Dropped uint64
-	// CreditStalls and StopStalls count cycles a ready flit could not go.
+	// CreditStalls counts the times a sender ran out of credits for a VC
+	// (once per wait, however long); StopStalls the queries that found
+	// the sender stopped.
 	CreditStalls, StopStalls uint64
 	BusyCycles               uint64
 	MaxRxBytes               int
@@ -223,7 +229,6 @@ func newDir(l *Link, name string) (*Dir, error) {
 			return nil, err
 		}
 		tx.SetConsumer(l)
-		rx.SetProducer(l)
 		rx.OnPop(d.popped)
 		d.tx = append(d.tx, tx)
 		d.rx = append(d.rx, rx)
@@ -234,12 +239,15 @@ func newDir(l *Link, name string) (*Dir, error) {
 			d.sigCredits = append(d.sigCredits, s)
 		}
 	}
-	d.txCRC = make([]uint32, cfg.VCs)
-	d.rxCRC = make([]uint32, cfg.VCs)
-	d.fate = make([]fate, cfg.VCs)
-	d.rxFlits = make([]int, cfg.VCs)
-	d.rxData = make([][]byte, cfg.VCs)
-	d.dropping = make([]bool, cfg.VCs)
+	n := cfg.VCs
+	d.waitCred = make([]bool, n)
+	d.txCRC = make([]uint32, n)
+	d.rxCRC = make([]uint32, n)
+	d.fate = make([]fate, n)
+	d.rxFlits = make([]int, n)
+	d.rxData = make([][]byte, n)
+	d.onWire = make([]int, n)
+	d.returning = make([]int, n)
 	d.sigBusy = reg.Wire(name, "busy", 1)
 	d.sigVC = reg.Integer(name, "vc", waves.WidthFor(uint64(cfg.VCs)))
 	if cfg.FlowControl == StopGo {
@@ -252,83 +260,136 @@ func newDir(l *Link, name string) (*Dir, error) {
 // Name returns the direction's name.
 func (d *Dir) Name() string { return d.name }
 
-// Tx returns the transmit queue of a VC; the sender pushes flits into it.
+// Tx returns the transmit queue of a VC, for senders that hand flits to the
+// link's own transmitter. (A router that drives the link itself uses
+// CanSend and Send instead.)
 func (d *Dir) Tx(vc int) *fifo.FIFO[Flit] { return d.tx[vc] }
 
-// Rx returns the receive buffer of a VC; the receiver pops flits from it.
+// Rx returns the receive buffer of a VC; the receiver pops flits from it,
+// and each pop returns a credit (or frees slack) towards the sender.
 func (d *Dir) Rx(vc int) *fifo.FIFO[Flit] { return d.rx[vc] }
 
-// Connect names the sender (woken when a transmit queue has room) and the
-// receiver (woken when a flit arrives).
+// Connect names the sender (woken when a transmit queue has room, a credit
+// returns or GO arrives) and the receiver (woken when a flit arrives).
 func (d *Dir) Connect(sender, receiver clock.Waker) {
+	d.sender, d.receiver = sender, receiver
 	for vc := range d.tx {
 		d.tx[vc].SetProducer(sender)
 		d.rx[vc].SetConsumer(receiver)
 	}
 }
 
-// Credits returns the sender's credits for a VC (Credits flow control).
+// Credits returns the sender's credits for a VC as last applied (for
+// inspection; senders use Available).
 func (d *Dir) Credits(vc int) int { return d.credits[vc] }
 
-// Stats returns the direction's counters.
-func (d *Dir) Stats() Stats { return d.stats }
-
-// Tick implements clock.Ticker for both directions.
-func (l *Link) Tick(now clock.Time) bool {
-	a := l.dirs[0].tick(now)
-	b := l.dirs[1].tick(now)
-	return a || b
-}
-
-// tick runs one cycle of a direction, output first: deliver arrivals, take
-// returned credits and control symbols, serialise.
-func (d *Dir) tick(now clock.Time) bool {
-	d.deliver(now)
-	d.returns(now)
-	busy := d.transmit(now)
-	if d.l.cfg.FlowControl == Credits {
-		d.checkCredits(now)
+// Available returns the credits for vc usable at now: those returned by
+// now are applied first. With Credits flow control, a zero answer
+// registers the sender for a wake-up when the next credit of vc is usable.
+// With STOP/GO it returns 1 while the sender may send and 0 under STOP.
+func (d *Dir) Available(now clock.Time, vc int) int {
+	d.applyReturns(now)
+	if d.l.cfg.FlowControl == StopGo {
+		if d.stopped {
+			d.waitGo = true
+			d.stats.StopStalls++
+			// A GO already on its way (sent before this query, in the
+			// same picosecond or earlier) must wake the sender too.
+			for _, c := range d.controlQ {
+				if !c.stop && d.sender != nil {
+					d.sender.WakeAt(c.at)
+					break
+				}
+			}
+			return 0
+		}
+		return 1
 	}
-	return busy || len(d.wire) > 0 || len(d.creditQ) > 0 || len(d.controlQ) > 0
+	c := d.credits[vc]
+	if c == 0 {
+		if !d.waitCred[vc] {
+			d.waitCred[vc] = true
+			d.stats.CreditStalls++
+		}
+		if len(d.creditQ) > 0 && d.sender != nil {
+			d.wakeSenderForCredit(vc)
+		}
+	}
+	return c
 }
 
-func (d *Dir) cycles(n int) clock.Time {
-	return d.l.cfg.Clock.TimeOf(clock.Cycle(n))
+// wakeSenderForCredit schedules the sender at the first pending return of
+// vc (later returns wake it through popped).
+func (d *Dir) wakeSenderForCredit(vc int) {
+	for _, c := range d.creditQ {
+		if c.vc == vc {
+			d.sender.WakeAt(c.at)
+			return
+		}
+	}
 }
 
-// transmit continues the flit being serialised or starts the next one.
-func (d *Dir) transmit(now clock.Time) bool {
+// Idle reports whether the serialiser is free at now.
+func (d *Dir) Idle(now clock.Time) bool { return now >= d.busyUntil }
+
+// CanSend reports whether a flit on vc can start at now: the serialiser is
+// free and there is a credit (or GO).
+func (d *Dir) CanSend(now clock.Time, vc int) bool {
+	return now >= d.busyUntil && d.Available(now, vc) > 0
+}
+
+// SerialCycles returns how many cycles a flit occupies the serialiser.
+func (d *Dir) SerialCycles(f Flit) int {
+	bpc := d.l.cfg.BytesPerCycle
+	return (f.WireBytes() + bpc - 1) / bpc
+}
+
+// Send starts f on the wire at now (the sender must have checked
+// CanSend). A flit of s serialisation cycles sent at edge t is visible to
+// the receiver from edge t + s + DelayCycles: with no wire delay a one-cycle
+// flit behaves like a register between the two components.
+func (d *Dir) Send(now clock.Time, f Flit) bool {
 	cfg := d.l.cfg
-	if d.cur == nil && !d.start(now) {
-		d.sigBusy.SetBool(now, false)
+	if !d.CanSend(now, f.VC) {
+		d.l.env.Report(now, d.name, "link.protocol", "send of %v without a credit or while busy", f)
 		return false
 	}
-	d.sigBusy.SetBool(now, true)
-	d.stats.BusyCycles++
-	d.curLeft -= cfg.BytesPerCycle
-	if d.curLeft > 0 {
-		return true
+	if cfg.FlowControl == Credits {
+		d.credits[f.VC]--
+		d.sigCredits[f.VC].Set(now, uint64(d.credits[f.VC]))
 	}
-	f := *d.cur
-	d.cur = nil
+	d.prepare(now, &f)
 	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
 		f.Data = append([]byte(nil), f.Data...)
 		bit := d.rng.IntN(8 * len(f.Data))
 		f.Data[bit/8] ^= 1 << (bit % 8)
 		d.fate[f.VC] = intact // one flipped bit per packet
 	}
-	at := clock.Time(now) + d.cycles(cfg.DelayCycles)
-	d.wire = append(d.wire, arrival{at: at, f: f})
-	if cfg.DelayCycles == 0 {
-		d.deliver(now)
+	s := d.SerialCycles(f)
+	clk := cfg.Clock
+	d.busyUntil = clk.After(now, clock.Cycle(s))
+	d.stats.BusyCycles += uint64(s)
+	d.sigVC.Set(now, uint64(f.VC))
+	if d.sigBusy != nil {
+		d.sigBusy.SetBool(now, true)
+		d.l.WakeAt(d.busyUntil) // only to draw the busy signal falling
 	}
+	at := clk.After(now, clock.Cycle(s-1+cfg.DelayCycles))
+	d.onWire[f.VC]++
+	if at <= now {
+		d.arrive(now, f)
+	} else {
+		d.wire = append(d.wire, arrival{at: at, f: f})
+		d.l.WakeAt(at)
+	}
+	d.checkCredits(now, f.VC)
 	return true
 }
 
-// start picks the next flit: round-robin over VCs with a visible flit and
-// a credit (or GO).
-func (d *Dir) start(now clock.Time) bool {
-	cfg := d.l.cfg
+// pump is the link's own transmitter for flits left in the transmit
+// queues: round-robin over VCs with a visible flit and a credit (or GO).
+// It reports whether flits still wait in the queues.
+func (d *Dir) pump(now clock.Time) bool {
 	waiting := false
 	for i := range d.tx {
 		vc := (d.rr + i) % len(d.tx)
@@ -336,30 +397,43 @@ func (d *Dir) start(now clock.Time) bool {
 		if !ok {
 			continue
 		}
-		if cfg.FlowControl == Credits && d.credits[vc] == 0 {
-			waiting = true
+		waiting = true
+		if now < d.busyUntil || d.Available(now, vc) == 0 {
 			continue
-		}
-		if cfg.FlowControl == StopGo && d.stopped {
-			d.stats.StopStalls++
-			return false
 		}
 		d.tx[vc].Pop(now)
 		d.rr = (vc + 1) % len(d.tx)
-		if cfg.FlowControl == Credits {
-			d.credits[vc]--
-			d.sigCredits[vc].Set(now, uint64(d.credits[vc]))
-		}
-		d.prepare(now, &f)
-		d.cur = &f
-		d.curLeft = f.WireBytes()
-		d.sigVC.Set(now, uint64(vc))
-		return true
+		d.Send(now, f)
+		return d.pending(now)
 	}
-	if waiting {
-		d.stats.CreditStalls++
+	return waiting
+}
+
+// pending reports whether a transmit queue holds a flit.
+func (d *Dir) pending(now clock.Time) bool {
+	for _, t := range d.tx {
+		if t.Len() > 0 {
+			return true
+		}
 	}
 	return false
+}
+
+// Tick implements clock.Ticker for both directions: deliver flits whose
+// wire delay has passed, apply returned credits and STOP/GO, and run the
+// transmitters of flits left in the transmit queues. A link whose senders
+// drive it directly with no wire delay never ticks.
+func (l *Link) Tick(now clock.Time) bool {
+	busy := false
+	for _, d := range l.dirs {
+		d.deliver(now)
+		d.applyReturns(now)
+		busy = d.pump(now) || busy
+		if now >= d.busyUntil {
+			d.sigBusy.SetBool(now, false)
+		}
+	}
+	return busy
 }
 
 // prepare decides the packet's fate at its head and computes its CRC.
@@ -406,12 +480,13 @@ func (d *Dir) deliver(now clock.Time) {
 func (d *Dir) arrive(now clock.Time, f Flit) {
 	cfg := d.l.cfg
 	vc := f.VC
+	d.onWire[vc]--
 	if lm, ok := f.Meta.(lostMark); ok {
 		// Lost on the wire: the receiver never holds it, so its slot's
 		// credit returns at once.
 		f.Meta = lm.meta
 		if cfg.FlowControl == Credits {
-			d.creditQ = append(d.creditQ, creditReturn{at: now + d.cycles(cfg.CreditDelay), vc: vc})
+			d.returnCredit(now, vc)
 		}
 		if f.Tail {
 			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)))
@@ -448,7 +523,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
 		if !d.stopSent && d.rxBytes > cfg.StopAt {
 			d.stopSent = true
-			d.controlQ = append(d.controlQ, control{at: now + d.cycles(max(cfg.DelayCycles, 1)), stop: true})
+			d.signal(now, true)
 		}
 	}
 	if cfg.TraceFlits {
@@ -457,12 +532,27 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 	}
 	if f.Tail {
 		d.stats.Packets++
-		fields := []trace.Field{trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)),
-			trace.Int("vc", int64(vc)), trace.Int("flits", int64(d.rxFlits[vc])), trace.Hash("hash", d.rxData[vc])}
-		if f.Bad {
-			fields = append(fields, trace.Str("crc", "bad"))
+		if d.l.env.Trace.Enabled() {
+			fields := []trace.Field{trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)),
+				trace.Int("vc", int64(vc)), trace.Int("flits", int64(d.rxFlits[vc])), trace.Hash("hash", d.rxData[vc])}
+			if f.Bad {
+				fields = append(fields, trace.Str("crc", "bad"))
+			}
+			d.l.emit(now, d.name, "link.packet", fields...)
 		}
-		d.l.emit(now, d.name, "link.packet", fields...)
+	}
+}
+
+// signal sends STOP or GO back to the sender; it takes the wire delay (at
+// least one cycle).
+func (d *Dir) signal(now clock.Time, stop bool) {
+	at := d.l.cfg.Clock.After(now, clock.Cycle(max(d.l.cfg.DelayCycles, 1)))
+	d.controlQ = append(d.controlQ, control{at: at, stop: stop})
+	if d.sigStop != nil || (!stop && d.waitGo) || d.pending(now) {
+		d.l.WakeAt(at)
+	}
+	if !stop && d.waitGo && d.sender != nil {
+		d.sender.WakeAt(at)
 	}
 }
 
@@ -471,65 +561,77 @@ func (d *Dir) popped(now clock.Time, f Flit) {
 	cfg := d.l.cfg
 	d.rxBytes -= f.WireBytes()
 	if cfg.FlowControl == Credits {
-		d.creditQ = append(d.creditQ, creditReturn{at: now + d.cycles(cfg.CreditDelay), vc: f.VC})
-	} else {
-		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
-		if d.stopSent && d.rxBytes < cfg.GoAt {
-			d.stopSent = false
-			d.controlQ = append(d.controlQ, control{at: now + d.cycles(max(cfg.DelayCycles, 1)), stop: false})
-		}
+		d.returnCredit(now, f.VC)
+		d.checkCredits(now, f.VC)
+		return
 	}
-	d.l.Wake(now)
+	d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
+	if d.stopSent && d.rxBytes < cfg.GoAt {
+		d.stopSent = false
+		d.signal(now, false)
+	}
 }
 
-// returns applies credits and STOP/GO symbols that have reached the sender.
-func (d *Dir) returns(now clock.Time) {
+// returnCredit sends a credit back: usable by the sender CreditDelay
+// cycles (at least one) after now.
+func (d *Dir) returnCredit(now clock.Time, vc int) {
+	at := d.l.cfg.Clock.After(now, clock.Cycle(d.l.cfg.CreditDelay))
+	d.creditQ = append(d.creditQ, creditReturn{at: at, vc: vc})
+	d.returning[vc]++
+	if d.waitCred[vc] && d.sender != nil {
+		d.sender.WakeAt(at)
+	}
+	if d.sigCredits[vc] != nil || d.pending(now) {
+		d.l.WakeAt(at) // draw the credit when it lands; pump queued flits
+	}
+}
+
+// applyReturns applies the credits and STOP/GO symbols that have reached
+// the sender by now.
+func (d *Dir) applyReturns(now clock.Time) {
 	n := 0
 	for _, c := range d.creditQ {
 		if c.at > now {
 			break
 		}
 		d.credits[c.vc]++
-		d.sigCredits[c.vc].Set(now, uint64(d.credits[c.vc]))
+		d.returning[c.vc]--
+		d.waitCred[c.vc] = false
+		d.sigCredits[c.vc].Set(c.at, uint64(d.credits[c.vc]))
 		n++
 	}
-	d.creditQ = d.creditQ[n:]
+	if n > 0 {
+		d.creditQ = d.creditQ[n:]
+	}
 	n = 0
 	for _, c := range d.controlQ {
 		if c.at > now {
 			break
 		}
 		d.stopped = c.stop
-		d.sigStop.SetBool(now, c.stop)
+		if !c.stop {
+			d.waitGo = false
+		}
+		d.sigStop.SetBool(c.at, c.stop)
 		n++
 	}
-	d.controlQ = d.controlQ[n:]
+	if n > 0 {
+		d.controlQ = d.controlQ[n:]
+	}
 }
 
-// checkCredits verifies credit conservation for every VC: the sender's
-// credits, the flits being sent or on the wire, the occupied receive slots
-// and the credits on their way back always add up to the buffer size.
-func (d *Dir) checkCredits(now clock.Time) {
+// checkCredits verifies credit conservation for a VC: the sender's credits,
+// the flits on the wire, the occupied receive slots and the credits on
+// their way back always add up to the buffer size.
+func (d *Dir) checkCredits(now clock.Time, vc int) {
 	cfg := d.l.cfg
-	for vc := range d.credits {
-		sum := d.credits[vc] + d.rx[vc].Len()
-		if d.cur != nil && d.cur.VC == vc {
-			sum++
-		}
-		for _, a := range d.wire {
-			if a.f.VC == vc {
-				sum++
-			}
-		}
-		for _, c := range d.creditQ {
-			if c.vc == vc {
-				sum++
-			}
-		}
-		if sum != cfg.BufferFlits {
-			d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + in flight + buffered + returning = %d, want %d",
-				vc, d.credits[vc], sum, cfg.BufferFlits)
-		}
+	if cfg.FlowControl != Credits {
+		return
+	}
+	sum := d.credits[vc] + d.onWire[vc] + d.rx[vc].Len() + d.returning[vc]
+	if sum != cfg.BufferFlits {
+		d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + on the wire %d + buffered %d + returning %d = %d, want %d",
+			vc, d.credits[vc], d.onWire[vc], d.rx[vc].Len(), d.returning[vc], sum, cfg.BufferFlits)
 	}
 }
 
@@ -543,7 +645,7 @@ func (l *Link) emit(now clock.Time, path, kind string, fields ...trace.Field) {
 // left in the queues are the FIFOs' own business.)
 func (l *Link) Idle() bool {
 	for _, d := range l.dirs {
-		if d.cur != nil || len(d.wire) > 0 {
+		if len(d.wire) > 0 {
 			return false
 		}
 	}
@@ -554,7 +656,10 @@ func (l *Link) Idle() bool {
 func (l *Link) State() string {
 	s := ""
 	for _, d := range l.dirs {
-		s += fmt.Sprintf("%s: sending %v, %d on the wire, credits %v, stopped %v; ", d.name, d.cur, len(d.wire), d.credits, d.stopped)
+		s += fmt.Sprintf("%s: busy until %v, %d on the wire, credits %v, stopped %v; ", d.name, d.busyUntil, len(d.wire), d.credits, d.stopped)
 	}
 	return s
 }
+
+// Stats returns the direction's counters.
+func (d *Dir) Stats() Stats { return d.stats }
