@@ -22,6 +22,10 @@ const (
 	// (Myrinet, lci-myrinet-cluster-protocols.txt section 3 «full-duplex
 	// links with hardware flow control»).
 	StopGo
+	// NoFlowControl: the sender never waits; a flit that finds the
+	// receive buffer (BufferFlits per VC) full is dropped and counted (an
+	// ATM link: «ATM networks» may lose cells, atm-remote-memory-access.txt).
+	NoFlowControl
 )
 
 // Config is a link's parameters, the same for both directions.
@@ -87,6 +91,13 @@ func (c Config) Validate() error {
 			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
 		case c.CreditDelay < 1:
 			return fmt.Errorf("link credit delay %d cycles must be at least 1", c.CreditDelay)
+		}
+	case NoFlowControl:
+		switch {
+		case c.VCs < 1 || c.VCs > 64:
+			return fmt.Errorf("link VCs %d must be in 1..64", c.VCs)
+		case c.BufferFlits < 1:
+			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
 		}
 	case StopGo:
 		switch {

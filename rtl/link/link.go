@@ -207,6 +207,9 @@ type Stats struct {
 	CreditStalls, StopStalls uint64
 	BusyCycles               uint64
 	MaxRxBytes               int
+	// Overflows counts flits dropped at a full receive buffer
+	// (NoFlowControl only; with flow control an overflow is a violation).
+	Overflows uint64
 }
 
 func newDir(l *Link, name string) (*Dir, error) {
@@ -223,8 +226,11 @@ func newDir(l *Link, name string) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		rx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(depth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
-			Build(fmt.Sprintf("%s.Rx[%d]", name, vc))
+		rxb := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(depth).WithWidth(8 * max(cfg.BytesPerCycle, 1))
+		if cfg.FlowControl == NoFlowControl {
+			rxb = rxb.WithOverflow(fifo.Drop)
+		}
+		rx, err := rxb.Build(fmt.Sprintf("%s.Rx[%d]", name, vc))
 		if err != nil {
 			return nil, err
 		}
@@ -289,6 +295,9 @@ func (d *Dir) Credits(vc int) int { return d.credits[vc] }
 // With STOP/GO it returns 1 while the sender may send and 0 under STOP.
 func (d *Dir) Available(now clock.Time, vc int) int {
 	d.applyReturns(now)
+	if d.l.cfg.FlowControl == NoFlowControl {
+		return 1
+	}
 	if d.l.cfg.FlowControl == StopGo {
 		if d.stopped {
 			d.waitGo = true
@@ -513,7 +522,13 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 		return
 	}
 	if !d.rx[vc].Push(now, f) {
-		return // overflow already reported by the FIFO
+		if cfg.FlowControl == NoFlowControl {
+			d.stats.Overflows++
+			if f.Tail {
+				d.l.emit(now, d.name, "link.overflow", trace.Uint("pkt", f.Packet), trace.Int("vc", int64(vc)))
+			}
+		}
+		return // a credit or STOP/GO overflow is reported by the FIFO
 	}
 	d.rxBytes += size
 	d.stats.MaxRxBytes = max(d.stats.MaxRxBytes, d.rxBytes)
@@ -560,9 +575,12 @@ func (d *Dir) signal(now clock.Time, stop bool) {
 func (d *Dir) popped(now clock.Time, f Flit) {
 	cfg := d.l.cfg
 	d.rxBytes -= f.WireBytes()
-	if cfg.FlowControl == Credits {
+	switch cfg.FlowControl {
+	case Credits:
 		d.returnCredit(now, f.VC)
 		d.checkCredits(now, f.VC)
+		return
+	case NoFlowControl:
 		return
 	}
 	d.sigRxOcc[0].Set(now, uint64(d.rxBytes))

@@ -250,3 +250,30 @@ var _ = Describe("Link", func() {
 		}, "thresholds"),
 	)
 })
+
+var _ = Describe("Link without flow control", func() {
+	It("never holds the sender back and drops what the receiver has no room for", func() {
+		clk := clock.MHz(100)
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		cfg := link.Config{Clock: clk, BytesPerCycle: 8, VCs: 1, FlowControl: link.NoFlowControl, BufferFlits: 2, TxDepth: 1}
+		l, err := link.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("Atm")
+		Expect(err).NotTo(HaveOccurred())
+		d := l.From(link.A)
+		sent := 0
+		a := vtest.NewAgent(e, "Src", clk, func(now clock.Time, c clock.Cycle) bool {
+			// One cell per cycle straight onto the wire; nobody reads.
+			Expect(d.CanSend(now, 0)).To(BeTrue())
+			d.Send(now, link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: make([]byte, 8)})
+			sent++
+			return sent < 5
+		})
+		d.Connect(a, nil)
+		a.Start()
+		_, err = e.Run()
+		// The two cells the buffer holds are unfinished work for the
+		// watchdog; the other three were dropped and counted.
+		Expect(err).To(MatchError(ContainSubstring("Atm.AB.Rx[0]: 2/2 entries")))
+		Expect(d.Stats().Overflows).To(Equal(uint64(3)))
+		Expect(d.Rx(0).Stats().Drops).To(Equal(uint64(3)))
+	})
+})

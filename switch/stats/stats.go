@@ -1,0 +1,197 @@
+// Package stats collects network statistics over the classic three phases
+// of a NoC experiment: warm-up (nothing counted), measurement (packets
+// created in it are tagged) and drain (the run continues until every tagged
+// packet has arrived). It reports packet and flit latency (mean, min, max,
+// p50, p99), network latency, hops, offered and accepted throughput, and
+// per-link utilisation and per-port stall counts supplied by the switches.
+package stats
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+)
+
+// Phase is where a run is.
+type Phase uint8
+
+// Phases.
+const (
+	Warmup Phase = iota
+	Measure
+	Drain
+	Done
+)
+
+// Window sets the phases in cycles of the network clock: warm-up for
+// Warmup cycles, then measurement for Measure cycles; drain lasts until
+// every measured packet has arrived (or DrainLimit cycles, after which the
+// run counts as saturated).
+type Window struct {
+	Warmup, Measure, DrainLimit uint64
+}
+
+// Packet is what the collector knows of one delivered packet.
+type Packet struct {
+	Src, Dst  int
+	Flits     int
+	Created   uint64 // cycle the source generated it
+	Injected  uint64 // cycle its head entered the network
+	Delivered uint64 // cycle its tail left the network
+	Hops      int
+}
+
+// Collector accumulates statistics for one run.
+type Collector struct {
+	win           Window
+	nodes         int
+	created       uint64 // measured packets created
+	createdFlits  uint64
+	outstanding   int // measured packets not yet delivered
+	latencies     []uint64
+	netLatencies  []uint64
+	flitLat       []uint64 // per flit: creation to its own arrival
+	hops          uint64
+	accepted      uint64 // flits delivered during the measurement window
+	acceptedPkts  uint64
+	measureEnd    uint64
+	lastDelivered uint64
+}
+
+// New returns a collector for a network of nodes endpoints.
+func New(nodes int, w Window) *Collector {
+	return &Collector{win: w, nodes: nodes, measureEnd: w.Warmup + w.Measure}
+}
+
+// PhaseAt returns the phase at a cycle.
+func (c *Collector) PhaseAt(cycle uint64) Phase {
+	switch {
+	case cycle < c.win.Warmup:
+		return Warmup
+	case cycle < c.measureEnd:
+		return Measure
+	case c.outstanding > 0 && (c.win.DrainLimit == 0 || cycle < c.measureEnd+c.win.DrainLimit):
+		return Drain
+	}
+	return Done
+}
+
+// Measured reports whether a packet created at cycle is measured.
+func (c *Collector) Measured(created uint64) bool {
+	return created >= c.win.Warmup && created < c.measureEnd
+}
+
+// Created records a packet generated at cycle; it returns whether the
+// packet is measured (its delivery must then be reported with Delivered).
+func (c *Collector) Created(cycle uint64, flits int) bool {
+	if !c.Measured(cycle) {
+		return false
+	}
+	c.created++
+	c.createdFlits += uint64(flits)
+	c.outstanding++
+	return true
+}
+
+// FlitArrived records one flit's arrival (for flit latency and accepted
+// throughput): created is its packet's creation cycle.
+func (c *Collector) FlitArrived(cycle, created uint64) {
+	if cycle >= c.win.Warmup && cycle < c.measureEnd {
+		c.accepted++
+	}
+	if c.Measured(created) {
+		c.flitLat = append(c.flitLat, cycle-created)
+	}
+}
+
+// Delivered records a packet whose tail arrived.
+func (c *Collector) Delivered(p Packet) {
+	if p.Delivered >= c.win.Warmup && p.Delivered < c.measureEnd {
+		c.acceptedPkts++
+	}
+	if !c.Measured(p.Created) {
+		return
+	}
+	c.outstanding--
+	c.latencies = append(c.latencies, p.Delivered-p.Created)
+	c.netLatencies = append(c.netLatencies, p.Delivered-p.Injected)
+	c.hops += uint64(p.Hops)
+	c.lastDelivered = max(c.lastDelivered, p.Delivered)
+}
+
+// Outstanding returns the measured packets not yet delivered.
+func (c *Collector) Outstanding() int { return c.outstanding }
+
+// Dist summarises a latency distribution in cycles.
+type Dist struct {
+	N                  int
+	Mean               float64
+	Min, Max, P50, P99 uint64
+}
+
+func summarise(v []uint64) Dist {
+	if len(v) == 0 {
+		return Dist{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += float64(x)
+	}
+	pct := func(p float64) uint64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return Dist{N: len(s), Mean: sum / float64(len(s)), Min: s[0], Max: s[len(s)-1], P50: pct(0.50), P99: pct(0.99)}
+}
+
+// Result is the report of a run.
+type Result struct {
+	Packet, Network, Flit Dist
+	// MeanHops is the mean number of routers a measured packet crossed.
+	MeanHops float64
+	// Offered and Accepted are in flits/node/cycle over the measurement
+	// window; AcceptedPackets in packets/node/cycle.
+	Offered, Accepted, AcceptedPackets float64
+	// Lost counts measured packets that never arrived (drain limit hit):
+	// the network is saturated.
+	Lost      int
+	Saturated bool
+}
+
+// Result computes the report.
+func (c *Collector) Result() Result {
+	r := Result{Packet: summarise(c.latencies), Network: summarise(c.netLatencies), Flit: summarise(c.flitLat)}
+	if n := len(c.latencies); n > 0 {
+		r.MeanHops = float64(c.hops) / float64(n)
+	}
+	denom := float64(c.nodes) * float64(max(c.win.Measure, 1))
+	r.Offered = float64(c.createdFlits) / denom
+	r.Accepted = float64(c.accepted) / denom
+	r.AcceptedPackets = float64(c.acceptedPkts) / denom
+	r.Lost = c.outstanding
+	r.Saturated = c.outstanding > 0
+	return r
+}
+
+// Print writes the result as a small table.
+func (r Result) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "latency (cycles)\tn\tmean\tmin\tp50\tp99\tmax")
+	for _, d := range []struct {
+		name string
+		d    Dist
+	}{{"packet", r.Packet}, {"network", r.Network}, {"flit", r.Flit}} {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%d\t%d\t%d\t%d\n", d.name, d.d.N, d.d.Mean, d.d.Min, d.d.P50, d.d.P99, d.d.Max)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "hops %.3f, offered %.4f and accepted %.4f flits/node/cycle (%.5f packets/node/cycle)",
+		r.MeanHops, r.Offered, r.Accepted, r.AcceptedPackets)
+	if r.Saturated {
+		fmt.Fprintf(w, ", SATURATED: %d measured packets not delivered", r.Lost)
+	}
+	fmt.Fprintln(w)
+}
