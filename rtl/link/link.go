@@ -285,6 +285,26 @@ func (d *Dir) Connect(sender, receiver clock.Waker) {
 	}
 }
 
+// SetSender names only the sender (see Connect).
+func (d *Dir) SetSender(w clock.Waker) {
+	d.sender = w
+	for _, t := range d.tx {
+		t.SetProducer(w)
+	}
+}
+
+// SetReceiver names only the receiver (see Connect).
+func (d *Dir) SetReceiver(w clock.Waker) {
+	d.receiver = w
+	for _, r := range d.rx {
+		r.SetConsumer(w)
+	}
+}
+
+// BusyUntil returns the first edge at which the serialiser is free, so a
+// direct sender waiting for it can sleep until then (WakeAt).
+func (d *Dir) BusyUntil() clock.Time { return d.busyUntil }
+
 // Credits returns the sender's credits for a VC as last applied (for
 // inspection; senders use Available).
 func (d *Dir) Credits(vc int) int { return d.credits[vc] }

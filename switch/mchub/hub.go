@@ -1,0 +1,622 @@
+// Package mchub models the hub of DEC's first-generation Memory Channel
+// (cashmere-2l-memory-channel.txt section 2.1): a remote-write network in
+// which a store to a transmit region is «collected by the source MC
+// adapter, forwarded to destination MC adapters through a hub» (MC-P4).
+// The hub forwards each write to every adapter with a receive mapping for
+// its 8 KB page (MC-P6), to the sender itself only if loop-back is on for
+// the page (MC-P8), and serialises all writes into one global order, so
+// that writes to one region «will appear in the same order in every
+// receive region» (MC-P9). It is lossless: a write waits in its input
+// buffer, back-pressuring the sender through the link's credits, until
+// every destination has room for it.
+//
+// A write travels as a packet of link.Flits on VC 0 (Format.Packet): the
+// head flit's Meta is the *Write (source, MC address, length, the source's
+// sequence number), the flits' Data carry its bytes. The hub forwards the
+// flits unchanged except that each copy's Dst is its output port and the
+// head's Meta is a copy of the Write with Order set to the global sequence
+// number.
+//
+// The hub is cut-through per packet. It picks a write as soon as the head
+// flit is in an input buffer and forwards each flit as it arrives, having
+// first reserved room for the whole packet in every destination queue, so
+// packets never interleave on an output and a packet once started never
+// waits for an output. Why: the first-generation hub is a bus («as the
+// Memory Channel is a bus interconnect», MC-P5) that passes a packet on as
+// it comes; store-and-forward would add a whole packet's serialisation to
+// every write's latency and need input buffers as large as the largest
+// packet. The price is that of a bus: while a packet trickles in at link
+// rate the hub serves no other input.
+//
+// Timing, in hub cycles (the MC1 preset runs the hub on the link clock):
+//
+//   - A flit of s serialisation cycles sent at edge t on a link of wire
+//     delay d is in the hub's input buffer from edge t+s+d (rtl/link).
+//   - When no write is being forwarded, the hub picks the next input, in
+//     round-robin order after the last one picked, whose head flit is in
+//     its buffer. The pick fixes the write's place in the global order. A
+//     write whose tail is taken at edge c frees the hub for a pick at c.
+//   - The picked write is granted when every destination queue has room
+//     for all its flits: free slots as of the previous edge, less those
+//     reserved for flits still in the forwarding pipeline. Until then the
+//     hub waits with the pick (its input is not popped, so the sender runs
+//     out of credits).
+//   - From the edge after the grant the hub takes one flit per cycle from
+//     that input, as soon as it is there, and copies it to every
+//     destination: a flit taken at edge c enters the output queues at c+D
+//     (D = WithDelay) and can leave on the output link from c+D+1.
+//   - Each output sends its head flit whenever its link can take it
+//     (serialiser free and a credit): link bandwidth is honoured.
+//
+// Writes to a page nobody maps are taken from the input and counted
+// (mc.unmapped) but get no place in the global order; a write whose only
+// receiver is its sender without loop-back is ordered and consumed. The
+// hub talks to the links only through their receive buffers and the
+// sender API, so its results do not depend on the order in which
+// components tick within a picosecond.
+package mchub
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// Builder configures a Hub.
+type Builder struct {
+	env    *env.Env
+	clk    clock.Clock
+	ports  int
+	depth  int
+	delay  int
+	format Format
+}
+
+// MakeBuilder returns a builder with defaults: 4 ports, output queues of
+// 16 flits, a forwarding delay of 1 cycle, 32-byte flits without header
+// bytes. MC1 returns the first-generation preset.
+func MakeBuilder() Builder {
+	return Builder{ports: 4, depth: 16, delay: 1, format: Format{FlitBytes: 32}}
+}
+
+// WithEnv sets the simulation (required).
+func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
+
+// WithClock sets the hub clock (required); the delay counts its cycles.
+func (b Builder) WithClock(c clock.Clock) Builder { b.clk = c; return b }
+
+// WithPorts sets the number of ports (one adapter each).
+func (b Builder) WithPorts(n int) Builder { b.ports = n; return b }
+
+// WithQueueDepth sets each output queue's depth in flits. A write must fit
+// in one queue: it may have at most this many flits.
+func (b Builder) WithQueueDepth(flits int) Builder { b.depth = flits; return b }
+
+// WithDelay sets the forwarding delay: the cycles from taking a flit from
+// an input to its entering the output queues.
+func (b Builder) WithDelay(cycles int) Builder { b.delay = cycles; return b }
+
+// WithFormat sets the packet format the adapters use (the hub counts a
+// write's flits with it).
+func (b Builder) WithFormat(f Format) Builder { b.format = f; return b }
+
+// Clock returns the configured clock.
+func (b Builder) Clock() clock.Clock { return b.clk }
+
+// Ports returns the configured number of ports.
+func (b Builder) Ports() int { return b.ports }
+
+// QueueDepth returns the configured output queue depth in flits.
+func (b Builder) QueueDepth() int { return b.depth }
+
+// Delay returns the configured forwarding delay in cycles.
+func (b Builder) Delay() int { return b.delay }
+
+// Format returns the configured packet format.
+func (b Builder) Format() Format { return b.format }
+
+// Validate checks the parameters.
+func (b Builder) Validate() error {
+	switch {
+	case b.env == nil:
+		return errors.New("mc hub: no env")
+	case !b.clk.Valid():
+		return errors.New("mc hub: no clock")
+	case b.ports < 1 || b.ports > 1024:
+		return fmt.Errorf("mc hub ports %d must be in 1..1024", b.ports)
+	case b.depth < 1:
+		return fmt.Errorf("mc hub queue depth %d flits must be at least 1", b.depth)
+	case b.delay < 0:
+		return fmt.Errorf("mc hub delay %d cycles must not be negative", b.delay)
+	}
+	if err := b.format.Validate(); err != nil {
+		return fmt.Errorf("mc hub format: %w", err)
+	}
+	return nil
+}
+
+// Build creates the hub named name and its output queues (name.Out[i]),
+// and registers it with the watchdog.
+func (b Builder) Build(name string) (*Hub, error) {
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, pages: map[uint64]*pageMap{}}
+	h.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, h)
+	for i := range b.ports {
+		q, err := fifo.MakeBuilder[link.Flit]().WithEnv(b.env).WithDepth(b.depth).WithWidth(8 * b.format.FlitBytes).
+			Build(fmt.Sprintf("%s.Out[%d]", name, i))
+		if err != nil {
+			return nil, err
+		}
+		q.SetConsumer(h)
+		h.ports = append(h.ports, &port{q: q})
+	}
+	reg := b.env.Waves
+	h.sigState = reg.String(name, "state")
+	h.sigServing = reg.Integer(name, "serving", waves.WidthFor(uint64(b.ports)))
+	h.sigOrder = reg.Integer(name, "order", 32)
+	h.sigState.SetString(0, "IDLE")
+	b.env.Register(h)
+	return h, nil
+}
+
+// PortStats are one port's counters.
+type PortStats struct {
+	// InPackets and InFlits count what the hub took from the port's input.
+	InPackets, InFlits uint64
+	// OutPackets and OutFlits count what the hub sent on the port's output.
+	OutPackets, OutFlits uint64
+	// Unmapped counts writes from the port to pages nobody maps.
+	Unmapped uint64
+	// WaitCycles adds up the cycles writes from the port waited between
+	// their pick and their grant for room in the destination queues.
+	WaitCycles uint64
+}
+
+type port struct {
+	in, out  *link.Dir
+	q        *fifo.FIFO[link.Flit]
+	reserved int // slots promised to flits in the forwarding pipeline
+	txW      *Write
+	txData   []byte // data of the packet being sent, for the trace
+	stats    PortStats
+}
+
+type pageMap struct {
+	ports    []int // receive mappings, ascending
+	loopback bool
+}
+
+// Disposal of a picked write.
+const (
+	forward  = iota // to its destinations (possibly none)
+	unmapped        // nobody maps its page
+	invalid         // malformed: reported and consumed
+)
+
+// xfer is the write being forwarded.
+type xfer struct {
+	in      int
+	pkt     uint64
+	w       *Write // the ordered copy (nil unless forwarded)
+	orig    *Write
+	kind    int
+	dests   []int
+	flits   int // expected (forward)
+	moved   int
+	granted bool
+	picked  clock.Time
+	data    []byte // for the trace
+}
+
+type landing struct {
+	at   clock.Time
+	port int
+	f    link.Flit
+}
+
+// Hub is a clocked Memory Channel hub.
+type Hub struct {
+	*clock.Ticking
+	env    *env.Env
+	delay  int
+	depth  int
+	format Format
+	ports  []*port
+	pages  map[uint64]*pageMap // lookup only, never iterated
+
+	rr      int
+	cur     *xfer
+	line    []landing // forwarding pipeline, in time order
+	order   uint64
+	onOrder func(now clock.Time, w *Write, dests []int)
+
+	sigState, sigServing, sigOrder *waves.Signal
+}
+
+// Attach connects port p: in is the link direction whose receiver is the
+// hub, out the direction the hub sends on. Attach wires the hub's side with
+// Dir.Connect (in.Connect(nil, hub), out.Connect(hub, nil)); the adapter at
+// the other end must wire its own side afterwards, naming the hub
+// (in.Connect(adapter, hub), out.Connect(hub, adapter)), or use
+// Port.Connect of a Star.
+func (h *Hub) Attach(p int, in, out *link.Dir) error {
+	switch {
+	case p < 0 || p >= len(h.ports):
+		return fmt.Errorf("%s: attach: port %d is not in 0..%d", h.Name(), p, len(h.ports)-1)
+	case in == nil || out == nil:
+		return fmt.Errorf("%s: attach: port %d needs both an input and an output direction", h.Name(), p)
+	case h.ports[p].in != nil:
+		return fmt.Errorf("%s: attach: port %d is already attached", h.Name(), p)
+	}
+	h.ports[p].in, h.ports[p].out = in, out
+	in.Connect(nil, h)
+	out.Connect(h, nil)
+	return nil
+}
+
+// Map adds a receive mapping: writes to page are delivered to port.
+// Mappings are configuration: make them before the run (or from the hub's
+// own context).
+func (h *Hub) Map(page uint64, port int) error {
+	if port < 0 || port >= len(h.ports) {
+		return fmt.Errorf("%s: map page %d: port %d is not in 0..%d", h.Name(), page, port, len(h.ports)-1)
+	}
+	pm := h.page(page)
+	i, found := slices.BinarySearch(pm.ports, port)
+	if found {
+		return fmt.Errorf("%s: map page %d: port %d already maps it", h.Name(), page, port)
+	}
+	pm.ports = slices.Insert(pm.ports, i, port)
+	return nil
+}
+
+// SetLoopback sets whether writes to page from a port that maps it are
+// delivered back to that port too (MC-P8; off by default).
+func (h *Hub) SetLoopback(page uint64, on bool) { h.page(page).loopback = on }
+
+func (h *Hub) page(page uint64) *pageMap {
+	pm := h.pages[page]
+	if pm == nil {
+		pm = &pageMap{}
+		h.pages[page] = pm
+	}
+	return pm
+}
+
+// Destinations returns the ports a write from src to page goes to, in
+// ascending order.
+func (h *Hub) Destinations(src int, page uint64) []int {
+	pm := h.pages[page]
+	if pm == nil {
+		return nil
+	}
+	var out []int
+	for _, p := range pm.ports {
+		if p != src || pm.loopback {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// OnOrder sets a callback run when a write has been forwarded: w carries
+// its global Order, dests its destination ports.
+func (h *Hub) OnOrder(fn func(now clock.Time, w *Write, dests []int)) { h.onOrder = fn }
+
+// Ports returns the number of ports.
+func (h *Hub) Ports() int { return len(h.ports) }
+
+// Queue returns the output queue of port p.
+func (h *Hub) Queue(p int) *fifo.FIFO[link.Flit] { return h.ports[p].q }
+
+// Stats returns the counters of port p.
+func (h *Hub) Stats(p int) PortStats { return h.ports[p].stats }
+
+// Tick implements clock.Ticker, stages ordered output first: send the
+// outputs' head flits, move flits out of the forwarding pipeline into the
+// output queues, copy the next flit of the write being forwarded, and pick
+// or grant the next write.
+func (h *Hub) Tick(now clock.Time) bool {
+	busy := h.transmit(now)
+	landed := h.land(now)
+	copied := h.copy(now)
+	picked := h.arbitrate(now)
+	h.setState(now)
+	return busy || landed || copied || picked
+}
+
+// transmit sends each output queue's visible head flit when the link can
+// take it. It reports whether an output must poll its link: a queue holds
+// flits while the serialiser is busy. (An output waiting for a credit is
+// woken by the link when the credit returns.)
+func (h *Hub) transmit(now clock.Time) bool {
+	busy := false
+	for i, p := range h.ports {
+		if p.out == nil {
+			continue
+		}
+		f, ok := p.q.Peek(now)
+		if !ok {
+			busy = busy || p.q.Len() > 0
+			continue
+		}
+		if !p.out.CanSend(now, f.VC) {
+			busy = busy || !p.out.Idle(now)
+			continue
+		}
+		p.q.Pop(now)
+		p.out.Send(now, f)
+		p.stats.OutFlits++
+		if f.Head {
+			p.txW, _ = f.Meta.(*Write)
+			p.txData = p.txData[:0]
+		}
+		if h.env.Trace.Enabled() {
+			p.txData = append(p.txData, f.Data...)
+		}
+		if f.Tail {
+			p.stats.OutPackets++
+			if h.env.Trace.Enabled() && p.txW != nil {
+				w := p.txW
+				h.emit(now, "mc.deliver", trace.Int("port", int64(i)), trace.Uint("order", w.Order),
+					trace.Int("src", int64(w.Src)), trace.Uint("seq", w.Seq), trace.Uint("page", w.Page()),
+					trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)), trace.Hash("hash", p.txData))
+			}
+			p.txW = nil
+		}
+		busy = busy || p.q.Len() > 0
+	}
+	return busy
+}
+
+// land moves the flits whose forwarding delay has passed into the output
+// queues.
+func (h *Hub) land(now clock.Time) bool {
+	n := 0
+	for _, l := range h.line {
+		if l.at > now {
+			break
+		}
+		h.push(now, l.port, l.f)
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	h.line = h.line[n:]
+	if len(h.line) == 0 {
+		h.line = nil
+	}
+	return true
+}
+
+func (h *Hub) push(now clock.Time, port int, f link.Flit) {
+	p := h.ports[port]
+	p.reserved--
+	p.q.Push(now, f) // room was reserved; an overflow is reported by the FIFO
+}
+
+// copy takes the next flit of the granted write from its input and sends
+// it down the forwarding pipeline to every destination.
+func (h *Hub) copy(now clock.Time) bool {
+	x := h.cur
+	if x == nil || !x.granted {
+		return false
+	}
+	in := h.ports[x.in]
+	f, ok := in.in.Rx(0).Pop(now)
+	if !ok {
+		return false // the next flit's arrival wakes the hub
+	}
+	in.stats.InFlits++
+	if x.moved > 0 && f.Head {
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: head flit of packet %d inside packet %d", x.in, f.Packet, x.pkt)
+	}
+	if h.env.Trace.Enabled() {
+		x.data = append(x.data, f.Data...)
+	}
+	if x.kind == forward {
+		if x.moved < x.flits {
+			at := h.Clock().After(now, clock.Cycle(h.delay))
+			for _, d := range x.dests {
+				g := f
+				g.Dst = d
+				if g.Head {
+					g.Meta = x.w
+				}
+				if at <= now {
+					h.push(now, d, g)
+				} else {
+					h.line = append(h.line, landing{at: at, port: d, f: g})
+				}
+			}
+			if at > now && len(x.dests) > 0 {
+				h.WakeAt(at)
+			}
+		} else if x.moved == x.flits {
+			h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d has more than the %d flits of its %d bytes; the rest is dropped",
+				x.in, x.pkt, x.flits, x.orig.Len)
+		}
+	}
+	x.moved++
+	if f.Tail {
+		h.finish(now, x)
+	}
+	return true
+}
+
+// finish ends the write in service once its tail has been taken.
+func (h *Hub) finish(now clock.Time, x *xfer) {
+	in := h.ports[x.in]
+	in.stats.InPackets++
+	h.cur = nil
+	switch x.kind {
+	case forward:
+		if x.moved < x.flits {
+			h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d ended after %d of the %d flits of its %d bytes",
+				x.in, x.pkt, x.moved, x.flits, x.orig.Len)
+			for _, d := range x.dests {
+				h.ports[d].reserved -= x.flits - x.moved
+			}
+		}
+		if h.env.Trace.Enabled() {
+			dests := "-"
+			if len(x.dests) > 0 {
+				s := make([]string, len(x.dests))
+				for i, d := range x.dests {
+					s[i] = strconv.Itoa(d)
+				}
+				dests = strings.Join(s, ",")
+			}
+			w := x.w
+			h.emit(now, "mc.order", trace.Uint("order", w.Order), trace.Int("src", int64(x.in)), trace.Uint("seq", w.Seq),
+				trace.Uint("page", w.Page()), trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)),
+				trace.Str("dests", dests), trace.Hash("hash", x.data))
+		}
+		if h.onOrder != nil {
+			h.onOrder(now, x.w, x.dests)
+		}
+	case unmapped:
+		in.stats.Unmapped++
+		if h.env.Trace.Enabled() {
+			w := x.orig
+			h.emit(now, "mc.unmapped", trace.Int("src", int64(x.in)), trace.Uint("seq", w.Seq), trace.Uint("page", w.Page()),
+				trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)), trace.Hash("hash", x.data))
+		}
+	}
+}
+
+// arbitrate picks the next write when the hub is free and grants the
+// picked write when its destinations have room.
+func (h *Hub) arbitrate(now clock.Time) bool {
+	progress := false
+	if h.cur == nil {
+		for i := range h.ports {
+			pi := (h.rr + i) % len(h.ports)
+			p := h.ports[pi]
+			if p.in == nil {
+				continue
+			}
+			f, ok := p.in.Rx(0).Peek(now)
+			if !ok {
+				continue
+			}
+			h.rr = (pi + 1) % len(h.ports)
+			h.pick(now, pi, f)
+			progress = true
+			break
+		}
+	}
+	if x := h.cur; x != nil && !x.granted {
+		progress = h.grant(now, x) || progress
+	}
+	return progress
+}
+
+// pick makes the write whose head flit f waits at input pi the hub's
+// current one and, if it is forwarded, gives it its global order.
+func (h *Hub) pick(now clock.Time, pi int, f link.Flit) {
+	x := &xfer{in: pi, pkt: f.Packet, picked: now, kind: invalid, granted: true}
+	h.cur = x
+	w, ok := f.Meta.(*Write)
+	switch {
+	case !f.Head:
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: flit %v without a head; dropped up to its tail", pi, f)
+		return
+	case !ok:
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d carries %T, not a *mchub.Write; dropped", pi, f.Packet, f.Meta)
+		return
+	}
+	x.orig = w
+	if err := w.Validate(); err != nil {
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d: %v; dropped", pi, f.Packet, err)
+		return
+	}
+	if n := h.format.Flits(w.Len); n > h.depth {
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d: a write of %d bytes (%d flits) does not fit an output queue of %d flits; dropped",
+			pi, f.Packet, w.Len, n, h.depth)
+		return
+	}
+	if pm := h.pages[w.Page()]; pm == nil || len(pm.ports) == 0 {
+		x.kind = unmapped
+		return
+	}
+	x.kind = forward
+	x.granted = false
+	x.dests = h.Destinations(pi, w.Page())
+	x.flits = h.format.Flits(w.Len)
+	h.order++
+	ordered := *w
+	ordered.Order = h.order
+	x.w = &ordered
+	h.sigOrder.Set(now, h.order)
+}
+
+// grant reserves room for the whole write in every destination queue, if
+// there is room in all of them.
+func (h *Hub) grant(now clock.Time, x *xfer) bool {
+	for _, d := range x.dests {
+		p := h.ports[d]
+		if p.q.Free(now)-p.reserved < x.flits {
+			return false // an output's progress wakes the hub
+		}
+	}
+	for _, d := range x.dests {
+		h.ports[d].reserved += x.flits
+	}
+	x.granted = true
+	c := h.Clock()
+	h.ports[x.in].stats.WaitCycles += uint64(c.CycleAt(now) - c.CycleAt(x.picked))
+	return true
+}
+
+func (h *Hub) setState(now clock.Time) {
+	x := h.cur
+	switch {
+	case x == nil:
+		h.sigState.SetString(now, "IDLE")
+		return
+	case !x.granted:
+		h.sigState.SetString(now, "WAIT")
+	case x.kind == forward:
+		h.sigState.SetString(now, "COPY")
+	default:
+		h.sigState.SetString(now, "DRAIN")
+	}
+	h.sigServing.Set(now, uint64(x.in))
+}
+
+func (h *Hub) emit(now clock.Time, kind string, fields ...trace.Field) {
+	h.env.Trace.Emit(now, h.Clock().CycleAt(now), h.Name(), kind, fields...)
+}
+
+// Idle implements check.Unit: a write in service or flits in the
+// forwarding pipeline are unfinished work.
+func (h *Hub) Idle() bool { return h.cur == nil && len(h.line) == 0 }
+
+// State implements check.Unit.
+func (h *Hub) State() string {
+	if h.Idle() {
+		return "idle"
+	}
+	s := fmt.Sprintf("%d flits in the forwarding pipeline", len(h.line))
+	if x := h.cur; x != nil {
+		st := "waiting for room in"
+		if x.granted {
+			st = "forwarding to"
+		}
+		s += fmt.Sprintf("; packet %d from port %d %s %v, %d flits taken", x.pkt, x.in, st, x.dests, x.moved)
+	}
+	return s
+}
