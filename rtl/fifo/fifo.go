@@ -305,6 +305,29 @@ func (f *FIFO[T]) Push(now clock.Time, v T) bool {
 	return true
 }
 
+// PushAt adds v at now but makes it visible to the consumer only after
+// visibleAfter (>= now): a link that knows when a flit will land uses it to
+// skip the events in between. The slot is taken from now on. Entries must
+// be pushed in non-decreasing visibleAfter.
+func (f *FIFO[T]) PushAt(now, visibleAfter clock.Time, v T) bool {
+	if visibleAfter < now {
+		visibleAfter = now
+	}
+	if f.n > 0 {
+		if last := f.buf[(f.head+f.n-1)%f.depth].t; visibleAfter < last {
+			f.env.Report(now, f.name, "fifo.order", "entry visible after %v pushed behind one visible after %v", visibleAfter, last)
+		}
+	}
+	if !f.Push(now, v) {
+		return false
+	}
+	f.buf[(f.head+f.n-1)%f.depth].t = visibleAfter
+	if visibleAfter > now && f.consumer != nil {
+		f.consumer.Wake(visibleAfter)
+	}
+	return true
+}
+
 // CanPop reports whether the consumer may pop at now: the head entry was
 // pushed before now and the per-cycle dequeue budget is not used up.
 func (f *FIFO[T]) CanPop(now clock.Time) bool {

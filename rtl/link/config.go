@@ -47,6 +47,14 @@ type Config struct {
 	// to use its credit (at least 1: a credit freed at an edge is usable
 	// from the next edge at the earliest).
 	CreditDelay int
+	// CreditDelayBA, if not 0, replaces CreditDelay for the credits of the
+	// B-to-A direction (returning to B): the two ends of a link may process
+	// credits differently (a router and a network terminal).
+	CreditDelayBA int
+	// SharedBuffer makes each direction's receive buffer one pool of
+	// BufferFlits slots shared by all VCs (one credit count), instead of
+	// BufferFlits private slots per VC (Credits only).
+	SharedBuffer bool
 	// SlackBytes is the receive slack buffer (StopGo).
 	SlackBytes int
 	// StopAt and GoAt are the slack thresholds in bytes (StopGo).
@@ -89,8 +97,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("link VCs %d must be in 1..64", c.VCs)
 		case c.BufferFlits < 1:
 			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
-		case c.CreditDelay < 1:
-			return fmt.Errorf("link credit delay %d cycles must be at least 1", c.CreditDelay)
+		case c.CreditDelay < 1 || c.CreditDelayBA < 0:
+			return fmt.Errorf("link credit delay %d (B to A: %d) cycles must be at least 1", c.CreditDelay, c.CreditDelayBA)
 		}
 	case NoFlowControl:
 		switch {

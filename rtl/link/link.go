@@ -112,6 +112,10 @@ func (b Builder) Build(name string) (*Link, error) {
 		if err != nil {
 			return nil, err
 		}
+		d.creditDelay = cfg.CreditDelay
+		if i == 1 && cfg.CreditDelayBA > 0 {
+			d.creditDelay = cfg.CreditDelayBA
+		}
 		l.dirs[i] = d
 	}
 	b.env.Register(l)
@@ -141,6 +145,11 @@ type Dir struct {
 	rng  *rand.Rand
 
 	sender, receiver clock.Waker
+	onArrive         func(at clock.Time, vc int)
+
+	creditDelay int
+	shared      bool // one credit pool for all VCs (index 0)
+	fast        bool // flits land in the receive buffer at send time, visible later
 
 	// transmitter
 	busyUntil clock.Time // first edge the serialiser is free
@@ -214,7 +223,11 @@ type Stats struct {
 
 func newDir(l *Link, name string) (*Dir, error) {
 	cfg := l.cfg
-	d := &Dir{l: l, name: name, rng: l.env.Rand(name)}
+	d := &Dir{l: l, name: name, rng: l.env.Rand(name), shared: cfg.SharedBuffer && cfg.FlowControl == Credits}
+	// Without error injection or tracing nothing needs to happen when a
+	// flit lands, so it is put into the receive buffer when it is sent,
+	// visible from its arrival edge on, and the link never ticks for it.
+	d.fast = cfg.FlowControl == Credits && cfg.CorruptProb == 0 && cfg.DropProb == 0 && !l.env.Trace.Enabled()
 	depth := cfg.BufferFlits
 	if cfg.FlowControl == StopGo {
 		depth = cfg.SlackBytes // a flit is at least one byte
@@ -240,8 +253,11 @@ func newDir(l *Link, name string) (*Dir, error) {
 		d.rx = append(d.rx, rx)
 		d.credits = append(d.credits, cfg.BufferFlits)
 		if cfg.FlowControl == Credits {
-			s := reg.Integer(name, fmt.Sprintf("credits%d", vc), waves.WidthFor(uint64(cfg.BufferFlits)))
-			s.Set(0, uint64(cfg.BufferFlits))
+			var s *waves.Signal
+			if vc == 0 || !d.shared {
+				s = reg.Integer(name, fmt.Sprintf("credits%d", vc), waves.WidthFor(uint64(cfg.BufferFlits)))
+				s.Set(0, uint64(cfg.BufferFlits))
+			}
 			d.sigCredits = append(d.sigCredits, s)
 		}
 	}
@@ -284,6 +300,20 @@ func (d *Dir) Connect(sender, receiver clock.Waker) {
 		d.rx[vc].SetConsumer(receiver)
 	}
 }
+
+// ci is the credit counter a VC uses: its own, or the shared pool's.
+func (d *Dir) ci(vc int) int {
+	if d.shared {
+		return 0
+	}
+	return vc
+}
+
+// OnArrive sets a callback run whenever a flit is put into a receive
+// buffer, with the time after which it is visible (the receiver sees it from
+// its first edge after at) and its VC. A router uses it to learn which VC
+// to look at instead of scanning them all.
+func (d *Dir) OnArrive(fn func(at clock.Time, vc int)) { d.onArrive = fn }
 
 // SetSender names only the sender (see Connect).
 func (d *Dir) SetSender(w clock.Waker) {
@@ -334,14 +364,15 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 		}
 		return 1
 	}
-	c := d.credits[vc]
+	k := d.ci(vc)
+	c := d.credits[k]
 	if c == 0 {
-		if !d.waitCred[vc] {
-			d.waitCred[vc] = true
+		if !d.waitCred[k] {
+			d.waitCred[k] = true
 			d.stats.CreditStalls++
 		}
 		if len(d.creditQ) > 0 && d.sender != nil {
-			d.wakeSenderForCredit(vc)
+			d.wakeSenderForCredit(k)
 		}
 	}
 	return c
@@ -384,8 +415,9 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		return false
 	}
 	if cfg.FlowControl == Credits {
-		d.credits[f.VC]--
-		d.sigCredits[f.VC].Set(now, uint64(d.credits[f.VC]))
+		k := d.ci(f.VC)
+		d.credits[k]--
+		d.sigCredits[k].Set(now, uint64(d.credits[k]))
 	}
 	d.prepare(now, &f)
 	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
@@ -404,15 +436,39 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		d.l.WakeAt(d.busyUntil) // only to draw the busy signal falling
 	}
 	at := clk.After(now, clock.Cycle(s-1+cfg.DelayCycles))
-	d.onWire[f.VC]++
-	if at <= now {
+	switch {
+	case d.fast:
+		d.land(now, at, f)
+	case at <= now:
+		d.onWire[f.VC]++
 		d.arrive(now, f)
-	} else {
+	default:
+		d.onWire[f.VC]++
 		d.wire = append(d.wire, arrival{at: at, f: f})
 		d.l.WakeAt(at)
 	}
 	d.checkCredits(now, f.VC)
 	return true
+}
+
+// land puts a flit straight into the receive buffer at send time, visible
+// after its arrival edge at (the fast path: no errors to inject, nothing to
+// trace, credits guarantee the room).
+func (d *Dir) land(now, at clock.Time, f Flit) {
+	if !d.rx[f.VC].PushAt(now, at, f) {
+		return // overflow reported by the FIFO
+	}
+	size := f.WireBytes()
+	d.rxBytes += size
+	d.stats.MaxRxBytes = max(d.stats.MaxRxBytes, d.rxBytes)
+	d.stats.Flits++
+	d.stats.Bytes += uint64(size)
+	if f.Tail {
+		d.stats.Packets++
+	}
+	if d.onArrive != nil {
+		d.onArrive(at, f.VC)
+	}
 }
 
 // pump is the link's own transmitter for flits left in the transmit
@@ -554,6 +610,9 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 	d.stats.MaxRxBytes = max(d.stats.MaxRxBytes, d.rxBytes)
 	d.stats.Flits++
 	d.stats.Bytes += uint64(size)
+	if d.onArrive != nil {
+		d.onArrive(now, vc)
+	}
 	if cfg.FlowControl == StopGo {
 		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
 		if !d.stopSent && d.rxBytes > cfg.StopAt {
@@ -613,7 +672,8 @@ func (d *Dir) popped(now clock.Time, f Flit) {
 // returnCredit sends a credit back: usable by the sender CreditDelay
 // cycles (at least one) after now.
 func (d *Dir) returnCredit(now clock.Time, vc int) {
-	at := d.l.cfg.Clock.After(now, clock.Cycle(d.l.cfg.CreditDelay))
+	vc = d.ci(vc)
+	at := d.l.cfg.Clock.After(now, clock.Cycle(d.creditDelay))
 	d.creditQ = append(d.creditQ, creditReturn{at: at, vc: vc})
 	d.returning[vc]++
 	if d.waitCred[vc] && d.sender != nil {
@@ -666,10 +726,17 @@ func (d *Dir) checkCredits(now clock.Time, vc int) {
 	if cfg.FlowControl != Credits {
 		return
 	}
-	sum := d.credits[vc] + d.onWire[vc] + d.rx[vc].Len() + d.returning[vc]
-	if sum != cfg.BufferFlits {
-		d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + on the wire %d + buffered %d + returning %d = %d, want %d",
-			vc, d.credits[vc], d.onWire[vc], d.rx[vc].Len(), d.returning[vc], sum, cfg.BufferFlits)
+	k := d.ci(vc)
+	held := d.onWire[vc] + d.rx[vc].Len()
+	if d.shared {
+		held = 0
+		for v := range d.rx {
+			held += d.onWire[v] + d.rx[v].Len()
+		}
+	}
+	if sum := d.credits[k] + held + d.returning[k]; sum != cfg.BufferFlits {
+		d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + on the wire or buffered %d + returning %d = %d, want %d",
+			vc, d.credits[k], held, d.returning[k], sum, cfg.BufferFlits)
 	}
 }
 

@@ -277,3 +277,78 @@ var _ = Describe("Link without flow control", func() {
 		Expect(d.Rx(0).Stats().Drops).To(Equal(uint64(3)))
 	})
 })
+
+var _ = Describe("Link fast path and shared buffers", func() {
+	clk := clock.MHz(100)
+
+	// stream sends n one-flit packets on alternating VCs as fast as
+	// credits allow and pops at the far end from popFrom on; it returns the
+	// pop cycles.
+	stream := func(e *env.Env, cfg link.Config, n int, popFrom clock.Cycle) []clock.Cycle {
+		l, err := link.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("L")
+		Expect(err).NotTo(HaveOccurred())
+		d := l.From(link.A)
+		var pops []clock.Cycle
+		sent := 0
+		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
+			vc := sent % cfg.VCs
+			if sent < n && d.CanSend(now, vc) {
+				d.Send(now, link.Flit{Packet: uint64(sent), VC: vc, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				sent++
+			}
+			return sent < n
+		})
+		rcv := vtest.NewAgent(e, "R", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c < popFrom {
+				return true
+			}
+			for vc := range cfg.VCs {
+				if _, ok := d.Rx(vc).Pop(now); ok {
+					pops = append(pops, c)
+					break
+				}
+			}
+			return len(pops) < n
+		})
+		d.Connect(snd, rcv)
+		snd.Start()
+		rcv.Start()
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		return pops
+	}
+
+	It("times flits identically whether they land at send time or at arrival", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.DelayCycles, cfg.VCs, cfg.BufferFlits, cfg.CreditDelay, cfg.TraceFlits = 4, 3, 2, 3, 2, false
+		slow := stream(vtest.NewEnv(vtest.Options{Clock: clk, Trace: true}), cfg, 40, 5)
+		fast := stream(env.New(env.Options{}), cfg, 40, 5)
+		Expect(fast).To(Equal(slow))
+		Expect(fast).To(HaveLen(40))
+	})
+
+	It("lets VCs share one pool of credits", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.VCs, cfg.BufferFlits, cfg.SharedBuffer = 4, 2, 3, true
+		e := vtest.NewEnv(vtest.Options{Clock: clk})
+		l, err := link.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("L")
+		Expect(err).NotTo(HaveOccurred())
+		d := l.From(link.A)
+		var refused bool
+		a := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
+			// Three flits on VC 1 use up the pool: VC 0 has no credit either.
+			if c < 3 {
+				d.Send(now, link.Flit{VC: 1, Head: true, Tail: true, Data: []byte{1}})
+				return true
+			}
+			refused = !d.CanSend(now, 0)
+			return false
+		})
+		d.Connect(a, nil)
+		a.Start()
+		_, err = e.Run()
+		Expect(refused).To(BeTrue())
+		Expect(d.Rx(1).Len()).To(Equal(3))
+		Expect(err).To(MatchError(ContainSubstring("L.AB.Rx[1]: 3/3 entries"))) // nobody read them
+	})
+})
