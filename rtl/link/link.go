@@ -48,6 +48,10 @@ type Flit struct {
 	Bad bool
 	// Meta is the upper layer's message; links never look at it.
 	Meta any
+	// Stamp is set by the endpoint that injected the flit (its injection
+	// time); links and switches pass it on, so flit latencies can be
+	// measured end to end.
+	Stamp clock.Time
 }
 
 // WireBytes returns the flit's size on the wire.
@@ -166,7 +170,8 @@ type Dir struct {
 	creditQ   []creditReturn
 	controlQ  []control
 	onWire    []int // per VC: flits on the wire
-	returning []int // per VC: credits on their way back
+	returning []int // per credit counter: credits on their way back
+	outstand  []int // per VC: flits sent whose credit has not been applied
 
 	// receiver
 	rxBytes  int
@@ -270,6 +275,7 @@ func newDir(l *Link, name string) (*Dir, error) {
 	d.rxData = make([][]byte, n)
 	d.onWire = make([]int, n)
 	d.returning = make([]int, n)
+	d.outstand = make([]int, n)
 	d.sigBusy = reg.Wire(name, "busy", 1)
 	d.sigVC = reg.Integer(name, "vc", waves.WidthFor(uint64(cfg.VCs)))
 	if cfg.FlowControl == StopGo {
@@ -378,11 +384,18 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 	return c
 }
 
-// wakeSenderForCredit schedules the sender at the first pending return of
-// vc (later returns wake it through popped).
-func (d *Dir) wakeSenderForCredit(vc int) {
+// Outstanding returns the flits sent on vc whose credits the sender has not
+// got back by now: the downstream occupancy of the VC as the sender knows it.
+func (d *Dir) Outstanding(now clock.Time, vc int) int {
+	d.applyReturns(now)
+	return d.outstand[vc]
+}
+
+// wakeSenderForCredit schedules the sender at the first pending return for
+// credit counter k (later returns wake it through popped).
+func (d *Dir) wakeSenderForCredit(k int) {
 	for _, c := range d.creditQ {
-		if c.vc == vc {
+		if d.ci(c.vc) == k {
 			d.sender.WakeAt(c.at)
 			return
 		}
@@ -417,6 +430,7 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 	if cfg.FlowControl == Credits {
 		k := d.ci(f.VC)
 		d.credits[k]--
+		d.outstand[f.VC]++
 		d.sigCredits[k].Set(now, uint64(d.credits[k]))
 	}
 	d.prepare(now, &f)
@@ -672,14 +686,14 @@ func (d *Dir) popped(now clock.Time, f Flit) {
 // returnCredit sends a credit back: usable by the sender CreditDelay
 // cycles (at least one) after now.
 func (d *Dir) returnCredit(now clock.Time, vc int) {
-	vc = d.ci(vc)
+	k := d.ci(vc)
 	at := d.l.cfg.Clock.After(now, clock.Cycle(d.creditDelay))
 	d.creditQ = append(d.creditQ, creditReturn{at: at, vc: vc})
-	d.returning[vc]++
-	if d.waitCred[vc] && d.sender != nil {
+	d.returning[k]++
+	if d.waitCred[k] && d.sender != nil {
 		d.sender.WakeAt(at)
 	}
-	if d.sigCredits[vc] != nil || d.pending(now) {
+	if d.sigCredits[k] != nil || d.pending(now) {
 		d.l.WakeAt(at) // draw the credit when it lands; pump queued flits
 	}
 }
@@ -692,10 +706,12 @@ func (d *Dir) applyReturns(now clock.Time) {
 		if c.at > now {
 			break
 		}
-		d.credits[c.vc]++
-		d.returning[c.vc]--
-		d.waitCred[c.vc] = false
-		d.sigCredits[c.vc].Set(c.at, uint64(d.credits[c.vc]))
+		k := d.ci(c.vc)
+		d.credits[k]++
+		d.returning[k]--
+		d.outstand[c.vc]--
+		d.waitCred[k] = false
+		d.sigCredits[k].Set(c.at, uint64(d.credits[k]))
 		n++
 	}
 	if n > 0 {
@@ -768,3 +784,6 @@ func (l *Link) State() string {
 
 // Stats returns the direction's counters.
 func (d *Dir) Stats() Stats { return d.stats }
+
+// VCs returns the number of virtual channels.
+func (d *Dir) VCs() int { return len(d.rx) }

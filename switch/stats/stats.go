@@ -95,14 +95,16 @@ func (c *Collector) Created(cycle uint64, flits int) bool {
 	return true
 }
 
-// FlitArrived records one flit's arrival (for flit latency and accepted
-// throughput): created is its packet's creation cycle.
-func (c *Collector) FlitArrived(cycle, created uint64) {
+// FlitArrived records one flit's arrival at cycle (for flit latency and
+// accepted throughput): injected is the cycle the flit itself entered the
+// network and created its packet's creation cycle. Flit latency is
+// arrival minus injection, for the flits of measured packets.
+func (c *Collector) FlitArrived(cycle, injected, created uint64) {
 	if cycle >= c.win.Warmup && cycle < c.measureEnd {
 		c.accepted++
 	}
 	if c.Measured(created) {
-		c.flitLat = append(c.flitLat, cycle-created)
+		c.flitLat = append(c.flitLat, cycle-injected)
 	}
 }
 

@@ -214,3 +214,15 @@ func NewBernoulli(rate float64, sizes Sizes) (Bernoulli, error) {
 
 // Fire reports whether a packet is created this cycle.
 func (b Bernoulli) Fire(r *rand.Rand) bool { return b.p > 0 && r.Float64() < b.p }
+
+// P returns the per-cycle probability of a packet.
+func (b Bernoulli) P() float64 { return b.p }
+
+// NewBernoulliPackets returns the process for a rate in packets/node/cycle
+// (BookSim's injection_rate with injection_rate_uses_flits = 0).
+func NewBernoulliPackets(rate float64) (Bernoulli, error) {
+	if rate < 0 || rate > 1 {
+		return Bernoulli{}, fmt.Errorf("injection rate %g packets/node/cycle must be in [0, 1]", rate)
+	}
+	return Bernoulli{p: rate}, nil
+}
