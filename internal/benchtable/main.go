@@ -65,14 +65,17 @@ func main() {
 	}
 	fmt.Printf("nisim benchmarks (%s)\n\n", strings.Join(machine, ", "))
 	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "benchmark\trate\tns/op\t")
+	fmt.Fprintln(tw, "benchmark\trate\tns/op\tother\t")
 	for _, r := range results {
-		rate := "-"
-		if len(r.units) > 0 {
-			u := r.units[0]
-			rate = human(r.metrics[u]) + " " + u
+		rate, other := "-", []string{}
+		for _, u := range r.units {
+			if strings.HasSuffix(u, "/s") && rate == "-" {
+				rate = human(r.metrics[u]) + " " + u
+				continue
+			}
+			other = append(other, fmt.Sprintf("%.4g %s", r.metrics[u], u))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t\n", r.name, rate, r.nsPerOp)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t\n", r.name, rate, r.nsPerOp, strings.Join(other, ", "))
 	}
 	tw.Flush()
 
@@ -96,6 +99,17 @@ func main() {
 	}
 	if v, ok := get("VCDWriter", "changes/s"); ok {
 		verdict(fmt.Sprintf("VCD writer: %s value changes/s (target >= 5M)", human(v)), v >= 5e6)
+	}
+	// The same configuration in a widely used C++ cycle-accurate NoC
+	// simulator on this 2-core machine (the switch-fabric issue's figures).
+	for _, ref := range []struct {
+		name string
+		rate float64
+	}{{"Mesh88/rate=0.01", 3.3e6}, {"Mesh88/rate=0.05", 1.6e6}, {"Mesh88/rate=0.30", 0.42e6}, {"Mesh88/rate=0.40", 0.23e6}} {
+		if v, ok := get(ref.name, "router-cycles/s"); ok {
+			verdict(fmt.Sprintf("8x8 mesh %s: %s router-cycles/s, %.2fx the reference simulator's %s (minimum 1x, aim 2x)",
+				strings.TrimPrefix(ref.name, "Mesh88/"), human(v), v/ref.rate, human(ref.rate)), v >= ref.rate)
+		}
 	}
 	if none, ok1 := get("FIFOSignals/none", "ns/op"); ok1 {
 		if unsel, ok2 := get("FIFOSignals/unselected", "ns/op"); ok2 {

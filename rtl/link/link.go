@@ -433,7 +433,9 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		d.outstand[f.VC]++
 		d.sigCredits[k].Set(now, uint64(d.credits[k]))
 	}
-	d.prepare(now, &f)
+	if !d.fast { // the fast path has no errors to inject and no CRC to check
+		d.prepare(now, &f)
+	}
 	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
 		f.Data = append([]byte(nil), f.Data...)
 		bit := d.rng.IntN(8 * len(f.Data))
@@ -656,7 +658,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 func (d *Dir) signal(now clock.Time, stop bool) {
 	at := d.l.cfg.Clock.After(now, clock.Cycle(max(d.l.cfg.DelayCycles, 1)))
 	d.controlQ = append(d.controlQ, control{at: at, stop: stop})
-	if d.sigStop != nil || (!stop && d.waitGo) || d.pending(now) {
+	if d.sigStop != nil || (!stop && d.waitGo) {
 		d.l.WakeAt(at)
 	}
 	if !stop && d.waitGo && d.sender != nil {
@@ -693,8 +695,8 @@ func (d *Dir) returnCredit(now clock.Time, vc int) {
 	if d.waitCred[k] && d.sender != nil {
 		d.sender.WakeAt(at)
 	}
-	if d.sigCredits[k] != nil || d.pending(now) {
-		d.l.WakeAt(at) // draw the credit when it lands; pump queued flits
+	if d.sigCredits[k] != nil {
+		d.l.WakeAt(at) // draw the credit when it lands (a queued flit keeps the link ticking anyway)
 	}
 }
 
