@@ -71,6 +71,12 @@ type TerminalConfig struct {
 	// Replay is a traffic trace's records for this terminal (cycles
 	// ascending), replayed instead of or besides synthetic traffic.
 	Replay []traffic.Record
+	// Route, for source-routed networks, returns the route bytes a packet
+	// from src to dst carries in its head flit.
+	Route func(src, dst int) []byte
+	// Payload fills every flit with FlitBytes of data derived from the
+	// packet id (so link CRCs and error injection have bytes to work on).
+	Payload bool
 }
 
 // Terminal is a network endpoint.
@@ -96,6 +102,7 @@ type Terminal struct {
 	vcTail   []bool
 
 	sent, received uint64
+	crcDrops       uint64
 	stopGen        bool
 }
 
@@ -151,6 +158,9 @@ func (t *Terminal) Inject(now clock.Time, dst, flits int) *Packet {
 	t.Wake(now)
 	return p
 }
+
+// CRCDrops counts packets that arrived with a failed CRC.
+func (t *Terminal) CRCDrops() uint64 { return t.crcDrops }
 
 // Sent and Received count flits.
 func (t *Terminal) Sent() uint64     { return t.sent }
@@ -250,6 +260,15 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 	p := t.cur
 	f := link.Flit{Packet: p.ID, Seq: t.curFlit, VC: t.curVC, Head: t.curFlit == 0, Tail: t.curFlit == p.Flits-1,
 		Src: p.Src, Dst: p.Dst, Size: t.cfg.FlitBytes, Meta: p, Stamp: now}
+	if f.Head && t.cfg.Route != nil {
+		f.Route = t.cfg.Route(p.Src, p.Dst)
+	}
+	if t.cfg.Payload {
+		f.Data = make([]byte, t.cfg.FlitBytes)
+		for i := range f.Data {
+			f.Data[i] = byte(p.ID>>(8*(i%8))) ^ byte(t.curFlit+i)
+		}
+	}
 	t.out.Send(now, f)
 	t.sent++
 	t.curFlit++
@@ -280,6 +299,19 @@ func (t *Terminal) eject(now clock.Time, c uint64) {
 				sh.Stats.FlitArrived(c, uint64(t.Clock().CycleAt(f.Stamp)), p.Created)
 			}
 			if !f.Tail {
+				continue
+			}
+			if f.Bad {
+				// The CRC caught an error on the way: counted, never
+				// delivered.
+				t.crcDrops++
+				if sh != nil && sh.Packets != nil {
+					sh.Packets.Dropped(now, p.ID)
+				}
+				if t.env.Trace.Enabled() {
+					t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.crcdrop", trace.Uint("pkt", p.ID),
+						trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)))
+				}
 				continue
 			}
 			if sh != nil {
