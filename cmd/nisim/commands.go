@@ -10,6 +10,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
+	"github.com/nisim/nisim/verify/scenario/noc"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves/vcd"
 	"github.com/spf13/cobra"
@@ -17,7 +18,9 @@ import (
 
 // catalog lists every scenario, in the order `nisim list` shows them.
 func catalog() scenario.Catalog {
-	return scenario.Catalog{demo.Scenario()}
+	c := scenario.Catalog{demo.Scenario()}
+	c = append(c, noc.Scenarios()...)
+	return c
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

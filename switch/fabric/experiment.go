@@ -6,10 +6,12 @@ import (
 	"github.com/nisim/nisim/switch/stats"
 )
 
-// Experiment runs a network through warm-up, measurement and drain: it
-// stops the simulation once every packet created during measurement has
-// been delivered, or when the drain limit is reached (the network is then
-// reported saturated).
+// Experiment runs a network through warm-up, measurement and drain. Once
+// every packet created during measurement has been delivered, the
+// terminals stop generating and the network empties, so the run ends with
+// the conservation checker and the deadlock watchdog seeing everything
+// delivered. If the drain limit passes first, the network is saturated:
+// the simulation is stopped where it is (Saturated reports it).
 type Experiment struct {
 	*clock.Ticking
 	env       *env.Env
@@ -17,7 +19,11 @@ type Experiment struct {
 	win       stats.Window
 	terminals []*Terminal
 	ended     bool
+	saturated bool
 }
+
+// Saturated reports that the drain limit stopped the run.
+func (x *Experiment) Saturated() bool { return x.saturated }
 
 // NewExperiment creates the harness on the network clock. Terminals added
 // with Add are started by Start and stop generating when the run ends.
@@ -56,6 +62,10 @@ func (x *Experiment) Tick(now clock.Time) bool {
 	}
 	c := uint64(x.Clock().CycleAt(now))
 	if x.stats.PhaseAt(c) == stats.Done {
+		if x.stats.Outstanding() > 0 {
+			x.saturated = true
+			x.env.Stop()
+		}
 		x.end()
 		return false
 	}
@@ -70,5 +80,4 @@ func (x *Experiment) end() {
 	for _, t := range x.terminals {
 		t.StopGenerating()
 	}
-	x.env.Stop()
 }

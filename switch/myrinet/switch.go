@@ -162,6 +162,9 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	in.dir.Rx(0).Pop(now)
 	if f.Head {
 		f.Route = f.Route[1:]
+		if pk, ok := f.Meta.(interface{ AddHop() }); ok {
+			pk.AddHop()
+		}
 	}
 	o.dir.Send(now, f)
 	o.flits++

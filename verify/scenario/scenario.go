@@ -47,11 +47,19 @@ type CheckResult struct {
 	Detail string
 }
 
+// Metric is a named number of a run, for sweeps and tables.
+type Metric struct {
+	Name  string
+	Value float64
+	Unit  string
+}
+
 // Report is what a scenario run found.
 type Report struct {
-	Title  string
-	Rows   []Row
-	Checks []CheckResult
+	Title   string
+	Rows    []Row
+	Checks  []CheckResult
+	Metrics []Metric
 	// Filled in by Exec.
 	Result env.Result
 	Seed   uint64
@@ -60,6 +68,11 @@ type Report struct {
 // Add appends a figure.
 func (r *Report) Add(metric, model, paper, source string) {
 	r.Rows = append(r.Rows, Row{metric, model, paper, source})
+}
+
+// Measure appends a metric.
+func (r *Report) Measure(name string, v float64, unit string) {
+	r.Metrics = append(r.Metrics, Metric{name, v, unit})
 }
 
 // Check appends a check.
