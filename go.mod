@@ -9,6 +9,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/sarchlab/akita/v3 v3.1.0
 	github.com/spf13/cobra v1.10.2
+	github.com/wcharczuk/go-chart/v2 v2.1.2
 )
 
 require (
@@ -20,7 +21,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/rs/xid v1.5.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/wcharczuk/go-chart/v2 v2.1.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.18.0 // indirect
 	golang.org/x/mod v0.36.0 // indirect

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/nisim/nisim/internal/atomicfile"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
@@ -36,7 +39,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see 'nisim %s --help')", err, c.Name())
 	})
-	root.AddCommand(newList(), newRun(), newConfig(), newVCD(), newTrace())
+	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace())
 	return root
 }
 
@@ -242,4 +245,111 @@ func unwrapPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+func newSweep() *cobra.Command {
+	var (
+		key, values, csvPath, svgPath, y, config string
+		sets                                     []string
+		seed                                     uint64
+	)
+	c := &cobra.Command{
+		Use:   "sweep SCENARIO",
+		Short: "run a scenario over a range of one parameter: a table, a CSV file and an SVG plot",
+		Long: `Run SCENARIO once per value of --key (default injection_rate), on its
+defaults overridden by --config and --set, and print a latency-versus-load
+table. --csv writes every metric of every run; --svg plots --y (default
+latency) against the swept value. Runs that fail a check are marked and left
+out of the plot.`,
+		Args: exactArgs(1, "a scenario name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := catalog().Lookup(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			var vals []float64
+			for _, f := range strings.Split(values, ",") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+				if err != nil {
+					return usageErr("--values: %q is not a number", f)
+				}
+				vals = append(vals, v)
+			}
+			var outs []*atomicfile.File
+			for _, path := range []string{csvPath, svgPath} {
+				if path == "" {
+					outs = append(outs, nil)
+					continue
+				}
+				f, err := atomicfile.Create(path)
+				if err != nil {
+					for _, o := range outs {
+						if o != nil {
+							o.Abort()
+						}
+					}
+					return inputErr(err)
+				}
+				outs = append(outs, f)
+			}
+			abort := func() {
+				for _, o := range outs {
+					if o != nil {
+						o.Abort()
+					}
+				}
+			}
+			pts, err := scenario.Sweep(s, config, sets, key, vals, seed)
+			if err != nil {
+				abort()
+				return inputErr(err)
+			}
+			out := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
+			fmt.Fprintf(tw, "%s\t%s\taccepted\tcheck\t\n", key, y)
+			for _, p := range pts {
+				yv, _ := p.Get(y)
+				acc, _ := p.Get("accepted")
+				mark := "ok"
+				if p.Failed {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(tw, "%g\t%.2f\t%.4f\t%s\t\n", p.Value, yv, acc, mark)
+			}
+			tw.Flush()
+			if outs[0] != nil {
+				if err := scenario.WriteCSV(outs[0], key, pts); err != nil {
+					abort()
+					return inputErr(err)
+				}
+			}
+			if outs[1] != nil {
+				if err := scenario.WriteSVG(outs[1], s.Name+": "+y+" vs "+key, key, y, pts); err != nil {
+					abort()
+					return inputErr(err)
+				}
+			}
+			for i, o := range outs {
+				if o == nil {
+					continue
+				}
+				if err := o.Commit(); err != nil {
+					abort()
+					return inputErr(err)
+				}
+				fmt.Fprintf(out, "%s: %s\n", []string{"csv", "svg"}[i], o.Path())
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&key, "key", "injection_rate", "the parameter to sweep")
+	fl.StringVar(&values, "values", "0.01,0.05,0.1,0.2,0.3,0.35,0.4,0.45", "comma-separated `VALUES` of the key")
+	fl.StringVar(&y, "y", "latency", "the metric to tabulate and plot")
+	fl.StringVar(&csvPath, "csv", "", "write the results as CSV to `FILE`")
+	fl.StringVar(&svgPath, "svg", "", "write an SVG plot to `FILE`")
+	fl.StringArrayVar(&sets, "set", nil, "override a parameter: `key=value` (repeatable)")
+	fl.StringVar(&config, "config", "", "read parameters from a TOML `FILE`")
+	fl.Uint64Var(&seed, "seed", 1, "run seed")
+	return c
 }

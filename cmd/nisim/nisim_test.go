@@ -147,6 +147,24 @@ var _ = Describe("nisim", func() {
 		Expect(errOut).To(ContainSubstring("none.trace"))
 	})
 
+	It("sweeps a parameter into a table, a CSV file and an SVG plot", func() {
+		csvPath, svgPath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.svg")
+		code, out, errOut := nisim("sweep", "mesh", "--set", "k=3", "--set", "sample_period=300", "--values", "0.05,0.2",
+			"--csv", csvPath, "--svg", svgPath)
+		Expect(errOut).To(BeEmpty())
+		Expect(code).To(Equal(0))
+		Expect(out).To(MatchRegexp(`(?m)^0\.05\s+\d+\.\d+\s+0\.0\d+\s+ok`))
+		b, err := os.ReadFile(csvPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Split(strings.TrimSpace(string(b)), "\n")).To(HaveLen(3))
+		svg, err := os.ReadFile(svgPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(svg)).To(ContainSubstring("<svg"))
+		code, _, errOut = nisim("sweep", "mesh", "--values", "0.1,x")
+		Expect(code).To(Equal(2))
+		Expect(errOut).To(ContainSubstring(`--values: "x" is not a number`))
+	})
+
 	It("has --help everywhere", func() {
 		for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"list", "--help"}, {"vcd", "lint", "--help"}, {"trace", "diff", "--help"}, {"config", "--help"}} {
 			code, out, _ := nisim(args...)
