@@ -110,6 +110,7 @@ func (c *Collector) FlitArrived(cycle, injected, created uint64) {
 
 // Delivered records a packet whose tail arrived.
 func (c *Collector) Delivered(p Packet) {
+	c.lastDelivered = max(c.lastDelivered, p.Delivered)
 	if p.Delivered >= c.win.Warmup && p.Delivered < c.measureEnd {
 		c.acceptedPkts++
 	}
@@ -120,7 +121,6 @@ func (c *Collector) Delivered(p Packet) {
 	c.latencies = append(c.latencies, p.Delivered-p.Created)
 	c.netLatencies = append(c.netLatencies, p.Delivered-p.Injected)
 	c.hops += uint64(p.Hops)
-	c.lastDelivered = max(c.lastDelivered, p.Delivered)
 }
 
 // Outstanding returns the measured packets not yet delivered.
@@ -162,6 +162,8 @@ type Result struct {
 	// the network is saturated.
 	Lost      int
 	Saturated bool
+	// LastDelivery is the cycle the last packet (measured or not) arrived.
+	LastDelivery uint64
 }
 
 // Result computes the report.
@@ -176,6 +178,7 @@ func (c *Collector) Result() Result {
 	r.AcceptedPackets = float64(c.acceptedPkts) / denom
 	r.Lost = c.outstanding
 	r.Saturated = c.outstanding > 0
+	r.LastDelivery = c.lastDelivered
 	return r
 }
 
