@@ -11,6 +11,7 @@ import (
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/myrinet"
 	"github.com/nisim/nisim/switch/stats"
@@ -147,6 +148,8 @@ type built struct {
 	k         int
 	hops      func(s, d int) int
 	zeroLoad  func(hops, flits int) float64 // packet latency on an idle network, cycles
+	links     []*link.Link
+	stalls    func() (credit, blocked uint64)
 }
 
 // Run builds the network in e, runs the experiment and reports.
@@ -175,6 +178,11 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	x := fabric.NewExperiment(e, clk, nodes, win)
 	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
 		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) }}
+	if p.Topology != "mesh" || p.Router.NumVCs == 1 {
+		// One path and one queue per hop: delivery is in order per
+		// source and destination, so check it.
+		sh.Order = check.NewOrdering[[2]int](e.Monitor, "Network.Order")
+	}
 	b, err := p.build(e, clk, tc, sh)
 	if err != nil {
 		return nil, err
@@ -241,8 +249,17 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 		}
 		r, l := p.Router, p.ChannelLatency
 		perHop := r.RoutingDelay + r.VCAllocDelay + r.SWAllocDelay + r.STPrepareDelay + r.STFinalDelay + l
-		return &built{terminals: net.Terminals, clk: clk, nodes: p.K * p.K, k: p.K, hops: net.Hops,
-			zeroLoad: func(h, flits int) float64 { return float64(l + h*perHop + flits) }}, nil
+		return &built{terminals: net.Terminals, clk: clk, nodes: p.K * p.K, k: p.K, hops: net.Hops, links: net.Links,
+			zeroLoad: func(h, flits int) float64 { return float64(l + h*perHop + flits) },
+			stalls: func() (uint64, uint64) {
+				var c, v uint64
+				for _, r := range net.Routers {
+					st := r.Stalls()
+					c += st.Credit
+					v += st.VCAlloc + st.Switch
+				}
+				return c, v
+			}}, nil
 	default:
 		pl, _ := p.platform()
 		c := topology.MyrinetConfig{Platform: pl, Terminal: tc}
@@ -257,9 +274,21 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 			return nil, err
 		}
 		ser := (pl.FlitBytes + pl.Link.BytesPerCycle - 1) / pl.Link.BytesPerCycle
-		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops,
+		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links,
 			zeroLoad: func(h, flits int) float64 {
 				return float64(ser + pl.Link.DelayCycles + h*pl.HopCycles() + ser*(flits-1))
+			},
+			stalls: func() (uint64, uint64) {
+				var stop, blocked uint64
+				for _, l := range net.Links {
+					stop += l.From(link.A).Stats().StopStalls + l.From(link.B).Stats().StopStalls
+				}
+				for _, sw := range net.Switches {
+					for q := range sw.Ports() {
+						blocked += sw.PortStats(q).BlockedCycles
+					}
+				}
+				return stop, blocked
 			}}, nil
 	}
 }
@@ -308,7 +337,29 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	rep.Add("switches crossed, mean / longest route", fmt.Sprintf("%.2f / %d", r.MeanHops, longest), hopsRef, hopsSrc)
 	rep.Add("offered / accepted flits/node/cycle", fmt.Sprintf("%.4f / %.4f", r.Offered, r.Accepted), "", "")
 	rep.Add("measured packets", fmt.Sprint(r.Packet.N), "", "")
-	rep.Check("no loss or duplication", true, "conservation checker on (violations fail the run)")
+	// Utilisation over the run until the network emptied.
+	if cycles := float64(r.LastDelivery); cycles > 0 {
+		var sum, peak float64
+		n := 0
+		for _, l := range b.links {
+			for _, d := range []*link.Dir{l.From(link.A), l.From(link.B)} {
+				u := float64(d.Stats().BusyCycles) / cycles
+				sum += u
+				peak = max(peak, u)
+				n++
+			}
+		}
+		rep.Add("link utilisation, mean / busiest", fmt.Sprintf("%.3f / %.3f", sum/float64(n), peak), "", "")
+		rep.Measure("link_utilisation", sum/float64(n), "")
+		rep.Measure("link_utilisation_max", peak, "")
+	}
+	st1, st2 := b.stalls()
+	if p.Topology == "mesh" {
+		rep.Add("router stalls: no credit / lost allocation", fmt.Sprintf("%d / %d", st1, st2), "", "")
+	} else {
+		rep.Add("STOP seen / head cycles blocked at switches", fmt.Sprintf("%d / %d", st1, st2), "", "")
+	}
+	rep.Check("no loss or duplication", true, "conservation (and, where the network promises it, per-flow order) checkers on; violations fail the run")
 	rep.Check("drained", !r.Saturated, "%d measured packets undelivered after the drain limit", r.Lost)
 	rep.Measure("offered", r.Offered, "flits/node/cycle")
 	rep.Measure("accepted", r.Accepted, "flits/node/cycle")
