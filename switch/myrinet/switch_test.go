@@ -107,8 +107,8 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		Entry("Clos, same leaf", true, 8, 15, 2),
 	)
 
-	It("holds a blocked packet's path and stops its sender with STOP/GO, losing nothing", func() {
-		e := vtest.NewEnv(vtest.Options{Clock: p.Link.Clock})
+	It("holds a blocked packet's path and stops its sender with STOP/GO, losing nothing", Label("golden"), func() {
+		e := vtest.NewEnv(vtest.Options{Clock: p.Link.Clock, Trace: true})
 		net, sh, got := build(e, false, p)
 		// Hosts 1 and 4 (the switches east and north of switch 0) each send
 		// a 64-flit packet to host 0 at the same cycle. Switch 0's host port
@@ -133,6 +133,14 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		}
 		Expect(blocked).To(BeNumerically(">", 200))
 		sh.Packets.Finish(e.Now())
+		Expect(vtest.Golden("testdata/stopgo.trace", e.Trace.Records(),
+			"Hosts 1 and 4 send 64 4-byte flits each to host 0 at cycle 0 (PPro Myrinet, 160 MHz, 1 byte/cycle).",
+			"link.packet: a packet's tail lands at the end of a link; myri.route: a switch connects a head to an output;",
+			"net.deliver: the tail reaches its host. Each head reaches its first switch at 8 (4 cycles to send a",
+			"4-byte flit, 4 on the cable) and is routed there; both reach switch 0 at 24 (8 fall-through + 8 link);",
+			"the round-robin gives the host port to input 0 (from switch 1), which delivers after",
+			"8 + 2*16 + 4*63 = 292 cycles; host 4's packet (input 2) waits, is routed at 284 once the first tail",
+			"has gone, and its sender is held back by STOP/GO meanwhile (no overflow, no loss).")).To(Succeed())
 	})
 
 	It("counts corrupted packets at the destination and never delivers them", func() {
