@@ -54,6 +54,8 @@ type Ticking struct {
 	retired *tickEvent // handled last; its hooks may still be running
 	last    Time       // edge of the last tick, -1 before the first
 	ticks   uint64
+	dom     *Domain // nil: the component schedules its own tick events
+	idx     int     // index in dom
 }
 
 // NewTicking creates the clocked base of a component named name.
@@ -62,7 +64,7 @@ func NewTicking(name string, engine sim.Engine, clk Clock, ticker Ticker) *Ticki
 		panic("clock: component " + name + " has no valid clock")
 	}
 	stop, _ := engine.(Stopper)
-	return &Ticking{
+	c := &Ticking{
 		ComponentBase: sim.NewComponentBase(name),
 		engine:        engine,
 		stop:          stop,
@@ -70,6 +72,11 @@ func NewTicking(name string, engine sim.Engine, clk Clock, ticker Ticker) *Ticki
 		ticker:        ticker,
 		last:          -1,
 	}
+	if o, ok := engine.(DomainOwner); ok {
+		c.dom = o.ClockDomain(clk)
+		c.idx = c.dom.add(c)
+	}
+	return c
 }
 
 // Clock returns the component's clock.
@@ -116,7 +123,20 @@ func (c *Ticking) NotifyRecv(now sim.VTimeInSec, _ sim.Port) { c.Wake(FromSim(no
 // NotifyPortFree implements sim.Component: an Akita connection has room.
 func (c *Ticking) NotifyPortFree(now sim.VTimeInSec, _ sim.Port) { c.Wake(FromSim(now)) }
 
-// Handle implements sim.Handler for the component's tick events.
+// tickAt runs the component at edge now (its domain checked the stop).
+func (c *Ticking) tickAt(now Time) {
+	if now == c.last {
+		return
+	}
+	c.last = now
+	c.ticks++
+	if c.ticker.Tick(now) {
+		c.dom.wake(c.idx, c.clk.NextEdge(now))
+	}
+}
+
+// Handle implements sim.Handler for the component's own tick events (on
+// engines without clock domains).
 func (c *Ticking) Handle(e sim.Event) error {
 	now := FromSim(e.Time())
 	if i, ok := slices.BinarySearch(c.pending, now); ok {
@@ -146,6 +166,10 @@ func (c *Ticking) Handle(e sim.Event) error {
 func (c *Ticking) schedule(t Time) {
 	if t <= c.last {
 		t = c.clk.NextEdge(c.last)
+	}
+	if c.dom != nil {
+		c.dom.wake(c.idx, t)
+		return
 	}
 	i, ok := slices.BinarySearch(c.pending, t)
 	if ok {

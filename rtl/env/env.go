@@ -126,7 +126,12 @@ type Engine struct {
 	hooked  bool
 	last    clock.Time
 	events  uint64
+	domains clock.Domains
 }
+
+// ClockDomain implements clock.DomainOwner: the components of one clock
+// share one tick event per edge.
+func (g *Engine) ClockDomain(c clock.Clock) *clock.Domain { return g.domains.For(g, c) }
 
 // Schedule implements sim.EventScheduler.
 func (g *Engine) Schedule(evt sim.Event) {
