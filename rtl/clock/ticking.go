@@ -56,6 +56,7 @@ type Ticking struct {
 	ticks   uint64
 	dom     *Domain // nil: the component schedules its own tick events
 	idx     int     // index in dom
+	wokeAt  Time    // the now of the last Wake, -1 before the first
 }
 
 // NewTicking creates the clocked base of a component named name.
@@ -71,6 +72,7 @@ func NewTicking(name string, engine sim.Engine, clk Clock, ticker Ticker) *Ticki
 		clk:           clk,
 		ticker:        ticker,
 		last:          -1,
+		wokeAt:        -1,
 	}
 	if o, ok := engine.(DomainOwner); ok {
 		c.dom = o.ClockDomain(clk)
@@ -102,6 +104,10 @@ func (c *Ticking) Start() {
 // call it on each other when they leave work behind (a FIFO push, freed
 // space, a returned credit).
 func (c *Ticking) Wake(now Time) {
+	if now == c.wokeAt {
+		return // already asked in this picosecond: that tick is still ahead
+	}
+	c.wokeAt = now
 	c.schedule(c.clk.NextEdge(now))
 }
 
@@ -131,7 +137,7 @@ func (c *Ticking) tickAt(now Time) {
 	c.last = now
 	c.ticks++
 	if c.ticker.Tick(now) {
-		c.dom.wake(c.idx, c.clk.NextEdge(now))
+		c.Wake(now)
 	}
 }
 
@@ -158,7 +164,7 @@ func (c *Ticking) Handle(e sim.Event) error {
 		c.retired = te
 	}
 	if progress {
-		c.schedule(c.clk.NextEdge(now))
+		c.Wake(now)
 	}
 	return nil
 }

@@ -274,7 +274,10 @@ func (f *FIFO[T]) waitForSpace(now clock.Time) {
 
 // Push adds v at now. It returns false if the FIFO had no room; that is a
 // checker violation unless the FIFO drops and counts.
-func (f *FIFO[T]) Push(now clock.Time, v T) bool {
+func (f *FIFO[T]) Push(now clock.Time, v T) bool { return f.push(now, now, v) }
+
+// push adds v at now, visible from the first edge after visible.
+func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
 		f.env.Report(now, f.name, "fifo.rate", "more than %d pushes in one cycle", f.enqPer)
 		return false
@@ -294,15 +297,24 @@ func (f *FIFO[T]) Push(now clock.Time, v T) bool {
 	}
 	f.enqAt++
 	f.settle(now)
-	f.buf[(f.head+f.n)%f.depth] = entry[T]{v: v, t: now}
+	f.buf[f.slot(f.n)] = entry[T]{v: v, t: visible}
 	f.n++
 	f.pushes++
 	f.changed(now)
 	f.record(now, true)
 	if f.consumer != nil {
-		f.consumer.Wake(now)
+		f.consumer.Wake(visible)
 	}
 	return true
+}
+
+// slot returns the buffer index of entry i (0 is the head).
+func (f *FIFO[T]) slot(i int) int {
+	j := f.head + i
+	if j >= f.depth {
+		j -= f.depth
+	}
+	return j
 }
 
 // PushAt adds v at now but makes it visible to the consumer only after
@@ -314,18 +326,11 @@ func (f *FIFO[T]) PushAt(now, visibleAfter clock.Time, v T) bool {
 		visibleAfter = now
 	}
 	if f.n > 0 {
-		if last := f.buf[(f.head+f.n-1)%f.depth].t; visibleAfter < last {
+		if last := f.buf[f.slot(f.n-1)].t; visibleAfter < last {
 			f.env.Report(now, f.name, "fifo.order", "entry visible after %v pushed behind one visible after %v", visibleAfter, last)
 		}
 	}
-	if !f.Push(now, v) {
-		return false
-	}
-	f.buf[(f.head+f.n-1)%f.depth].t = visibleAfter
-	if visibleAfter > now && f.consumer != nil {
-		f.consumer.Wake(visibleAfter)
-	}
-	return true
+	return f.push(now, visibleAfter, v)
 }
 
 // CanPop reports whether the consumer may pop at now: the head entry was
@@ -353,7 +358,7 @@ func (f *FIFO[T]) PeekAt(now clock.Time, i int) (T, bool) {
 		var zero T
 		return zero, false
 	}
-	e := f.buf[(f.head+i)%f.depth]
+	e := f.buf[f.slot(i)]
 	if e.t >= now {
 		var zero T
 		return zero, false
@@ -370,7 +375,7 @@ func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
 	f.settle(now)
 	v := f.buf[f.head].v
 	f.buf[f.head] = entry[T]{}
-	f.head = (f.head + 1) % f.depth
+	f.head = f.slot(1)
 	f.n--
 	f.pops++
 	f.record(now, false)

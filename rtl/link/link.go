@@ -16,6 +16,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 
+	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/fifo"
@@ -166,9 +167,9 @@ type Dir struct {
 	fate      []fate // per VC: what happens to the packet being sent
 
 	// wire and return path, each in time order
-	wire      []arrival
-	creditQ   []creditReturn
-	controlQ  []control
+	wire      queue.Queue[arrival]
+	creditQ   queue.Queue[creditReturn]
+	controlQ  queue.Queue[control]
 	onWire    []int // per VC: flits on the wire
 	returning []int // per credit counter: credits on their way back
 	outstand  []int // per VC: flits sent whose credit has not been applied
@@ -360,8 +361,8 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 			d.stats.StopStalls++
 			// A GO already on its way (sent before this query, in the
 			// same picosecond or earlier) must wake the sender too.
-			for _, c := range d.controlQ {
-				if !c.stop && d.sender != nil {
+			for i := range d.controlQ.Len() {
+				if c := d.controlQ.At(i); !c.stop && d.sender != nil {
 					d.sender.WakeAt(c.at)
 					break
 				}
@@ -377,7 +378,7 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 			d.waitCred[k] = true
 			d.stats.CreditStalls++
 		}
-		if len(d.creditQ) > 0 && d.sender != nil {
+		if d.creditQ.Len() > 0 && d.sender != nil {
 			d.wakeSenderForCredit(k)
 		}
 	}
@@ -394,8 +395,8 @@ func (d *Dir) Outstanding(now clock.Time, vc int) int {
 // wakeSenderForCredit schedules the sender at the first pending return for
 // credit counter k (later returns wake it through popped).
 func (d *Dir) wakeSenderForCredit(k int) {
-	for _, c := range d.creditQ {
-		if d.ci(c.vc) == k {
+	for i := range d.creditQ.Len() {
+		if c := d.creditQ.At(i); d.ci(c.vc) == k {
 			d.sender.WakeAt(c.at)
 			return
 		}
@@ -460,7 +461,7 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		d.arrive(now, f)
 	default:
 		d.onWire[f.VC]++
-		d.wire = append(d.wire, arrival{at: at, f: f})
+		d.wire.Push(arrival{at: at, f: f})
 		d.l.WakeAt(at)
 	}
 	d.checkCredits(now, f.VC)
@@ -565,16 +566,8 @@ type lostMark struct{ meta any }
 
 // deliver moves flits whose wire delay has passed into the receive buffer.
 func (d *Dir) deliver(now clock.Time) {
-	n := 0
-	for _, a := range d.wire {
-		if a.at > now {
-			break
-		}
-		d.arrive(now, a.f)
-		n++
-	}
-	if n > 0 {
-		d.wire = d.wire[n:]
+	for d.wire.Len() > 0 && d.wire.Front().at <= now {
+		d.arrive(now, d.wire.Pop().f)
 	}
 }
 
@@ -657,7 +650,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 // least one cycle).
 func (d *Dir) signal(now clock.Time, stop bool) {
 	at := d.l.cfg.Clock.After(now, clock.Cycle(max(d.l.cfg.DelayCycles, 1)))
-	d.controlQ = append(d.controlQ, control{at: at, stop: stop})
+	d.controlQ.Push(control{at: at, stop: stop})
 	if d.sigStop != nil || (!stop && d.waitGo) {
 		d.l.WakeAt(at)
 	}
@@ -690,7 +683,7 @@ func (d *Dir) popped(now clock.Time, f Flit) {
 func (d *Dir) returnCredit(now clock.Time, vc int) {
 	k := d.ci(vc)
 	at := d.l.cfg.Clock.After(now, clock.Cycle(d.creditDelay))
-	d.creditQ = append(d.creditQ, creditReturn{at: at, vc: vc})
+	d.creditQ.Push(creditReturn{at: at, vc: vc})
 	d.returning[k]++
 	if d.waitCred[k] && d.sender != nil {
 		d.sender.WakeAt(at)
@@ -703,36 +696,22 @@ func (d *Dir) returnCredit(now clock.Time, vc int) {
 // applyReturns applies the credits and STOP/GO symbols that have reached
 // the sender by now.
 func (d *Dir) applyReturns(now clock.Time) {
-	n := 0
-	for _, c := range d.creditQ {
-		if c.at > now {
-			break
-		}
+	for d.creditQ.Len() > 0 && d.creditQ.Front().at <= now {
+		c := d.creditQ.Pop()
 		k := d.ci(c.vc)
 		d.credits[k]++
 		d.returning[k]--
 		d.outstand[c.vc]--
 		d.waitCred[k] = false
 		d.sigCredits[k].Set(c.at, uint64(d.credits[k]))
-		n++
 	}
-	if n > 0 {
-		d.creditQ = d.creditQ[n:]
-	}
-	n = 0
-	for _, c := range d.controlQ {
-		if c.at > now {
-			break
-		}
+	for d.controlQ.Len() > 0 && d.controlQ.Front().at <= now {
+		c := d.controlQ.Pop()
 		d.stopped = c.stop
 		if !c.stop {
 			d.waitGo = false
 		}
 		d.sigStop.SetBool(c.at, c.stop)
-		n++
-	}
-	if n > 0 {
-		d.controlQ = d.controlQ[n:]
 	}
 }
 
@@ -768,7 +747,7 @@ func (l *Link) emit(now clock.Time, path, kind string, fields ...trace.Field) {
 // left in the queues are the FIFOs' own business.)
 func (l *Link) Idle() bool {
 	for _, d := range l.dirs {
-		if len(d.wire) > 0 {
+		if d.wire.Len() > 0 {
 			return false
 		}
 	}
@@ -779,7 +758,7 @@ func (l *Link) Idle() bool {
 func (l *Link) State() string {
 	s := ""
 	for _, d := range l.dirs {
-		s += fmt.Sprintf("%s: busy until %v, %d on the wire, credits %v, stopped %v; ", d.name, d.busyUntil, len(d.wire), d.credits, d.stopped)
+		s += fmt.Sprintf("%s: busy until %v, %d on the wire, credits %v, stopped %v; ", d.name, d.busyUntil, d.wire.Len(), d.credits, d.stopped)
 	}
 	return s
 }

@@ -1,6 +1,9 @@
 package wormhole
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Allocator matches requesters (inputs) to resources (outputs), at most one
 // output per input and one input per output per cycle. The router uses one
@@ -31,74 +34,80 @@ func NewAllocator(kind string, inputs, outputs int) (Allocator, error) {
 	return nil, fmt.Errorf("unknown allocator %q (want islip or separable_input_first)", kind)
 }
 
-// reqSet is a sparse request matrix: per input the requested outputs and
-// per output the requesting inputs, both kept sorted, with the inputs and
-// outputs that have any request listed in ascending order. Iterating it is
-// deterministic and costs only the requests made.
-type reqSet struct {
-	byIn, byOut   [][]int
-	inputs, outs  []int // ascending, with at least one request
-	inMark, outMk []bool
-}
+// bitset is a set of small non-negative integers.
+type bitset []uint64
 
-func newReqSet(inputs, outputs int) reqSet {
-	return reqSet{byIn: make([][]int, inputs), byOut: make([][]int, outputs),
-		inMark: make([]bool, inputs), outMk: make([]bool, outputs)}
-}
+func newBitset(n int) bitset { return make(bitset, (n+63)>>6) }
 
-func (r *reqSet) clear() {
-	for _, i := range r.inputs {
-		r.byIn[i] = r.byIn[i][:0]
-		r.inMark[i] = false
-	}
-	for _, o := range r.outs {
-		r.byOut[o] = r.byOut[o][:0]
-		r.outMk[o] = false
-	}
-	r.inputs, r.outs = r.inputs[:0], r.outs[:0]
-}
+func (b bitset) set(i int)      { b[i>>6] |= 1 << (uint(i) & 63) }
+func (b bitset) has(i int) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
 
-func (r *reqSet) add(in, out int) {
-	r.byIn[in] = insertSorted(r.byIn[in], out)
-	r.byOut[out] = insertSorted(r.byOut[out], in)
-	if !r.inMark[in] {
-		r.inMark[in] = true
-		r.inputs = insertSorted(r.inputs, in)
+// firstFrom returns the first element at or after ptr, wrapping around to
+// the smallest, or -1 for an empty set: a round-robin arbiter whose
+// priority pointer is ptr.
+func (b bitset) firstFrom(ptr int) int {
+	w := ptr >> 6
+	if w < len(b) {
+		if m := b[w] &^ (1<<(uint(ptr)&63) - 1); m != 0 {
+			return w<<6 | bits.TrailingZeros64(m)
+		}
+		for i := w + 1; i < len(b); i++ {
+			if b[i] != 0 {
+				return i<<6 | bits.TrailingZeros64(b[i])
+			}
+		}
 	}
-	if !r.outMk[out] {
-		r.outMk[out] = true
-		r.outs = insertSorted(r.outs, out)
-	}
-}
-
-func insertSorted(s []int, v int) []int {
-	i := len(s)
-	for i > 0 && s[i-1] > v {
-		i--
-	}
-	if i > 0 && s[i-1] == v {
-		return s
-	}
-	s = append(s, 0)
-	copy(s[i+1:], s[i:])
-	s[i] = v
-	return s
-}
-
-// firstFrom returns the first element of the sorted set s at or after ptr,
-// wrapping around, and whether ok(element) holds for any.
-func firstFrom(s []int, ptr int, ok func(int) bool) int {
-	start := 0
-	for start < len(s) && s[start] < ptr {
-		start++
-	}
-	for k := range s {
-		v := s[(start+k)%len(s)]
-		if ok(v) {
-			return v
+	for i := 0; i <= w && i < len(b); i++ {
+		if b[i] != 0 {
+			return i<<6 | bits.TrailingZeros64(b[i])
 		}
 	}
 	return -1
+}
+
+// each calls fn for every element, ascending.
+func (b bitset) each(fn func(int)) {
+	for i, w := range b {
+		for w != 0 {
+			fn(i<<6 | bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
+}
+
+// reqSet is a request matrix as bit sets: per input the requested outputs,
+// per output the requesting inputs, and the inputs and outputs with any
+// request. Clearing and iterating cost only the requests made.
+type reqSet struct {
+	byIn, byOut []bitset
+	inputs      bitset // inputs with a request
+	outs        bitset // outputs with a request
+}
+
+func newReqSet(inputs, outputs int) reqSet {
+	r := reqSet{byIn: make([]bitset, inputs), byOut: make([]bitset, outputs),
+		inputs: newBitset(inputs), outs: newBitset(outputs)}
+	for i := range r.byIn {
+		r.byIn[i] = newBitset(outputs)
+	}
+	for o := range r.byOut {
+		r.byOut[o] = newBitset(inputs)
+	}
+	return r
+}
+
+func (r *reqSet) clear() {
+	r.inputs.each(func(i int) { clear(r.byIn[i]) })
+	r.outs.each(func(o int) { clear(r.byOut[o]) })
+	clear(r.inputs)
+	clear(r.outs)
+}
+
+func (r *reqSet) add(in, out int) {
+	r.byIn[in].set(out)
+	r.byOut[out].set(in)
+	r.inputs.set(in)
+	r.outs.set(out)
 }
 
 // islip is single-iteration iSLIP as BookSim's iSLIP_Sparse: each output
@@ -107,48 +116,46 @@ func firstFrom(s []int, ptr int, ok func(int) bool) int {
 // both pointers move one past the partner only on an accepted grant.
 type islip struct {
 	reqSet
-	gptr, aptr      []int
-	inMatch, outMat []int
-	grant           []int // per output: the input it granted, -1
+	gptr, aptr []int
+	inMatch    []int
+	granted    []bitset // per input: the outputs that granted it
 }
 
 func newISLIP(inputs, outputs int) *islip {
 	a := &islip{reqSet: newReqSet(inputs, outputs), gptr: make([]int, outputs), aptr: make([]int, inputs),
-		inMatch: make([]int, inputs), outMat: make([]int, outputs), grant: make([]int, outputs)}
+		inMatch: make([]int, inputs), granted: make([]bitset, inputs)}
 	for i := range a.inMatch {
 		a.inMatch[i] = -1
-	}
-	for o := range a.outMat {
-		a.outMat[o], a.grant[o] = -1, -1
+		a.granted[i] = newBitset(outputs)
 	}
 	return a
 }
 
 func (a *islip) Clear() {
-	for _, i := range a.inputs {
+	a.inputs.each(func(i int) {
 		a.inMatch[i] = -1
-	}
-	for _, o := range a.outs {
-		a.outMat[o], a.grant[o] = -1, -1
-	}
+		clear(a.granted[i])
+	})
 	a.clear()
 }
 
 func (a *islip) Request(in, out int) { a.add(in, out) }
 
 func (a *islip) Allocate() {
-	for _, o := range a.outs {
-		a.grant[o] = firstFrom(a.byOut[o], a.gptr[o], func(in int) bool { return a.inMatch[in] < 0 })
-	}
-	for _, in := range a.inputs {
-		o := firstFrom(a.byIn[in], a.aptr[in], func(o int) bool { return a.grant[o] == in })
+	// Grant: with one iteration no input is matched yet, so every output
+	// grants its first requester from its pointer on.
+	a.outs.each(func(o int) {
+		a.granted[a.byOut[o].firstFrom(a.gptr[o])].set(o)
+	})
+	a.inputs.each(func(in int) {
+		o := a.granted[in].firstFrom(a.aptr[in])
 		if o < 0 {
-			continue
+			return
 		}
-		a.inMatch[in], a.outMat[o] = o, in
+		a.inMatch[in] = o
 		a.gptr[o] = (in + 1) % len(a.aptr)
 		a.aptr[in] = (o + 1) % len(a.gptr)
-	}
+	})
 }
 
 func (a *islip) OutputOf(in int) int { return a.inMatch[in] }
@@ -161,48 +168,43 @@ func (a *islip) OutputOf(in int) int { return a.inMatch[in] }
 type sepIF struct {
 	reqSet
 	inPtr, outPtr []int
-	choice        []int // per input: the output it picked
 	inMatch       []int
-	pickedBy      [][]int // per output: inputs that picked it, ascending
+	pickedBy      []bitset // per output: inputs that picked it
 }
 
 func newSepIF(inputs, outputs int) *sepIF {
 	a := &sepIF{reqSet: newReqSet(inputs, outputs), inPtr: make([]int, inputs), outPtr: make([]int, outputs),
-		choice: make([]int, inputs), inMatch: make([]int, inputs), pickedBy: make([][]int, outputs)}
+		inMatch: make([]int, inputs), pickedBy: make([]bitset, outputs)}
 	for i := range a.inMatch {
 		a.inMatch[i] = -1
+	}
+	for o := range a.pickedBy {
+		a.pickedBy[o] = newBitset(inputs)
 	}
 	return a
 }
 
 func (a *sepIF) Clear() {
-	for _, i := range a.inputs {
-		a.inMatch[i] = -1
-	}
-	for _, o := range a.outs {
-		a.pickedBy[o] = a.pickedBy[o][:0]
-	}
+	a.inputs.each(func(i int) { a.inMatch[i] = -1 })
+	a.outs.each(func(o int) { clear(a.pickedBy[o]) })
 	a.clear()
 }
 
 func (a *sepIF) Request(in, out int) { a.add(in, out) }
 
 func (a *sepIF) Allocate() {
-	always := func(int) bool { return true }
-	for _, in := range a.inputs {
-		o := firstFrom(a.byIn[in], a.inPtr[in], always)
-		a.choice[in] = o
-		a.pickedBy[o] = append(a.pickedBy[o], in) // inputs ascend, so sorted
-	}
-	for _, o := range a.outs {
-		if len(a.pickedBy[o]) == 0 {
-			continue
+	a.inputs.each(func(in int) {
+		a.pickedBy[a.byIn[in].firstFrom(a.inPtr[in])].set(in)
+	})
+	a.outs.each(func(o int) {
+		in := a.pickedBy[o].firstFrom(a.outPtr[o])
+		if in < 0 {
+			return
 		}
-		in := firstFrom(a.pickedBy[o], a.outPtr[o], always)
 		a.inMatch[in] = o
 		a.inPtr[in] = (o + 1) % len(a.outPtr)
 		a.outPtr[o] = (in + 1) % len(a.inPtr)
-	}
+	})
 }
 
 func (a *sepIF) OutputOf(in int) int { return a.inMatch[in] }

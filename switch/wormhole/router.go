@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
@@ -173,7 +174,7 @@ type outVC struct {
 type outPort struct {
 	dir   *link.Dir
 	vcs   []outVC
-	queue []link.Flit // switch traversal done, waiting for the link
+	queue queue.Queue[link.Flit] // switch traversal done, waiting for the link
 	flits uint64
 }
 
@@ -293,7 +294,7 @@ func (r *Router) Tick(now clock.Time) bool {
 
 func (r *Router) queued() bool {
 	for _, o := range r.out {
-		if len(o.queue) > 0 {
+		if o.queue.Len() > 0 {
 			return true
 		}
 	}
@@ -625,7 +626,7 @@ func (r *Router) switchUpdate(now clock.Time, c int64) {
 			n++
 			continue
 		}
-		r.out[it.out].queue = append(r.out[it.out].queue, it.f)
+		r.out[it.out].queue.Push(it.f)
 	}
 	r.stQ = r.stQ[:n]
 }
@@ -633,25 +634,25 @@ func (r *Router) switchUpdate(now clock.Time, c int64) {
 // send puts at most one flit per output on its link.
 func (r *Router) send(now clock.Time) {
 	for p, o := range r.out {
-		if len(o.queue) == 0 {
+		if o.queue.Len() == 0 {
 			continue
 		}
-		f := o.queue[0]
+		f := o.queue.Front()
 		if !o.dir.Idle(now) {
 			continue // a multi-cycle flit is still being serialised
 		}
 		o.vcs[f.VC].reserved--
-		if !o.dir.Send(now, f) {
+		if !o.dir.Send(now, *f) {
 			o.vcs[f.VC].reserved++
 			continue
 		}
-		o.queue = o.queue[1:]
-		o.flits++
-		r.sigSent.Set(now, r.totalOut())
 		if r.env.Trace.Enabled() && f.Head {
 			r.env.Trace.Emit(now, r.Clock().CycleAt(now), r.Name(), "router.head",
 				trace.Uint("pkt", f.Packet), trace.Int("out", int64(p)), trace.Int("vc", int64(f.VC)), trace.Int("dst", int64(f.Dst)))
 		}
+		o.queue.Discard()
+		o.flits++
+		r.sigSent.Set(now, r.totalOut())
 	}
 }
 
