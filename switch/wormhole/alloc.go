@@ -25,10 +25,15 @@ type Allocator interface {
 // NewAllocator returns the named allocator for an inputs x outputs
 // problem: "islip" or "separable_input_first" (BookSim's names).
 func NewAllocator(kind string, inputs, outputs int) (Allocator, error) {
-	switch kind {
-	case "islip":
+	small := inputs <= 64 && outputs <= 64
+	switch {
+	case kind == "islip" && small:
+		return newISLIP64(inputs, outputs), nil
+	case kind == "islip":
 		return newISLIP(inputs, outputs), nil
-	case "separable_input_first":
+	case kind == "separable_input_first" && small:
+		return newSepIF64(inputs, outputs), nil
+	case kind == "separable_input_first":
 		return newSepIF(inputs, outputs), nil
 	}
 	return nil, fmt.Errorf("unknown allocator %q (want islip or separable_input_first)", kind)
@@ -208,3 +213,128 @@ func (a *sepIF) Allocate() {
 }
 
 func (a *sepIF) OutputOf(in int) int { return a.inMatch[in] }
+
+// The allocators below do the same for at most 64 inputs and 64 outputs
+// (every router of a realistic size: a 5-port mesh router with 8 VCs
+// allocates 40 x 40 VCs and 10 x 5 switch ports), with each set in one
+// machine word.
+
+// first64 returns the first element of set at or after ptr, wrapping
+// around, or -1 for an empty set.
+func first64(set uint64, ptr int) int {
+	if set == 0 {
+		return -1
+	}
+	if m := set &^ (1<<uint(ptr) - 1); m != 0 {
+		return bits.TrailingZeros64(m)
+	}
+	return bits.TrailingZeros64(set)
+}
+
+type islip64 struct {
+	byIn, byOut []uint64
+	granted     []uint64 // per input: the outputs that granted it
+	inputs      uint64
+	outs        uint64
+	gptr, aptr  []int
+	inMatch     []int
+}
+
+func newISLIP64(inputs, outputs int) *islip64 {
+	a := &islip64{byIn: make([]uint64, inputs), byOut: make([]uint64, outputs), granted: make([]uint64, inputs),
+		gptr: make([]int, outputs), aptr: make([]int, inputs), inMatch: make([]int, inputs)}
+	for i := range a.inMatch {
+		a.inMatch[i] = -1
+	}
+	return a
+}
+
+func (a *islip64) Clear() {
+	for m := a.inputs; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		a.inMatch[i], a.granted[i], a.byIn[i] = -1, 0, 0
+	}
+	for m := a.outs; m != 0; m &= m - 1 {
+		a.byOut[bits.TrailingZeros64(m)] = 0
+	}
+	a.inputs, a.outs = 0, 0
+}
+
+func (a *islip64) Request(in, out int) {
+	a.byIn[in] |= 1 << uint(out)
+	a.byOut[out] |= 1 << uint(in)
+	a.inputs |= 1 << uint(in)
+	a.outs |= 1 << uint(out)
+}
+
+func (a *islip64) Allocate() {
+	for m := a.outs; m != 0; m &= m - 1 {
+		o := bits.TrailingZeros64(m)
+		a.granted[first64(a.byOut[o], a.gptr[o])] |= 1 << uint(o)
+	}
+	for m := a.inputs; m != 0; m &= m - 1 {
+		in := bits.TrailingZeros64(m)
+		o := first64(a.granted[in], a.aptr[in])
+		if o < 0 {
+			continue
+		}
+		a.inMatch[in] = o
+		a.gptr[o] = (in + 1) % len(a.aptr)
+		a.aptr[in] = (o + 1) % len(a.gptr)
+	}
+}
+
+func (a *islip64) OutputOf(in int) int { return a.inMatch[in] }
+
+type sepIF64 struct {
+	byIn          []uint64
+	pickedBy      []uint64 // per output: inputs that picked it
+	inputs, outs  uint64
+	inPtr, outPtr []int
+	inMatch       []int
+}
+
+func newSepIF64(inputs, outputs int) *sepIF64 {
+	a := &sepIF64{byIn: make([]uint64, inputs), pickedBy: make([]uint64, outputs),
+		inPtr: make([]int, inputs), outPtr: make([]int, outputs), inMatch: make([]int, inputs)}
+	for i := range a.inMatch {
+		a.inMatch[i] = -1
+	}
+	return a
+}
+
+func (a *sepIF64) Clear() {
+	for m := a.inputs; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		a.inMatch[i], a.byIn[i] = -1, 0
+	}
+	for m := a.outs; m != 0; m &= m - 1 {
+		a.pickedBy[bits.TrailingZeros64(m)] = 0
+	}
+	a.inputs, a.outs = 0, 0
+}
+
+func (a *sepIF64) Request(in, out int) {
+	a.byIn[in] |= 1 << uint(out)
+	a.inputs |= 1 << uint(in)
+	a.outs |= 1 << uint(out)
+}
+
+func (a *sepIF64) Allocate() {
+	for m := a.inputs; m != 0; m &= m - 1 {
+		in := bits.TrailingZeros64(m)
+		a.pickedBy[first64(a.byIn[in], a.inPtr[in])] |= 1 << uint(in)
+	}
+	for m := a.outs; m != 0; m &= m - 1 {
+		o := bits.TrailingZeros64(m)
+		in := first64(a.pickedBy[o], a.outPtr[o])
+		if in < 0 {
+			continue
+		}
+		a.inMatch[in] = o
+		a.inPtr[in] = (o + 1) % len(a.outPtr)
+		a.outPtr[o] = (in + 1) % len(a.inPtr)
+	}
+}
+
+func (a *sepIF64) OutputOf(in int) int { return a.inMatch[in] }
