@@ -366,6 +366,16 @@ func (f *FIFO[T]) PeekAt(now clock.Time, i int) (T, bool) {
 	return e.v, true
 }
 
+// Front returns a pointer to the head entry if it is visible at now
+// (regardless of the dequeue budget), else nil: a look at the head without
+// copying it. The pointer is valid until the next push or pop.
+func (f *FIFO[T]) Front(now clock.Time) *T {
+	if f.n == 0 || f.buf[f.head].t >= now {
+		return nil
+	}
+	return &f.buf[f.head].v
+}
+
 // Pop removes and returns the head entry if the consumer can pop it at now.
 func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
 	var zero T

@@ -174,7 +174,9 @@ type outVC struct {
 type outPort struct {
 	dir   *link.Dir
 	vcs   []outVC
-	queue queue.Queue[link.Flit] // switch traversal done, waiting for the link
+	// queue holds the flits that won the switch, in switch order, each
+	// with the cycle its traversal ends; the link takes them from then on.
+	queue queue.Queue[stItem]
 	flits uint64
 }
 
@@ -189,9 +191,8 @@ type entry struct {
 }
 
 type stItem struct {
-	t   int64
-	out int
-	f   link.Flit
+	t int64 // the cycle switch traversal ends
+	f link.Flit
 }
 
 type arrival struct {
@@ -215,7 +216,6 @@ type Router struct {
 	vaQ      []entry
 	saQ      []entry
 	saSpare  []entry
-	stQ      []stItem
 
 	va, sa   Allocator
 	swOffset []int
@@ -273,11 +273,6 @@ func (r *Router) Tick(now clock.Time) bool {
 	if len(r.saQ) > 0 {
 		r.saEvaluate(now, c)
 	}
-	for i := range r.stQ {
-		if r.stQ[i].t < 0 {
-			r.stQ[i].t = c + int64(r.cfg.STPrepareDelay+r.cfg.STFinalDelay) - 1
-		}
-	}
 	if len(r.rcQ) > 0 {
 		r.routeUpdate(now, c)
 	}
@@ -287,9 +282,16 @@ func (r *Router) Tick(now clock.Time) bool {
 	if len(r.saQ) > 0 {
 		r.saUpdate(now, c)
 	}
-	r.switchUpdate(now, c)
-	r.send(now)
-	return len(r.rcQ)+len(r.vaQ)+len(r.saQ)+len(r.stQ) > 0 || r.queued()
+	r.send(now, c)
+	return len(r.rcQ)+len(r.vaQ)+len(r.saQ) > 0 || r.queued()
+}
+
+func (r *Router) outQueued() int {
+	n := 0
+	for _, o := range r.out {
+		n += o.queue.Len()
+	}
+	return n
 }
 
 func (r *Router) queued() bool {
@@ -303,8 +305,8 @@ func (r *Router) queued() bool {
 
 // front returns the visible head of an input VC (regardless of whether a
 // flit already left the VC in this cycle).
-func (r *Router) front(now clock.Time, in, vc int) (link.Flit, bool) {
-	return r.in[in].dir.Rx(vc).PeekAt(now, 0)
+func (r *Router) front(now clock.Time, in, vc int) *link.Flit {
+	return r.in[in].dir.Rx(vc).Front(now)
 }
 
 // inputQueuing handles flits that became visible: a head reaching an idle
@@ -322,8 +324,8 @@ func (r *Router) inputQueuing(now clock.Time) {
 		if !v.watch {
 			continue
 		}
-		f, ok := r.front(now, a.in, a.vc)
-		if !ok {
+		f := r.front(now, a.in, a.vc)
+		if f == nil {
 			continue
 		}
 		v.watch = false
@@ -338,7 +340,7 @@ func (r *Router) inputQueuing(now clock.Time) {
 
 // startPacket puts a head at the front of an idle VC into routing (or, with
 // lookahead routing, straight into VC allocation).
-func (r *Router) startPacket(in, vc int, f link.Flit) {
+func (r *Router) startPacket(in, vc int, f *link.Flit) {
 	if !f.Head {
 		r.env.Report(r.Now(), r.Name(), "router.protocol", "input %d VC %d: %v at the front of an idle VC", in, vc, f)
 	}
@@ -369,7 +371,7 @@ func (r *Router) routeUpdate(now clock.Time, c int64) {
 			n++
 			continue
 		}
-		f, _ := r.front(now, e.in, e.vc)
+		f := r.front(now, e.in, e.vc)
 		v := &r.in[e.in].vcs[e.vc]
 		v.route = r.route(r.id, e.in, f.Dst)
 		v.state = vcAlloc
@@ -423,8 +425,7 @@ func (r *Router) vaEvaluate(now clock.Time, c int64) {
 }
 
 func (r *Router) packetFlits(now clock.Time, in, vc int) int {
-	f, _ := r.front(now, in, vc)
-	if p, ok := f.Meta.(Packet); ok {
+	if p, ok := r.front(now, in, vc).Meta.(Packet); ok {
 		return p.NumFlits()
 	}
 	return 1
@@ -572,7 +573,7 @@ func (r *Router) saUpdate(now clock.Time, c int64) {
 			e.t = -1
 			r.saQ = append(r.saQ, e)
 		default:
-			r.traverse(now, e) // may queue the VC's next flit
+			r.traverse(now, c, e) // may queue the VC's next flit
 		}
 	}
 	r.saSpare = cur[:0]
@@ -581,7 +582,7 @@ func (r *Router) saUpdate(now clock.Time, c int64) {
 // traverse moves the flit that won the switch out of its input buffer
 // (returning a credit upstream) into switch traversal, and decides what
 // the VC does next.
-func (r *Router) traverse(now clock.Time, e entry) {
+func (r *Router) traverse(now clock.Time, c int64, e entry) {
 	v := &r.in[e.in].vcs[e.vc]
 	f, ok := r.in[e.in].dir.Rx(e.vc).Pop(now)
 	if !ok {
@@ -603,12 +604,14 @@ func (r *Router) traverse(now clock.Time, e entry) {
 			o.owner = -1
 		}
 	}
-	r.stQ = append(r.stQ, stItem{t: -1, out: p, f: f})
-	next, ok := r.front(now, e.in, e.vc)
+	// Switch traversal starts in the next cycle and takes
+	// st_prepare_delay + st_final_delay cycles.
+	r.out[p].queue.Push(stItem{t: c + int64(r.cfg.STPrepareDelay+r.cfg.STFinalDelay), f: f})
+	next := r.front(now, e.in, e.vc)
 	switch {
-	case !ok && f.Tail:
+	case next == nil && f.Tail:
 		v.state, v.watch = vcIdle, true
-	case !ok:
+	case next == nil:
 		v.watch = true // active, waiting for the next flit of the packet
 	case f.Tail:
 		v.state = vcIdle
@@ -618,26 +621,14 @@ func (r *Router) traverse(now clock.Time, e entry) {
 	}
 }
 
-func (r *Router) switchUpdate(now clock.Time, c int64) {
-	n := 0
-	for _, it := range r.stQ {
-		if it.t < 0 || it.t > c {
-			r.stQ[n] = it
-			n++
-			continue
-		}
-		r.out[it.out].queue.Push(it.f)
-	}
-	r.stQ = r.stQ[:n]
-}
-
-// send puts at most one flit per output on its link.
-func (r *Router) send(now clock.Time) {
+// send puts at most one flit per output on its link: the oldest whose
+// switch traversal has ended.
+func (r *Router) send(now clock.Time, c int64) {
 	for p, o := range r.out {
-		if o.queue.Len() == 0 {
+		if o.queue.Len() == 0 || o.queue.Front().t > c {
 			continue
 		}
-		f := o.queue.Front()
+		f := &o.queue.Front().f
 		if !o.dir.Idle(now) {
 			continue // a multi-cycle flit is still being serialised
 		}
@@ -666,10 +657,10 @@ func (r *Router) totalOut() uint64 {
 
 // Idle implements check.Unit.
 func (r *Router) Idle() bool {
-	return len(r.rcQ)+len(r.vaQ)+len(r.saQ)+len(r.stQ) == 0 && !r.queued()
+	return len(r.rcQ)+len(r.vaQ)+len(r.saQ) == 0 && !r.queued()
 }
 
 // State implements check.Unit.
 func (r *Router) State() string {
-	return fmt.Sprintf("route %d, VC alloc %d, switch alloc %d, traversal %d waiting", len(r.rcQ), len(r.vaQ), len(r.saQ), len(r.stQ))
+	return fmt.Sprintf("route %d, VC alloc %d, switch alloc %d, traversal or link %d waiting", len(r.rcQ), len(r.vaQ), len(r.saQ), r.outQueued())
 }
