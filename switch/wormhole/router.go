@@ -172,8 +172,8 @@ type outVC struct {
 }
 
 type outPort struct {
-	dir   *link.Dir
-	vcs   []outVC
+	dir *link.Dir
+	vcs []outVC
 	// queue holds the flits that won the switch, in switch order, each
 	// with the cycle its traversal ends; the link takes them from then on.
 	queue queue.Queue[stItem]

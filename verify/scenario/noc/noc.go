@@ -75,7 +75,8 @@ func MyrinetDefaults(topo, platform string) *Params {
 	return p
 }
 
-// Scenarios returns the network scenarios: mesh, myrinet-grid, myrinet-clos.
+// Scenarios returns the network scenarios: mesh, myrinet-grid, myrinet-clos,
+// atm-star and mchub-star.
 func Scenarios() []*scenario.Scenario {
 	mk := func(name, summary string, d func() *Params) *scenario.Scenario {
 		return &scenario.Scenario{Name: name, Summary: summary,
@@ -88,6 +89,8 @@ func Scenarios() []*scenario.Scenario {
 			func() *Params { return MyrinetDefaults("myrinet-grid", "ppro") }),
 		mk("myrinet-clos", "64 hosts on a full-bisection Clos of 16-port Myrinet-2000 switches (LCI P3 cluster)",
 			func() *Params { return MyrinetDefaults("myrinet-clos", "p3") }),
+		ATMScenario(),
+		MCScenario(),
 	}
 }
 
