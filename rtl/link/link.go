@@ -696,6 +696,9 @@ func (d *Dir) returnCredit(now clock.Time, vc int) {
 // applyReturns applies the credits and STOP/GO symbols that have reached
 // the sender by now.
 func (d *Dir) applyReturns(now clock.Time) {
+	if (d.creditQ.Len() == 0 || d.creditQ.Front().at > now) && (d.controlQ.Len() == 0 || d.controlQ.Front().at > now) {
+		return // nothing has come back yet: the common case, kept cheap
+	}
 	for d.creditQ.Len() > 0 && d.creditQ.Front().at <= now {
 		c := d.creditQ.Pop()
 		k := d.ci(c.vc)

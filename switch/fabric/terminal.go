@@ -280,8 +280,9 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 
 func (t *Terminal) eject(now clock.Time, c uint64) {
 	for v := range t.in.VCs() {
-		for {
-			f, ok := t.in.Rx(v).Pop(now)
+		rx := t.in.Rx(v)
+		for rx.Front(now) != nil {
+			f, ok := rx.Pop(now)
 			if !ok {
 				break
 			}
