@@ -42,9 +42,14 @@ func Configure(p Params, file string, sets []string) error {
 		if !validKey.MatchString(key) {
 			return fmt.Errorf("--set %q: malformed key %q", s, key)
 		}
-		doc := key + " = " + tomlValue(strings.TrimSpace(val))
+		val = strings.TrimSpace(val)
+		doc := key + " = " + tomlValue(val)
 		if err := decode(p, []byte(doc)); err != nil {
-			return fmt.Errorf("--set %s%s", s, stripLine(err))
+			// A string key given a bare number or boolean
+			// (--set packet_size=20) takes it as written.
+			if quoted := key + " = " + fmt.Sprintf("%q", val); doc == quoted || decode(p, []byte(quoted)) != nil {
+				return fmt.Errorf("--set %s%s", s, stripLine(err))
+			}
 		}
 	}
 	if err := p.Validate(); err != nil {

@@ -45,6 +45,17 @@ var _ = Describe("Configure", func() {
 		Expect(p.On).To(BeTrue())
 	})
 
+	It("takes a bare number or boolean given to a string key as written", func() {
+		p := defaults()
+		Expect(scenario.Configure(p, "", []string{"name=20"})).To(Succeed())
+		Expect(p.Name).To(Equal("20"))
+		Expect(scenario.Configure(p, "", []string{"name=true"})).To(Succeed())
+		Expect(p.Name).To(Equal("true"))
+		// The other way round stays an error: a word is not a number.
+		err := scenario.Configure(p, "", []string{"rate=fast"})
+		Expect(err).To(MatchError(ContainSubstring("rate")))
+	})
+
 	DescribeTable("rejects bad input, naming the key and the place",
 		func(file string, sets []string, msg string) {
 			dir := GinkgoT().TempDir()

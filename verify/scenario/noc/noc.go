@@ -364,6 +364,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	}
 	rep.Check("no loss or duplication", true, "conservation (and, where the network promises it, per-flow order) checkers on; violations fail the run")
 	rep.Check("drained", !r.Saturated, "%d measured packets undelivered after the drain limit", r.Lost)
+	rep.Measure("packets", float64(r.Packet.N), "measured")
 	rep.Measure("offered", r.Offered, "flits/node/cycle")
 	rep.Measure("accepted", r.Accepted, "flits/node/cycle")
 	rep.Measure("latency", r.Packet.Mean, "cycles")

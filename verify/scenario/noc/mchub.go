@@ -1,0 +1,254 @@
+package noc
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/switch/stats"
+	"github.com/nisim/nisim/switch/traffic"
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// MCParams are the parameters of the mchub-star scenario: adapters on a
+// first-generation Memory Channel hub (switch/mchub) writing to shared
+// pages.
+type MCParams struct {
+	// Ports, Delay (hub cycles) and QueueDepth (flits per output queue)
+	// are the hub's; the defaults are the MC1 preset.
+	Ports      int `toml:"ports"`
+	Delay      int `toml:"delay"`
+	QueueDepth int `toml:"queue_depth"`
+	// Mapping is broadcast (every page mapped at every adapter) or single
+	// (each page mapped at one adapter drawn from the run seed); Pages is
+	// how many pages there are; Loopback turns loop-back on for all of
+	// them (MC-P8).
+	Mapping  string `toml:"mapping"`
+	Pages    int    `toml:"pages"`
+	Loopback bool   `toml:"loopback"`
+	// InjectionRate is each adapter's offered load as a fraction of its
+	// link's bandwidth, in data bytes; WriteSize the write lengths in
+	// bytes, "64" or a distribution such as "4:0.5,64:0.5".
+	InjectionRate float64 `toml:"injection_rate"`
+	WriteSize     string  `toml:"write_size"`
+	// SamplePeriod link cycles per period; WarmupPeriods of warm-up and
+	// MeasurePeriods of measurement; the drain may last DrainLimit cycles.
+	SamplePeriod   int `toml:"sample_period"`
+	WarmupPeriods  int `toml:"warmup_periods"`
+	MeasurePeriods int `toml:"measure_periods"`
+	DrainLimit     int `toml:"drain_limit"`
+}
+
+// MCDefaults is the MC1 hub with its 8 adapters (MC-P12) writing to 16
+// pages that every adapter maps: every write goes to the 7 others, so all
+// of them must see the writes to a page in one order (MC-P9), the
+// property the hub exists for.
+func MCDefaults() *MCParams {
+	h := mchub.MC1()
+	return &MCParams{Ports: h.Ports(), Delay: h.Delay(), QueueDepth: h.QueueDepth(),
+		// assumed: 16 shared pages; Cashmere's shared structures
+		// (directory, write notices, lock arrays) are a few pages mapped
+		// everywhere.
+		Mapping: "broadcast", Pages: 16,
+		// assumed: half 4-byte words (directory entries and flags,
+		// «32-bits is the smallest unit that the 21064 can access
+		// atomically», MC-P18) and half 64-byte cache lines («A cache line
+		// is 64 bytes.», MC-P17).
+		WriteSize: "4:0.5,64:0.5",
+		// assumed: 0.05 of a link per adapter, 6.7 MB/s; with every write
+		// going to 7 adapters each output link carries 7 writers' traffic,
+		// about 0.43 of its bandwidth with the MC1 packet format.
+		InjectionRate: 0.05,
+		// 1000 cycles = 30 µs a period: 5 of warm-up, 20 measured (about
+		// 120 writes per adapter, each to 7 receivers).
+		SamplePeriod: 1000, WarmupPeriods: 5, MeasurePeriods: 20, DrainLimit: 20000}
+}
+
+func (p *MCParams) window() window {
+	return window{p.SamplePeriod, p.WarmupPeriods, p.MeasurePeriods, p.DrainLimit}
+}
+
+// Validate implements scenario.Params.
+func (p *MCParams) Validate() error {
+	sizes, err := traffic.ParseSizes(p.WriteSize)
+	if err != nil {
+		return &scenario.KeyError{Key: "write_size", Msg: err.Error()}
+	}
+	f := mchub.MC1().Format()
+	if err := scenario.FirstError(
+		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
+		scenario.Check(p.Delay < 0, "delay", "must not be negative (got %d)", p.Delay),
+		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
+		scenario.Check(p.Mapping != "broadcast" && p.Mapping != "single", "mapping", "%q is not broadcast or single", p.Mapping),
+		scenario.Check(p.Pages < 1 || p.Pages > 1<<16, "pages", "must be 1..65536 (got %d)", p.Pages),
+		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
+		scenario.Check(sizes.Max() > mchub.PageSize, "write_size", "a write of %d bytes does not fit a page of %d", sizes.Max(), mchub.PageSize),
+		scenario.Check(f.Flits(sizes.Max()) > p.QueueDepth, "write_size",
+			"a write of %d bytes is %d flits, more than an output queue of queue_depth = %d holds", sizes.Max(), f.Flits(sizes.Max()), p.QueueDepth),
+		scenario.Check(p.Mapping == "single" && p.Pages < 2 && !p.Loopback, "pages",
+			"with mapping = single and no loop-back, one page cannot give every adapter someone to write to"),
+	); err != nil {
+		return err
+	}
+	return p.window().validate()
+}
+
+// MCScenario is the mchub-star scenario.
+func MCScenario() *scenario.Scenario {
+	return &scenario.Scenario{Name: "mchub-star",
+		Summary:  "8 adapters on a Memory Channel hub writing to pages every adapter maps: global write order, latency, throughput",
+		Defaults: func() scenario.Params { return MCDefaults() },
+		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return RunMC(e, p.(*MCParams)) }}
+}
+
+// mcRun is what RunMC built and saw.
+type mcRun struct {
+	star  *mchub.Star
+	sh    *mchub.Shared
+	clk   clock.Clock
+	lc    link.Config
+	res   stats.Result
+	win   stats.Window
+	end   uint64
+	drain *drainer
+}
+
+// RunMC builds the star in e, runs the experiment and reports.
+func RunMC(e *env.Env, p *MCParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	sizes, _ := traffic.ParseSizes(p.WriteSize)
+	hb := mchub.MC1().WithPorts(p.Ports).WithDelay(p.Delay).WithQueueDepth(p.QueueDepth)
+	lc := mchub.LinkConfig()
+	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hb).WithLink(lc).Build("MC")
+	if err != nil {
+		return nil, err
+	}
+	var pages []mchub.PageMap
+	if p.Mapping == "broadcast" {
+		pages = mchub.BroadcastPages(p.Pages, p.Ports, p.Loopback)
+	} else {
+		pages = mchub.SinglePages(p.Pages, p.Ports, e.Rand("MC.Pages"), p.Loopback)
+	}
+	clk := lc.Clock
+	win := p.window().stats()
+	col := stats.New(p.Ports, win)
+	sh, err := mchub.NewShared(e, "MC", p.Ports, pages, col)
+	if err != nil {
+		return nil, err
+	}
+	if err := sh.Attach(st.Hub); err != nil {
+		return nil, err
+	}
+	x := &mcRun{star: st, sh: sh, clk: clk, lc: lc, win: win}
+	x.drain = newDrainer(e, "MC.Experiment", clk, win, sh.Open)
+	sh.OnDeliver = func(now clock.Time, _ *mchub.Write, _ int) { x.drain.resolved(now) }
+	var eps []*mchub.Endpoint
+	for i := range p.Ports {
+		ep, err := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(p.InjectionRate, sizes).
+			WithShared(sh).Build(fmt.Sprintf("MC.Adapter%d", i))
+		if err != nil {
+			// A single mapping can leave an adapter without a page to
+			// write to.
+			return nil, &scenario.KeyError{Key: "mapping", Msg: err.Error()}
+		}
+		eps = append(eps, ep)
+		x.drain.stops = append(x.drain.stops, ep.StopGenerating)
+	}
+	for _, ep := range eps {
+		ep.Start()
+	}
+	x.drain.start()
+	res, runErr := e.Run()
+	if !x.drain.saturated {
+		sh.Finish(res.End) // every write at every receiver, in the hub's order
+		if runErr == nil {
+			runErr = e.Monitor.Err()
+		}
+	}
+	x.res = col.Result()
+	x.end = uint64(clk.CycleAt(res.End))
+	rep := p.report(x)
+	rep.Result = res
+	return rep, runErr
+}
+
+func (p *MCParams) report(x *mcRun) *scenario.Report {
+	r, clk := x.res, x.clk
+	bpc := float64(x.lc.BytesPerCycle)
+	mbps := func(bytesPerCycle float64) float64 { return bytesPerCycle * clk.HzFloat() / 1e6 }
+	loop := "off"
+	if p.Loopback {
+		loop = "on"
+	}
+	rep := &scenario.Report{Title: fmt.Sprintf("mchub-star: %d adapters on a Memory Channel hub (delay %d cycles, %d-flit output queues), %d pages mapped %s, loop-back %s, %s-byte writes at %g of the link bandwidth",
+		p.Ports, p.Delay, p.QueueDepth, p.Pages, p.Mapping, loop, p.WriteSize, p.InjectionRate)}
+	rep.Add("adapters on the hub", fmt.Sprint(p.Ports), "8 nodes", "MC-P12 «a cluster of eight 4-processor AlphaServer nodes»")
+	rep.Add("write latency, mean (creation to the tail at a receiver)", durations(clk, r.Packet.Mean), "",
+		"no figure for the hub alone: the 5.2 µs of section 2.1 is process to process, adapters and PCI included")
+	rep.Add("write latency p50 / p99 / max", fmt.Sprintf("%d / %d / %d cycles", r.Packet.P50, r.Packet.P99, r.Packet.Max), "", "")
+	rep.Add("network latency, min / mean (head onto the link to the tail at a receiver)",
+		fmt.Sprintf("%d / %.1f cycles", r.Network.Min, r.Network.Mean), "", "")
+	measureCycles := float64(max(x.win.Measure, 1))
+	ports := x.sh.Ports()
+	// Data bytes per adapter per cycle: generated, and put into the global
+	// order by the hub, during the measurement window.
+	offered := float64(x.sh.OfferedBytes()) / (float64(p.Ports) * measureCycles) / bpc
+	ordered := float64(x.sh.OrderedBytes()) / (float64(p.Ports) * measureCycles)
+	rep.Add("offered / accepted per adapter (fraction of link bandwidth, data bytes)",
+		fmt.Sprintf("%.4f / %.4f (%.1f / %.1f MB/s)", offered, ordered/bpc, mbps(offered*bpc), mbps(ordered)), "", "")
+	delivered := float64(x.sh.DeliveredBytes()) / (float64(p.Ports) * measureCycles)
+	rep.Add("delivered to each adapter, mean (data bytes)", fmt.Sprintf("%.1f MB/s", mbps(delivered)), "", "")
+	rep.Add("measured deliveries (write x receiver)", fmt.Sprint(r.Packet.N), "", "")
+	up, down := linkUse(x.star.Links, r.LastDelivery)
+	var stalls, waits uint64
+	for i, pc := range ports {
+		s := x.star.Hub.Stats(i)
+		cs := x.star.Links[i].From(link.A).Stats().CreditStalls
+		rep.Add(fmt.Sprintf("adapter %d: writes sent / received", i), fmt.Sprintf("%d / %d", pc.Writes, pc.Received), "", "")
+		rep.Add(fmt.Sprintf("adapter %d: link use to / from the hub, credit stalls, hub wait cycles", i),
+			fmt.Sprintf("%.3f / %.3f, %d, %d", up[i], down[i], cs, s.WaitCycles), "", "")
+		stalls += cs
+		waits += s.WaitCycles
+	}
+	mean, peak := meanMax(up, down)
+	rep.Add("link utilisation, mean / busiest", fmt.Sprintf("%.3f / %.3f", mean, peak), "", "")
+	if p.Loopback {
+		rep.Add("loop-back", "on for every page: writers get their own writes", "optional per region", "MC-P8")
+	}
+	sb := x.sh.Pages.Report()
+	var received uint64
+	for _, pc := range ports {
+		received += pc.Received
+	}
+	rep.Check("every write at every mapped receiver exactly once", true,
+		"conservation of (write, receiver) pairs against the page map; violations fail the run")
+	// A saturated run is stopped with writes still on their way: only
+	// what arrived can be judged.
+	inOrder := len(sb.Mismatches) == 0 && len(sb.Unexpected) == 0 && uint64(sb.Matched) == received
+	rep.Check("writes to a page in the same order at every receiver", inOrder && (x.drain.saturated || len(sb.Missing) == 0),
+		"%d of %d deliveries in the hub's global order per receiver and page (MC-P9 «will appear in the same order in every receive region»)",
+		sb.Matched, received)
+	rep.Check("drained", !x.drain.saturated, "%d measured deliveries outstanding after the drain limit", x.sh.Open())
+	rep.Measure("offered", offered, "link bandwidth")
+	rep.Measure("accepted", ordered/bpc, "link bandwidth")
+	rep.Measure("latency", r.Packet.Mean, "cycles")
+	rep.Measure("latency_us", us(clk, r.Packet.Mean), "µs")
+	rep.Measure("latency_p50", float64(r.Packet.P50), "cycles")
+	rep.Measure("latency_p99", float64(r.Packet.P99), "cycles")
+	rep.Measure("latency_max", float64(r.Packet.Max), "cycles")
+	rep.Measure("network_latency", r.Network.Mean, "cycles")
+	rep.Measure("network_latency_min", float64(r.Network.Min), "cycles")
+	rep.Measure("delivered_mbps", mbps(delivered), "MB/s")
+	rep.Measure("deliveries", float64(received), "")
+	rep.Measure("ordered_deliveries", float64(sb.Matched), "")
+	rep.Measure("credit_stalls", float64(stalls), "")
+	rep.Measure("hub_wait_cycles", float64(waits), "cycles")
+	rep.Measure("link_utilisation", mean, "")
+	rep.Measure("link_utilisation_max", peak, "")
+	rep.Measure("saturated", map[bool]float64{true: 1, false: 0}[x.drain.saturated], "")
+	return rep
+}
