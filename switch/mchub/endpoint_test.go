@@ -1,0 +1,235 @@
+package mchub_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/switch/stats"
+	"github.com/nisim/nisim/switch/traffic"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// trafficStar builds a star of hb with MC1 links, the shared page map and
+// checkers (reporting to col, which may be nil) and one traffic endpoint
+// per port writing sizes at rates[i]; every endpoint stops generating at
+// cycle stop.
+func trafficStar(e *env.Env, hb mchub.Builder, pages []mchub.PageMap, sizes traffic.Sizes, rates []float64,
+	col *stats.Collector, stop clock.Cycle) (*mchub.Star, *mchub.Shared) {
+	lc := mchub.LinkConfig()
+	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hb).WithLink(lc).Build("MC")
+	Expect(err).NotTo(HaveOccurred())
+	sh, err := mchub.NewShared(e, "MC", len(st.Ports), pages, col)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(sh.Attach(st.Hub)).To(Succeed())
+	var eps []*mchub.Endpoint
+	for i := range st.Ports {
+		b := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithShared(sh)
+		if rates[i] > 0 {
+			b = b.WithTraffic(rates[i], sizes)
+		}
+		ep, err := b.Build(fmt.Sprintf("MC.Adapter%d", i))
+		Expect(err).NotTo(HaveOccurred())
+		eps = append(eps, ep)
+	}
+	var a *vtest.Agent
+	a = vtest.NewAgent(e, "Stopper", lc.Clock, func(_ clock.Time, c clock.Cycle) bool {
+		if c < stop {
+			a.WakeAt(lc.Clock.TimeOf(stop))
+			return false
+		}
+		for _, ep := range eps {
+			ep.StopGenerating()
+		}
+		return false
+	})
+	a.Start()
+	for _, ep := range eps {
+		ep.Start()
+	}
+	return st, sh
+}
+
+// runChecked runs e and the end-of-run checks and returns the first error.
+func runChecked(e *env.Env, sh *mchub.Shared) error {
+	res, err := e.Run()
+	sh.Finish(res.End)
+	if err != nil {
+		return err
+	}
+	return e.Monitor.Err()
+}
+
+func sizes(s string) traffic.Sizes {
+	z, err := traffic.ParseSizes(s)
+	Expect(err).NotTo(HaveOccurred())
+	return z
+}
+
+var _ = Describe("Memory Channel traffic endpoints", func() {
+	clk := mchub.LinkClock()
+
+	It("maps pages everywhere or at one adapter each", func() {
+		b := mchub.BroadcastPages(2, 3, false)
+		Expect(b).To(Equal([]mchub.PageMap{{Page: 0, Receivers: []int{0, 1, 2}}, {Page: 1, Receivers: []int{0, 1, 2}}}))
+		Expect(b[0].Destinations(1)).To(Equal([]int{0, 2}))
+		b = mchub.BroadcastPages(1, 3, true)
+		Expect(b[0].Destinations(1)).To(Equal([]int{0, 1, 2}))
+		s := mchub.SinglePages(50, 4, rand.New(rand.NewPCG(1, 2)), false)
+		seen := map[int]bool{}
+		for pg, m := range s {
+			Expect(m.Page).To(Equal(uint64(pg)))
+			Expect(m.Receivers).To(HaveLen(1))
+			seen[m.Receivers[0]] = true
+			Expect(m.Destinations(m.Receivers[0])).To(BeEmpty())
+		}
+		Expect(seen).To(HaveLen(4))
+	})
+
+	It("delivers each write of a lone writer 32 cycles after its head left, to every other adapter", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		col := stats.New(5, stats.Window{Measure: 20000})
+		st, sh := trafficStar(e, mchub.MC1().WithPorts(5), mchub.BroadcastPages(4, 5, false), traffic.Fixed(32),
+			[]float64{0, 0, 0.2, 0, 0}, col, 20000)
+		Expect(runChecked(e, sh)).To(Succeed())
+		// A 32-byte write is one 40-byte flit (8 header bytes): 10 cycles
+		// on a 4-byte link. Sent at t, it is in the hub's input buffer
+		// from t+10+1 (wire delay 1); the hub picks it then, takes it at
+		// t+12, it enters the output queues at t+12+8 = t+20 and leaves
+		// at t+21; 10 cycles and the wire later it is in the adapter's
+		// buffer and taken at t+32. One writer meets no contention: every
+		// copy takes exactly 32 cycles, and 33 from its creation when the
+		// link was free (sent the cycle after).
+		r := col.Result()
+		Expect([]uint64{r.Network.Min, r.Network.Max, r.Packet.Min}).To(Equal([]uint64{32, 32, 33}))
+		pcs := sh.Ports()
+		// 0.2 x 4 bytes/cycle / 32 bytes = 1 write per 40 cycles: 500
+		// expected.
+		Expect(pcs[2].Writes).To(BeNumerically(">", 400))
+		Expect(r.Packet.N).To(Equal(4 * int(pcs[2].Writes)))
+		for i, pc := range pcs {
+			if i == 2 {
+				Expect(pc.Received).To(BeZero()) // no loop-back
+				continue
+			}
+			Expect(pc.Received).To(Equal(pcs[2].Writes))
+			Expect(pc.ReceivedBytes).To(Equal(32 * pcs[2].Writes))
+			Expect(e.Waves.Lookup(fmt.Sprintf("MC.Adapter%d.received", i)).Value()).To(Equal(pc.Received))
+		}
+		Expect(st.Hub.Stats(2).InPackets).To(Equal(pcs[2].Writes))
+		rep := sh.Pages.Report()
+		Expect(rep.OK()).To(BeTrue())
+		Expect(rep.Matched).To(Equal(r.Packet.N))
+	})
+
+	It("gives every receiver the writes to a page in the hub's order under heavy mixed traffic", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: false})
+		// Six adapters; pages 0..3 mapped everywhere with loop-back on
+		// 2 and 3, pages 4..7 at one adapter each (4 with loop-back), and
+		// page 8 at adapters 1, 3 and 5.
+		pages := mchub.BroadcastPages(4, 6, false)
+		pages[2].Loopback, pages[3].Loopback = true, true
+		for pg := 4; pg < 8; pg++ {
+			pages = append(pages, mchub.PageMap{Page: uint64(pg), Receivers: []int{pg % 6}, Loopback: pg == 4})
+		}
+		pages = append(pages, mchub.PageMap{Page: 8, Receivers: []int{1, 3, 5}})
+		st, sh := trafficStar(e, mchub.MC1().WithPorts(6).WithQueueDepth(8), pages, sizes("4:0.3,64:0.4,200:0.3"),
+			[]float64{0.15, 0.15, 0.15, 0.15, 0.15, 0.15}, nil, 15000)
+		Expect(runChecked(e, sh)).To(Succeed())
+		sent, recv, _ := sh.Deliveries.Counts()
+		Expect(recv).To(Equal(sent))
+		Expect(recv).To(BeNumerically(">", 1000))
+		rep := sh.Pages.Report()
+		Expect(rep.OK()).To(BeTrue())
+		Expect(rep.Matched).To(Equal(recv))
+		// The load was enough to hold writers back and make the hub wait
+		// for room.
+		var waits uint64
+		for p := range 6 {
+			waits += st.Hub.Stats(p).WaitCycles
+		}
+		Expect(waits).To(BeNumerically(">", 0))
+	})
+
+	It("sends writes back to the writer only with loop-back (MC-P8)", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk})
+		pages := []mchub.PageMap{{Page: 0, Receivers: []int{0, 1, 2}, Loopback: true}, {Page: 1, Receivers: []int{0, 1, 2}}}
+		_, sh := trafficStar(e, mchub.MC1().WithPorts(3), pages, traffic.Fixed(8), []float64{0.05, 0, 0}, nil, 4000)
+		got := [2][3]int{} // [page][receiver]: copies of adapter 0's writes
+		sh.OnDeliver = func(_ clock.Time, w *mchub.Write, r int) { got[w.Page()][r]++ }
+		Expect(runChecked(e, sh)).To(Succeed())
+		n0, n1 := got[0][1], got[1][1] // writes to each page
+		Expect(n0).To(BeNumerically(">", 10))
+		Expect(n1).To(BeNumerically(">", 10))
+		Expect(got).To(Equal([2][3]int{{n0, n0, n0}, {0, n1, n1}}))
+	})
+
+	It("reports a write the hub delivers where the page map does not say", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk})
+		st, sh := trafficStar(e, mchub.MC1().WithPorts(4), []mchub.PageMap{{Page: 3, Receivers: []int{1, 2}}},
+			traffic.Fixed(16), []float64{0.1, 0, 0, 0}, nil, 1000)
+		Expect(st.Hub.Map(3, 3)).To(Succeed()) // a mapping only the hub has
+		err := runChecked(e, sh)
+		Expect(err).To(MatchError(ContainSubstring("mc.dests")))
+		Expect(err).To(MatchError(ContainSubstring("never sent")))
+	})
+
+	It("gives the same trace for the same seed and another for another seed", func() {
+		run := func(seed uint64) []trace.Record {
+			rec := trace.NewRecorder()
+			e := env.New(env.Options{Trace: rec, Seed: seed})
+			_, sh := trafficStar(e, mchub.MC1().WithPorts(4), mchub.BroadcastPages(3, 4, false), sizes("8,64"),
+				[]float64{0.1, 0.1, 0.1, 0.1}, nil, 1500)
+			Expect(runChecked(e, sh)).To(Succeed())
+			return rec.Records()
+		}
+		a := run(3)
+		Expect(len(a)).To(BeNumerically(">", 200))
+		Expect(trace.Diff(a, run(3))).To(BeNil())
+		Expect(trace.Diff(a, run(4))).NotTo(BeNil())
+	})
+
+	It("rejects a page map it cannot honour", func() {
+		e := env.New(env.Options{})
+		_, err := mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 1}, {Page: 1}}, nil)
+		Expect(err).To(MatchError(ContainSubstring("page 1 is mapped twice")))
+		_, err = mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 2, Receivers: []int{4}}}, nil)
+		Expect(err).To(MatchError(ContainSubstring("receiver 4 is not in 0..3")))
+	})
+
+	DescribeTable("rejects endpoints it cannot build, naming the problem",
+		func(mod func(mchub.EndpointBuilder, *mchub.Star) mchub.EndpointBuilder, msg string) {
+			e := env.New(env.Options{})
+			st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(mchub.MC1().WithPorts(4)).Build("MC")
+			Expect(err).NotTo(HaveOccurred())
+			// Page 0 is mapped only at adapter 0, page 1 everywhere.
+			sh, err := mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 0, Receivers: []int{0}}, {Page: 1, Receivers: []int{0, 1, 2, 3}}}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			b := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, 0).WithShared(sh).WithTraffic(0.1, traffic.Fixed(64))
+			_, err = mod(b, st).Build("Adapter")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("no env", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithEnv(nil) }, "no env"),
+		Entry("no star", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithStar(nil, 1) }, "no star port 1"),
+		Entry("port out of range", func(b mchub.EndpointBuilder, st *mchub.Star) mchub.EndpointBuilder { return b.WithStar(st, 7) }, "no star port 7"),
+		Entry("no shared state", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithShared(nil) }, "no shared"),
+		Entry("rate above 1", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+			return b.WithTraffic(1.2, traffic.Fixed(64))
+		}, "rate 1.2"),
+		Entry("writes larger than a page", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+			return b.WithTraffic(0.1, traffic.Fixed(mchub.PageSize+1))
+		}, "do not fit a page"),
+		Entry("nobody to write to", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+			e := env.New(env.Options{})
+			st, _ := mchub.MakeStarBuilder().WithEnv(e).WithHub(mchub.MC1().WithPorts(2)).Build("MC")
+			sh, _ := mchub.NewShared(e, "MC", 2, []mchub.PageMap{{Page: 0, Receivers: []int{0}}}, nil)
+			return b.WithEnv(e).WithStar(st, 0).WithShared(sh)
+		}, "no page reaches an adapter other than 0"),
+	)
+})
