@@ -47,8 +47,15 @@ func (x *Experiment) Start() {
 	x.WakeAt(x.Clock().TimeOf(clock.Cycle(x.win.Warmup + x.win.Measure)))
 }
 
-// Delivered must be called for every delivered packet (Shared.OnDeliver).
-func (x *Experiment) Delivered(now clock.Time) {
+// Delivered must be called for every delivered packet (Shared.OnDeliver)
+// and Dropped for every packet discarded on the way (Shared.OnDrop): the
+// drain ends when the last measured packet is resolved either way.
+func (x *Experiment) Delivered(now clock.Time) { x.resolved(now) }
+
+// Dropped: see Delivered.
+func (x *Experiment) Dropped(now clock.Time) { x.resolved(now) }
+
+func (x *Experiment) resolved(now clock.Time) {
 	if !x.ended && x.stats.PhaseAt(uint64(x.Clock().CycleAt(now))) == stats.Done {
 		x.end()
 	}

@@ -340,15 +340,13 @@ var _ = Describe("Terminal", func() {
 		Expect((*pkts)[3].Injected).To(Equal(uint64(6)))
 	})
 
-	// BUG (reported): Packet.Injected is documented as the cycle the head
-	// entered the network, but the terminal sets it when the packet takes
-	// its VC (terminal.go, inject), which can be cycles before the head
-	// leaves: with 2-cycle flits (8 B at 4 B/cycle) and two VCs, P2 takes
-	// VC 1 at 2 while the serialiser is still busy with P1 and sends its
-	// head at 3; P3 takes VC 0 at 4 and sends at 5. Injected reads 1, 2, 4
-	// instead of 1, 3, 5, so network latency is overstated by up to
-	// ceil(FlitBytes/BytesPerCycle)-1 cycles (3 on the Myrinet platforms).
-	PIt("records a packet's injection when its head is sent", func() {
+	// Packet.Injected is the cycle the head entered the network, not the
+	// cycle the packet took its VC: with 2-cycle flits (8 B at 4 B/cycle)
+	// and two VCs, P2 takes VC 1 at 2 while the serialiser is still busy
+	// with P1 and sends its head at 3; P3 takes VC 0 at 4 and sends at 5.
+	// (Setting it at the VC would overstate network latency by up to
+	// ceil(FlitBytes/BytesPerCycle)-1 cycles, 3 on the Myrinet platforms.)
+	It("records a packet's injection when its head is sent", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
 		t, s, _ := soloTerminal(e, creditLink(4, 0, 2, 4, 1), fabric.TerminalConfig{VCs: 2, FlitBytes: 8}, nil)
 		pkts := injectAt(e, t, 0, 1, 1, 1)
@@ -362,16 +360,11 @@ var _ = Describe("Terminal", func() {
 		Expect(injected).To(Equal(stamped))
 	})
 
-	// BUG (reported): StopGenerating is documented to end synthetic
-	// generation only, but Tick no longer schedules the wake-up for the
-	// next replay record once it is set (terminal.go, Tick: the
-	// "!t.stopGen" guard), so a record is replayed only if the terminal
-	// happens to be awake when it comes due. Here the terminal is stopped
-	// at 10; the record of 50 is replayed (its wake-up was scheduled
-	// before), the record of 100 silently never is, and no checker notices
-	// (Idle ignores pending records). With a 200-flit first packet the
-	// terminal is still busy at 100 and all three are replayed.
-	PIt("keeps replaying trace records after StopGenerating", func() {
+	// StopGenerating ends synthetic generation only: a terminal stopped at
+	// 10 still wakes for its trace records of 50 and 100 (and until then
+	// it is not Idle, so the watchdog would notice a record never
+	// replayed).
+	It("keeps replaying trace records after StopGenerating", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
 		var got []delivery
 		ts := linkedPair(e, creditLink(4, 0, 2, 4, 1), fabric.TerminalConfig{VCs: 2, FlitBytes: 4}, recorder(e, &got, nil))
@@ -862,18 +855,18 @@ var _ = Describe("Experiment", func() {
 		Expect(chi).To(BeNumerically("<", 33.4))
 	})
 
-	// BUG (reported): a measured packet dropped for a bad CRC is never
-	// delivered and the collector has no way to be told (the terminal calls
-	// Packets.Dropped but not Stats), so it stays outstanding for ever. With
-	// no drain limit the drain never ends and the terminals generate until
-	// the time limit (here 2000 cycles); with a drain limit the run is
-	// reported Saturated at any load.
-	PIt("ends the drain when measured packets are lost to CRC errors", func() {
+	// A measured packet dropped for a bad CRC is never delivered: the
+	// terminal tells the collector (Dropped) and the harness (OnDrop), so
+	// the drain ends once every measured packet is delivered or dropped
+	// instead of running into the time limit (or, with a drain limit,
+	// reporting saturation at any load).
+	It("ends the drain when measured packets are lost to CRC errors", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, TimeLimit: clk.TimeOf(2000)})
 		x := fabric.NewExperiment(e, clk, 2, stats.Window{Measure: 10})
 		var got []delivery
 		sh := recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
 		sh.Stats = x.Stats()
+		sh.OnDrop = func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }
 		pat, err := traffic.New("bitcomp", 2, traffic.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		inj, err := traffic.NewBernoulliPackets(0.1)
@@ -888,17 +881,18 @@ var _ = Describe("Experiment", func() {
 		res, _ := e.Run()
 		Expect(res.Stopped).To(BeFalse(), "the run ends by itself")
 		Expect(x.Saturated()).To(BeFalse())
+		r := x.Stats().Result()
+		Expect(r.Dropped).To(BeNumerically(">", 0))
+		Expect(r.Packet.N).To(BeZero()) // every packet was corrupted
+		Expect(r.Saturated).To(BeFalse())
 	})
 
-	// BUG (reported): the harness stops generation from inside the tick of
-	// whichever component delivers the last measured packet, so a terminal
-	// that ticked earlier in the same cycle has already created its packet
-	// of that cycle and one that ticks later has not. Which one depends on
-	// the engine's order of same-time events, here on the order the
-	// terminals were built in: at full rate (2 VCs, a packet per cycle,
-	// warm-up 10, measurement 20) terminal 0 sends 31 packets and terminal
-	// 1 30, or the other way round. (The measured statistics are the same.)
-	PIt("creates the same packets whatever order the terminals were built in", func() {
+	// The harness stops generation from inside the tick of whichever
+	// component delivers the last measured packet; generation still runs
+	// to the end of that cycle, so terminals that tick before and after it
+	// create the same packets, whatever order they were built in (at full
+	// rate, 2 VCs, a packet per cycle, warm-up 10, measurement 20).
+	It("creates the same packets whatever order the terminals were built in", func() {
 		sent := func(reverse bool) []uint64 {
 			e := vtest.NewEnv(vtest.Options{Clock: clk})
 			x := fabric.NewExperiment(e, clk, 2, stats.Window{Warmup: 10, Measure: 20})

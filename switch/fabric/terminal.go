@@ -53,8 +53,10 @@ type Shared struct {
 	// Order checks in-order delivery per (source, destination) when the
 	// network promises it (nil otherwise).
 	Order *check.Ordering[[2]int]
-	// OnDeliver, if set, runs for every packet delivered.
+	// OnDeliver, if set, runs for every packet delivered; OnDrop for every
+	// packet discarded at its destination for a failed CRC.
 	OnDeliver func(now clock.Time, p *Packet)
+	OnDrop    func(now clock.Time, p *Packet)
 }
 
 // TerminalConfig configures a terminal.
@@ -104,6 +106,7 @@ type Terminal struct {
 	sent, received uint64
 	crcDrops       uint64
 	stopGen        bool
+	stopAfter      uint64 // with stopGen: the last cycle that still generates
 }
 
 // NewTerminal creates terminal id of a network.
@@ -146,9 +149,18 @@ func (t *Terminal) Start() {
 // SetReplay sets the packets the terminal replays (before Start).
 func (t *Terminal) SetReplay(recs []traffic.Record) { t.cfg.Replay = recs }
 
-// StopGenerating ends synthetic generation (packets already created are
-// still sent).
-func (t *Terminal) StopGenerating() { t.stopGen = true }
+// StopGenerating ends synthetic generation after the current cycle:
+// packets of this cycle are still created, whether the terminal has ticked
+// in it yet or not, so the result does not depend on tick order. Packets
+// already created are still sent, and trace records are still replayed.
+func (t *Terminal) StopGenerating() {
+	if !t.stopGen {
+		t.stopGen, t.stopAfter = true, uint64(t.Clock().CycleAt(t.Now()))
+	}
+}
+
+// generating reports whether synthetic traffic is due at cycle c.
+func (t *Terminal) generating(c uint64) bool { return !t.stopGen || c <= t.stopAfter }
 
 // Inject hands the terminal a packet at now (from an NI or a test); the
 // terminal takes it at its next edge, which is the packet's creation cycle.
@@ -183,7 +195,10 @@ func (t *Terminal) gap(c uint64) uint64 {
 }
 
 func (t *Terminal) firstEvent() uint64 {
-	c := t.nextGen
+	c := uint64(math.MaxUint64)
+	if t.generating(t.nextGen) {
+		c = t.nextGen
+	}
 	if t.replayAt < len(t.cfg.Replay) {
 		c = min(c, t.cfg.Replay[t.replayAt].Cycle)
 	}
@@ -211,14 +226,14 @@ func (t *Terminal) Tick(now clock.Time) bool {
 	if t.cur != nil || len(t.queue) > 0 {
 		return true
 	}
-	if next := t.firstEvent(); next != math.MaxUint64 && !t.stopGen {
+	if next := t.firstEvent(); next != math.MaxUint64 {
 		t.WakeAt(t.Clock().TimeOf(clock.Cycle(next)))
 	}
 	return false
 }
 
 func (t *Terminal) generate(c uint64) {
-	for !t.stopGen && t.nextGen <= c {
+	for t.nextGen <= c && t.generating(t.nextGen) {
 		if d := t.cfg.Pattern.Dest(t.id, t.rng); d >= 0 {
 			t.queue = append(t.queue, t.newPacket(t.nextGen, d, t.cfg.Sizes.Draw(t.rng)))
 		}
@@ -249,7 +264,6 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 				t.cur, t.queue = t.queue[0], t.queue[1:]
 				t.curFlit, t.curVC, t.lastVC = 0, v, v
 				t.vcBusy[v], t.vcTail[v] = true, false
-				t.cur.Injected = c
 				break
 			}
 		}
@@ -268,6 +282,9 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 		for i := range f.Data {
 			f.Data[i] = byte(p.ID>>(8*(i%8))) ^ byte(t.curFlit+i)
 		}
+	}
+	if f.Head {
+		p.Injected = c // the head enters the network
 	}
 	t.out.Send(now, f)
 	t.sent++
@@ -309,6 +326,12 @@ func (t *Terminal) eject(now clock.Time, c uint64) {
 				if sh != nil && sh.Packets != nil {
 					sh.Packets.Dropped(now, p.ID)
 				}
+				if sh != nil && sh.Stats != nil {
+					sh.Stats.Dropped(p.Created)
+				}
+				if sh != nil && sh.OnDrop != nil {
+					sh.OnDrop(now, p)
+				}
 				if t.env.Trace.Enabled() {
 					t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.crcdrop", trace.Uint("pkt", p.ID),
 						trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)))
@@ -340,7 +363,10 @@ func (t *Terminal) eject(now clock.Time, c uint64) {
 }
 
 // Idle implements check.Unit.
-func (t *Terminal) Idle() bool { return t.cur == nil && len(t.queue) == 0 }
+// Trace records not yet replayed are work left undone.
+func (t *Terminal) Idle() bool {
+	return t.cur == nil && len(t.queue) == 0 && t.replayAt == len(t.cfg.Replay)
+}
 
 // State implements check.Unit.
 func (t *Terminal) State() string {

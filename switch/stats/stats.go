@@ -1,9 +1,10 @@
 // Package stats collects network statistics over the classic three phases
 // of a NoC experiment: warm-up (nothing counted), measurement (packets
 // created in it are tagged) and drain (the run continues until every tagged
-// packet has arrived). It reports packet and flit latency (mean, min, max,
-// p50, p99), network latency, hops, offered and accepted throughput, and
-// per-link utilisation and per-port stall counts supplied by the switches.
+// packet has arrived or been dropped). It reports packet and flit latency
+// (mean, min, max, p50, p99), network latency, hops, offered and accepted
+// throughput; per-link utilisation and per-port stalls come from the links
+// and switches themselves (see the network scenarios' reports).
 package stats
 
 import (
@@ -49,10 +50,11 @@ type Collector struct {
 	nodes         int
 	created       uint64 // measured packets created
 	createdFlits  uint64
-	outstanding   int // measured packets not yet delivered
+	outstanding   int // measured packets not yet delivered or dropped
+	dropped       int // measured packets dropped on the way
 	latencies     []uint64
 	netLatencies  []uint64
-	flitLat       []uint64 // per flit: creation to its own arrival
+	flitLat       []uint64 // per flit: its injection to its arrival
 	hops          uint64
 	accepted      uint64 // flits delivered during the measurement window
 	acceptedPkts  uint64
@@ -98,7 +100,8 @@ func (c *Collector) Created(cycle uint64, flits int) bool {
 // FlitArrived records one flit's arrival at cycle (for flit latency and
 // accepted throughput): injected is the cycle the flit itself entered the
 // network and created its packet's creation cycle. Flit latency is
-// arrival minus injection, for the flits of measured packets.
+// arrival minus injection, for the flits of measured packets. Flits of a
+// packet later dropped for a failed CRC did cross the network and count.
 func (c *Collector) FlitArrived(cycle, injected, created uint64) {
 	if cycle >= c.win.Warmup && cycle < c.measureEnd {
 		c.accepted++
@@ -123,7 +126,16 @@ func (c *Collector) Delivered(p Packet) {
 	c.hops += uint64(p.Hops)
 }
 
-// Outstanding returns the measured packets not yet delivered.
+// Dropped records a packet discarded on the way (a failed CRC, a lost
+// cell) that was created at cycle created: it will never be delivered.
+func (c *Collector) Dropped(created uint64) {
+	if c.Measured(created) {
+		c.outstanding--
+		c.dropped++
+	}
+}
+
+// Outstanding returns the measured packets neither delivered nor dropped.
 func (c *Collector) Outstanding() int { return c.outstanding }
 
 // Dist summarises a latency distribution in cycles.
@@ -159,8 +171,10 @@ type Result struct {
 	// window; AcceptedPackets in packets/node/cycle.
 	Offered, Accepted, AcceptedPackets float64
 	// Lost counts measured packets that never arrived (drain limit hit):
-	// the network is saturated.
+	// the network is saturated. Dropped counts measured packets discarded
+	// on the way (not part of the latency figures).
 	Lost      int
+	Dropped   int
 	Saturated bool
 	// LastDelivery is the cycle the last packet (measured or not) arrived.
 	LastDelivery uint64
@@ -177,6 +191,7 @@ func (c *Collector) Result() Result {
 	r.Accepted = float64(c.accepted) / denom
 	r.AcceptedPackets = float64(c.acceptedPkts) / denom
 	r.Lost = c.outstanding
+	r.Dropped = c.dropped
 	r.Saturated = c.outstanding > 0
 	r.LastDelivery = c.lastDelivered
 	return r
@@ -195,6 +210,9 @@ func (r Result) Print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "hops %.3f, offered %.4f and accepted %.4f flits/node/cycle (%.5f packets/node/cycle)",
 		r.MeanHops, r.Offered, r.Accepted, r.AcceptedPackets)
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, ", %d measured packets dropped", r.Dropped)
+	}
 	if r.Saturated {
 		fmt.Fprintf(w, ", SATURATED: %d measured packets not delivered", r.Lost)
 	}

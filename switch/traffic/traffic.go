@@ -9,6 +9,7 @@ package traffic
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -55,7 +56,7 @@ func New(name string, n int, o Options) (Pattern, error) {
 		}
 		return bitcomp{mask: n - 1}, nil
 	case "hotspot":
-		if len(o.Hotspots) == 0 || o.HotFraction <= 0 || o.HotFraction > 1 {
+		if len(o.Hotspots) == 0 || !(o.HotFraction > 0 && o.HotFraction <= 1) { // NaN fails too
 			return nil, fmt.Errorf("hotspot needs hot nodes and a fraction in (0,1], got %v and %g", o.Hotspots, o.HotFraction)
 		}
 		for _, h := range o.Hotspots {
@@ -154,7 +155,7 @@ func ParseSizes(s string) (Sizes, error) {
 		wt := 1.0
 		if hasW {
 			wt, err = strconv.ParseFloat(strings.TrimSpace(w), 64)
-			if err != nil || wt <= 0 {
+			if err != nil || !(wt > 0) || math.IsInf(wt, 1) { // NaN fails too
 				return Sizes{}, fmt.Errorf("packet size weight %q: want a positive number", w)
 			}
 		}
@@ -181,11 +182,20 @@ func (z Sizes) Mean() float64 {
 	return m
 }
 
-// Max returns the largest size.
-func (z Sizes) Max() int { return slices.Max(z.sizes) }
+// Max returns the largest size (0 for the empty distribution).
+func (z Sizes) Max() int {
+	if len(z.sizes) == 0 {
+		return 0
+	}
+	return slices.Max(z.sizes)
+}
 
-// Draw picks a size.
+// Draw picks a size (0 from the empty distribution, which Bernoulli
+// processes refuse).
 func (z Sizes) Draw(r *rand.Rand) int {
+	if len(z.sizes) == 0 {
+		return 0
+	}
 	if len(z.sizes) == 1 {
 		return z.sizes[0]
 	}
@@ -206,8 +216,11 @@ type Bernoulli struct {
 
 // NewBernoulli returns the process for a rate in flits/node/cycle.
 func NewBernoulli(rate float64, sizes Sizes) (Bernoulli, error) {
-	if rate < 0 || rate > 1 {
+	if !(rate >= 0 && rate <= 1) { // NaN fails too
 		return Bernoulli{}, fmt.Errorf("injection rate %g flits/node/cycle must be in [0, 1]", rate)
+	}
+	if len(sizes.sizes) == 0 {
+		return Bernoulli{}, fmt.Errorf("injection at %g flits/node/cycle needs a packet size distribution", rate)
 	}
 	return Bernoulli{p: rate / sizes.Mean()}, nil
 }
@@ -221,7 +234,7 @@ func (b Bernoulli) P() float64 { return b.p }
 // NewBernoulliPackets returns the process for a rate in packets/node/cycle
 // (BookSim's injection_rate with injection_rate_uses_flits = 0).
 func NewBernoulliPackets(rate float64) (Bernoulli, error) {
-	if rate < 0 || rate > 1 {
+	if !(rate >= 0 && rate <= 1) { // NaN fails too
 		return Bernoulli{}, fmt.Errorf("injection rate %g packets/node/cycle must be in [0, 1]", rate)
 	}
 	return Bernoulli{p: rate}, nil

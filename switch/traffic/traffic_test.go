@@ -285,10 +285,9 @@ var _ = Describe("Destination patterns", func() {
 			`unknown traffic pattern "tornado" (want uniform, transpose, bitcomp, hotspot or neighbor)`),
 	)
 
-	// BUG (reported): a NaN fraction passes the (0,1] check, since every
-	// comparison with NaN is false, and the pattern then never picks a hot
-	// node. Pending until traffic.New rejects it.
-	PIt("rejects a NaN hotspot fraction", func() {
+	// A NaN fraction would pass a plain (0,1] check, since every comparison
+	// with NaN is false, and the pattern would then never pick a hot node.
+	It("rejects a NaN hotspot fraction", func() {
 		_, err := traffic.New("hotspot", 8, traffic.Options{Hotspots: []int{1}, HotFraction: math.NaN()})
 		Expect(err).To(HaveOccurred())
 	})
@@ -328,17 +327,16 @@ var _ = Describe("Packet sizes", func() {
 		Entry("two colons", "1:0.5:0.5", `packet size weight "0.5:0.5": want a positive number`),
 	)
 
-	// BUG (reported): ParseFloat accepts "NaN" and "Inf"; both pass the
-	// "wt <= 0" check, and the cumulative weights become NaN (Inf/Inf), so
-	// Mean is NaN and Draw always falls through to the last size. Pending
-	// until ParseSizes rejects non-finite weights.
+	// ParseFloat accepts "NaN" and "Inf"; with either, the cumulative
+	// weights would become NaN (Inf/Inf), Mean NaN and Draw would always
+	// fall through to the last size.
 	DescribeTable("rejects non-finite weights",
 		func(s string) {
 			_, err := traffic.ParseSizes(s)
 			Expect(err).To(HaveOccurred())
 		},
-		PEntry("NaN", "1:NaN,20:1"),
-		PEntry("Inf", "1:Inf,20:1"),
+		Entry("NaN", "1:NaN,20:1"),
+		Entry("Inf", "1:Inf,20:1"),
 	)
 
 	It("Fixed has one size", func() {
@@ -429,17 +427,17 @@ var _ = Describe("Bernoulli injection", func() {
 			"injection rate -1 packets/node/cycle must be in [0, 1]"),
 	)
 
-	// BUG (reported): a NaN rate passes the [0, 1] check (comparisons with
-	// NaN are false) and gives P() = NaN; an empty Sizes{} (Mean 0) gives
-	// P() = +Inf. Pending until NewBernoulli rejects both.
+	// A NaN rate would pass a plain [0, 1] check (comparisons with NaN are
+	// false) and give P() = NaN; an empty Sizes{} (Mean 0) would give
+	// P() = +Inf.
 	DescribeTable("rejects rates and size distributions that give no probability",
 		func(mk func() (traffic.Bernoulli, error)) {
 			_, err := mk()
 			Expect(err).To(HaveOccurred())
 		},
-		PEntry("a NaN flit rate", func() (traffic.Bernoulli, error) { return traffic.NewBernoulli(math.NaN(), traffic.Fixed(1)) }),
-		PEntry("a NaN packet rate", func() (traffic.Bernoulli, error) { return traffic.NewBernoulliPackets(math.NaN()) }),
-		PEntry("an empty size distribution", func() (traffic.Bernoulli, error) { return traffic.NewBernoulli(0.5, traffic.Sizes{}) }),
+		Entry("a NaN flit rate", func() (traffic.Bernoulli, error) { return traffic.NewBernoulli(math.NaN(), traffic.Fixed(1)) }),
+		Entry("a NaN packet rate", func() (traffic.Bernoulli, error) { return traffic.NewBernoulliPackets(math.NaN()) }),
+		Entry("an empty size distribution", func() (traffic.Bernoulli, error) { return traffic.NewBernoulli(0.5, traffic.Sizes{}) }),
 	)
 
 	DescribeTable("fires with probability P",

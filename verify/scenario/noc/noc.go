@@ -180,7 +180,8 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	}
 	x := fabric.NewExperiment(e, clk, nodes, win)
 	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
-		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) }}
+		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
+		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
 	if p.Topology != "mesh" || p.Router.NumVCs == 1 {
 		// One path and one queue per hop: delivery is in order per
 		// source and destination, so check it.
@@ -339,7 +340,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	}
 	rep.Add("switches crossed, mean / longest route", fmt.Sprintf("%.2f / %d", r.MeanHops, longest), hopsRef, hopsSrc)
 	rep.Add("offered / accepted flits/node/cycle", fmt.Sprintf("%.4f / %.4f", r.Offered, r.Accepted), "", "")
-	rep.Add("measured packets", fmt.Sprint(r.Packet.N), "", "")
+	rep.Add("measured packets delivered / dropped (failed CRC)", fmt.Sprintf("%d / %d", r.Packet.N, r.Dropped), "", "")
 	// Utilisation over the run until the network emptied.
 	if cycles := float64(r.LastDelivery); cycles > 0 {
 		var sum, peak float64
@@ -365,6 +366,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	rep.Check("no loss or duplication", true, "conservation (and, where the network promises it, per-flow order) checkers on; violations fail the run")
 	rep.Check("drained", !r.Saturated, "%d measured packets undelivered after the drain limit", r.Lost)
 	rep.Measure("packets", float64(r.Packet.N), "measured")
+	rep.Measure("dropped", float64(r.Dropped), "measured packets")
 	rep.Measure("offered", r.Offered, "flits/node/cycle")
 	rep.Measure("accepted", r.Accepted, "flits/node/cycle")
 	rep.Measure("latency", r.Packet.Mean, "cycles")
