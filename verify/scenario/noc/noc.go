@@ -24,13 +24,19 @@ import (
 
 // Params are the network experiment's parameters.
 type Params struct {
-	// Topology is mesh, myrinet-grid or myrinet-clos.
+	// Topology is mesh, graph, myrinet-grid or myrinet-clos.
 	Topology string `toml:"topology"`
-	// K is the mesh radix (mesh only).
+	// K is the mesh radix (mesh only; for graphs, the radix the transpose
+	// and neighbor patterns assume).
 	K int `toml:"k"`
-	// Router is the wormhole router (mesh only), BookSim's keys.
+	// GraphFile is the network of a graph topology (the format is
+	// switch/topology.Graph's; routing is up*/down* tables); empty selects
+	// the example network switch/topology/testdata/example.graph.
+	GraphFile string `toml:"graph_file"`
+	// Router is the wormhole router (mesh and graph), BookSim's keys.
 	Router wormhole.Config `toml:"router"`
-	// ChannelLatency and FlitBytes are the mesh's channels.
+	// ChannelLatency and FlitBytes are the wormhole networks' channels (a
+	// graph file may give channels their own latencies).
 	ChannelLatency int `toml:"channel_latency"`
 	FlitBytes      int `toml:"flit_bytes"`
 	// Clock is the mesh's clock (the default 1 GHz makes a cycle a ns).
@@ -57,6 +63,8 @@ type Params struct {
 	// TraceFile replays "cycle source destination size" records instead of
 	// synthetic traffic (see switch/traffic.ReadTrace).
 	TraceFile string `toml:"trace_file"`
+
+	graph *topology.Graph // read from GraphFile by Validate
 }
 
 // MeshDefaults is BookSim's examples/mesh88_lat with uniform traffic at 0.1
@@ -85,6 +93,8 @@ func Scenarios() []*scenario.Scenario {
 	}
 	return []*scenario.Scenario{
 		mk("mesh", "8x8 wormhole mesh, BookSim mesh88_lat router, uniform traffic: latency and throughput", MeshDefaults),
+		mk("graph", "wormhole routers on an irregular graph (a file, default the 10-router example) with up*/down* table routing",
+			func() *Params { p := MeshDefaults(); p.Topology, p.PacketSize = "graph", "5"; return p }),
 		mk("myrinet-grid", "64 hosts on a 4x4x4 grid of 8-port Myrinet switches (LCI PPro cluster)",
 			func() *Params { return MyrinetDefaults("myrinet-grid", "ppro") }),
 		mk("myrinet-clos", "64 hosts on a full-bisection Clos of 16-port Myrinet-2000 switches (LCI P3 cluster)",
@@ -105,23 +115,30 @@ func (p *Params) Validate() error {
 	if _, err := p.platform(); err != nil {
 		return err
 	}
-	if p.Topology == "mesh" {
+	if p.wormhole() {
 		if err := p.Router.Validate(); err != nil {
 			return fmt.Errorf("router.%w", err)
 		}
 	}
-	if p.TraceFile == "" && p.K >= 2 {
-		nodes := 64
-		if p.Topology == "mesh" {
-			nodes = p.K * p.K
+	p.graph = nil
+	if p.Topology == "graph" {
+		p.graph = topology.ExampleGraph()
+		if p.GraphFile != "" {
+			g, err := topology.ReadGraphFile(p.GraphFile)
+			if err != nil {
+				return &scenario.KeyError{Key: "graph_file", Msg: err.Error()}
+			}
+			p.graph = g
 		}
-		if _, err := traffic.New(p.Traffic, nodes, traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction}); err != nil {
+	}
+	if p.TraceFile == "" && p.K >= 2 {
+		if _, err := traffic.New(p.Traffic, p.nodes(), traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction}); err != nil {
 			return &scenario.KeyError{Key: "traffic", Msg: err.Error()}
 		}
 	}
 	return scenario.FirstError(
-		scenario.Check(p.Topology != "mesh" && p.Topology != "myrinet-grid" && p.Topology != "myrinet-clos",
-			"topology", "%q is not mesh, myrinet-grid or myrinet-clos", p.Topology),
+		scenario.Check(p.Topology != "mesh" && p.Topology != "graph" && p.Topology != "myrinet-grid" && p.Topology != "myrinet-clos",
+			"topology", "%q is not mesh, graph, myrinet-grid or myrinet-clos", p.Topology),
 		scenario.Check(p.Topology == "mesh" && (p.K < 2 || p.K > 64), "k", "must be 2..64 (got %d)", p.K),
 		scenario.Check(p.ChannelLatency < 0, "channel_latency", "must not be negative (got %d)", p.ChannelLatency),
 		scenario.Check(p.FlitBytes < 1, "flit_bytes", "must be at least 1 (got %d)", p.FlitBytes),
@@ -131,6 +148,20 @@ func (p *Params) Validate() error {
 		scenario.Check(p.MeasurePeriods < 1, "measure_periods", "must be at least 1 (got %d)", p.MeasurePeriods),
 		scenario.Check(p.DrainLimit < 1, "drain_limit", "must be at least 1 (got %d)", p.DrainLimit),
 	)
+}
+
+// wormhole reports whether the network is made of wormhole routers.
+func (p *Params) wormhole() bool { return p.Topology == "mesh" || p.Topology == "graph" }
+
+// nodes returns the number of terminals (after Validate).
+func (p *Params) nodes() int {
+	switch {
+	case p.Topology == "mesh":
+		return p.K * p.K
+	case p.Topology == "graph" && p.graph != nil:
+		return len(p.graph.Terminals)
+	}
+	return 64
 }
 
 func (p *Params) platform() (myrinet.Platform, error) {
@@ -150,7 +181,7 @@ type built struct {
 	nodes     int
 	k         int
 	hops      func(s, d int) int
-	zeroLoad  func(hops, flits int) float64 // packet latency on an idle network, cycles
+	zeroLoad  func(src, dst, flits int) float64 // packet latency on an idle network, cycles
 	links     []*link.Link
 	stalls    func() (credit, blocked uint64)
 }
@@ -163,16 +194,13 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	sizes, _ := traffic.ParseSizes(p.PacketSize)
 	win := stats.Window{Warmup: uint64(p.SamplePeriod * p.WarmupPeriods),
 		Measure: uint64(p.SamplePeriod * p.MeasurePeriods), DrainLimit: uint64(p.DrainLimit)}
-	nodes := 64
-	if p.Topology == "mesh" {
-		nodes = p.K * p.K
-	}
+	nodes := p.nodes()
 	tc, err := p.terminalConfig(nodes, sizes)
 	if err != nil {
 		return nil, err
 	}
 	var clk clock.Clock
-	if p.Topology == "mesh" {
+	if p.wormhole() {
 		clk, _ = clock.ParseFreq(p.Clock)
 	} else {
 		pl, _ := p.platform()
@@ -182,7 +210,7 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
 		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
 		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
-	if p.Topology != "mesh" || p.Router.NumVCs == 1 {
+	if !p.wormhole() || p.Router.NumVCs == 1 {
 		// One path and one queue per hop: delivery is in order per
 		// source and destination, so check it.
 		sh.Order = check.NewOrdering[[2]int](e.Monitor, "Network.Order")
@@ -227,7 +255,7 @@ func (p *Params) terminalConfig(nodes int, sizes traffic.Sizes) (fabric.Terminal
 		return tc, nil
 	}
 	pat, err := traffic.New(p.Traffic, nodes, traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction,
-		SelfTraffic: p.Topology == "mesh"}) // BookSim's uniform includes the source itself
+		SelfTraffic: p.wormhole()}) // BookSim's uniform includes the source itself
 	if err != nil {
 		return tc, &scenario.KeyError{Key: "traffic", Msg: err.Error()}
 	}
@@ -251,19 +279,36 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 		if err != nil {
 			return nil, err
 		}
-		r, l := p.Router, p.ChannelLatency
-		perHop := r.RoutingDelay + r.VCAllocDelay + r.SWAllocDelay + r.STPrepareDelay + r.STFinalDelay + l
+		l, pipe := p.ChannelLatency, p.pipeline()
 		return &built{terminals: net.Terminals, clk: clk, nodes: p.K * p.K, k: p.K, hops: net.Hops, links: net.Links,
-			zeroLoad: func(h, flits int) float64 { return float64(l + h*perHop + flits) },
-			stalls: func() (uint64, uint64) {
-				var c, v uint64
-				for _, r := range net.Routers {
-					st := r.Stalls()
-					c += st.Credit
-					v += st.VCAlloc + st.Switch
+			zeroLoad: func(s, d, flits int) float64 { return float64(l + net.Hops(s, d)*(pipe+l) + flits) },
+			stalls:   routerStalls(net)}, nil
+	case "graph":
+		net, err := topology.FromGraph(e, "Graph", p.graph, topology.GraphConfig{Router: p.Router, Clock: clk,
+			ChannelLatency: p.ChannelLatency, FlitBytes: p.FlitBytes, Terminal: tc}, sh)
+		if err != nil {
+			return nil, err
+		}
+		rt, err := topology.NewRouting(p.graph)
+		if err != nil {
+			return nil, err
+		}
+		pipe := p.pipeline()
+		return &built{terminals: net.Terminals, clk: clk, nodes: len(p.graph.Terminals), k: p.K, hops: net.Hops, links: net.Links,
+			// The injection link, then per router its pipeline and the
+			// latency of the link it sends on, then the body.
+			zeroLoad: func(s, d, flits int) float64 {
+				z := p.ChannelLatency + flits
+				for _, h := range rt.Path(s, d) {
+					lat := rt.Ports[h.Router][h.Port].Latency
+					if lat == topology.DefaultLatency {
+						lat = p.ChannelLatency
+					}
+					z += pipe + lat
 				}
-				return c, v
-			}}, nil
+				return float64(z)
+			},
+			stalls: routerStalls(net)}, nil
 	default:
 		pl, _ := p.platform()
 		c := topology.MyrinetConfig{Platform: pl, Terminal: tc}
@@ -279,8 +324,8 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 		}
 		ser := (pl.FlitBytes + pl.Link.BytesPerCycle - 1) / pl.Link.BytesPerCycle
 		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links,
-			zeroLoad: func(h, flits int) float64 {
-				return float64(ser + pl.Link.DelayCycles + h*pl.HopCycles() + ser*(flits-1))
+			zeroLoad: func(src, dst, flits int) float64 {
+				return float64(ser + pl.Link.DelayCycles + net.Hops(src, dst)*pl.HopCycles() + ser*(flits-1))
 			},
 			stalls: func() (uint64, uint64) {
 				var stop, blocked uint64
@@ -297,19 +342,39 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 	}
 }
 
+// pipeline is the cycles a head spends in a router on an idle network.
+func (p *Params) pipeline() int {
+	r := p.Router
+	return r.RoutingDelay + r.VCAllocDelay + r.SWAllocDelay + r.STPrepareDelay + r.STFinalDelay
+}
+
+// routerStalls sums the routers' credit stalls and lost allocations.
+func routerStalls(net *topology.Network) func() (uint64, uint64) {
+	return func() (uint64, uint64) {
+		var c, v uint64
+		for _, r := range net.Routers {
+			st := r.Stalls()
+			c += st.Credit
+			v += st.VCAlloc + st.Switch
+		}
+		return c, v
+	}
+}
+
 func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.Sizes) *scenario.Report {
 	rep := &scenario.Report{Title: fmt.Sprintf("%s: %s traffic at %g %s/node/cycle, %s-flit packets",
 		p.Topology, p.Traffic, p.InjectionRate, map[bool]string{true: "flits", false: "packets"}[p.InjectionRateUsesFlits], p.PacketSize)}
-	// Zero-load reference: the mean over all source/destination pairs the
-	// pattern allows, from the pipeline and link delays.
+	// Zero-load reference: the mean over all source/destination pairs (the
+	// mix of uniform traffic; other patterns use fewer pairs), from the
+	// pipeline and link delays.
 	var sum float64
 	var n int
 	for s := range b.nodes {
 		for d := range b.nodes {
-			if s == d && p.Topology != "mesh" {
+			if s == d && !p.wormhole() {
 				continue
 			}
-			sum += b.zeroLoad(b.hops(s, d), int(math.Round(sizes.Mean())))
+			sum += b.zeroLoad(s, d, int(math.Round(sizes.Mean())))
 			n++
 		}
 	}
@@ -321,7 +386,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	if p.Topology == "mesh" {
 		src = "BookSim iq_router rules: 4H+P+1 for mesh88_lat"
 	}
-	rep.Add("packet latency, mean (creation to tail)", ns(r.Packet.Mean), "zero load "+ns(zl), src)
+	rep.Add("packet latency, mean (creation to tail)", ns(r.Packet.Mean), "zero load, all pairs "+ns(zl), src)
 	rep.Add("packet latency p50 / p99 / max", fmt.Sprintf("%d / %d / %d cycles", r.Packet.P50, r.Packet.P99, r.Packet.Max), "", "")
 	rep.Add("network latency, mean", ns(r.Network.Mean), "", "")
 	rep.Add("flit latency, mean", ns(r.Flit.Mean), "", "")
@@ -358,7 +423,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 		rep.Measure("link_utilisation_max", peak, "")
 	}
 	st1, st2 := b.stalls()
-	if p.Topology == "mesh" {
+	if p.wormhole() {
 		rep.Add("router stalls: no credit / lost allocation", fmt.Sprintf("%d / %d", st1, st2), "", "")
 	} else {
 		rep.Add("STOP seen / head cycles blocked at switches", fmt.Sprintf("%d / %d", st1, st2), "", "")

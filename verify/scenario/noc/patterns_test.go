@@ -17,13 +17,21 @@ import (
 // per-flow order checker where the network promises order (Myrinet, or a
 // mesh with one VC), credit conservation on every link and the watchdog are
 // on in every run; noc.Run returns their violations as its error.
+// exampleGraph is the irregular network of 10 routers and 16 terminals
+// shipped as an example of the graph file format.
+const exampleGraph = "../../../switch/topology/testdata/example.graph"
+
 var _ = Describe("traffic patterns on every network", func() {
 	DescribeTable("deliver thousands of packets exactly once, in order where promised, and drain",
 		func(topology, pattern string, rate float64, extra ...string) {
 			var p *noc.Params
-			if topology == "mesh" {
+			switch topology {
+			case "mesh":
 				p = noc.MeshDefaults()
-			} else {
+			case "graph":
+				p = noc.MeshDefaults()
+				extra = append([]string{"topology=graph", "graph_file=" + exampleGraph}, extra...)
+			default:
 				p = noc.MyrinetDefaults(topology, map[string]string{"myrinet-grid": "ppro", "myrinet-clos": "p3"}[topology])
 			}
 			// 6000 measured cycles: at least ~700 packets in every entry.
@@ -47,6 +55,11 @@ var _ = Describe("traffic patterns on every network", func() {
 		Entry("mesh, bit complement", "mesh", "bitcomp", 0.15),
 		Entry("mesh, hotspot", "mesh", "hotspot", 0.05, "hotspots=[27]", "hot_fraction=0.2"),
 		Entry("mesh, nearest neighbour", "mesh", "neighbor", 0.3),
+		// 16 terminals: 5-flit packets for enough of them.
+		Entry("irregular graph (up*/down*), uniform", "graph", "uniform", 0.1, "packet_size=5"),
+		Entry("irregular graph, hotspot", "graph", "hotspot", 0.05, "packet_size=5", "hotspots=[4]", "hot_fraction=0.2"),
+		Entry("irregular graph with one VC, uniform (order checked)", "graph", "uniform", 0.05, "packet_size=5",
+			"router.num_vcs=1", "router.input_speedup=1"),
 		Entry("mesh with one VC, uniform (order checked)", "mesh", "uniform", 0.1, "router.num_vcs=1", "router.input_speedup=1"),
 		// Myrinet rates are in 4-byte flits per byte-wide link cycle: 0.03
 		// uses 12% of a host link.
@@ -82,4 +95,37 @@ var _ = Describe("traffic patterns on every network", func() {
 		// Queueing at the sources dominates the latency of a saturated run.
 		Expect(metric(rep, "latency")).To(BeNumerically(">", 5*metric(rep, "zero_load_latency")))
 	})
+})
+
+var _ = Describe("graph networks", func() {
+	It("come within two cycles of the zero-load latency from the graph's routes at low load", func() {
+		p := noc.MeshDefaults()
+		Expect(scenario.Configure(p, "", []string{"topology=graph", "graph_file=" + exampleGraph,
+			"injection_rate=0.005", "sample_period=2000", "measure_periods=5"})).To(Succeed())
+		rep, err := noc.Run(env.New(env.Options{Seed: 2}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		zl := metric(rep, "zero_load_latency")
+		// At least the pipeline of one router plus two links and the body.
+		Expect(zl).To(BeNumerically(">", 20+3+2))
+		Expect(metric(rep, "latency")).To(BeNumerically("~", zl, 2))
+	})
+
+	It("default to the embedded example network", func() {
+		p := noc.MeshDefaults()
+		Expect(scenario.Configure(p, "", []string{"topology=graph", "sample_period=200", "measure_periods=2"})).To(Succeed())
+		rep, err := noc.Run(env.New(env.Options{Seed: 2}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		Expect(metric(rep, "packets")).To(BeNumerically(">", 0))
+	})
+
+	DescribeTable("reject an unreadable or malformed graph file, naming the key",
+		func(sets []string, msg string) {
+			err := scenario.Configure(noc.MeshDefaults(), "", append([]string{"topology=graph"}, sets...))
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("unreadable file", []string{"graph_file=testdata/none.graph"}, "graph_file: open testdata/none.graph"),
+		Entry("malformed file", []string{"graph_file=testdata/small.traffic"}, "graph_file: testdata/small.traffic: line"),
+	)
 })
