@@ -699,6 +699,8 @@ var _ = Describe("Graph networks", func() {
 			func(*wormhole.Config) {}, 0.1),
 		Entry("the example, one VC with a shared buffer", func() *topology.Graph { return readGraph("testdata/example.graph") },
 			func(c *wormhole.Config) { *c = wormhole.Telegraphos(); c.NumVCs, c.InputSpeedup = 1, 1 }, 0.1),
+		Entry("the example, the Telegraphos switch (two VCs sharing a buffer)", func() *topology.Graph { return readGraph("testdata/example.graph") },
+			func(c *wormhole.Config) { *c = wormhole.Telegraphos() }, 0.1),
 	)
 
 	DescribeTable("drains after running into saturation (no deadlock)",

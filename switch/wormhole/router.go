@@ -174,6 +174,9 @@ type outVC struct {
 type outPort struct {
 	dir *link.Dir
 	vcs []outVC
+	// reserved counts the flits of all VCs allocated the switch but not
+	// yet sent: with a shared buffer they all draw on one credit pool.
+	reserved int
 	// queue holds the flits that won the switch, in switch order, each
 	// with the cycle its traversal ends; the link takes them from then on.
 	queue queue.Queue[stItem]
@@ -407,7 +410,7 @@ func (r *Router) vaEvaluate(now clock.Time, c int64) {
 			if !r.available(now, p, ov) {
 				continue
 			}
-			if r.cfg.CutThrough && r.out[p].dir.Available(now, ov)-r.out[p].vcs[ov].reserved < need {
+			if r.cfg.CutThrough && r.credits(now, p, ov) < need {
 				continue
 			}
 			r.va.Request(e.in*r.nv+e.vc, p*r.nv+ov)
@@ -499,7 +502,7 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 		}
 		v := &r.in[e.in].vcs[e.vc]
 		p, ov := v.route.Port, v.outVC
-		if r.out[p].dir.Available(now, ov)-r.out[p].vcs[ov].reserved <= 0 {
+		if r.credits(now, p, ov) <= 0 {
 			r.stalls.Credit++
 			continue
 		}
@@ -542,7 +545,7 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 				continue // misspeculation: the switch slot is wasted
 			}
 			ov := e.grant % r.nv
-			if r.out[p].dir.Available(now, ov)-r.out[p].vcs[ov].reserved <= 0 {
+			if r.credits(now, p, ov) <= 0 {
 				continue
 			}
 			r.swOffset[xin] = (e.vc + is) % r.nv
@@ -553,6 +556,17 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 		r.cand[k], r.candSpec[k] = -1, false
 	}
 	r.candUsed = r.candUsed[:0]
+}
+
+// credits returns the downstream credits output VC ov of port p can still
+// spend at now: the link's credits (one pool per port with a shared
+// buffer) less the flits already allocated the switch and not yet sent.
+func (r *Router) credits(now clock.Time, p, ov int) int {
+	o := r.out[p]
+	if r.cfg.BufferPolicy == "shared" {
+		return o.dir.Available(now, ov) - o.reserved
+	}
+	return o.dir.Available(now, ov) - o.vcs[ov].reserved
 }
 
 // supersedes is BookSim's round-robin rule at equal priority: the VC
@@ -598,6 +612,7 @@ func (r *Router) traverse(now clock.Time, c int64, e entry) {
 	f.VC = v.outVC
 	o := &r.out[p].vcs[v.outVC]
 	o.reserved++
+	r.out[p].reserved++
 	if f.Tail {
 		o.tailSent = true
 		if !r.cfg.WaitForTailCredit {
@@ -633,8 +648,10 @@ func (r *Router) send(now clock.Time, c int64) {
 			continue // a multi-cycle flit is still being serialised
 		}
 		o.vcs[f.VC].reserved--
+		o.reserved--
 		if !o.dir.Send(now, *f) {
 			o.vcs[f.VC].reserved++
+			o.reserved++
 			continue
 		}
 		if r.env.Trace.Enabled() && f.Head {
