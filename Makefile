@@ -14,11 +14,20 @@ help: ## list the targets
 build: ## build the nisim command into bin/
 	$(GO) build -o $(NISIM) ./cmd/nisim
 
-run: build ## run the main job: the demo scenario, with a waveform and a trace in out/
+# The network scenarios make run reports on (paper vs model where the papers
+# give figures), each with a waveform in out/.
+NETWORKS := mesh myrinet-grid myrinet-clos atm-star mchub-star
+
+run: build ## run the main job: the demo and the network scenarios, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
+	@for s in $(NETWORKS); do \
+		echo; echo "== $$s"; \
+		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
+		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \
+	done
 
 test: ## run every test suite (what CI runs)
 	$(GO) test -count=1 $(PKGS)

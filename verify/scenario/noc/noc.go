@@ -184,6 +184,7 @@ type built struct {
 	zeroLoad  func(src, dst, flits int) float64 // packet latency on an idle network, cycles
 	links     []*link.Link
 	stalls    func() (credit, blocked uint64)
+	hopCycles int // Myrinet: a head's time per switch on an idle path
 }
 
 // Run builds the network in e, runs the experiment and reports.
@@ -323,7 +324,7 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 			return nil, err
 		}
 		ser := (pl.FlitBytes + pl.Link.BytesPerCycle - 1) / pl.Link.BytesPerCycle
-		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links,
+		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links, hopCycles: pl.HopCycles(),
 			zeroLoad: func(src, dst, flits int) float64 {
 				return float64(ser + pl.Link.DelayCycles + net.Hops(src, dst)*pl.HopCycles() + ser*(flits-1))
 			},
@@ -404,6 +405,21 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 		}
 	}
 	rep.Add("switches crossed, mean / longest route", fmt.Sprintf("%.2f / %d", r.MeanHops, longest), hopsRef, hopsSrc)
+	if b.hopCycles > 0 {
+		// The zero-load tables of switch/myrinet check that a packet's
+		// simulated latency grows by exactly this per switch.
+		hop := float64(b.hopCycles) * float64(b.clk.Period()) / 1000
+		paper, src := "", "" // the paper gives the switch delay of the PPro cluster only
+		if p.Myrinet == "ppro" {
+			paper, src = "about 100 ns", "MY-P18 «The switch delay is approximately 100 ns»"
+		}
+		rep.Add("switch delay per hop (idle path: flit, wire, fall-through)", fmt.Sprintf("%d cycles (%.0f ns)", b.hopCycles, hop), paper, src)
+		if p.Myrinet == "ppro" {
+			rep.Add("total switch delay, longest route", fmt.Sprintf("%.0f ns", hop*float64(longest)),
+				"at most 1 µs", "MY-P19 «so the total switch delay is at most 1 µs»")
+		}
+		rep.Measure("hop_delay", hop, "ns")
+	}
 	rep.Add("offered / accepted flits/node/cycle", fmt.Sprintf("%.4f / %.4f", r.Offered, r.Accepted), "", "")
 	rep.Add("measured packets delivered / dropped (failed CRC)", fmt.Sprintf("%d / %d", r.Packet.N, r.Dropped), "", "")
 	// Utilisation over the run until the network emptied.
