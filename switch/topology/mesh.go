@@ -30,6 +30,9 @@ type MeshConfig struct {
 	FlitBytes int
 	// Terminal configures the terminals (VCs and FlitBytes are set here).
 	Terminal fabric.TerminalConfig
+	// TraceFlits makes every link record each flit it delivers (link.flit)
+	// when the run is traced, for flit-level goldens and debugging.
+	TraceFlits bool
 }
 
 // Network is a built network.
@@ -82,7 +85,7 @@ func routerLink(c MeshConfig, terminal bool) link.Config {
 	lc := link.Config{Clock: c.Clock, BytesPerCycle: c.FlitBytes, DelayCycles: c.ChannelLatency,
 		VCs: r.NumVCs, FlowControl: link.Credits, BufferFlits: r.BufferFlits(),
 		SharedBuffer: r.BufferPolicy == "shared", TxDepth: 1,
-		CreditDelay: 1 + c.ChannelLatency + r.CreditDelay}
+		CreditDelay: 1 + c.ChannelLatency + r.CreditDelay, TraceFlits: c.TraceFlits}
 	if terminal {
 		lc.CreditDelay = 1 + c.ChannelLatency                   // back to the terminal
 		lc.CreditDelayBA = 1 + c.ChannelLatency + r.CreditDelay // back to the router

@@ -32,6 +32,12 @@ type delivery struct {
 // packet; created and offered at its cycle) and returns the deliveries in
 // arrival order, with every checker on.
 func runMesh(e *env.Env, k int, rc wormhole.Config, latency int, recs []traffic.Record) ([]delivery, *topology.Network) {
+	return runMeshConfig(e, topology.MeshConfig{K: k, Router: rc, Clock: clk, ChannelLatency: latency, FlitBytes: 16}, recs)
+}
+
+// runMeshConfig is runMesh for any mesh configuration.
+func runMeshConfig(e *env.Env, mc topology.MeshConfig, recs []traffic.Record) ([]delivery, *topology.Network) {
+	k := mc.K
 	var out []delivery
 	sh := &fabric.Shared{
 		Packets: check.NewConservation[uint64](e.Monitor, "Packets"),
@@ -40,7 +46,6 @@ func runMesh(e *env.Env, k int, rc wormhole.Config, latency int, recs []traffic.
 			out = append(out, delivery{ID: p.ID, Src: p.Src, Latency: at - p.Created, At: at, Hops: p.Hops})
 		},
 	}
-	mc := topology.MeshConfig{K: k, Router: rc, Clock: clk, ChannelLatency: latency, FlitBytes: 16}
 	net, err := topology.Mesh(e, "M", mc, sh)
 	Expect(err).NotTo(HaveOccurred())
 	per := make([][]traffic.Record, k*k)
@@ -90,6 +95,37 @@ var _ = Describe("Wormhole router", func() {
 		Entry("every delay set", 2, 2, 2, 2, 3, 0, 0),
 	)
 
+	It("takes one packet through two routers with every delay set, flit by flit", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		rc := wormhole.Mesh88Lat()
+		rc.RoutingDelay, rc.VCAllocDelay, rc.SWAllocDelay, rc.STPrepareDelay, rc.STFinalDelay, rc.CreditDelay = 2, 2, 2, 1, 1, 2
+		// A 3-flit packet from terminal 0 to terminal 1 (next door, 2
+		// routers) on a 2x2 mesh whose channels have a latency of 2: a flit
+		// sent at t lands at t+2 (link.flit) and is seen from t+3. The head
+		// is sent at 0 and seen by router 0 at 3; routing 3-4, VC
+		// allocation 5-6, switch allocation 7-8, traversal 9-10: sent at 10.
+		// Router 1 sees it at 13 and sends it at 20; terminal 1 sees it at
+		// 23. A VC bids for the switch again only once its last bid has
+		// committed (as BookSim's iq_router), so with a 2-cycle switch
+		// allocation a packet moves a flit every 2 cycles: the body flits
+		// leave router 0 at 12 and 14 and router 1 at 22 and 24, and the
+		// tail arrives at 27 = L + H*(RD+VA+SA+ST+L) + P + (P-1)*(SA-1)
+		// = 2 + 2*10 + 3 + 2.
+		mc := topology.MeshConfig{K: 2, Router: rc, Clock: clk, ChannelLatency: 2, FlitBytes: 16, TraceFlits: true}
+		got, _ := runMeshConfig(e, mc, []traffic.Record{{Cycle: 0, Src: 0, Dst: 1, Size: 3}})
+		Expect(got).To(Equal([]delivery{{ID: 1, Src: 0, Latency: 27, At: 27, Hops: 2}}))
+		Expect(vtest.Golden("testdata/every_delay.trace", e.Trace.Records(),
+			"One 3-flit packet, terminal 0 to terminal 1 on a 2x2 mesh, created at cycle 0. Router: routing 2,",
+			"VC allocation 2, switch allocation 2, traversal 1+1 cycles, credit delay 2; channel latency 2.",
+			"link.flit: a flit lands at the far end of a link (seen from the next cycle); router.head: a head",
+			"leaves a router; link.packet / net.deliver: the tail lands / reaches the terminal.",
+			"A flit sent at t lands at t+2. Head: sent 0, lands 2 at router 0, routed 3-4, VC 5-6, switch 7-8,",
+			"traversal 9-10, sent 10, lands 12 at router 1, leaves 20, lands 22 at terminal 1. A VC bids for",
+			"the switch again only once its last bid committed, so the body flits move every 2 cycles: they",
+			"leave router 0 at 12 and 14, land at router 1 at 14 and 16, leave it at 22 and 24 and land at",
+			"terminal 1 at 24 and 26; the tail is delivered at 27 = 2 + 2*(2+2+2+2+2) + 3 + 2.")).To(Succeed())
+	}, Label("golden"))
+
 	It("serves two packets contending for one output one after the other", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 		// On a 2x2 mesh, terminals 1 (east of 0) and 2 (north of 0) send a
@@ -117,7 +153,7 @@ var _ = Describe("Wormhole router", func() {
 	It("stalls for credits when the buffers are shorter than the credit round trip", func() {
 		rc := wormhole.Mesh88Lat()
 		rc.VCBufSize = 1
-		e := vtest.NewEnv(vtest.Options{Clock: clk})
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 		// Three flits from terminal 0 to terminal 1 with one-flit buffers.
 		// f0: router 0 sees it at 2, VC 2, switch 3, out 4; router 1 sees it
 		// at 6, switch 7, out 8; terminal 1 at 10. The terminal's credit
@@ -129,11 +165,21 @@ var _ = Describe("Wormhole router", func() {
 		// 17. f2: sent at 13, router 0 at 15, credit back at 18 (router 1
 		// freed at 14): switch 18, out 19, router 1 at 21, ejection credit
 		// back at 21 (terminal took f1 at 17), out 22, terminal 1 at 24.
-		got, net := runMesh(e, 2, rc, 1, []traffic.Record{{Cycle: 0, Src: 0, Dst: 1, Size: 3}})
+		mc := topology.MeshConfig{K: 2, Router: rc, Clock: clk, ChannelLatency: 1, FlitBytes: 16, TraceFlits: true}
+		got, net := runMeshConfig(e, mc, []traffic.Record{{Cycle: 0, Src: 0, Dst: 1, Size: 3}})
 		Expect(got).To(HaveLen(1))
 		Expect(got[0].At).To(Equal(uint64(24)))
 		Expect(net.Routers[0].Stalls().Credit).To(BeNumerically(">", 0))
-	})
+		Expect(vtest.Golden("testdata/credit_stall.trace", e.Trace.Records(),
+			"Three flits from terminal 0 to terminal 1 (next door) on a 2x2 mesh with mesh88_lat routers",
+			"cut to one-flit buffers. A credit freed at s is usable upstream at s+1+1+2 by a router,",
+			"s+1+1 by a terminal. link.flit lands a flit (seen the cycle after), router.head: a head leaves.",
+			"f0 lands at router 0 at 1, leaves 4, lands at router 1 at 5, leaves 8, lands at terminal 1 at 9.",
+			"f1 (sent 5) lands at router 0 at 6 but waits for router 1's credit (freed 7, back 11): leaves",
+			"12, lands 13; the ejection credit (freed 10, back 14): leaves 15, lands 16. f2 (sent 13) lands",
+			"14, credit back 18: leaves 19, lands 20, ejection credit back 21: leaves 22, lands 23, tail",
+			"delivered 24.")).To(Succeed())
+	}, Label("golden"))
 
 	It("relieves head-of-line blocking with a second VC", func() {
 		// 3x3 mesh. Terminal 1 sends a 40-flit packet Z east to terminal 2
@@ -147,11 +193,13 @@ var _ = Describe("Wormhole router", func() {
 		// latency is its 4 cycles in the source queue behind X plus the
 		// zero-load latency over 3 routers, 4 + (4*3 + 4 + 1) = 21.
 		recs := []traffic.Record{{Cycle: 0, Src: 1, Dst: 2, Size: 40}, {Cycle: 0, Src: 0, Dst: 2, Size: 4}, {Cycle: 0, Src: 0, Dst: 4, Size: 4}}
+		var traces [3][]trace.Record
 		latencyOfY := func(vcs int) uint64 {
 			rc := wormhole.Mesh88Lat()
 			rc.NumVCs, rc.InputSpeedup = vcs, vcs // each VC its own crossbar input
-			e := vtest.NewEnv(vtest.Options{Clock: clk})
+			e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 			got, _ := runMesh(e, 3, rc, 1, recs)
+			traces[vcs] = e.Trace.Records()
 			for _, d := range got {
 				if d.ID == 2 { // terminal 0's second packet
 					return d.Latency
@@ -162,7 +210,20 @@ var _ = Describe("Wormhole router", func() {
 		}
 		Expect(latencyOfY(2)).To(Equal(uint64(21)))
 		Expect(latencyOfY(1)).To(BeNumerically(">", 40))
-	})
+		Expect(vtest.Golden("testdata/hol.trace", append(traces[1], traces[2]...),
+			"Head-of-line blocking on a 3x3 mesh (mesh88_lat routers), all packets created at cycle 0:",
+			"Z, 40 flits, terminal 1 -> 2 (east); X, 4 flits, 0 -> 2 and then Y, 4 flits, 0 -> 4, from terminal 0.",
+			"pkt 1<<40|1 = 1099511627777 is Z, pkt 1 is X, pkt 2 is Y. router.head: a head leaves a router;",
+			"link.packet: a tail lands at the far end of a link; net.deliver: a tail reaches its terminal.",
+			"First run (records up to cycle 73), ONE VC: Z's head leaves router 1 eastward at 4 and holds that",
+			"output until its tail is through (it lands at router 2 at 44). X reaches router 1 at 8 and waits",
+			"there behind Z, holding the only VC of the link from router 0 until it has left router 1 (52). Y,",
+			"which wants to turn north at router 1, is stuck behind X at router 0 until 60: delivered at 73.",
+			"Second run, TWO VCs and input speedup 2: X takes VC 1 east at router 1 and shares the link with Z",
+			"(Z is delivered 4 cycles later, at 53); Y takes VC 1 of the link from router 0, leaves router 0",
+			"at 8 and router 1 at 12: delivered at 21 = 4 cycles behind X in the source queue + the zero-load",
+			"latency over 3 routers (4*3 + 4 + 1).")).To(Succeed())
+	}, Label("golden"))
 
 	It("grants an output VC only with room for the whole packet under virtual cut-through", func() {
 		rc := wormhole.Mesh88Lat()
