@@ -423,7 +423,7 @@ func (d *Dir) SerialCycles(f Flit) int {
 // the receiver from edge t + s + DelayCycles: with no wire delay a one-cycle
 // flit behaves like a register between the two components.
 func (d *Dir) Send(now clock.Time, f Flit) bool {
-	cfg := d.l.cfg
+	cfg := &d.l.cfg
 	if !d.CanSend(now, f.VC) {
 		d.l.env.Report(now, d.name, "link.protocol", "send of %v without a credit or while busy", f)
 		return false
@@ -540,7 +540,7 @@ func (l *Link) Tick(now clock.Time) bool {
 
 // prepare decides the packet's fate at its head and computes its CRC.
 func (d *Dir) prepare(now clock.Time, f *Flit) {
-	cfg := d.l.cfg
+	cfg := &d.l.cfg
 	if f.Head {
 		d.txCRC[f.VC] = 0
 		d.fate[f.VC] = intact
@@ -572,7 +572,7 @@ func (d *Dir) deliver(now clock.Time) {
 }
 
 func (d *Dir) arrive(now clock.Time, f Flit) {
-	cfg := d.l.cfg
+	cfg := &d.l.cfg
 	vc := f.VC
 	d.onWire[vc]--
 	if lm, ok := f.Meta.(lostMark); ok {
@@ -661,7 +661,7 @@ func (d *Dir) signal(now clock.Time, stop bool) {
 
 // popped runs when the receiver takes a flit: free its slot.
 func (d *Dir) popped(now clock.Time, f Flit) {
-	cfg := d.l.cfg
+	cfg := &d.l.cfg
 	d.rxBytes -= f.WireBytes()
 	switch cfg.FlowControl {
 	case Credits:
@@ -722,7 +722,7 @@ func (d *Dir) applyReturns(now clock.Time) {
 // the flits on the wire, the occupied receive slots and the credits on
 // their way back always add up to the buffer size.
 func (d *Dir) checkCredits(now clock.Time, vc int) {
-	cfg := d.l.cfg
+	cfg := &d.l.cfg
 	if cfg.FlowControl != Credits {
 		return
 	}

@@ -131,6 +131,13 @@ func (b Builder) Build(name string) (*Router, error) {
 		return nil, err
 	}
 	r.swOffset = make([]int, b.ports*c.InputSpeedup)
+	r.is, r.os, r.nXout = c.InputSpeedup, c.OutputSpeedup, b.ports*c.OutputSpeedup
+	for v := range c.NumVCs {
+		r.vcLane = append(r.vcLane, v%c.InputSpeedup)
+	}
+	for p := range b.ports {
+		r.inLane = append(r.inLane, p%c.OutputSpeedup)
+	}
 	r.cand = make([]int, b.ports*c.InputSpeedup*b.ports*c.OutputSpeedup)
 	r.candSpec = make([]bool, len(r.cand))
 	for i := range r.cand {
@@ -222,9 +229,14 @@ type Router struct {
 
 	va, sa   Allocator
 	swOffset []int
-	cand     []int  // per (expanded input, expanded output): candidate VC, -1
-	candSpec []bool // the candidate is a speculative bid
-	candUsed []int
+	// Crossbar geometry: speedups, each VC's and each input's lane
+	// (vc mod input_speedup, input mod output_speedup), crossbar outputs.
+	is, os         int
+	vcLane, inLane []int
+	nXout          int
+	cand           []int  // per (expanded input, expanded output): candidate VC, -1
+	candSpec       []bool // the candidate is a speculative bid
+	candUsed       []int
 
 	stalls StallStats
 
@@ -477,24 +489,7 @@ func (r *Router) vaUpdate(c int64) {
 // a speculative grant counts only if the VC allocation succeeded and the
 // granted VC has a credit.
 func (r *Router) saEvaluate(now clock.Time, c int64) {
-	is, os := r.cfg.InputSpeedup, r.cfg.OutputSpeedup
-	nOut := len(r.out) * os
 	r.sa.Clear()
-	bid := func(in, vc, p int, spec bool) {
-		xin, xout := in*is+vc%is, p*os+in%os
-		k := xin*nOut + xout
-		cur := r.cand[k]
-		switch {
-		case cur < 0:
-			r.candUsed = append(r.candUsed, k)
-			r.cand[k], r.candSpec[k] = vc, spec
-			r.sa.Request(xin, xout)
-		case r.candSpec[k] && !spec:
-			r.cand[k], r.candSpec[k] = vc, false
-		case r.candSpec[k] == spec && r.supersedes(vc, cur, r.swOffset[xin]):
-			r.cand[k] = vc
-		}
-	}
 	for i := range r.saQ {
 		e := &r.saQ[i]
 		if e.t >= 0 {
@@ -506,27 +501,23 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 			r.stalls.Credit++
 			continue
 		}
-		bid(e.in, e.vc, p, false)
+		r.bid(e.in, e.vc, p, false)
 	}
 	if r.cfg.Speculative {
 		for _, e := range r.vaQ {
 			if e.t == c { // evaluated for VC allocation in this cycle
-				bid(e.in, e.vc, r.in[e.in].vcs[e.vc].route.Port, true)
+				r.bid(e.in, e.vc, r.in[e.in].vcs[e.vc].route.Port, true)
 			}
 		}
 	}
 	r.sa.Allocate()
-	won := func(in, vc, p int) (bool, int) {
-		xin, xout := in*is+vc%is, p*os+in%os
-		k := xin*nOut + xout
-		return r.sa.OutputOf(xin) == xout && r.cand[k] == vc, xin
-	}
+	is := r.cfg.InputSpeedup
 	for i := range r.saQ {
 		e := &r.saQ[i]
 		if e.t >= 0 {
 			continue
 		}
-		w, xin := won(e.in, e.vc, r.in[e.in].vcs[e.vc].route.Port)
+		w, xin := r.won(e.in, e.vc, r.in[e.in].vcs[e.vc].route.Port)
 		e.win = w
 		if w {
 			r.swOffset[xin] = (e.vc + is) % r.nv
@@ -540,7 +531,7 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 				continue
 			}
 			p := r.in[e.in].vcs[e.vc].route.Port
-			w, xin := won(e.in, e.vc, p)
+			w, xin := r.won(e.in, e.vc, p)
 			if !w || e.grant < 0 || e.grant/r.nv != p {
 				continue // misspeculation: the switch slot is wasted
 			}
@@ -558,6 +549,43 @@ func (r *Router) saEvaluate(now clock.Time, c int64) {
 	r.candUsed = r.candUsed[:0]
 }
 
+// xbar returns the crossbar input and output VC vc of input port in uses
+// towards output port p, and their index in the candidate matrix.
+func (r *Router) xbar(in, vc, p int) (xin, xout, k int) {
+	xin, xout = in*r.is+r.vcLane[vc], p*r.os+r.inLane[in]
+	return xin, xout, xin*r.nXout + xout
+}
+
+// bid makes VC vc of input in a candidate for its crossbar input and output
+// (one VC per pair bids: BookSim's round-robin choice from swOffset, a
+// non-speculative bid displacing a speculative one).
+func (r *Router) bid(in, vc, p int, spec bool) {
+	xin, xout, k := r.xbar(in, vc, p)
+	cur := r.cand[k]
+	switch {
+	case cur < 0:
+		r.candUsed = append(r.candUsed, k)
+		r.cand[k], r.candSpec[k] = vc, spec
+		r.sa.Request(xin, xout)
+	case r.candSpec[k] && !spec:
+		r.cand[k], r.candSpec[k] = vc, false
+	case r.candSpec[k] == spec && r.supersedes(vc, cur, r.swOffset[xin]):
+		r.cand[k] = vc
+	}
+}
+
+// won reports whether VC vc of input in won the switch towards port p.
+func (r *Router) won(in, vc, p int) (bool, int) {
+	xin, xout, k := r.xbar(in, vc, p)
+	return r.sa.OutputOf(xin) == xout && r.cand[k] == vc, xin
+}
+
+// supersedes is BookSim's round-robin rule at equal priority: the VC
+// closest at or after the pointer wins.
+func (r *Router) supersedes(vc, best, ptr int) bool {
+	return (vc-ptr+r.nv)%r.nv < (best-ptr+r.nv)%r.nv
+}
+
 // credits returns the downstream credits output VC ov of port p can still
 // spend at now: the link's credits (one pool per port with a shared
 // buffer) less the flits already allocated the switch and not yet sent.
@@ -567,12 +595,6 @@ func (r *Router) credits(now clock.Time, p, ov int) int {
 		return o.dir.Available(now, ov) - o.reserved
 	}
 	return o.dir.Available(now, ov) - o.vcs[ov].reserved
-}
-
-// supersedes is BookSim's round-robin rule at equal priority: the VC
-// closest at or after the pointer wins.
-func (r *Router) supersedes(vc, best, ptr int) bool {
-	return (vc-ptr+r.nv)%r.nv < (best-ptr+r.nv)%r.nv
 }
 
 func (r *Router) saUpdate(now clock.Time, c int64) {
