@@ -152,7 +152,7 @@ type FIFO[T any] struct {
 	highWater int
 	above     bool
 	onHigh    func(now clock.Time, above bool)
-	onPop     func(now clock.Time, v T)
+	onPop     func(now clock.Time, v *T)
 
 	producer, consumer clock.Waker
 	producerWaiting    bool
@@ -218,8 +218,8 @@ func (f *FIFO[T]) SetConsumer(w clock.Waker) { f.consumer = w }
 func (f *FIFO[T]) OnHighWater(fn func(now clock.Time, above bool)) { f.onHigh = fn }
 
 // OnPop sets a callback run on every pop (a link uses it to return a
-// credit).
-func (f *FIFO[T]) OnPop(fn func(now clock.Time, v T)) { f.onPop = fn }
+// credit), with the entry popped; the pointer is valid during the call.
+func (f *FIFO[T]) OnPop(fn func(now clock.Time, v *T)) { f.onPop = fn }
 
 // SetHighWater reprograms the high-water mark at time now.
 func (f *FIFO[T]) SetHighWater(now clock.Time, n int) {
@@ -378,13 +378,29 @@ func (f *FIFO[T]) Front(now clock.Time) *T {
 
 // Pop removes and returns the head entry if the consumer can pop it at now.
 func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
-	var zero T
 	if !f.CanPop(now) {
+		var zero T
 		return zero, false
 	}
-	f.settle(now)
 	v := f.buf[f.head].v
-	f.buf[f.head] = entry[T]{}
+	f.take(now)
+	return v, true
+}
+
+// Drop removes the head entry as Pop does, without copying it out: for
+// consumers that have read it with Front.
+func (f *FIFO[T]) Drop(now clock.Time) bool {
+	if !f.CanPop(now) {
+		return false
+	}
+	f.take(now)
+	return true
+}
+
+// take removes the head entry (CanPop holds).
+func (f *FIFO[T]) take(now clock.Time) {
+	f.settle(now)
+	e := &f.buf[f.head]
 	f.head = f.slot(1)
 	f.n--
 	f.pops++
@@ -395,8 +411,9 @@ func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
 	f.deqAt++
 	f.changed(now)
 	if f.onPop != nil {
-		f.onPop(now, v)
+		f.onPop(now, &e.v) // the slot is free but not reused before this returns
 	}
+	*e = entry[T]{}
 	if f.producerWaiting && f.producer != nil {
 		f.producerWaiting = false
 		f.producer.Wake(now)
@@ -406,7 +423,6 @@ func (f *FIFO[T]) Pop(now clock.Time) (T, bool) {
 		// even if it does not poll.
 		f.consumer.Wake(now)
 	}
-	return v, true
 }
 
 // settle folds the occupancy of the last picosecond with changes into the

@@ -660,7 +660,7 @@ func (d *Dir) signal(now clock.Time, stop bool) {
 }
 
 // popped runs when the receiver takes a flit: free its slot.
-func (d *Dir) popped(now clock.Time, f Flit) {
+func (d *Dir) popped(now clock.Time, f *Flit) {
 	cfg := &d.l.cfg
 	d.rxBytes -= f.WireBytes()
 	switch cfg.FlowControl {

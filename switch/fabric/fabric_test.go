@@ -862,7 +862,7 @@ var _ = Describe("Experiment", func() {
 	// reporting saturation at any load).
 	It("ends the drain when measured packets are lost to CRC errors", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, TimeLimit: clk.TimeOf(2000)})
-		x := fabric.NewExperiment(e, clk, 2, stats.Window{Measure: 10})
+		x := fabric.NewExperiment(e, clk, 2, stats.Window{Measure: 200}) // ~40 measured packets
 		var got []delivery
 		sh := recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
 		sh.Stats = x.Stats()

@@ -620,12 +620,19 @@ func (r *Router) saUpdate(now clock.Time, c int64) {
 // the VC does next.
 func (r *Router) traverse(now clock.Time, c int64, e entry) {
 	v := &r.in[e.in].vcs[e.vc]
-	f, ok := r.in[e.in].dir.Rx(e.vc).Pop(now)
-	if !ok {
+	rx := r.in[e.in].dir.Rx(e.vc)
+	head := rx.Front(now)
+	if head == nil || !rx.CanPop(now) {
 		r.env.Report(now, r.Name(), "router.protocol", "input %d VC %d won the switch with no flit", e.in, e.vc)
 		return
 	}
 	p := v.route.Port
+	// The flit moves straight from the input buffer into switch traversal.
+	// Switch traversal starts in the next cycle and takes
+	// st_prepare_delay + st_final_delay cycles.
+	r.out[p].queue.Push(stItem{t: c + int64(r.cfg.STPrepareDelay+r.cfg.STFinalDelay), f: *head})
+	rx.Drop(now) // returns the credit upstream
+	f := &r.out[p].queue.At(r.out[p].queue.Len() - 1).f
 	if f.Head {
 		if pk, ok := f.Meta.(Packet); ok {
 			pk.AddHop()
@@ -641,9 +648,6 @@ func (r *Router) traverse(now clock.Time, c int64, e entry) {
 			o.owner = -1
 		}
 	}
-	// Switch traversal starts in the next cycle and takes
-	// st_prepare_delay + st_final_delay cycles.
-	r.out[p].queue.Push(stItem{t: c + int64(r.cfg.STPrepareDelay+r.cfg.STFinalDelay), f: f})
 	next := r.front(now, e.in, e.vc)
 	switch {
 	case next == nil && f.Tail:
