@@ -178,3 +178,24 @@ func abs(v int) int {
 	}
 	return v
 }
+
+// Paragon returns the mesh of the Intel Paragon routing backplane that
+// connects SHRIMP's nodes: «The backplane is organized as a
+// two-dimensional mesh, and supports oblivious, wormhole routing with a
+// maximum link bandwidth of 200 Mbytes/second» (SH-P2, SH-P3). k is the
+// mesh radix (4 for SHRIMP's 16 nodes, SH-P1; a cabinet holds 64, SH-P4).
+//
+//   - Links move a 16-bit flit per cycle of 100 MHz: 200 MB/s (SH-P3).
+//     assumed: the paper gives the bandwidth only; a 16-bit channel at
+//     100 MHz is the Paragon mesh routing chip's organisation.
+//   - One VC (deadlock freedom from dimension-order routing alone, as the
+//     backplane's «oblivious» routing), 16-flit input buffers, a 1-cycle
+//     route, switch and traversal pipeline and no wire delay between
+//     neighbouring routers. assumed: the paper gives no router internals.
+func Paragon(k int) MeshConfig {
+	return MeshConfig{K: k, Clock: clock.MHz(100), FlitBytes: 2, ChannelLatency: 0,
+		Router: wormhole.Config{NumVCs: 1, VCBufSize: 16, BufferPolicy: "private", CreditDelay: 1,
+			RoutingDelay: 1, VCAllocDelay: 1, SWAllocDelay: 1, STFinalDelay: 1,
+			InputSpeedup: 1, OutputSpeedup: 1, VCAllocator: "separable_input_first", SWAllocator: "separable_input_first",
+			WaitForTailCredit: true}}
+}
