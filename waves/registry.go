@@ -286,9 +286,12 @@ func (r *Registry) Changes() uint64 {
 // Set records that the signal has value v from time t on. Bits above the
 // signal's width are dropped.
 func (s *Signal) Set(t clock.Time, v uint64) {
-	if s == nil {
-		return
+	if s != nil { // small enough to inline: a disabled signal costs a comparison
+		s.set(t, v)
 	}
+}
+
+func (s *Signal) set(t clock.Time, v uint64) {
 	r := s.reg
 	if t != r.stepTime || !r.begun {
 		r.advance(t) // emits the previous step before this value replaces it
@@ -306,14 +309,13 @@ func (s *Signal) Set(t clock.Time, v uint64) {
 
 // SetBool sets a 1-bit signal to 1 or 0.
 func (s *Signal) SetBool(t clock.Time, b bool) {
-	if s == nil {
-		return
+	if s != nil {
+		var v uint64
+		if b {
+			v = 1
+		}
+		s.set(t, v)
 	}
-	var v uint64
-	if b {
-		v = 1
-	}
-	s.Set(t, v)
 }
 
 // SetReal records a float value.

@@ -141,9 +141,13 @@ func (c Clock) Period() Time {
 
 // TimeOf returns the time of edge n: ceil(n * den * 1e12 / num) ps.
 func (c Clock) TimeOf(n Cycle) Time {
-	if c.periodPS != 0 {
+	if c.periodPS != 0 { // the common case, small enough to inline
 		return Time(uint64(n) * c.periodPS)
 	}
+	return c.timeOfRational(n)
+}
+
+func (c Clock) timeOfRational(n Cycle) Time {
 	// n*den*1e12 as a 128-bit value, then ceiling division by num.
 	hi, lo := bits.Mul64(uint64(n), c.den)
 	if hi != 0 {
@@ -162,11 +166,15 @@ func (c Clock) TimeOf(n Cycle) Time {
 
 // CycleAt returns the number of the last edge at or before t (0 for t <= 0).
 func (c Clock) CycleAt(t Time) Cycle {
+	if c.periodPS != 0 && t > 0 { // the common case, small enough to inline
+		return Cycle(uint64(t) / c.periodPS)
+	}
+	return c.cycleAtSlow(t)
+}
+
+func (c Clock) cycleAtSlow(t Time) Cycle {
 	if t <= 0 {
 		return 0
-	}
-	if c.periodPS != 0 {
-		return Cycle(uint64(t) / c.periodPS)
 	}
 	// floor(t*num / (den*1e12)), computed so that CycleAt(TimeOf(n)) == n.
 	hi, lo := bits.Mul64(uint64(t), c.num)
