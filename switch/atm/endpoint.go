@@ -279,15 +279,10 @@ func (ep *Endpoint) Queued() int { return len(ep.queue) }
 // (geometric inter-arrival times: the same process as one trial per cycle,
 // without an event per cycle).
 func (ep *Endpoint) gap(c uint64) uint64 {
-	p := ep.inj.P()
-	if ep.pattern == nil || p <= 0 {
+	if ep.pattern == nil {
 		return math.MaxUint64
 	}
-	if p >= 1 {
-		return c
-	}
-	u := 1 - ep.rng.Float64() // (0, 1]
-	return c + uint64(math.Floor(math.Log(u)/math.Log1p(-p)))
+	return ep.inj.Next(c, ep.rng)
 }
 
 // Tick implements clock.Ticker: send (output), receive (input), generate.

@@ -182,16 +182,10 @@ func (t *Terminal) Received() uint64 { return t.received }
 // (geometric inter-arrival times: the same process as a trial per cycle,
 // without an event per cycle).
 func (t *Terminal) gap(c uint64) uint64 {
-	p := t.cfg.Injection.P()
-	if t.cfg.Pattern == nil || p <= 0 {
+	if t.cfg.Pattern == nil {
 		return math.MaxUint64
 	}
-	if p >= 1 {
-		return c
-	}
-	u := 1 - t.rng.Float64() // (0, 1]
-	k := uint64(math.Floor(math.Log(u) / math.Log1p(-p)))
-	return c + k
+	return t.cfg.Injection.Next(c, t.rng)
 }
 
 func (t *Terminal) firstEvent() uint64 {

@@ -303,10 +303,11 @@ func (b EndpointBuilder) Build(name string) (*Endpoint, error) {
 			return nil, fmt.Errorf("%s: mc endpoint: writes of %d bytes do not fit a page of %d", name, mx, PageSize)
 		}
 		// Writes per cycle: rate x bytes per cycle / mean write length.
-		ep.p = b.rate * float64(b.lnk.BytesPerCycle) / b.sizes.Mean()
-		if ep.p > 1 {
+		inj, err := traffic.NewBernoulliPackets(b.rate * float64(b.lnk.BytesPerCycle) / b.sizes.Mean())
+		if err != nil {
 			return nil, fmt.Errorf("%s: mc endpoint: rate %g needs more than one write per cycle", name, b.rate)
 		}
+		ep.inj = inj
 		for _, m := range b.shared.pages {
 			if len(m.Destinations(b.id)) > 0 {
 				ep.pages = append(ep.pages, m.Page)
@@ -348,8 +349,8 @@ type Endpoint struct {
 	sizes  traffic.Sizes
 	sh     *Shared
 	rng    *rand.Rand
-	p      float64  // writes per cycle
-	pages  []uint64 // pages this endpoint writes to
+	inj    traffic.Bernoulli // writes per cycle
+	pages  []uint64          // pages this endpoint writes to
 
 	nextGen uint64
 	stopGen bool
@@ -382,16 +383,7 @@ func (ep *Endpoint) StopGenerating() { ep.stopGen = true }
 // Queued returns the writes waiting in the source queue.
 func (ep *Endpoint) Queued() int { return len(ep.queue) }
 
-func (ep *Endpoint) gap(c uint64) uint64 {
-	if ep.p <= 0 {
-		return math.MaxUint64
-	}
-	if ep.p >= 1 {
-		return c
-	}
-	u := 1 - ep.rng.Float64() // (0, 1]
-	return c + uint64(math.Floor(math.Log(u)/math.Log1p(-ep.p)))
-}
+func (ep *Endpoint) gap(c uint64) uint64 { return ep.inj.Next(c, ep.rng) }
 
 // Tick implements clock.Ticker: send (output), receive (input), generate.
 func (ep *Endpoint) Tick(now clock.Time) bool {

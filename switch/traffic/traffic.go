@@ -231,6 +231,21 @@ func (b Bernoulli) Fire(r *rand.Rand) bool { return b.p > 0 && r.Float64() < b.p
 // P returns the per-cycle probability of a packet.
 func (b Bernoulli) P() float64 { return b.p }
 
+// Next returns the cycle of the first success at or after cycle c, drawn
+// from r: a geometric inter-arrival time, the same process as one trial
+// per cycle without an event per cycle. It returns math.MaxUint64 for a
+// process that never fires.
+func (b Bernoulli) Next(c uint64, r *rand.Rand) uint64 {
+	switch {
+	case b.p <= 0:
+		return math.MaxUint64
+	case b.p >= 1:
+		return c
+	}
+	u := 1 - r.Float64() // (0, 1]
+	return c + uint64(math.Floor(math.Log(u)/math.Log1p(-b.p)))
+}
+
 // NewBernoulliPackets returns the process for a rate in packets/node/cycle
 // (BookSim's injection_rate with injection_rate_uses_flits = 0).
 func NewBernoulliPackets(rate float64) (Bernoulli, error) {

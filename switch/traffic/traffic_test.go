@@ -546,3 +546,29 @@ var _ = Describe("Traffic traces", func() {
 		Expect(err.Error()).To(ContainSubstring("testdata/no_such.trace"))
 	})
 })
+
+var _ = Describe("Bernoulli.Next", func() {
+	It("draws geometric gaps: never for p = 0, every cycle for p = 1, mean (1-p)/p between successes", func() {
+		r := newRand()
+		never, err := traffic.NewBernoulliPackets(0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(never.Next(5, r)).To(Equal(uint64(math.MaxUint64)))
+		always, err := traffic.NewBernoulliPackets(1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(always.Next(5, r)).To(Equal(uint64(5)))
+		b, err := traffic.NewBernoulliPackets(0.2)
+		Expect(err).NotTo(HaveOccurred())
+		const n = 100_000
+		c, sum := uint64(0), 0.0
+		for range n {
+			next := b.Next(c, r)
+			Expect(next).To(BeNumerically(">=", c))
+			sum += float64(next - c)
+			c = next + 1
+		}
+		// Mean failures before a success: (1-p)/p = 4, standard deviation
+		// sqrt(1-p)/p = 4.47 per draw, so 6 standard errors over n draws
+		// is 0.085.
+		Expect(sum / n).To(BeNumerically("~", 4.0, 0.085))
+	})
+})
