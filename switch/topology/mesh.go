@@ -33,6 +33,9 @@ type MeshConfig struct {
 	// TraceFlits makes every link record each flit it delivers (link.flit)
 	// when the run is traced, for flit-level goldens and debugging.
 	TraceFlits bool
+	// VCClasses keeps every packet on the VC it was injected on
+	// (wormhole.Builder.WithVCClasses): VCs as message classes.
+	VCClasses bool
 }
 
 // Network is a built network.
@@ -118,9 +121,12 @@ func Mesh(e *env.Env, name string, c MeshConfig, sh *fabric.Shared) (*Network, e
 	n := k * k
 	net := &Network{Hops: func(s, d int) int { return abs(s%k-d%k) + abs(s/k-d/k) + 1 }}
 	route := DOR(k, c.Router.NumVCs)
+	rb := wormhole.MakeBuilder().WithEnv(e).WithClock(c.Clock).WithConfig(c.Router).WithPorts(5).WithRouting(route)
+	if c.VCClasses {
+		rb = rb.WithVCClasses()
+	}
 	for i := range n {
-		r, err := wormhole.MakeBuilder().WithEnv(e).WithClock(c.Clock).WithConfig(c.Router).
-			WithPorts(5).WithID(i).WithRouting(route).Build(fmt.Sprintf("%s.R[%d]", name, i))
+		r, err := rb.WithID(i).Build(fmt.Sprintf("%s.R[%d]", name, i))
 		if err != nil {
 			return nil, err
 		}

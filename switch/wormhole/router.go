@@ -67,6 +67,8 @@ type Builder struct {
 	ports int
 	id    int
 	route RouteFunc
+	// classes: packets keep their VC (WithVCClasses).
+	classes bool
 }
 
 // MakeBuilder returns a builder with the mesh88_lat configuration.
@@ -90,6 +92,13 @@ func (b Builder) WithID(id int) Builder { b.id = id; return b }
 // WithRouting sets the routing function (required).
 func (b Builder) WithRouting(f RouteFunc) Builder { b.route = f; return b }
 
+// WithVCClasses makes every packet keep the VC it arrived on, whatever VCs
+// its route allows: VCs become message classes (requests on one, responses
+// on another) that never share buffers, which keeps request-response
+// protocols free of deadlock and, with deterministic routing, every class
+// in order from a source to a destination.
+func (b Builder) WithVCClasses() Builder { b.classes = true; return b }
+
 // Build creates the router; connect its ports with ConnectInput and
 // ConnectOutput before running.
 func (b Builder) Build(name string) (*Router, error) {
@@ -107,7 +116,7 @@ func (b Builder) Build(name string) (*Router, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := b.cfg
-	r := &Router{env: b.env, cfg: c, id: b.id, route: b.route, nv: c.NumVCs}
+	r := &Router{env: b.env, cfg: c, id: b.id, route: b.route, nv: c.NumVCs, classes: b.classes}
 	r.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, r)
 	r.in = make([]*inPort, b.ports)
 	r.out = make([]*outPort, b.ports)
@@ -213,13 +222,14 @@ type arrival struct {
 // Router is a clocked input-queued VC router.
 type Router struct {
 	*clock.Ticking
-	env   *env.Env
-	cfg   Config
-	id    int
-	route RouteFunc
-	nv    int
-	in    []*inPort
-	out   []*outPort
+	env     *env.Env
+	cfg     Config
+	id      int
+	route   RouteFunc
+	classes bool
+	nv      int
+	in      []*inPort
+	out     []*outPort
 
 	arrivals []arrival
 	rcQ      []entry
@@ -353,6 +363,16 @@ func (r *Router) inputQueuing(now clock.Time) {
 	r.arrivals = r.arrivals[:n]
 }
 
+// routeOf computes the route of a packet for dst arriving on VC vc of
+// input in; with VC classes it stays on vc.
+func (r *Router) routeOf(in, vc, dst int) Route {
+	rt := r.route(r.id, in, dst)
+	if r.classes {
+		rt.VCLo, rt.VCHi = vc, vc
+	}
+	return rt
+}
+
 // startPacket puts a head at the front of an idle VC into routing (or, with
 // lookahead routing, straight into VC allocation).
 func (r *Router) startPacket(in, vc int, f *link.Flit) {
@@ -365,7 +385,7 @@ func (r *Router) startPacket(in, vc int, f *link.Flit) {
 		r.rcQ = append(r.rcQ, entry{t: -1, in: in, vc: vc})
 		return
 	}
-	v.route = r.route(r.id, in, f.Dst)
+	v.route = r.routeOf(in, vc, f.Dst)
 	v.state = vcAlloc
 	r.vaQ = append(r.vaQ, entry{t: -1, in: in, vc: vc, grant: -1})
 }
@@ -388,7 +408,7 @@ func (r *Router) routeUpdate(now clock.Time, c int64) {
 		}
 		f := r.front(now, e.in, e.vc)
 		v := &r.in[e.in].vcs[e.vc]
-		v.route = r.route(r.id, e.in, f.Dst)
+		v.route = r.routeOf(e.in, e.vc, f.Dst)
 		v.state = vcAlloc
 		r.vaQ = append(r.vaQ, entry{t: -1, in: e.in, vc: e.vc, grant: -1})
 	}

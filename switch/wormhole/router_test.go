@@ -309,6 +309,38 @@ var _ = Describe("Wormhole router", func() {
 		}
 	})
 
+	DescribeTable("keeps packets on their injection VC only with VC classes",
+		func(classes bool, wantSame bool) {
+			// Terminal 0 sends two packets corner to corner on a 3x3 mesh,
+			// the second when the first is long gone; it injects them on VC
+			// 0 and VC 1 (round robin). Without classes a router may give a
+			// head any free output VC, and the second packet's head moves
+			// back to VC 0; with classes it stays on VC 1 to the end.
+			e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+			rc := wormhole.Mesh88Lat()
+			rc.NumVCs, rc.InputSpeedup = 2, 2
+			mc := topology.MeshConfig{K: 3, Router: rc, Clock: clk, ChannelLatency: 1, FlitBytes: 16, VCClasses: classes}
+			runMeshConfig(e, mc, []traffic.Record{{Cycle: 0, Src: 0, Dst: 8, Size: 2}, {Cycle: 50, Src: 0, Dst: 8, Size: 2}})
+			vcs := map[string][]string{}
+			for _, r := range e.Trace.Records() {
+				if r.Kind == "router.head" {
+					pkt, _ := r.Get("pkt")
+					vc, _ := r.Get("vc")
+					vcs[pkt] = append(vcs[pkt], vc)
+				}
+			}
+			Expect(vcs["1"]).To(HaveLen(5))
+			Expect(vcs["1"]).To(HaveEach("0"))
+			if wantSame {
+				Expect(vcs["2"]).To(HaveEach("1"))
+			} else {
+				Expect(vcs["2"]).To(ContainElement("0"))
+			}
+		},
+		Entry("without classes", false, false),
+		Entry("with classes", true, true),
+	)
+
 	It("delivers in order per source and destination with one VC", func() {
 		rc := wormhole.Mesh88Lat()
 		rc.NumVCs, rc.InputSpeedup = 1, 1
