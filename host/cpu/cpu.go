@@ -49,6 +49,9 @@ type Op struct {
 	Done func(now clock.Time, data []byte)
 	// Label names the operation in traces ("" omits the record).
 	Label string
+	// Chained ops follow the previous op with no interrupt taken in
+	// between (an Alpha PAL-code sequence runs uninterrupted).
+	Chained bool
 }
 
 // Builder configures a CPU.
@@ -116,6 +119,10 @@ type CPU struct {
 	retired   uint64
 	stallTime clock.Time
 
+	irq        bool                      // an interrupt is pending
+	irqHandler func(now clock.Time) []Op // the handler's operations
+	irqs       uint64
+
 	sigState *waves.Signal
 }
 
@@ -147,6 +154,34 @@ func (c *CPU) Append(now clock.Time, ops ...Op) {
 	c.Wake(now)
 }
 
+// SetInterruptHandler sets what the processor runs when interrupted: fn
+// returns the handler's operations, which run before the next operation of
+// the program (or at once if the program is done).
+func (c *CPU) SetInterruptHandler(fn func(now clock.Time) []Op) { c.irqHandler = fn }
+
+// Interrupt raises the interrupt line at now; the handler runs at the next
+// operation boundary that is not inside a chained sequence. A second
+// interrupt before the handler runs is merged with the first.
+func (c *CPU) Interrupt(now clock.Time) {
+	c.irq = true
+	c.Wake(now)
+}
+
+// Interrupts returns the number of interrupt handlers run.
+func (c *CPU) Interrupts() uint64 { return c.irqs }
+
+// takeInterrupt splices the handler in before the next operation.
+func (c *CPU) takeInterrupt(now clock.Time) {
+	if !c.irq || c.irqHandler == nil || (c.pc < len(c.prog) && c.prog[c.pc].Chained) {
+		return
+	}
+	c.irq = false
+	c.irqs++
+	ops := c.irqHandler(now)
+	rest := append([]Op(nil), c.prog[c.pc:]...)
+	c.prog = append(append(c.prog[:c.pc], ops...), rest...)
+}
+
 // Retired returns the number of operations retired.
 func (c *CPU) Retired() uint64 { return c.retired }
 
@@ -157,6 +192,9 @@ func (c *CPU) StallTime() clock.Time { return c.stallTime }
 func (c *CPU) Tick(now clock.Time) bool {
 	c.collect(now)
 	for {
+		if c.state == sFetch {
+			c.takeInterrupt(now)
+		}
 		if c.pc >= len(c.prog) {
 			c.sigState.SetString(now, "IDLE")
 			return false

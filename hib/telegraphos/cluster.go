@@ -1,0 +1,196 @@
+package telegraphos
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/switch/wormhole"
+	"github.com/nisim/nisim/verify/check"
+)
+
+// ClusterConfig describes a Telegraphos cluster: workstations with a HIB
+// each, on one Telegraphos switch.
+type ClusterConfig struct {
+	Nodes int
+	HIB   Config
+	// CPUClock is the host processor's clock: the DEC 3000 model 300's
+	// 150 MHz Alpha 21064 (TG-P2).
+	CPUClock clock.Clock
+	// IssueCycles is the processor cycles an uncached load or store spends
+	// before it reaches the write buffer.
+	IssueCycles int
+	// WriteBuffer is the number of posted stores the processor can have on
+	// their way to the TURBOchannel.
+	WriteBuffer int
+	// Bus is the TURBOchannel.
+	Bus bus.Config
+	// Switch is the Telegraphos switch's router; its clock is the link's.
+	Switch wormhole.Config
+}
+
+// DefaultCluster returns n DEC 3000 model 300 workstations with
+// Telegraphos I HIBs (the paper's measured set-up has n = 2, TG-P3).
+func DefaultCluster(n int) ClusterConfig {
+	sw := wormhole.Telegraphos()
+	// Requests and responses are separate message classes: each gets
+	// its own VC and its own buffer, so that a request waiting for a
+	// response's room can never hold that room (deadlock freedom, TG-P5,
+	// by VC-level flow control).
+	sw.BufferPolicy, sw.VCBufSize = "private", TelegraphosLink().BufferFlits
+	return ClusterConfig{Nodes: n, HIB: TelegraphosI(),
+		// «DEC 3000 model 300 (Pelican)» (TG-P2): a 150 MHz Alpha 21064.
+		CPUClock: clock.MHz(150),
+		// assumed: a store or load instruction and the loop around it,
+		// about 4 cycles of a dual-issue Alpha.
+		IssueCycles: 4,
+		// assumed: the 21064's 4-entry write buffer.
+		WriteBuffer: 4,
+		Bus:         bus.TurboChannel(), Switch: sw}
+}
+
+// Validate checks the configuration.
+func (c ClusterConfig) Validate() error {
+	switch {
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fmt.Errorf("nodes: %d must be in 1..%d", c.Nodes, MaxNodes)
+	case !c.CPUClock.Valid():
+		return errors.New("no CPU clock")
+	case c.IssueCycles < 1:
+		return fmt.Errorf("issue cycles %d must be at least 1", c.IssueCycles)
+	case c.WriteBuffer < 1:
+		return fmt.Errorf("write buffer of %d stores must hold at least one", c.WriteBuffer)
+	}
+	if err := c.HIB.Validate(); err != nil {
+		return fmt.Errorf("hib: %w", err)
+	}
+	if err := c.Bus.Validate(); err != nil {
+		return fmt.Errorf("bus: %w", err)
+	}
+	if err := c.Switch.Validate(); err != nil {
+		return fmt.Errorf("switch: %w", err)
+	}
+	if c.Switch.NumVCs < int(numClasses) {
+		return fmt.Errorf("switch: %d VCs, the two message classes need 2", c.Switch.NumVCs)
+	}
+	return nil
+}
+
+// Node is one workstation.
+type Node struct {
+	CPU *cpu.CPU
+	Bus *bus.Bus
+	HIB *HIB
+	// Shared is the node's shared memory: the board's own memory
+	// (Telegraphos I) or the part of host memory set aside for it
+	// (Telegraphos II).
+	Shared *mem.Memory
+	Link   *link.Link
+}
+
+// Cluster is a built Telegraphos cluster.
+type Cluster struct {
+	Config ClusterConfig
+	Nodes  []*Node
+	Switch *wormhole.Router
+	// Packets checks that every packet is delivered exactly once; Order
+	// that each message class arrives in order from a source to a
+	// destination (the switch's promise, TG-P5).
+	Packets *check.Conservation[uint64]
+	Order   *check.Ordering[[3]int]
+}
+
+// hostMemLatency is the host memory the HIB reaches for Telegraphos II's
+// shared data. assumed: about 240 ns (3 HIB cycles) through the DEC 3000's
+// I/O controller, a separate DMA path beside the processor's TURBOchannel
+// accesses (the model does not make the HIB's memory accesses wait for a
+// remote read the processor holds the TURBOchannel for).
+const hostMemLatency = 3
+
+// BuildCluster creates the cluster in e: node i is Node[i].* (CPU, Bus,
+// HIB, Shared), its link to the switch Link[i], the switch Switch.
+func BuildCluster(e *env.Env, c ClusterConfig) (*Cluster, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	cl := &Cluster{Config: c,
+		Packets: check.NewConservation[uint64](e.Monitor, "Telegraphos.Packets"),
+		Order:   check.NewOrdering[[3]int](e.Monitor, "Telegraphos.Order")}
+	lc := c.HIB.Link
+	sw, err := wormhole.MakeBuilder().WithEnv(e).WithClock(lc.Clock).WithConfig(c.Switch).WithPorts(c.Nodes).
+		WithRouting(func(_, _, dst int) wormhole.Route {
+			return wormhole.Route{Port: dst, VCLo: 0, VCHi: c.Switch.NumVCs - 1}
+		}).
+		WithVCClasses().Build("Switch")
+	if err != nil {
+		return nil, err
+	}
+	cl.Switch = sw
+	for i := range c.Nodes {
+		n, err := buildNode(e, c, i, cl)
+		if err != nil {
+			return nil, err
+		}
+		// Side A is the HIB, side B the switch's port i.
+		n.HIB.AttachLink(n.Link.From(link.A), n.Link.From(link.B))
+		sw.ConnectInput(i, n.Link.From(link.A))
+		sw.ConnectOutput(i, n.Link.From(link.B))
+		cl.Nodes = append(cl.Nodes, n)
+	}
+	return cl, nil
+}
+
+func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
+	name := fmt.Sprintf("Node%d", i)
+	n := &Node{}
+	var err error
+	if n.CPU, err = cpu.MakeBuilder().WithEnv(e).WithClock(c.CPUClock).WithIssueCycles(c.IssueCycles).Build(name + ".Cpu"); err != nil {
+		return nil, err
+	}
+	if n.Bus, err = bus.MakeBuilder().WithEnv(e).WithConfig(c.Bus).WithMasterChannelDepth(c.WriteBuffer).Build(name + ".TC"); err != nil {
+		return nil, err
+	}
+	ch, err := n.Bus.AddMaster(name + ".Cpu")
+	if err != nil {
+		return nil, err
+	}
+	n.CPU.Attach(ch)
+	if n.HIB, err = MakeBuilder().WithEnv(e).WithConfig(c.HIB).WithNode(i, c.Nodes).Build(name + ".HIB"); err != nil {
+		return nil, err
+	}
+	if err := n.Bus.AddTarget(name+".HIB", WindowBase, WindowBytes, n.HIB.Port()); err != nil {
+		return nil, err
+	}
+	mb := mem.MakeBuilder().WithEnv(e).WithClock(c.HIB.Clock).WithSize(SharedBytes).WithPorts(3).WithPortWidth(WordBytes)
+	if c.HIB.Version == 1 {
+		mb = mb.WithLatency(c.HIB.MemLatency).WithBytesPerCycle(c.HIB.MemBytesPerCycle)
+	} else {
+		mb = mb.WithLatency(hostMemLatency).WithBytesPerCycle(WordBytes)
+	}
+	if n.Shared, err = mb.Build(name + ".Shared"); err != nil {
+		return nil, err
+	}
+	n.HIB.AttachMemory(0, [3]*mem.Channel{n.Shared.Port(0), n.Shared.Port(1), n.Shared.Port(2)})
+	n.HIB.OnInterrupt(n.CPU.Interrupt)
+	n.HIB.onPacket = cl.observe
+	if n.Link, err = link.MakeBuilder().WithEnv(e).WithConfig(c.HIB.Link).Build(name + ".Link"); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// observe feeds the cluster's checkers with every packet sent and
+// received.
+func (cl *Cluster) observe(now clock.Time, p *Packet, sent bool) {
+	if sent {
+		cl.Packets.Sent(now, p.ID)
+		return
+	}
+	cl.Packets.Received(now, p.ID)
+	cl.Order.Observe(now, [3]int{p.Src, p.Dst, int(p.Kind.Class())}, p.ID&(1<<40-1))
+}

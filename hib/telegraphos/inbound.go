@@ -1,0 +1,152 @@
+package telegraphos
+
+import "github.com/nisim/nisim/rtl/clock"
+
+// startServer gives the request server its next job: take the request at
+// the head of the incoming request FIFO and serve it at this, its home,
+// node. Requests are served one at a time, in arrival order.
+func (h *HIB) startServer(now clock.Time) {
+	e := h.srv
+	var p *Packet
+	var v, nv uint32
+	e.start(now,
+		e.receive("RECEIVE", Request, &p),
+		e.wait("PARSE", h.cfg.ControlCycles),
+		step{"DISPATCH", func(now clock.Time) bool {
+			var s []step
+			switch p.Kind {
+			case KWrite:
+				s = []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
+					e.do("APPLIED", func(now clock.Time) { h.appliedRemote(now, p) }),
+					e.send("SEND_ACK", func() *Packet { return &Packet{Kind: KWriteAck, Dst: p.Src} })}
+			case KRead:
+				s = []step{e.memAccess("MEM_READ", false, func() uint32 { return p.Addr }, &v),
+					e.send("SEND_RESP", func() *Packet { return &Packet{Kind: KReadResp, Dst: p.Src, Data: [2]uint32{v}} })}
+			case KCopyReq:
+				s = []step{e.memAccess("MEM_READ", false, func() uint32 { return p.Addr }, &v),
+					e.send("SEND_COPY", func() *Packet { return &Packet{Kind: KCopyResp, Dst: p.Src, To: p.To, Data: [2]uint32{v}} })}
+			case KAtomic:
+				s = []step{e.lock("LOCK"),
+					e.memAccess("MEM_READ", false, func() uint32 { return p.Addr }, &v),
+					e.wait("ALU", h.cfg.AtomicCycles),
+					e.do("ALU", func(clock.Time) { nv = p.Op.apply(v, p.Data) }),
+					e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &nv),
+					e.unlock("UNLOCK"),
+					e.send("SEND_RESP", func() *Packet { return &Packet{Kind: KAtomicResp, Dst: p.Src, Data: [2]uint32{v}} })}
+			case KUpdate:
+				s = h.serveUpdate(e, p)
+			default:
+				h.env.Report(now, e.name, "hib.protocol", "%v on the request channel", p)
+			}
+			// The dispatched steps run next, in place of this one.
+			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
+			return true
+		}},
+	)
+}
+
+// serveUpdate is the owner's side of a write to a replicated page: apply it
+// and reflect it to every copy (the writer's own included, which tells the
+// writer its write has been ordered), all under the multicast unit, then
+// acknowledge it (2.3.1).
+func (h *HIB) serveUpdate(e *engine, p *Packet) []step {
+	ps := h.pages[int(p.Addr/PageBytes)]
+	ack := e.send("SEND_ACK", func() *Packet { return &Packet{Kind: KWriteAck, Dst: p.Src} })
+	if ps == nil || ps.mode != ownerPage {
+		return []step{e.do("NOT_OWNER", func(now clock.Time) {
+			h.env.Report(now, e.name, "tg.owner", "%v for a page node %d does not own", p, h.node)
+		}), ack}
+	}
+	s := []step{h.mcLock(e),
+		e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
+		e.do("APPLIED", func(now clock.Time) { h.appliedRemote(now, p) })}
+	s = append(s, h.reflectAll(e, ps.copies, p.Addr, p.Data[0], p.Origin, p.Seq)...)
+	return append(s, h.mcUnlock(e), ack)
+}
+
+// appliedRemote reports a write from the network that landed here.
+func (h *HIB) appliedRemote(now clock.Time, p *Packet) {
+	h.stats.Writes++
+	if h.hooks.Applied != nil {
+		origin := p.Origin
+		if p.Kind == KWrite {
+			origin = p.Src
+		}
+		h.hooks.Applied(now, p.Addr, p.Data[0], origin, p.Seq)
+	}
+}
+
+// startSink gives the response sink its next job: take the response at the
+// head of the incoming response FIFO and finish what it answers.
+func (h *HIB) startSink(now clock.Time) {
+	e := h.sink
+	var p *Packet
+	e.start(now,
+		e.receive("RECEIVE", Response, &p),
+		e.wait("PARSE", h.cfg.ControlCycles),
+		step{"DISPATCH", func(now clock.Time) bool {
+			var s []step
+			switch p.Kind {
+			case KReadResp, KAtomicResp:
+				want := KRead
+				if p.Kind == KAtomicResp {
+					want = KAtomic
+				}
+				if h.waitKind != want || h.waitReply != nil {
+					h.env.Report(now, e.name, "hib.protocol", "%v while waiting for no %s reply", p, want)
+					break
+				}
+				h.waitReply = p
+			case KWriteAck:
+				h.setOutstanding(now, h.outstanding-1)
+			case KCopyResp:
+				s = []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.To }, &p.Data[0]),
+					e.do("DONE", func(now clock.Time) { h.setOutstanding(now, h.outstanding-1) })}
+			case KReflect:
+				s = h.sinkReflect(e, p)
+			default:
+				h.env.Report(now, e.name, "hib.protocol", "%v on the response channel", p)
+			}
+			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
+			return true
+		}},
+	)
+}
+
+// sinkReflect applies or ignores a reflected write by the counter-based
+// protocol (2.3.3): this node's own write comes back, its counter goes
+// down and the datum is ignored (rule 2); any other write to a word with a
+// pending counter is ignored (rule 3); everything else is applied. Without
+// a counter cache (Telegraphos I) every reflected write is applied.
+func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
+	apply := []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
+		e.do("APPLIED", func(now clock.Time) { h.appliedRemote(now, p) })}
+	if h.cc == nil {
+		return apply
+	}
+	return []step{e.until("COUNTER", func(now clock.Time) bool {
+		n, pending := h.cc.Lookup(now, p.Addr)
+		switch {
+		case p.Origin == h.node:
+			h.stats.OwnReflects++
+			if !pending {
+				h.env.Report(now, e.name, "tg.counter", "own reflected write %v with no pending counter", p)
+				return true
+			}
+			if n == 1 {
+				h.cc.Free(now, p.Addr)
+			} else {
+				h.cc.Update(now, p.Addr, n-1)
+			}
+		case pending:
+			h.stats.ReflectsIgnored++
+		default:
+			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(apply, e.steps[e.pc+1:]...)...)
+			return true
+		}
+		if h.hooks.Ignored != nil {
+			h.hooks.Ignored(now, p.Addr, p.Data[0], p.Origin, p.Seq, p.Origin == h.node)
+		}
+		return true
+	})}
+}
