@@ -61,10 +61,13 @@ func TelegraphosI() Config {
 		// assumed: one cycle to latch a TURBOchannel access and decode it
 		// (a few hundred gates of FPGA logic, TG-P24).
 		DecodeCycles: 1,
-		// calibrated: fitted to the remote read of 7.2 µs (section 3.2):
-		// the cycles the FPGA central control spends on each packet it
-		// builds or takes apart.
-		ControlCycles: 8,
+		// calibrated: fitted to the remote write of 0.70 µs (section 3.2),
+		// the time per write of a long loop of them: the cycles the FPGA
+		// central control spends on each packet it builds or takes apart.
+		// A long batch of writes runs at the pace of the home HIB, which
+		// parses each write (2 cycles), writes it to its memory and builds
+		// the acknowledgement (2 cycles): 0.71 µs per write.
+		ControlCycles: 2,
 		// assumed: one cycle for the atomic unit's adder/comparator, one per
 		// multicast list entry (an SRAM read).
 		AtomicCycles: 1, MulticastCycles: 1,
@@ -97,11 +100,10 @@ func TelegraphosII() Config {
 // responses.
 func TelegraphosLink() link.Config {
 	return link.Config{
-		// calibrated: fitted to the remote write of 0.70 µs (section 3.2),
-		// which long batches of writes run at: «long batches of write
-		// operations are eventually performed at the network transfer
-		// rate». A byte per cycle of 25 MHz (25 MB/s) over the ribbon
-		// cables of Telegraphos I.
+		// assumed: a byte per cycle of 25 MHz (25 MB/s) over the ribbon
+		// cables of Telegraphos I (the paper gives no link rate). A 3-word
+		// write packet takes 0.48 µs, less than the home HIB needs per
+		// write, so the HIB, not the link, sets the pace of a long batch.
 		Clock: clock.MHz(25), BytesPerCycle: 1,
 		// assumed: half a metre of ribbon cable, well under a cycle.
 		DelayCycles: 0,

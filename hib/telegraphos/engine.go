@@ -33,10 +33,6 @@ type engine struct {
 	memData []byte
 	memDone bool
 	seq     uint64
-
-	// word-by-word packet transfer in progress
-	words   int // sent
-	rxWords int // received
 }
 
 // step is one state of a job: run returns true when the step is complete.
@@ -181,10 +177,10 @@ func (e *engine) unlock(name string) step {
 	return e.do(name, func(clock.Time) { e.h.memLock = -1 })
 }
 
-// send is a step that writes the packet p() into the outgoing link FIFO of
-// its class, a word per cycle, after the central control's ControlCycles
-// of header work. The FIFO is held from the first word to the last so that
-// packets of one class never interleave.
+// send is a step that builds the packet p() (the central control's
+// ControlCycles of header work) and hands it to the outgoing link
+// interface of its class, waiting while the interface still holds an
+// earlier packet.
 func (e *engine) send(name string, p func() *Packet) step {
 	var pk *Packet
 	return step{name, func(now clock.Time) bool {
@@ -194,30 +190,14 @@ func (e *engine) send(name string, p func() *Packet) step {
 			pk.Src = h.node
 			h.seq++
 			pk.ID = uint64(h.node)<<40 | h.seq
-			e.words = 0
 			e.readyAt = h.Clock().After(now, clock.Cycle(h.cfg.ControlCycles))
 			return false
 		}
-		c := int(pk.Kind.Class())
-		if e.words == 0 {
-			if h.txOwner[c] >= 0 && h.txOwner[c] != e.id {
-				return false
-			}
-			h.txOwner[c] = e.id
+		o := &h.outIf[pk.Kind.Class()]
+		if o.pkt != nil {
+			return false // the interface is still moving the previous packet
 		}
-		tx := h.out.Tx(c)
-		if !tx.CanPush(now) {
-			return false
-		}
-		n := pk.Words()
-		tx.Push(now, link.Flit{Packet: pk.ID, Seq: e.words, VC: c, Head: e.words == 0, Tail: e.words == n-1,
-			Src: h.node, Dst: pk.Dst, Size: WordBytes, Meta: pk, Stamp: now})
-		e.words++
-		if e.words < n {
-			e.readyAt = h.Clock().After(now, 1)
-			return false
-		}
-		h.txOwner[c] = -1
+		o.pkt, o.words = pk, 0
 		h.sent(now, pk)
 		pk = nil
 		return true
@@ -225,33 +205,92 @@ func (e *engine) send(name string, p func() *Packet) step {
 }
 
 // receive is a step that takes the next packet of class c from the
-// incoming link FIFO, a word per cycle, and stores it in *into.
+// incoming link interface, which assembles it from the link a word per
+// cycle.
 func (e *engine) receive(name string, c Class, into **Packet) step {
 	return step{name, func(now clock.Time) bool {
-		rx := e.h.in.Rx(int(c))
-		f, ok := rx.Pop(now)
-		if !ok {
+		in := &e.h.inIf[c]
+		if in.pkt == nil || !in.done {
 			return false
 		}
-		if f.Bad {
-			e.h.env.Report(now, e.name, "hib.crc", "packet %d failed the link CRC check", f.Packet)
-		}
-		e.rxWords++
-		if !f.Tail {
-			return false // the next word at the next edge
-		}
-		pk, _ := f.Meta.(*Packet)
-		if pk == nil {
-			e.h.env.Report(now, e.name, "hib.protocol", "flit %v without a packet", f)
-			e.rxWords = 0
-			return false
-		}
-		if e.rxWords != pk.Words() {
-			e.h.env.Report(now, e.name, "hib.protocol", "%v arrived in %d words, want %d", pk, e.rxWords, pk.Words())
-		}
-		e.rxWords = 0
-		*into = pk
-		e.h.received(now, pk)
+		*into = in.pkt
+		in.pkt, in.done = nil, false
 		return true
 	}}
+}
+
+// outIf is an outgoing link interface of one message class: it writes the
+// words of the packet it holds into the link's transmit FIFO, a word per
+// cycle (the 2-port FIFO between the HIB and the link clock).
+type outIf struct {
+	pkt   *Packet
+	words int
+}
+
+// inIf is an incoming link interface of one message class: it takes a
+// packet's words from the link's receive FIFO, a word per cycle, and holds
+// the packet until the central control takes it.
+type inIf struct {
+	pkt   *Packet
+	words int
+	done  bool
+}
+
+// moveOut advances the outgoing interfaces by a word each.
+func (h *HIB) moveOut(now clock.Time) bool {
+	progress := false
+	for c := range h.outIf {
+		o := &h.outIf[c]
+		if o.pkt == nil {
+			continue
+		}
+		tx := h.out.Tx(c)
+		if !tx.CanPush(now) {
+			continue
+		}
+		n := o.pkt.Words()
+		tx.Push(now, link.Flit{Packet: o.pkt.ID, Seq: o.words, VC: c, Head: o.words == 0, Tail: o.words == n-1,
+			Src: h.node, Dst: o.pkt.Dst, Size: WordBytes, Meta: o.pkt, Stamp: now})
+		o.words++
+		progress = true
+		if o.words == n {
+			o.pkt = nil
+		}
+	}
+	return progress
+}
+
+// moveIn advances the incoming interfaces by a word each.
+func (h *HIB) moveIn(now clock.Time) bool {
+	progress := false
+	for c := range h.inIf {
+		in := &h.inIf[c]
+		if in.done {
+			continue // the central control has not taken the last packet yet
+		}
+		f, ok := h.in.Rx(c).Pop(now)
+		if !ok {
+			continue
+		}
+		progress = true
+		if f.Bad {
+			h.env.Report(now, h.Name(), "hib.crc", "packet %d failed the link CRC check", f.Packet)
+		}
+		in.words++
+		if !f.Tail {
+			continue
+		}
+		pk, _ := f.Meta.(*Packet)
+		switch {
+		case pk == nil:
+			h.env.Report(now, h.Name(), "hib.protocol", "flit %v without a packet", f)
+		case in.words != pk.Words():
+			h.env.Report(now, h.Name(), "hib.protocol", "%v arrived in %d words, want %d", pk, in.words, pk.Words())
+		default:
+			in.pkt, in.done = pk, true
+			h.received(now, pk)
+		}
+		in.words = 0
+	}
+	return progress
 }

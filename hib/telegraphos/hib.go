@@ -48,7 +48,7 @@ func (b Builder) Build(name string) (*HIB, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	h := &HIB{env: b.env, cfg: b.cfg, node: b.node, nodes: b.nodes, memLock: -1, mcOwner: -1,
-		pages: map[int]*pageState{}, counters: map[int]*[2]uint32{}, txOwner: [numClasses]int{-1, -1}}
+		pages: map[int]*pageState{}, counters: map[int]*[2]uint32{}}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, h)
 	tc, err := mem.NewChannel(b.env, name+".TC", WordBytes, 2)
 	if err != nil {
@@ -89,7 +89,8 @@ type HIB struct {
 	cpu, srv, sink *engine
 	memLock        int // engine holding the memory for an atomic operation, -1
 	mcOwner        int // engine holding the multicast unit, -1
-	txOwner        [numClasses]int
+	outIf          [numClasses]outIf
+	inIf           [numClasses]inIf
 	seq            uint64 // packets sent
 	writes         uint64 // this node's processor writes to replicated pages
 
@@ -191,12 +192,13 @@ func (h *HIB) Outstanding() int { return h.outstanding }
 // Tick implements clock.Ticker: the response sink first (it frees what the
 // others wait for), then the request server, then the TURBOchannel side.
 func (h *HIB) Tick(now clock.Time) bool {
-	progress := false
-	if !h.sink.busy() && h.in.Rx(int(Response)).Front(now) != nil {
+	progress := h.moveOut(now)
+	progress = h.moveIn(now) || progress
+	if !h.sink.busy() && h.inIf[Response].done {
 		h.startSink(now)
 	}
 	progress = h.sink.run(now) || progress
-	if !h.srv.busy() && h.in.Rx(int(Request)).Front(now) != nil {
+	if !h.srv.busy() && h.inIf[Request].done {
 		h.startServer(now)
 	}
 	progress = h.srv.run(now) || progress
@@ -207,7 +209,7 @@ func (h *HIB) Tick(now clock.Time) bool {
 		}
 	}
 	progress = h.cpu.run(now) || progress
-	return progress || h.cpu.busy() || h.srv.busy() || h.sink.busy()
+	return progress || h.cpu.busy() || h.srv.busy() || h.sink.busy() || h.outIf[Request].pkt != nil || h.outIf[Response].pkt != nil
 }
 
 // sent and received keep the statistics and the trace of packets.
@@ -273,7 +275,8 @@ func (h *HIB) refuse(now clock.Time, format string, args ...any) {
 // Idle implements check.Unit: no engine has work and nothing is
 // outstanding.
 func (h *HIB) Idle() bool {
-	return !h.cpu.busy() && !h.srv.busy() && !h.sink.busy() && h.outstanding == 0
+	return !h.cpu.busy() && !h.srv.busy() && !h.sink.busy() && h.outstanding == 0 &&
+		h.outIf[Request].pkt == nil && h.outIf[Response].pkt == nil && h.inIf[Request].pkt == nil && h.inIf[Response].pkt == nil
 }
 
 // State implements check.Unit.
