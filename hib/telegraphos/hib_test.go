@@ -201,7 +201,7 @@ var _ = Describe("Telegraphos HIB", func() {
 		for i := range 20 {
 			off := uint32(4 * i)
 			Expect([]uint32{mem(cl, 0, 2*tg.PageBytes+off), mem(cl, 1, 5*tg.PageBytes+off),
-				mem(cl, 2, 6*tg.PageBytes+off), mem(cl, 3, 7*tg.PageBytes+off)}).To(HaveEach(uint32(100+i)))
+				mem(cl, 2, 6*tg.PageBytes+off), mem(cl, 3, 7*tg.PageBytes+off)}).To(HaveEach(uint32(100 + i)))
 		}
 		Expect(cl.Nodes[0].HIB.Stats().Reflects).To(Equal(uint64(60)))
 	})
