@@ -61,8 +61,11 @@ func mem(cl *tg.Cluster, node int, off uint32) uint32 {
 var _ = Describe("Telegraphos HIB", func() {
 	It("reproduces the paper's measurements within 10% (section 3.2)", func() {
 		// Two DEC 3000/300s; node 0 makes remote accesses to node 1 (TG-P3).
-		b, err := tg.MeasureBasics(tg.DefaultCluster(2), 2000)
+		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
+		b, cl, err := tg.MeasureBasics(e, tg.DefaultCluster(2), 2000)
 		Expect(err).NotTo(HaveOccurred())
+		cl.Packets.Finish(e.Now())
+		Expect(e.Monitor.Err()).NotTo(HaveOccurred())
 		Expect(b.Write).To(BeNumerically("~", 700*clock.Nanosecond, 70*clock.Nanosecond))
 		Expect(b.Read).To(BeNumerically("~", 7200*clock.Nanosecond, 720*clock.Nanosecond))
 		// «a stream of 100 remote write operations takes less than 50 µs»

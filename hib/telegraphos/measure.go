@@ -2,7 +2,6 @@ package telegraphos
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
@@ -32,67 +31,57 @@ func Word(v uint32) []byte {
 	return b[:]
 }
 
-// MeasureBasics runs the paper's measurements on a two-node cluster of c
-// (node 0 accesses node 1's memory), ops operations per loop, as three
-// separate runs in fresh simulations.
-func MeasureBasics(c ClusterConfig, ops int) (Basics, error) {
+// MeasureBasics runs the paper's measurements in e on a two-node cluster
+// of c (node 0 accesses node 1's memory, TG-P3): a loop of ops remote
+// writes, a fence, a loop of ops remote reads, and a stream of 100 remote
+// writes, each phase starting with the network empty. It returns the
+// cluster it built.
+func MeasureBasics(e *env.Env, c ClusterConfig, ops int) (Basics, *Cluster, error) {
 	c.Nodes = 2
 	b := Basics{Ops: ops}
-	loop := func(n int, mk func(i int) cpu.Op) (clock.Time, error) {
-		e := env.New(env.Options{})
-		cl, err := BuildCluster(e, c)
-		if err != nil {
-			return 0, err
-		}
-		var start, end clock.Time
-		prog := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { start = now; return true }}}
-		for i := range n {
-			prog = append(prog, mk(i))
-		}
-		prog = append(prog, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool { end = now; return true }},
-			cpu.Op{Kind: cpu.Load, Addr: RegAddr(RegFence), Len: WordBytes})
-		cl.Nodes[0].CPU.Run(prog...)
-		if _, err := e.Run(); err != nil {
-			return 0, err
-		}
-		return end - start, nil
-	}
-	store := func(i int) cpu.Op {
-		return cpu.Op{Kind: cpu.Store, Addr: Addr(1, uint32(i%(PageBytes/WordBytes))*WordBytes), Data: Word(uint32(i))}
-	}
-	t, err := loop(ops, store)
-	if err != nil {
-		return b, fmt.Errorf("remote writes: %w", err)
-	}
-	b.Write = t / clock.Time(ops)
-	if t, err = loop(ops, func(i int) cpu.Op {
-		return cpu.Op{Kind: cpu.Load, Addr: Addr(1, uint32(i%(PageBytes/WordBytes))*WordBytes), Len: WordBytes}
-	}); err != nil {
-		return b, fmt.Errorf("remote reads: %w", err)
-	}
-	b.Read = t / clock.Time(ops)
-	if b.Stream100, err = loop(100, store); err != nil {
-		return b, fmt.Errorf("stream of 100 writes: %w", err)
-	}
-	return b, nil
-}
-
-// measureStream is for calibration experiments: the time of a stream of n
-// remote writes.
-func MeasureStream(c ClusterConfig, n int) (clock.Time, error) {
-	c.Nodes = 2
-	e := env.New(env.Options{})
 	cl, err := BuildCluster(e, c)
 	if err != nil {
-		return 0, err
+		return b, nil, err
 	}
-	var start, end clock.Time
-	prog := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { start = now; return true }}}
-	for i := range n {
-		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: Addr(1, uint32(i)*WordBytes), Data: Word(uint32(i))})
+	var t [6]clock.Time
+	mark := func(i int) cpu.Op {
+		return cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool { t[i] = now; return true }}
 	}
-	prog = append(prog, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool { end = now; return true }})
+	fence := []cpu.Op{{Kind: cpu.Fence}, {Kind: cpu.Load, Addr: RegAddr(RegFence), Len: WordBytes}}
+	words := uint32(PageBytes / WordBytes)
+	prog := []cpu.Op{mark(0)}
+	for i := range ops {
+		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: Addr(1, uint32(i)%words*WordBytes), Data: Word(uint32(i)), Label: label(i, "write")})
+	}
+	prog = append(prog, mark(1))
+	prog = append(prog, fence...)
+	prog = append(prog, mark(2))
+	for i := range ops {
+		prog = append(prog, cpu.Op{Kind: cpu.Load, Addr: Addr(1, uint32(i)%words*WordBytes), Len: WordBytes, Label: label(i, "read")})
+	}
+	prog = append(prog, mark(3))
+	prog = append(prog, fence...)
+	prog = append(prog, mark(4))
+	for i := range 100 {
+		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: Addr(1, words*WordBytes+uint32(i)*WordBytes), Data: Word(uint32(i))})
+	}
+	prog = append(prog, mark(5))
+	prog = append(prog, fence...)
 	cl.Nodes[0].CPU.Run(prog...)
-	_, err = e.Run()
-	return end - start, err
+	if _, err := e.Run(); err != nil {
+		return b, cl, err
+	}
+	b.Write = (t[1] - t[0]) / clock.Time(ops)
+	b.Read = (t[3] - t[2]) / clock.Time(ops)
+	b.Stream100 = t[5] - t[4]
+	return b, cl, nil
 }
+
+// label names the first two operations of a loop in traces.
+func label(i int, s string) string {
+	if i < 2 {
+		return s
+	}
+	return ""
+}
+

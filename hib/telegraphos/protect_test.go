@@ -92,7 +92,7 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 		intruder.Contexts = []int{0}
 		p[0].Start(intruder.FetchAndInc(1, 0x40, nil)...)
 		run(e, cl)
-		Expect(intruder.Faults).To(Equal(4))                          // op, two operands, launch
+		Expect(intruder.Faults).To(Equal(4))                         // op, two operands, launch
 		Expect(cl.Nodes[0].HIB.Stats().Refused).To(Equal(uint64(1))) // the shadow store's key
 		Expect(mem(cl, 1, 0x40)).To(BeZero())
 		op, data, args := cl.Nodes[0].HIB.Context(1)
@@ -137,4 +137,3 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 		Expect(cl.Nodes[0].HIB.Stats().Refused).To(BeZero())
 	})
 })
-
