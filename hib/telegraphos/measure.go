@@ -84,4 +84,3 @@ func label(i int, s string) string {
 	}
 	return ""
 }
-
