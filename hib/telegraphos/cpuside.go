@@ -3,6 +3,8 @@ package telegraphos
 import (
 	"encoding/binary"
 
+	"github.com/nisim/nisim/verify/trace"
+
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/mem"
 )
@@ -154,12 +156,14 @@ func (h *HIB) counterUp(e *engine, off uint32) step {
 	return step{"COUNTER_UP", func(now clock.Time) bool {
 		if n, ok := h.cc.Lookup(now, off); ok {
 			h.cc.Update(now, off, n+1)
+			h.traceCounter(now, off, n+1)
 			return true
 		}
 		if r := h.cc.Allocate(now, off, 1); !r.OK {
 			h.stats.CounterStalls++
 			return false // a freed entry wakes nobody: the HIB ticks while busy
 		}
+		h.traceCounter(now, off, 1)
 		return true
 	}}
 }
@@ -381,4 +385,11 @@ func (h *HIB) launch(e *engine, op uint32, args, data [2]uint32, n int) []step {
 			e.unlock("UNLOCK"), h.reply("REPLY", &old)}
 	}
 	return h.remote(e, KAtomic, func() *Packet { return &Packet{Kind: KAtomic, Dst: src.node, Addr: src.off, Op: aop, Data: data} })
+}
+
+// traceCounter records a pending-write counter's new value.
+func (h *HIB) traceCounter(now clock.Time, off uint32, n int) {
+	if h.env.Trace.Enabled() {
+		h.env.Trace.Emit(now, h.Clock().CycleAt(now), h.Name(), "tg.counter", trace.Addr("addr", uint64(off)), trace.Int("count", int64(n)))
+	}
 }

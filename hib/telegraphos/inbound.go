@@ -1,6 +1,9 @@
 package telegraphos
 
-import "github.com/nisim/nisim/rtl/clock"
+import (
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/trace"
+)
 
 // startServer gives the request server its next job: take the request at
 // the head of the incoming request FIFO and serve it at this, its home,
@@ -138,6 +141,7 @@ func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 			} else {
 				h.cc.Update(now, p.Addr, n-1)
 			}
+			h.traceCounter(now, p.Addr, n-1)
 		case pending:
 			h.stats.ReflectsIgnored++
 		default:
@@ -146,6 +150,10 @@ func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 		}
 		if h.hooks.Ignored != nil {
 			h.hooks.Ignored(now, p.Addr, p.Data[0], p.Origin, p.Seq, p.Origin == h.node)
+		}
+		if h.env.Trace.Enabled() {
+			h.env.Trace.Emit(now, h.Clock().CycleAt(now), h.Name(), "tg.ignore", trace.Addr("addr", uint64(p.Addr)),
+				trace.Uint("data", uint64(p.Data[0])), trace.Int("origin", int64(p.Origin)), trace.Bool("own", p.Origin == h.node))
 		}
 		return true
 	})}
