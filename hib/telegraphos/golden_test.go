@@ -1,12 +1,14 @@
 package telegraphos_test
 
 import (
+	"fmt"
 	"strings"
 
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
+	"github.com/nisim/nisim/waves/vcd"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -76,5 +78,42 @@ var _ = Describe("Telegraphos goldens", Label("golden"), func() {
 			"then 0: the entry is freed). Node 1's memory holds 3 throughout; without the cache the",
 			"reflected 2 would overwrite it (section 2.3.2).")).To(Succeed())
 		Expect(mem(cl, 1, rbase)).To(Equal(uint32(3)))
+	})
+})
+
+var _ = Describe("Telegraphos waveforms", func() {
+	It("shows the state machines, FIFO occupancy, outstanding operations and the counter cache", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
+		cl, p := cluster(e, 2, 2)
+		Expect(cl.Replicate(rpage, 0, allNodes(2))).To(Succeed())
+		var ops []cpu.Op
+		for i := range 12 {
+			ops = append(ops, p[1].Store(1, rbase+uint32(4*(i%3)), uint32(i)))
+		}
+		p[1].Start(ops...)
+		run(e, cl)
+		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/tg.vcd"))
+		Expect(err).NotTo(HaveOccurred())
+		values := func(name string) []string {
+			ch, err := f.Changes(name)
+			Expect(err).NotTo(HaveOccurred())
+			var out []string
+			for _, c := range ch {
+				if n, ok := c.Value.Uint(); ok {
+					out = append(out, fmt.Sprint(n))
+				} else {
+					out = append(out, c.Value.Str)
+				}
+			}
+			return out
+		}
+		// Steps that take no time (the counter's increment, a lock taken
+		// at once) change the state within a picosecond and do not show.
+		Expect(values("Node1.HIB.Ctl.state")).To(ContainElements("DECODE", "MEM_WRITE", "SEND_UPDATE", "IDLE"))
+		Expect(values("Node0.HIB.Srv.state")).To(ContainElements("PARSE", "MEM_WRITE", "SEND_REFLECT", "SEND_ACK"))
+		Expect(values("Node1.HIB.Sink.state")).To(ContainElements("PARSE", "IDLE"))
+		Expect(values("Node1.HIB.outstanding")).To(ContainElement(Not(Equal("0"))))
+		Expect(values("Node1.HIB.CounterCache.occupancy")).To(ContainElement("3"))
+		Expect(values("Node1.Link.AB.Tx[0].occupancy")).To(ContainElement(Not(Equal("0"))))
 	})
 })
