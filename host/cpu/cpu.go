@@ -220,7 +220,10 @@ func (c *CPU) Tick(now clock.Time) bool {
 				return false
 			}
 			if !c.execute(now, op) {
-				return true // the bus or the condition is not ready
+				// A full write buffer wakes the processor when it drains
+				// (the channel registered it); a Call's condition is polled.
+				c.sigState.SetString(now, "STALL")
+				return op.Kind == Call || c.ch == nil || c.ch.Down.Free(now) > 0
 			}
 			continue
 		case sWait:

@@ -250,6 +250,9 @@ func (f *FIFO[T]) Free(now clock.Time) int {
 // false answer registers the producer for a wake-up when space frees.
 func (f *FIFO[T]) CanPush(now clock.Time) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
+		if f.Free(now) == 0 {
+			f.waitForSpace(now) // full as well: a pop wakes the producer
+		}
 		return false
 	}
 	if f.Free(now) == 0 {
