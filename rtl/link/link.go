@@ -378,7 +378,7 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 			d.waitCred[k] = true
 			d.stats.CreditStalls++
 		}
-		if d.creditQ.Len() > 0 && d.sender != nil {
+		if d.creditQ.Len() > 0 {
 			d.wakeSenderForCredit(k)
 		}
 	}
@@ -397,7 +397,12 @@ func (d *Dir) Outstanding(now clock.Time, vc int) int {
 func (d *Dir) wakeSenderForCredit(k int) {
 	for i := range d.creditQ.Len() {
 		if c := d.creditQ.At(i); d.ci(c.vc) == k {
-			d.sender.WakeAt(c.at)
+			if d.sender != nil {
+				d.sender.WakeAt(c.at)
+			}
+			if d.pending(0) {
+				d.l.WakeAt(c.at) // the link's own transmitter waits for it too
+			}
 			return
 		}
 	}
@@ -491,6 +496,11 @@ func (d *Dir) land(now, at clock.Time, f Flit) {
 // pump is the link's own transmitter for flits left in the transmit
 // queues: round-robin over VCs with a visible flit and a credit (or GO).
 // It reports whether flits still wait in the queues.
+//
+// It does not poll: a flit that waits for the serialiser wakes the link
+// when it is free, one that waits for a credit when the credit returns
+// (returnCredit), one under STOP when GO arrives (signal), and a flit
+// pushed later wakes it through its FIFO.
 func (d *Dir) pump(now clock.Time) bool {
 	waiting := false
 	for i := range d.tx {
@@ -500,7 +510,11 @@ func (d *Dir) pump(now clock.Time) bool {
 			continue
 		}
 		waiting = true
-		if now < d.busyUntil || d.Available(now, vc) == 0 {
+		if now < d.busyUntil {
+			d.l.WakeAt(d.busyUntil)
+			return false
+		}
+		if d.Available(now, vc) == 0 {
 			continue
 		}
 		d.tx[vc].Pop(now)
@@ -508,7 +522,10 @@ func (d *Dir) pump(now clock.Time) bool {
 		d.Send(now, f)
 		return d.pending(now)
 	}
-	return waiting
+	if waiting && d.l.cfg.FlowControl == StopGo {
+		return true // STOP: GO wakes only the sender it names; keep looking
+	}
+	return false
 }
 
 // pending reports whether a transmit queue holds a flit.
@@ -687,6 +704,9 @@ func (d *Dir) returnCredit(now clock.Time, vc int) {
 	d.returning[k]++
 	if d.waitCred[k] && d.sender != nil {
 		d.sender.WakeAt(at)
+	}
+	if d.waitCred[k] && d.pending(0) {
+		d.l.WakeAt(at) // the link's own transmitter waits for the credit
 	}
 	if d.sigCredits[k] != nil {
 		d.l.WakeAt(at) // draw the credit when it lands (a queued flit keeps the link ticking anyway)
