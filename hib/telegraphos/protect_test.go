@@ -1,6 +1,8 @@
 package telegraphos_test
 
 import (
+	"encoding/binary"
+
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/tglib"
@@ -135,5 +137,66 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 		Expect([]uint32{b, a}).To(Equal([]uint32{10, 11}))
 		Expect(mem(cl, 1, 0x80)).To(Equal(uint32(12)))
 		Expect(cl.Nodes[0].HIB.Stats().Refused).To(BeZero())
+	})
+})
+
+var _ = Describe("Locks (section 2.3.5)", func() {
+	// Every node adds one to a counter at node 0 K times by a remote read
+	// and a remote write. Inside Lock/Unlock (fetch-and-store with the
+	// fence) no increment is lost; without the lock, reads and writes of
+	// different nodes interleave and increments are lost.
+	count := func(locked bool) uint32 {
+		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
+		cl, p := cluster(e, 4, 2)
+		const k = 6
+		for n := range 4 {
+			var step func(now clock.Time, i int)
+			step = func(now clock.Time, i int) {
+				if i == k {
+					return
+				}
+				incr := func(now clock.Time) {
+					p[n].Run(now, p[n].Load(0, 0x500, func(now clock.Time, v uint32) {
+						ops := []cpu.Op{p[n].Compute(50), p[n].Store(0, 0x500, v+1)}
+						if locked {
+							ops = append(ops, p[n].Unlock(0, 0x600)...)
+						}
+						ops = append(ops, p[n].Do(func(now clock.Time) { step(now, i+1) }))
+						p[n].Run(now, ops...)
+					}))
+				}
+				if locked {
+					p[n].Run(now, p[n].Lock(0, 0x600, incr)...)
+				} else {
+					incr(now)
+				}
+			}
+			p[n].Start(p[n].Do(func(now clock.Time) { step(now, 0) }))
+		}
+		run(e, cl)
+		return mem(cl, 0, 0x500)
+	}
+
+	It("keeps every increment inside Lock/Unlock and loses some without", func() {
+		Expect(count(true)).To(Equal(uint32(24)))
+		Expect(count(false)).To(BeNumerically("<", 24))
+	})
+})
+
+var _ = Describe("Page access counter registers (section 2.2.6)", func() {
+	It("lets the OS set and read a page's counters through the HIB's registers", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
+		cl, p := cluster(e, 2, 1)
+		page := uint32(tg.GlobalPage(1, 5*tg.PageBytes))
+		var r, w uint32
+		reg := func(reg, v uint32) cpu.Op { return cpu.Op{Kind: cpu.Store, Addr: tg.RegAddr(reg), Data: tg.Word(v)} }
+		read := func(reg uint32, into *uint32) cpu.Op {
+			return cpu.Op{Kind: cpu.Load, Addr: tg.RegAddr(reg), Len: 4, Done: func(_ clock.Time, b []byte) { *into = binary.LittleEndian.Uint32(b) }}
+		}
+		p[0].Start(reg(tg.RegPCPage, page), reg(tg.RegPCRead, 10), reg(tg.RegPCWrite, 20),
+			p[0].Load(1, 5*tg.PageBytes, nil), p[0].Store(1, 5*tg.PageBytes, 1), p[0].Store(1, 5*tg.PageBytes, 2),
+			reg(tg.RegPCPage, page), read(tg.RegPCRead, &r), read(tg.RegPCWrite, &w))
+		run(e, cl)
+		Expect([]uint32{r, w}).To(Equal([]uint32{9, 18}))
 	})
 })
