@@ -117,3 +117,27 @@ var _ = Describe("Telegraphos waveforms", func() {
 		Expect(values("Node1.Link.AB.Tx[0].occupancy")).To(ContainElement(Not(Equal("0"))))
 	})
 })
+
+var _ = Describe("Telegraphos determinism", func() {
+	It("gives the same trace for the same seed", func() {
+		stress := func() []trace.Record {
+			e := vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true, Seed: 42})
+			cl, p := cluster(e, 4, 2)
+			Expect(cl.Replicate(rpage, 0, allNodes(4))).To(Succeed())
+			rng := e.Rand("Writers")
+			for n := range 4 {
+				var ops []cpu.Op
+				for k := range 15 {
+					ops = append(ops, p[n].Compute(rng.IntN(400)), p[n].Store(n, rbase+uint32(4*rng.IntN(3)), uint32(n<<8|k)))
+				}
+				ops = append(ops, p[n].FetchAndInc(0, 0x40, nil)...)
+				p[n].Start(ops...)
+			}
+			run(e, cl)
+			return e.Trace.Records()
+		}
+		a, b := stress(), stress()
+		Expect(len(a)).To(BeNumerically(">", 500))
+		Expect(trace.Diff(a, b)).To(BeNil())
+	})
+})
