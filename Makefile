@@ -17,13 +17,16 @@ build: ## build the nisim command into bin/
 # The network scenarios make run reports on (paper vs model where the papers
 # give figures), each with a waveform in out/.
 NETWORKS := mesh myrinet-grid myrinet-clos atm-star mchub-star
+# The Telegraphos scenarios make run reports on: section 3.2's measurements,
+# model vs paper (the others: `bin/nisim list`).
+TELEGRAPHOS := telegraphos-calibration
 
-run: build ## run the main job: the demo and the network scenarios, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios and the Telegraphos calibration, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
-	@for s in $(NETWORKS); do \
+	@for s in $(NETWORKS) $(TELEGRAPHOS); do \
 		echo; echo "== $$s"; \
 		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
 		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \

@@ -14,6 +14,7 @@ import (
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/scenario/noc"
+	"github.com/nisim/nisim/verify/scenario/telegraphos"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves/vcd"
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ import (
 func catalog() scenario.Catalog {
 	c := scenario.Catalog{demo.Scenario()}
 	c = append(c, noc.Scenarios()...)
+	c = append(c, telegraphos.Scenarios()...)
 	return c
 }
 

@@ -1,0 +1,13 @@
+package telegraphos_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestTelegraphos(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/scenario/telegraphos")
+}
