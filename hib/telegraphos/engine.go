@@ -89,6 +89,12 @@ func (e *engine) setState(now clock.Time, s string) {
 	}
 }
 
+// insert makes s the next steps of the job, after the current one: a
+// dispatching step picks the rest of the job from what it found.
+func (e *engine) insert(s []step) {
+	e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
+}
+
 // wait is a step of n cycles.
 func (e *engine) wait(name string, n int) step {
 	return step{name, func(now clock.Time) bool {

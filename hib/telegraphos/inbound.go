@@ -41,8 +41,7 @@ func (h *HIB) startServer(now clock.Time) {
 			default:
 				h.env.Report(now, e.name, "hib.protocol", "%v on the request channel", p)
 			}
-			// The dispatched steps run next, in place of this one.
-			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
+			e.insert(s)
 			return true
 		}},
 	)
@@ -110,7 +109,7 @@ func (h *HIB) startSink(now clock.Time) {
 			default:
 				h.env.Report(now, e.name, "hib.protocol", "%v on the response channel", p)
 			}
-			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
+			e.insert(s)
 			return true
 		}},
 	)
@@ -145,7 +144,7 @@ func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 		case pending:
 			h.stats.ReflectsIgnored++
 		default:
-			e.steps = append(e.steps[:e.pc+1:e.pc+1], append(apply, e.steps[e.pc+1:]...)...)
+			e.insert(apply)
 			return true
 		}
 		if h.hooks.Ignored != nil {
