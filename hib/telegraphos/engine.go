@@ -74,6 +74,9 @@ func (e *engine) run(now clock.Time) bool {
 		st := e.steps[e.pc]
 		e.setState(now, st.name)
 		if !st.run(now) {
+			if e.readyAt > now {
+				e.h.WakeAt(e.readyAt) // the step set itself a time to go on
+			}
 			return progress
 		}
 		e.pc++

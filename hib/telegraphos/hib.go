@@ -209,7 +209,11 @@ func (h *HIB) Tick(now clock.Time) bool {
 		}
 	}
 	progress = h.cpu.run(now) || progress
-	return progress || h.cpu.busy() || h.srv.busy() || h.sink.busy() || h.outIf[Request].pkt != nil || h.outIf[Response].pkt != nil
+	// No polling: what a waiting engine waits for changes either in a tick
+	// that made progress (another engine, an interface) or through a FIFO
+	// or channel that wakes the HIB (a link word, a memory response, room
+	// in a FIFO, a TURBOchannel access); timed steps wake it themselves.
+	return progress
 }
 
 // sent and received keep the statistics and the trace of packets.
