@@ -118,13 +118,6 @@ type Cluster struct {
 	Order   *check.Ordering[[3]int]
 }
 
-// hostMemLatency is the host memory the HIB reaches for Telegraphos II's
-// shared data. assumed: about 240 ns (3 HIB cycles) through the DEC 3000's
-// I/O controller, a separate DMA path beside the processor's TURBOchannel
-// accesses (the model does not make the HIB's memory accesses wait for a
-// remote read the processor holds the TURBOchannel for).
-const hostMemLatency = 3
-
 // BuildCluster creates the cluster in e: node i is Node[i].* (CPU, Bus,
 // HIB, Shared), its link to the switch Link[i], the switch Switch.
 func BuildCluster(e *env.Env, c ClusterConfig) (*Cluster, error) {
@@ -179,13 +172,8 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 	if err := n.Bus.AddTarget(name+".HIB", WindowBase, WindowBytes, n.HIB.Port()); err != nil {
 		return nil, err
 	}
-	mb := mem.MakeBuilder().WithEnv(e).WithClock(c.HIB.Clock).WithSize(SharedBytes).WithPorts(3).WithPortWidth(WordBytes)
-	if c.HIB.Version == 1 {
-		mb = mb.WithLatency(c.HIB.MemLatency).WithBytesPerCycle(c.HIB.MemBytesPerCycle)
-	} else {
-		mb = mb.WithLatency(hostMemLatency).WithBytesPerCycle(WordBytes)
-	}
-	if n.Shared, err = mb.Build(name + ".Shared"); err != nil {
+	if n.Shared, err = mem.MakeBuilder().WithEnv(e).WithClock(c.HIB.Clock).WithSize(SharedBytes).WithPorts(3).WithPortWidth(WordBytes).
+		WithLatency(c.HIB.MemLatency).WithBytesPerCycle(c.HIB.MemBytesPerCycle).Build(name + ".Shared"); err != nil {
 		return nil, err
 	}
 	n.HIB.AttachMemory(0, [3]*mem.Channel{n.Shared.Port(0), n.Shared.Port(1), n.Shared.Port(2)})

@@ -28,8 +28,8 @@ type Config struct {
 	AtomicCycles int
 	// MulticastCycles: reading one entry of the multicast list.
 	MulticastCycles int
-	// MemLatency and MemBytesPerCycle time the on-board shared memory
-	// (Version 1; Version 2 uses host memory over the bus instead).
+	// MemLatency and MemBytesPerCycle time the shared memory the HIB
+	// reaches: the board's own (Version 1) or host memory (Version 2).
 	MemLatency, MemBytesPerCycle int
 	// CounterCache is the number of entries of the counter cache (16 to
 	// 32 proposed, TG-P21); 0 builds the HIB without it, as Telegraphos I,
@@ -92,6 +92,12 @@ func TelegraphosII() Config {
 	c.Version = 2
 	c.CounterCache = 32 // «a cache that holds 16-32 entries» (TG-P21)
 	c.Contexts = 16     // assumed: the paper gives no number
+	// assumed: host memory is about 240 ns (3 cycles) away through the DEC
+	// 3000's I/O controller, a DMA path beside the processor's
+	// TURBOchannel accesses (the model does not make the HIB's memory
+	// accesses wait for a remote read the processor holds the TURBOchannel
+	// for).
+	c.MemLatency = 3
 	return c
 }
 
@@ -127,8 +133,8 @@ func (c Config) Validate() error {
 	case c.DecodeCycles < 0 || c.ControlCycles < 0 || c.AtomicCycles < 0 || c.MulticastCycles < 0:
 		return fmt.Errorf("cycle counts must not be negative (decode %d, control %d, atomic %d, multicast %d)",
 			c.DecodeCycles, c.ControlCycles, c.AtomicCycles, c.MulticastCycles)
-	case c.Version == 1 && (c.MemLatency < 0 || c.MemBytesPerCycle < 1):
-		return fmt.Errorf("on-board memory: latency %d must not be negative and %d bytes per cycle at least 1", c.MemLatency, c.MemBytesPerCycle)
+	case c.MemLatency < 0 || c.MemBytesPerCycle < 1:
+		return fmt.Errorf("shared memory: latency %d must not be negative and %d bytes per cycle at least 1", c.MemLatency, c.MemBytesPerCycle)
 	case c.CounterCache < 0:
 		return fmt.Errorf("counter cache of %d entries must not be negative", c.CounterCache)
 	case c.Version == 2 && (c.Contexts < 1 || c.Contexts > 1<<12):

@@ -116,7 +116,8 @@ func (b Builder) Build(name string) (*Router, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := b.cfg
-	r := &Router{env: b.env, cfg: c, id: b.id, route: b.route, nv: c.NumVCs, classes: b.classes}
+	r := &Router{env: b.env, cfg: c, id: b.id, route: b.route, nv: c.NumVCs, classes: b.classes,
+		shared: c.BufferPolicy == "shared"}
 	r.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, r)
 	r.in = make([]*inPort, b.ports)
 	r.out = make([]*outPort, b.ports)
@@ -227,6 +228,7 @@ type Router struct {
 	id      int
 	route   RouteFunc
 	classes bool
+	shared  bool // one credit pool per output port (buffer_policy shared)
 	nv      int
 	in      []*inPort
 	out     []*outPort
@@ -611,7 +613,7 @@ func (r *Router) supersedes(vc, best, ptr int) bool {
 // buffer) less the flits already allocated the switch and not yet sent.
 func (r *Router) credits(now clock.Time, p, ov int) int {
 	o := r.out[p]
-	if r.cfg.BufferPolicy == "shared" {
+	if r.shared {
 		return o.dir.Available(now, ov) - o.reserved
 	}
 	return o.dir.Available(now, ov) - o.vcs[ov].reserved
