@@ -62,7 +62,7 @@ var _ = Describe("Telegraphos HIB", func() {
 	It("reproduces the paper's measurements within 10% (section 3.2)", func() {
 		// Two DEC 3000/300s; node 0 makes remote accesses to node 1 (TG-P3).
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
-		b, cl, err := tg.MeasureBasics(e, tg.DefaultCluster(2), 2000)
+		b, cl, _, err := tg.MeasureBasics(e, tg.DefaultCluster(2), 2000)
 		Expect(err).NotTo(HaveOccurred())
 		cl.Packets.Finish(e.Now())
 		Expect(e.Monitor.Err()).NotTo(HaveOccurred())

@@ -35,13 +35,13 @@ func Word(v uint32) []byte {
 // of c (node 0 accesses node 1's memory, TG-P3): a loop of ops remote
 // writes, a fence, a loop of ops remote reads, and a stream of 100 remote
 // writes, each phase starting with the network empty. It returns the
-// cluster it built.
-func MeasureBasics(e *env.Env, c ClusterConfig, ops int) (Basics, *Cluster, error) {
+// cluster it built and the result of running e.
+func MeasureBasics(e *env.Env, c ClusterConfig, ops int) (Basics, *Cluster, env.Result, error) {
 	c.Nodes = 2
 	b := Basics{Ops: ops}
 	cl, err := BuildCluster(e, c)
 	if err != nil {
-		return b, nil, err
+		return b, nil, env.Result{}, err
 	}
 	var t [6]clock.Time
 	mark := func(i int) cpu.Op {
@@ -68,13 +68,14 @@ func MeasureBasics(e *env.Env, c ClusterConfig, ops int) (Basics, *Cluster, erro
 	prog = append(prog, mark(5))
 	prog = append(prog, fence...)
 	cl.Nodes[0].CPU.Run(prog...)
-	if _, err := e.Run(); err != nil {
-		return b, cl, err
+	res, err := e.Run()
+	if err != nil {
+		return b, cl, res, err
 	}
 	b.Write = (t[1] - t[0]) / clock.Time(ops)
 	b.Read = (t[3] - t[2]) / clock.Time(ops)
 	b.Stream100 = t[5] - t[4]
-	return b, cl, nil
+	return b, cl, res, nil
 }
 
 // label names the first two operations of a loop in traces.

@@ -58,18 +58,11 @@ func RunCalibration(e *env.Env, p *CalibrationParams) (*scenario.Report, error) 
 		return nil, err
 	}
 	c := config(2, p.Version)
-	b, cl, err := tg.MeasureBasics(e, c, p.Ops)
+	b, cl, res, err := tg.MeasureBasics(e, c, p.Ops)
 	if cl == nil {
 		return nil, err
 	}
-	// MeasureBasics has run e to the end but returns no env.Result: a
-	// second Run of the drained engine simulates nothing and returns it,
-	// with the checkers' findings (the same as MeasureBasics's error, if
-	// any), and run adds the packet conservation check.
-	res, runErr := run(e, cl)
-	if runErr == nil {
-		runErr = err
-	}
+	res, runErr := finish(e, cl, res, err)
 
 	rep := &scenario.Report{Title: fmt.Sprintf(
 		"telegraphos-calibration: 2 DEC 3000/300s with %s HIBs (TG-P3), node 0 writing then reading node 1's memory, loops of %d operations",

@@ -96,6 +96,12 @@ func procKey(i int) uint16 { return uint16(0x100 + i) }
 // check fails instead.
 func run(e *env.Env, cl *tg.Cluster) (env.Result, error) {
 	res, err := e.Run()
+	return finish(e, cl, res, err)
+}
+
+// finish adds the packet conservation check to a finished run (unless it
+// was cut off).
+func finish(e *env.Env, cl *tg.Cluster, res env.Result, err error) (env.Result, error) {
 	if res.Stopped {
 		return res, err
 	}
