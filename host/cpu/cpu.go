@@ -24,7 +24,9 @@ type Kind uint8
 
 // Operations.
 const (
-	// Store writes Data to Addr (at most one bus beat).
+	// Store writes Data to Addr: one bus beat, or, if Burst is set, one
+	// write transaction of several beats (a write-combining buffer
+	// flushed as a burst).
 	Store Kind = iota
 	// Load reads Len bytes at Addr and stalls until they arrive.
 	Load
@@ -35,6 +37,10 @@ const (
 	// Call runs Fn; it retires when Fn returns true (Fn is called once
 	// per cycle until then), so a program can wait for a flag.
 	Call
+	// Wait is a Call that sleeps: Fn is evaluated when the processor is
+	// woken (Wake, by whatever changes the condition) instead of every
+	// cycle; a program waiting for an event costs no simulation time.
+	Wait
 )
 
 // Op is one operation of a program.
@@ -44,7 +50,12 @@ type Op struct {
 	Data   []byte
 	Len    int
 	Cycles int
-	Fn     func(now clock.Time) bool
+	// CyclesFn, if set, gives a Compute's cycles when it starts (a cost
+	// that depends on the state then, such as cache misses).
+	CyclesFn func(now clock.Time) int
+	// Burst lets a Store span several bus beats (write-combining).
+	Burst bool
+	Fn    func(now clock.Time) bool
 	// Done runs when the operation retires, with a load's data.
 	Done func(now clock.Time, data []byte)
 	// Label names the operation in traces ("" omits the record).
@@ -115,6 +126,7 @@ type CPU struct {
 	acksDue  int // non-posted stores not yet acknowledged
 	seq      uint64
 	loadData []byte
+	beats    []mem.Beat // a burst store's beats not yet in the write buffer
 
 	retired   uint64
 	stallTime clock.Time
@@ -152,6 +164,15 @@ func (c *CPU) Run(ops ...Op) {
 func (c *CPU) Append(now clock.Time, ops ...Op) {
 	c.prog = append(c.prog, ops...)
 	c.Wake(now)
+}
+
+// Insert puts ops right after the operation being executed (call it from
+// an operation's Fn or Done): a library call that decides its next steps
+// when it runs (which buffer it got, whether a message was there).
+func (c *CPU) Insert(ops ...Op) {
+	at := min(c.pc+1, len(c.prog))
+	rest := append([]Op(nil), c.prog[at:]...)
+	c.prog = append(append(c.prog[:at], ops...), rest...)
 }
 
 // SetInterruptHandler sets what the processor runs when interrupted: fn
@@ -207,8 +228,11 @@ func (c *CPU) Tick(now clock.Time) bool {
 			n := c.issue
 			if op.Kind == Compute {
 				n = op.Cycles
+				if op.CyclesFn != nil {
+					n = op.CyclesFn(now)
+				}
 			}
-			if op.Kind == Fence || op.Kind == Call {
+			if op.Kind == Fence || op.Kind == Call || op.Kind == Wait {
 				n = 0
 			}
 			c.readyAt = c.Clock().After(now, clock.Cycle(max(n-1, 0)))
@@ -223,7 +247,7 @@ func (c *CPU) Tick(now clock.Time) bool {
 				// A full write buffer wakes the processor when it drains
 				// (the channel registered it); a Call's condition is polled.
 				c.sigState.SetString(now, "STALL")
-				return op.Kind == Call || c.ch == nil || c.ch.Down.Free(now) > 0
+				return op.Kind == Call || (op.Kind != Wait && (c.ch == nil || c.ch.Down.Free(now) > 0))
 			}
 			continue
 		case sWait:
@@ -272,6 +296,16 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 			c.state = sWait
 			return true
 		}
+		if len(c.beats) > 0 { // the rest of a burst store
+			for len(c.beats) > 0 && c.ch.Down.CanPush(now) {
+				c.ch.Down.Push(now, c.beats[0])
+				c.beats = c.beats[1:]
+			}
+			if len(c.beats) > 0 {
+				return false
+			}
+			break
+		}
 		if !c.ch.Down.CanPush(now) {
 			return false // write buffer full: the processor stalls
 		}
@@ -280,7 +314,7 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 			req := &mem.Req{Op: mem.Write, Addr: op.Addr, Len: len(op.Data), Posted: c.posted,
 				Class: "pio", Master: c.Name(), Seq: c.seq}
 			beats := mem.WriteBeats(req, op.Data, c.ch.Width)
-			if len(beats) != 1 {
+			if len(beats) != 1 && !op.Burst {
 				c.env.Report(now, c.Name(), "cpu.store", "store of %d bytes at %#x spans %d bus beats; split it", len(op.Data), op.Addr, len(beats))
 			}
 			c.ch.Down.Push(now, beats[0])
@@ -288,13 +322,25 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 				c.acksDue++
 				c.waitReq = req
 			}
+			c.beats = nil
+			if op.Burst && len(beats) > 1 {
+				c.beats = beats[1:]
+				for len(c.beats) > 0 && c.ch.Down.CanPush(now) {
+					c.ch.Down.Push(now, c.beats[0])
+					c.beats = c.beats[1:]
+				}
+				if len(c.beats) > 0 {
+					return false
+				}
+				break
+			}
 		} else {
 			req := &mem.Req{Op: mem.Read, Addr: op.Addr, Len: op.Len, Class: "pio", Master: c.Name(), Seq: c.seq}
 			c.ch.Down.Push(now, mem.Beat{Req: req, First: true, Last: true})
 			c.waitReq = req
 			c.loadData = nil
 		}
-	case Call:
+	case Call, Wait:
 		if !op.Fn(now) {
 			return false
 		}

@@ -126,7 +126,14 @@ type Memory struct {
 	bytes         uint64
 
 	sigState, sigPort, sigAddr *waves.Signal
+
+	onWrite func(now clock.Time, port int, addr uint64, n int)
 }
+
+// OnWrite sets a function called when a write transaction has finished
+// (its data is in storage): a device that watches part of its memory (a
+// doorbell region written by PIO) or a cache that a DMA write invalidates.
+func (m *Memory) OnWrite(fn func(now clock.Time, port int, addr uint64, n int)) { m.onWrite = fn }
 
 // xfer is the transaction in service.
 type xfer struct {
@@ -306,6 +313,9 @@ func (m *Memory) finish(now clock.Time, x *xfer) {
 	}
 	m.cur = nil
 	m.sigState.SetString(now, "IDLE")
+	if x.req.Op == Write && m.onWrite != nil && x.err == "" {
+		m.onWrite(now, x.port, x.req.Addr, x.req.Len)
+	}
 }
 
 // Stats are a memory's counters.

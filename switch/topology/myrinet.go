@@ -24,6 +24,11 @@ type SourceNet struct {
 type MyrinetConfig struct {
 	Platform myrinet.Platform
 	Terminal fabric.TerminalConfig
+	// Attach, if set, replaces the traffic terminals: it is called for
+	// every host with the link directions the host sends on (out) and
+	// receives from (in), and reports whether it connected something (a
+	// network interface). Hosts it declines get no link.
+	Attach func(host int, out, in *link.Dir) (bool, error)
 }
 
 // Grid port numbers on the 8-port switches of the 3-D grid.
@@ -154,6 +159,23 @@ func attachHosts(e *env.Env, name string, c MyrinetConfig, net *SourceNet, sh *f
 	tc.VCs, tc.FlitBytes, tc.Route = 1, c.Platform.FlitBytes, net.Route
 	lb := link.MakeBuilder().WithEnv(e).WithConfig(c.Platform.Link)
 	for h := range 64 {
+		if c.Attach != nil {
+			l, err := lb.Build(fmt.Sprintf("%s.LH[%d]", name, h))
+			if err != nil {
+				return err
+			}
+			ok, err := c.Attach(h, l.From(link.A), l.From(link.B))
+			if err != nil {
+				return err
+			}
+			if ok {
+				s, p := at(h)
+				net.Switches[s].ConnectInput(p, l.From(link.A))
+				net.Switches[s].ConnectOutput(p, l.From(link.B))
+				net.Links = append(net.Links, l)
+			}
+			continue
+		}
 		l, err := lb.Build(fmt.Sprintf("%s.LH[%d]", name, h))
 		if err != nil {
 			return err

@@ -1,0 +1,147 @@
+package lci
+
+import (
+	"fmt"
+)
+
+// Config is the control program's configuration: what the host library
+// and the platform decide at initialisation.
+type Config struct {
+	Variant Variant
+	// MTU is the packet buffer size: «The base implementation uses an MTU
+	// of 2 Kbyte» (MY-P27).
+	MTU int
+	// ClusterSize is the number of NIs the receive buffers are reserved
+	// for (64 on both platforms, MY-P1), whatever number of nodes a run
+	// uses: the window follows from it.
+	ClusterSize int
+	// RecvBufs is the number of NI receive buffers: «the PPro platform
+	// has space for 256 buffers of 2 Kbyte; on the P3 platform the number
+	// of buffers is doubled» (MY-P22).
+	RecvBufs int
+	// SpareBufs are receive buffers not reserved for any sender: they
+	// take acknowledgments and F&A replies. assumed: 4, which with 256
+	// buffers and 63 senders leaves W = 4 (MY-P23's estimate).
+	SpareBufs int
+	// SendBufs is the number of NI send buffers the host allocates from;
+	// SendQSlots the send descriptor ring; HostSlots the host receive
+	// slots (and the Recv Completions ring). assumed: 16, 64, 64.
+	SendBufs, SendQSlots, HostSlots int
+	// Tree is the multicast forwarding tree (MY-P37/P38).
+	Tree Tree
+	// WatchdogCycles is the polling watchdog's timeout in NI cycles:
+	// «The default timeout value is 70 µs on the PPro platform and 30 µs
+	// on the P3 platform» (MY-P26); the platform converts.
+	WatchdogCycles int
+	// Interrupts enables network interrupts (the polling watchdog).
+	Interrupts bool
+	// Costs are the handlers' cycle counts.
+	Costs Costs
+}
+
+// DefaultConfig is I-sdma with the PPro platform's buffers.
+func DefaultConfig() Config {
+	return Config{Variant: SDMA, MTU: 2048, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,
+		SendBufs: 16, SendQSlots: 64, HostSlots: 64, Tree: Binary, WatchdogCycles: 70 * 33, Costs: DefaultCosts()}
+}
+
+// Window is W, the receive buffers each NI reserves for each sender:
+// «Each NI reserves a small, fixed number W of NI Receive Buffers for each
+// sender» (MY-P23).
+func (c Config) Window() int { return (c.RecvBufs - c.SpareBufs) / (c.ClusterSize - 1) }
+
+// Validate checks the configuration against the SRAM it must fit in.
+func (c Config) Validate(sram uint32) error {
+	switch {
+	case c.MTU < 16 || c.MTU > 65535-2*HeaderBytes || c.MTU%4 != 0:
+		return fmt.Errorf("lci: MTU %d must be a multiple of 4 from 16 to %d", c.MTU, 65535-2*HeaderBytes)
+	case c.ClusterSize < 2 || c.ClusterSize > 255:
+		return fmt.Errorf("lci: cluster size %d must be 2 to 255", c.ClusterSize)
+	case c.SpareBufs < 1:
+		return fmt.Errorf("lci: %d spare receive buffers: need at least 1 for acknowledgments", c.SpareBufs)
+	case c.Window() < 2:
+		return fmt.Errorf("lci: %d receive buffers (%d spare) give a window of %d for %d senders: need at least 2",
+			c.RecvBufs, c.SpareBufs, c.Window(), c.ClusterSize-1)
+	case c.SendBufs < 1 || c.SendQSlots < 1 || c.HostSlots < 1:
+		return fmt.Errorf("lci: %d send buffers, %d descriptor slots, %d host slots: need at least 1 each", c.SendBufs, c.SendQSlots, c.HostSlots)
+	case c.WatchdogCycles < 1:
+		return fmt.Errorf("lci: watchdog of %d cycles", c.WatchdogCycles)
+	}
+	if err := c.Costs.Validate(); err != nil {
+		return err
+	}
+	if l := NewLayout(c); l.End > sram {
+		return fmt.Errorf("lci: the layout needs %d bytes of SRAM (%d receive and %d send buffers of %d bytes), the card has %d",
+			l.End, c.RecvBufs, c.SendBufs, l.Buf, sram)
+	}
+	return nil
+}
+
+// Costs are the control program's handler costs in LANai cycles. Each is
+// an estimate of the code path's instruction count (assumed, from what the
+// handler does) times CPI, the cycles per instruction of the LANai
+// executing this code out of SRAM:
+//
+// calibrated: CPI = 1.9, fitted to the PPro I-sdma latency L = 10.7 µs
+// (Table III). The instruction counts are the same on both platforms:
+// software costs are in cycles and do not change with the clock.
+type Costs struct {
+	// Dispatch: one pass of the main loop that finds an event (poll the
+	// sources, branch to the module): 12 instructions.
+	Dispatch int
+	// HostSend: read and check a send descriptor, look up the
+	// destination, queue it: 40.
+	HostSend int
+	// DMAStart: program the host DMA engine (addresses, length, start)
+	// and note the job: 20. DMADone: take the completion and branch to
+	// its continuation: 14.
+	DMAStart, DMADone int
+	// Transmit: check the window, piggyback credits, write the header,
+	// program the send engine: 36.
+	Transmit int
+	// SendDone: free the send buffer, post the send completion: 22.
+	SendDone int
+	// Receive: read the header, re-arm the receive engine, dispatch on
+	// the type: 30.
+	Receive int
+	// Deliver: take a free host buffer from the Recv Completions queue,
+	// write the slot header: 30.
+	Deliver int
+	// Release: free the receive buffer, count the credit, decide on an
+	// acknowledgment, start the watchdog: 24.
+	Release int
+	// Ack: build an explicit acknowledgment: 16. Credit: take credits
+	// from an arriving header and restart blocked packets: 16.
+	Ack, Credit int
+	// FetchAdd: read the variable, build the reply, add: 18.
+	FetchAdd int
+	// Forward: make a send descriptor for one multicast child: 18.
+	Forward int
+	// Timer: the watchdog expired; compare deliveries with the host's
+	// consumption: 14.
+	Timer int
+	// Boot: lay out the queues and arm the receive engine: 200.
+	Boot int
+}
+
+// cpi100 is CPI in hundredths (see Costs).
+const cpi100 = 190
+
+// DefaultCosts returns the instruction estimates times the calibrated CPI.
+func DefaultCosts() Costs {
+	c := func(instr int) int { return (instr*cpi100 + 99) / 100 }
+	return Costs{Dispatch: c(12), HostSend: c(40), DMAStart: c(20), DMADone: c(14), Transmit: c(36),
+		SendDone: c(22), Receive: c(30), Deliver: c(30), Release: c(24), Ack: c(16), Credit: c(16),
+		FetchAdd: c(18), Forward: c(18), Timer: c(14), Boot: c(200)}
+}
+
+// Validate checks that no cost is negative.
+func (c Costs) Validate() error {
+	for _, v := range []int{c.Dispatch, c.HostSend, c.DMAStart, c.DMADone, c.Transmit, c.SendDone, c.Receive,
+		c.Deliver, c.Release, c.Ack, c.Credit, c.FetchAdd, c.Forward, c.Timer, c.Boot} {
+		if v < 0 {
+			return fmt.Errorf("lci: negative handler cost %d in %+v", v, c)
+		}
+	}
+	return nil
+}

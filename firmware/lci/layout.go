@@ -1,0 +1,322 @@
+package lci
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Variant is how the host moves send data into the NI.
+type Variant uint8
+
+// Variants (Table II).
+const (
+	// SDMA is the base implementation I-sdma: the host copies the data into
+	// a host-resident packet queue and the NI fetches it by DMA (MY-P32).
+	SDMA Variant = iota
+	// PIO is I-pio: the host writes the data into the NI send buffer by
+	// programmed I/O (section 5.2.1); everything else as I-sdma.
+	PIO
+)
+
+func (v Variant) String() string {
+	if v == PIO {
+		return "I-pio"
+	}
+	return "I-sdma"
+}
+
+// ParseVariant reads "sdma" or "pio" (with or without the "I-").
+func ParseVariant(s string) (Variant, error) {
+	switch s {
+	case "sdma", "I-sdma":
+		return SDMA, nil
+	case "pio", "I-pio":
+		return PIO, nil
+	}
+	return 0, fmt.Errorf("unknown LCI variant %q (have sdma, pio)", s)
+}
+
+// Tree is a multicast spanning-tree shape.
+type Tree uint8
+
+// Trees (section 5.4).
+const (
+	// Binary trees have a fan-out of 2 at every node («we by default use
+	// binary forwarding trees», MY-P37).
+	Binary Tree = iota
+	// Binomial trees have a larger fan-out near the root («On 64 nodes
+	// the top-level fan-out increases from 2 to 6», MY-P38).
+	Binomial
+)
+
+func (t Tree) String() string {
+	if t == Binomial {
+		return "binomial"
+	}
+	return "binary"
+}
+
+// ParseTree reads "binary" or "binomial".
+func ParseTree(s string) (Tree, error) {
+	switch s {
+	case "binary":
+		return Binary, nil
+	case "binomial":
+		return Binomial, nil
+	}
+	return 0, fmt.Errorf("unknown multicast tree %q (have binary, binomial)", s)
+}
+
+// Children returns node's children in the tree rooted at root over n
+// nodes (ranks are node numbers relative to the root).
+func (t Tree) Children(root, node, n int) []int {
+	r := (node - root + n) % n
+	var out []int
+	switch t {
+	case Binary:
+		for _, c := range []int{2*r + 1, 2*r + 2} {
+			if c < n {
+				out = append(out, (c+root)%n)
+			}
+		}
+	case Binomial:
+		// Rank r's children are r + 2^k for every 2^k above r's highest
+		// set bit (the root, rank 0, has log2 n children).
+		low := 1
+		for low <= r {
+			low <<= 1
+		}
+		for k := low; r+k < n; k <<= 1 {
+			out = append(out, (r+k+root)%n)
+		}
+	}
+	return out
+}
+
+// Packet types (the first byte of every LCI packet header).
+const (
+	TypeData  = 1 // unicast data
+	TypeMcast = 2 // multicast data, forwarded along the tree
+	TypeFAReq = 3 // fetch-and-add request
+	TypeFARep = 4 // fetch-and-add reply
+	TypeAck   = 5 // explicit half-window acknowledgment
+)
+
+// HeaderBytes is the size of the NI packet header and of the header of a
+// host receive slot.
+const HeaderBytes = 16
+
+// Header is the LCI packet header as it sits at the start of every NI
+// packet buffer and travels on the wire:
+//
+//	[0] type  [1] source node  [2:4] payload length  [4:6] credits
+//	[6] multicast root  [7] unused  [8:12] sequence (per source and
+//	destination)  [12:16] argument (F&A value or the sender's tag)
+type Header struct {
+	Type    uint8
+	Src     uint8
+	Len     uint16
+	Credits uint16
+	Root    uint8
+	Seq     uint32
+	Arg     uint32
+}
+
+// Encode returns the header's bytes.
+func (h Header) Encode() []byte {
+	b := make([]byte, HeaderBytes)
+	b[0], b[1] = h.Type, h.Src
+	binary.LittleEndian.PutUint16(b[2:], h.Len)
+	binary.LittleEndian.PutUint16(b[4:], h.Credits)
+	b[6] = h.Root
+	binary.LittleEndian.PutUint32(b[8:], h.Seq)
+	binary.LittleEndian.PutUint32(b[12:], h.Arg)
+	return b
+}
+
+// DecodeHeader reads a header.
+func DecodeHeader(b []byte) Header {
+	return Header{Type: b[0], Src: b[1], Len: binary.LittleEndian.Uint16(b[2:]), Credits: binary.LittleEndian.Uint16(b[4:]),
+		Root: b[6], Seq: binary.LittleEndian.Uint32(b[8:]), Arg: binary.LittleEndian.Uint32(b[12:])}
+}
+
+// DescBytes is the size of a send descriptor.
+const DescBytes = 32
+
+// Desc is a send descriptor, written by the host into the send queue in
+// NI memory («it writes an address and size field ... and enqueues a Send
+// Descriptor in NI memory, which triggers the send», section 4.1):
+//
+//	[0:4] sequence (the n-th descriptor the host wrote, from 1: the
+//	slot's valid mark)  [4] type  [5] destination (root for multicast)
+//	[6:8] length  [8:12] NI send buffer  [12:16] sender's tag
+//	[16:24] host address of the data (I-sdma)  [24:32] unused
+type Desc struct {
+	Seq     uint32
+	Type    uint8
+	Dst     uint8
+	Len     uint16
+	Buf     uint32
+	Tag     uint32
+	HostBuf uint64
+}
+
+// Encode returns the descriptor's bytes.
+func (d Desc) Encode() []byte {
+	b := make([]byte, DescBytes)
+	binary.LittleEndian.PutUint32(b[0:], d.Seq)
+	b[4], b[5] = d.Type, d.Dst
+	binary.LittleEndian.PutUint16(b[6:], d.Len)
+	binary.LittleEndian.PutUint32(b[8:], d.Buf)
+	binary.LittleEndian.PutUint32(b[12:], d.Tag)
+	binary.LittleEndian.PutUint64(b[16:], d.HostBuf)
+	return b
+}
+
+// DecodeDesc reads a descriptor.
+func DecodeDesc(b []byte) Desc {
+	return Desc{Seq: binary.LittleEndian.Uint32(b[0:]), Type: b[4], Dst: b[5], Len: binary.LittleEndian.Uint16(b[6:]),
+		Buf: binary.LittleEndian.Uint32(b[8:]), Tag: binary.LittleEndian.Uint32(b[12:]), HostBuf: binary.LittleEndian.Uint64(b[16:])}
+}
+
+// FreeBytes is the size of a free host buffer record.
+const FreeBytes = 16
+
+// Free is a free host receive buffer, written by the host into the Recv
+// Completions queue in NI memory («writes the buffers' addresses into a
+// Recv Completions queue in NI memory», section 4.1): [0:4] sequence
+// (valid mark) [8:16] host address of the slot.
+type Free struct {
+	Seq  uint32
+	Addr uint64
+}
+
+// Encode returns the record's bytes.
+func (f Free) Encode() []byte {
+	b := make([]byte, FreeBytes)
+	binary.LittleEndian.PutUint32(b[0:], f.Seq)
+	binary.LittleEndian.PutUint64(b[8:], f.Addr)
+	return b
+}
+
+// DecodeFree reads a record.
+func DecodeFree(b []byte) Free {
+	return Free{Seq: binary.LittleEndian.Uint32(b[0:]), Addr: binary.LittleEndian.Uint64(b[8:])}
+}
+
+// Host receive slots. A slot is MTU bytes of data followed by a 16-byte
+// slot header; a packet of n bytes is stored so that its data ends where
+// the header begins, and data and header go in one DMA, so the header's
+// last word, the full flag, is the last thing written:
+//
+//	[0] type  [1] source  [2:4] length  [4:8] tag  [8:12] argument
+//	[12:16] full flag: the delivery number (1, 2, ...)
+type SlotHeader struct {
+	Type uint8
+	Src  uint8
+	Len  uint16
+	Tag  uint32
+	Arg  uint32
+	Flag uint32
+}
+
+// Encode returns the slot header's bytes.
+func (h SlotHeader) Encode() []byte {
+	b := make([]byte, HeaderBytes)
+	b[0], b[1] = h.Type, h.Src
+	binary.LittleEndian.PutUint16(b[2:], h.Len)
+	binary.LittleEndian.PutUint32(b[4:], h.Tag)
+	binary.LittleEndian.PutUint32(b[8:], h.Arg)
+	binary.LittleEndian.PutUint32(b[12:], h.Flag)
+	return b
+}
+
+// DecodeSlotHeader reads a slot header.
+func DecodeSlotHeader(b []byte) SlotHeader {
+	return SlotHeader{Type: b[0], Src: b[1], Len: binary.LittleEndian.Uint16(b[2:]), Tag: binary.LittleEndian.Uint32(b[4:]),
+		Arg: binary.LittleEndian.Uint32(b[8:]), Flag: binary.LittleEndian.Uint32(b[12:])}
+}
+
+// CompletionBytes is the size of a send completion record in host memory:
+// [0:4] sequence (the n-th completion, from 1) [4:8] the NI send buffer
+// that is free again.
+const CompletionBytes = 8
+
+// Layout is where the control program keeps things in SRAM, and what the
+// host library must know of it.
+type Layout struct {
+	// SendQ is the send descriptor ring (SendQSlots descriptors).
+	SendQ      uint32
+	SendQSlots int
+	// FreeQ is the Recv Completions ring of free host buffers.
+	FreeQ      uint32
+	FreeQSlots int
+	// SendBufs are the NI send buffers, Bufs bytes apart; data starts
+	// HeaderBytes into a buffer.
+	SendBufs  uint32
+	NSendBufs int
+	// RecvBufs are the NI receive buffers.
+	RecvBufs  uint32
+	NRecvBufs int
+	// Fwd is the multicast forwarding table the host writes at
+	// initialisation: for each root, FwdWidth child node numbers (0xff:
+	// none).
+	Fwd uint32
+	// Ctl are small buffers for acknowledgments and F&A replies.
+	Ctl  uint32
+	NCtl int
+	// Buf is the size of a packet buffer: header, MTU, and room for the
+	// host slot header behind the data.
+	Buf uint32
+	// End is the first byte the layout does not use.
+	End uint32
+}
+
+// SendBuf returns the SRAM address of send buffer i.
+func (l Layout) SendBuf(i int) uint32 { return l.SendBufs + uint32(i)*l.Buf }
+
+// RecvBuf returns the SRAM address of receive buffer i.
+func (l Layout) RecvBuf(i int) uint32 { return l.RecvBufs + uint32(i)*l.Buf }
+
+// CtlBuf returns the SRAM address of control buffer i.
+func (l Layout) CtlBuf(i int) uint32 { return l.Ctl + uint32(i)*2*HeaderBytes }
+
+// NewLayout lays out SRAM for the configuration.
+func NewLayout(c Config) Layout {
+	l := Layout{SendQSlots: c.SendQSlots, FreeQSlots: c.HostSlots, NSendBufs: c.SendBufs, NRecvBufs: c.RecvBufs, NCtl: ctlBufs}
+	l.Buf = uint32(c.MTU + 2*HeaderBytes)
+	l.Fwd = CtlFwd
+	at := (CtlFwd + uint32(c.ClusterSize*FwdWidth) + 63) &^ 63
+	l.SendQ = at
+	at += uint32(c.SendQSlots * DescBytes)
+	l.FreeQ = at
+	at += uint32(c.HostSlots * FreeBytes)
+	l.Ctl = at
+	at += uint32(ctlBufs * 2 * HeaderBytes)
+	at = (at + 63) &^ 63
+	l.SendBufs = at
+	at += uint32(c.SendBufs) * l.Buf
+	l.RecvBufs = at
+	at += uint32(c.RecvBufs) * l.Buf
+	l.End = at
+	return l
+}
+
+// The control block at the start of SRAM, written by the host at
+// initialisation.
+const (
+	// CtlCompletions holds the host address of the send completion ring
+	// (8 bytes), CtlCompletionSlots its number of records (4 bytes).
+	CtlCompletions     = 0x00
+	CtlCompletionSlots = 0x08
+	// CtlFlags: bit 0 enables network interrupts.
+	CtlFlags = 0x0c
+	// CtlFwd is where the forwarding table starts.
+	CtlFwd = 0x40
+	// FwdWidth is the most children a node has in one tree.
+	FwdWidth = 8
+)
+
+// ctlBufs is the number of control buffers: enough for the acks and F&A
+// replies waiting for the send engine.
+const ctlBufs = 64

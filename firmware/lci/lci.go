@@ -1,0 +1,207 @@
+// Package lci is the LCI control program of lci-myrinet-cluster-protocols.txt
+// section 4, the base implementation I-sdma, and its PIO variant I-pio
+// (section 5.2.1), written as the modules of figure 4, each a state machine
+// of the firmware framework:
+//
+//	hsq    Host Send Queue Mgt: finds send descriptors the host wrote,
+//	       fetches I-sdma data into the NI send buffer by DMA
+//	fc     Reliability / Flow Control and Send Queue Mgt: a credit-based
+//	       sliding window per destination, W reserved receive buffers per
+//	       sender, blocked packets queued per destination
+//	tx     Unicast: drives the send DMA engine, piggybacks credits
+//	rq     Recv Queue Mgt and Recv Dispatch: re-arms the receive engine,
+//	       dispatches on the packet type
+//	mc     Multicast forwarding along the spanning tree
+//	fa     Fetch-and-add on the NI's variable
+//	hrq    Host Recv Queue Mgt: free host buffers from the Recv Completions
+//	       queue
+//	dma    DMA to Host: the host DMA engine, one transfer at a time
+//	timer  the polling watchdog
+//
+// The base implementation «assumes reliable network hardware with FIFO
+// communication paths. The implementation therefore never retransmits»,
+// and «aborts if it detects that one of these assumptions has been
+// violated (e.g., if it discovers a bad CRC on a packet)»: here a bad CRC
+// is a checker error naming the link and the packet, and the NI stops.
+package lci
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/nisim/nisim/firmware"
+	"github.com/nisim/nisim/internal/queue"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// Program is one NI's LCI control program.
+type Program struct {
+	env    *env.Env
+	name   string
+	cfg    Config
+	layout Layout
+	w      int
+	node   int
+	n      int
+	link   string
+
+	hsq, fc, tx, rq, mc, fa, hrq, dmaM, timer *firmware.Machine
+
+	nextDesc uint32 // sequence of the next send descriptor
+	fetches  int    // I-sdma data fetches in flight
+	sq       []sqEntry
+
+	credits []int // per destination
+	owed    []int // credits to return, per source
+	blocked []queue.Queue[txItem]
+	nblock  int
+	seqOut  []uint32
+	ready   queue.Queue[txItem]
+	txBusy  bool
+	txCur   txItem
+
+	jobs    queue.Queue[dmaJob]
+	dmaBusy bool
+	dmaCur  dmaJob
+
+	freeRecv []int
+	recvRef  []int
+	recvHdr  []Header
+	armed    bool
+	armedBuf int
+
+	freeCtl  []int
+	sendRefs []int
+
+	freeNext  uint32 // sequence of the next Recv Completions record
+	hostWait  queue.Queue[int]
+	delivered uint32 // packets handed to the host (the slot flag)
+
+	complHost  uint64
+	complSlots uint32
+	complSeq   uint32
+
+	faValue uint32
+
+	watchdog bool
+	aborted  bool
+}
+
+type itemKind uint8
+
+const (
+	itemSend    itemKind = iota // from an NI send buffer
+	itemForward                 // a multicast forward from a receive buffer
+	itemCtl                     // an ack or F&A reply from a control buffer
+)
+
+type txItem struct {
+	kind itemKind
+	dst  int
+	buf  int
+	hdr  Header
+}
+
+type jobKind uint8
+
+const (
+	jobFetch jobKind = iota
+	jobDeliver
+	jobCompletion
+)
+
+type dmaJob struct {
+	kind jobKind
+	d    firmware.HostDMA
+	ref  int // send buffer (fetch) or receive buffer (deliver)
+}
+
+// New creates the control program of node (of nodes) in a cluster.
+func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) (*Program, error) {
+	if nodes > cfg.ClusterSize {
+		return nil, fmt.Errorf("%s: %d nodes exceed the cluster size %d the buffers are reserved for", name, nodes, cfg.ClusterSize)
+	}
+	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName}
+	p.credits = make([]int, nodes)
+	p.owed = make([]int, nodes)
+	p.seqOut = make([]uint32, nodes)
+	p.blocked = make([]queue.Queue[txItem], nodes)
+	for i := range p.credits {
+		p.credits[i] = p.w
+	}
+	p.recvRef = make([]int, cfg.RecvBufs)
+	p.recvHdr = make([]Header, cfg.RecvBufs)
+	for i := cfg.RecvBufs - 1; i >= 0; i-- {
+		p.freeRecv = append(p.freeRecv, i)
+	}
+	for i := ctlBufs - 1; i >= 0; i-- {
+		p.freeCtl = append(p.freeCtl, i)
+	}
+	p.sendRefs = make([]int, cfg.SendBufs)
+	p.nextDesc = 1
+	p.freeNext = 1
+	if err := p.build(e); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Layout returns the SRAM layout.
+func (p *Program) Layout() Layout { return p.layout }
+
+// PollOrder implements firmware.Program: the receive side first (a full
+// receive engine stalls the network), then DMA completions, transmit
+// completions, the host's queues and the timer.
+func (p *Program) PollOrder() []firmware.EventKind {
+	return []firmware.EventKind{firmware.RecvDone, firmware.HostDMADone, firmware.SendDone, firmware.HostWrite, firmware.Timer}
+}
+
+// Machines implements firmware.Program.
+func (p *Program) Machines() []*firmware.Machine {
+	return []*firmware.Machine{p.hsq, p.fc, p.tx, p.rq, p.mc, p.fa, p.hrq, p.dmaM, p.timer}
+}
+
+// Idle implements firmware.Program.
+func (p *Program) Idle() bool {
+	return p.fetches == 0 && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
+		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed)
+}
+
+// State implements firmware.Program.
+func (p *Program) State() string {
+	return fmt.Sprintf("%d fetches, %d blocked, %d ready, tx busy %v, %d DMA jobs, DMA busy %v, %d waiting for host buffers, %d receive buffers free",
+		p.fetches, p.nblock, p.ready.Len(), p.txBusy, p.jobs.Len(), p.dmaBusy, p.hostWait.Len(), len(p.freeRecv))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Credits returns the send credits towards dst (for tests and waves).
+func (p *Program) Credits(dst int) int { return p.credits[dst] }
+
+// FetchAddValue returns the NI's fetch-and-add variable.
+func (p *Program) FetchAddValue() uint32 { return p.faValue }
+
+// Boot implements firmware.Program: read the control block the host wrote,
+// watch the host's queues, arm the receive engine.
+func (p *Program) Boot(c *firmware.Ctx) error {
+	if err := p.cfg.Validate(c.SRAMSize()); err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	c.Charge(p.cfg.Costs.Boot)
+	b := c.Read(0, 16)
+	p.complHost = binary.LittleEndian.Uint64(b[CtlCompletions:])
+	p.complSlots = binary.LittleEndian.Uint32(b[CtlCompletionSlots:])
+	p.watchdog = p.cfg.Interrupts || binary.LittleEndian.Uint32(b[CtlFlags:])&1 != 0
+	if p.complSlots == 0 {
+		return fmt.Errorf("%s: the host set up no send completion ring", p.name)
+	}
+	c.Watch(p.layout.SendQ, p.layout.SendQSlots*DescBytes)
+	c.Watch(p.layout.FreeQ, p.layout.FreeQSlots*FreeBytes)
+	p.arm(c)
+	return nil
+}

@@ -1,0 +1,586 @@
+package lci
+
+import (
+	"encoding/binary"
+
+	"github.com/nisim/nisim/firmware"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// Machine states and events.
+const (
+	sIdle    firmware.State = "IDLE"
+	sFetch   firmware.State = "FETCH"
+	sOpen    firmware.State = "OPEN"
+	sBlocked firmware.State = "BLOCKED"
+	sBusy    firmware.State = "BUSY"
+	sArmed   firmware.State = "ARMED"
+	sStarved firmware.State = "STARVED"
+	sHave    firmware.State = "HAVE"
+	sWait    firmware.State = "WAIT"
+	sOff     firmware.State = "OFF"
+	sOn      firmware.State = "ON"
+)
+
+func (p *Program) build(e *env.Env) error {
+	k := p.cfg.Costs
+	var err error
+	mk := func(name string, init firmware.State, rows []firmware.Transition) *firmware.Machine {
+		if err != nil {
+			return nil
+		}
+		var m *firmware.Machine
+		m, err = firmware.NewMachine(e, p.name+"."+name, init, rows)
+		return m
+	}
+	p.hsq = mk("hsq", sIdle, []firmware.Transition{
+		{From: sIdle, On: "poll", Do: p.pollSendQ},
+		{From: sFetch, On: "poll", Do: p.pollSendQ},
+		{From: sIdle, On: "fetch", To: sFetch, Cost: k.HostSend, Do: p.fetch},
+		{From: sFetch, On: "fetch", Cost: k.HostSend, Do: p.fetch},
+		{From: sIdle, On: "pass", Cost: k.HostSend, Do: p.pass},
+		{From: sFetch, On: "pass", Cost: k.HostSend, Do: p.pass},
+		{From: sFetch, On: "fetched", Do: p.fetched},
+		{From: sFetch, On: "drained", To: sIdle},
+	})
+	p.fc = mk("fc", sOpen, []firmware.Transition{
+		{From: sOpen, On: "want", Do: p.want},
+		{From: sBlocked, On: "want", Do: p.want},
+		{From: sOpen, On: "close", To: sBlocked},
+		{From: sOpen, On: "credit", Cost: k.Credit, Do: p.credit},
+		{From: sBlocked, On: "credit", Cost: k.Credit, Do: p.credit},
+		{From: sBlocked, On: "open", To: sOpen},
+		{From: sOpen, On: "release", Cost: k.Release, Do: p.release},
+		{From: sBlocked, On: "release", Cost: k.Release, Do: p.release},
+		{From: sOpen, On: "ack", Cost: k.Ack, Do: p.ack},
+		{From: sBlocked, On: "ack", Cost: k.Ack, Do: p.ack},
+	})
+	p.tx = mk("tx", sIdle, []firmware.Transition{
+		{From: sIdle, On: "go", To: sBusy, Cost: k.Transmit, Do: p.transmit},
+		{From: sBusy, On: "done", To: sIdle, Cost: k.SendDone, Do: p.sent},
+	})
+	p.rq = mk("rq", sArmed, []firmware.Transition{
+		{From: sArmed, On: "packet", Cost: k.Receive, Do: p.receive},
+		{From: sArmed, On: "starve", To: sStarved},
+		{From: sStarved, On: "freed", To: sArmed, Do: func(c *firmware.Ctx, _ any) { p.arm(c) }},
+		{From: sArmed, On: "freed"},
+	})
+	p.mc = mk("mc", sIdle, []firmware.Transition{
+		{From: sIdle, On: "packet", Do: p.forward},
+	})
+	p.fa = mk("fa", sIdle, []firmware.Transition{
+		{From: sIdle, On: "request", Cost: k.FetchAdd, Do: p.fetchAdd},
+	})
+	p.hrq = mk("hrq", sHave, []firmware.Transition{
+		{From: sHave, On: "deliver", Cost: k.Deliver, Do: p.deliver},
+		{From: sHave, On: "exhausted", To: sWait},
+		{From: sWait, On: "deliver", Do: func(_ *firmware.Ctx, a any) { p.hostWait.Push(a.(int)) }},
+		{From: sHave, On: "freed"},
+		{From: sWait, On: "freed", Do: p.retryDeliver},
+		{From: sWait, On: "replenished", To: sHave},
+	})
+	p.dmaM = mk("dma", sIdle, []firmware.Transition{
+		{From: sIdle, On: "job", To: sBusy, Cost: k.DMAStart, Do: p.startJob},
+		{From: sBusy, On: "job", Do: func(_ *firmware.Ctx, a any) { p.jobs.Push(a.(dmaJob)) }},
+		{From: sBusy, On: "done", To: sIdle, Cost: k.DMADone, Do: p.dmaDone},
+	})
+	p.timer = mk("timer", sOff, []firmware.Transition{
+		{From: sOff, On: "delivered", To: sOn, Do: func(c *firmware.Ctx, _ any) { c.SetTimer(p.cfg.WatchdogCycles) }},
+		{From: sOn, On: "delivered"},
+		{From: sOn, On: "expire", To: sOff, Cost: k.Timer, Do: p.expire},
+	})
+	return err
+}
+
+// Handle implements firmware.Program: one pass of the main loop.
+func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
+	if p.aborted {
+		return
+	}
+	c.Charge(p.cfg.Costs.Dispatch)
+	switch ev.Kind {
+	case firmware.RecvDone:
+		c.Fire(p.rq, "packet", ev)
+	case firmware.HostDMADone:
+		c.Fire(p.dmaM, "done", ev)
+	case firmware.SendDone:
+		c.Fire(p.tx, "done", ev)
+	case firmware.HostWrite:
+		if ev.Addr >= p.layout.SendQ && ev.Addr < p.layout.SendQ+uint32(p.layout.SendQSlots*DescBytes) {
+			c.Fire(p.hsq, "poll", nil)
+		} else {
+			c.Fire(p.hrq, "freed", nil)
+		}
+	case firmware.Timer:
+		c.Fire(p.timer, "expire", nil)
+	}
+}
+
+// --- Host Send Queue Mgt ---
+
+// sqEntry is a descriptor the host send queue module holds until its
+// data is in the NI (kept in order: a packet never overtakes an earlier
+// one of the host's).
+type sqEntry struct {
+	d     Desc
+	ready bool
+}
+
+// pollSendQ reads every new descriptor in order.
+func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
+	for {
+		slot := p.layout.SendQ + uint32(int(p.nextDesc-1)%p.layout.SendQSlots*DescBytes)
+		d := DecodeDesc(c.Read(slot, DescBytes))
+		if d.Seq != p.nextDesc {
+			return
+		}
+		p.nextDesc++
+		if p.cfg.Variant == SDMA && d.Len > 0 {
+			c.Fire(p.hsq, "fetch", d)
+		} else {
+			c.Fire(p.hsq, "pass", d)
+		}
+	}
+}
+
+func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
+	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
+		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node)
+	if !ok {
+		c.Env.Report(c.Now, p.name, "lci.desc", "bad send descriptor %+v", d)
+	}
+	return ok
+}
+
+func (p *Program) fetch(c *firmware.Ctx, a any) {
+	d := a.(Desc)
+	if !p.checkDesc(c, d) {
+		return
+	}
+	p.fetches++
+	p.sq = append(p.sq, sqEntry{d: d})
+	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobFetch, ref: int(d.Buf),
+		d: firmware.HostDMA{Dir: firmware.ToNI, HostAddr: d.HostBuf, SRAM: p.layout.SendBuf(int(d.Buf)) + HeaderBytes, Len: int(d.Len)}})
+}
+
+func (p *Program) pass(c *firmware.Ctx, a any) {
+	d := a.(Desc)
+	if !p.checkDesc(c, d) {
+		return
+	}
+	p.sq = append(p.sq, sqEntry{d: d, ready: true})
+	p.drainSQ(c)
+}
+
+// fetched marks the oldest unfetched descriptor's data as in the NI.
+func (p *Program) fetched(c *firmware.Ctx, _ any) {
+	for i := range p.sq {
+		if !p.sq[i].ready {
+			p.sq[i].ready = true
+			break
+		}
+	}
+	p.fetches--
+	p.drainSQ(c)
+	if p.fetches == 0 {
+		c.Fire(p.hsq, "drained", nil)
+	}
+}
+
+// drainSQ hands descriptors whose data is in the NI to flow control.
+func (p *Program) drainSQ(c *firmware.Ctx) {
+	for len(p.sq) > 0 && p.sq[0].ready {
+		d := p.sq[0].d
+		p.sq = p.sq[1:]
+		p.submit(c, d)
+	}
+}
+
+// submit turns a descriptor into packets.
+func (p *Program) submit(c *firmware.Ctx, d Desc) {
+	buf := int(d.Buf)
+	switch d.Type {
+	case TypeMcast:
+		kids := p.children(c, p.node)
+		p.sendRefs[buf] = len(kids)
+		if len(kids) == 0 {
+			p.complete(c, buf)
+		}
+		p.seqOut[p.node]++ // the root's multicast sequence
+		for _, k := range kids {
+			c.Fire(p.fc, "want", txItem{kind: itemSend, dst: k, buf: buf,
+				hdr: Header{Type: TypeMcast, Src: uint8(p.node), Len: d.Len, Root: uint8(p.node), Seq: p.seqOut[p.node], Arg: d.Tag}})
+		}
+	default:
+		p.sendRefs[buf] = 1
+		if d.Type == TypeData {
+			p.seqOut[d.Dst]++
+		}
+		c.Fire(p.fc, "want", txItem{kind: itemSend, dst: int(d.Dst), buf: buf,
+			hdr: Header{Type: d.Type, Src: uint8(p.node), Len: d.Len, Root: uint8(p.node), Seq: p.seqOut[d.Dst], Arg: d.Tag}})
+	}
+}
+
+// children reads node's children in the tree of root from the forwarding
+// table.
+func (p *Program) children(c *firmware.Ctx, root int) []int {
+	row := c.Read(p.layout.Fwd+uint32(root*FwdWidth), FwdWidth)
+	var out []int
+	for _, b := range row {
+		if b != 0xff && int(b) < p.n {
+			out = append(out, int(b))
+		}
+	}
+	return out
+}
+
+// --- Reliability / Flow Control and Send Queue Mgt ---
+
+// want sends a packet if the window towards its destination allows, or
+// queues it on the destination's queue. Control packets (acks, F&A
+// replies) use the spare buffers and need no credit.
+func (p *Program) want(c *firmware.Ctx, a any) {
+	it := a.(txItem)
+	switch {
+	case it.kind == itemCtl:
+		p.ready.Push(it)
+	case p.blocked[it.dst].Len() == 0 && p.credits[it.dst] > 0:
+		p.credits[it.dst]--
+		p.ready.Push(it)
+	default:
+		p.blocked[it.dst].Push(it)
+		p.nblock++
+		if p.fc.State() == sOpen {
+			c.Fire(p.fc, "close", nil)
+		}
+	}
+	p.kick(c)
+}
+
+// credit takes credits returned by dst and restarts its blocked packets
+// («Blocked packets are dequeued and transmitted during acknowledgment
+// processing»).
+func (p *Program) credit(c *firmware.Ctx, a any) {
+	cr := a.([2]int)
+	dst, n := cr[0], cr[1]
+	p.credits[dst] += n
+	if p.credits[dst] > p.w {
+		c.Env.Report(c.Now, p.name, "lci.credits", "node %d returned credits beyond the window: %d > W = %d", dst, p.credits[dst], p.w)
+	}
+	for p.blocked[dst].Len() > 0 && p.credits[dst] > 0 {
+		p.credits[dst]--
+		p.ready.Push(p.blocked[dst].Pop())
+		p.nblock--
+	}
+	if p.nblock == 0 && p.fc.State() == sBlocked {
+		c.Fire(p.fc, "open", nil)
+	}
+	p.kick(c)
+}
+
+// release counts a freed receive buffer reserved for src towards an
+// acknowledgment: «The number of newly released buffers is piggybacked on
+// each packet that flows back to the sender. In the absence of return
+// traffic, the receiving NI will send an explicit half-window
+// acknowledgment after releasing W/2 buffers.»
+func (p *Program) release(c *firmware.Ctx, a any) {
+	src := a.(int)
+	p.owed[src]++
+	if p.owed[src] < p.w/2 {
+		return
+	}
+	for i := range p.ready.Len() {
+		if p.ready.At(i).dst == src {
+			return // return traffic is about to carry them
+		}
+	}
+	c.Fire(p.fc, "ack", src)
+}
+
+func (p *Program) ack(c *firmware.Ctx, a any) {
+	dst := a.(int)
+	b, ok := p.ctlBuf(c)
+	if !ok {
+		return
+	}
+	c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: dst, buf: b, hdr: Header{Type: TypeAck, Src: uint8(p.node)}})
+}
+
+func (p *Program) ctlBuf(c *firmware.Ctx) (int, bool) {
+	if len(p.freeCtl) == 0 {
+		c.Env.Report(c.Now, p.name, "lci.ctl", "out of control buffers")
+		return 0, false
+	}
+	b := p.freeCtl[len(p.freeCtl)-1]
+	p.freeCtl = p.freeCtl[:len(p.freeCtl)-1]
+	return b, true
+}
+
+// --- Unicast: the send engine ---
+
+func (p *Program) kick(c *firmware.Ctx) {
+	if p.tx.State() == sIdle && p.ready.Len() > 0 && c.SendFree() > 0 {
+		c.Fire(p.tx, "go", nil)
+	}
+}
+
+// transmit puts the next ready packet on the send engine, with the credits
+// owed to its destination piggybacked.
+func (p *Program) transmit(c *firmware.Ctx, _ any) {
+	it := p.ready.Pop()
+	it.hdr.Credits = uint16(p.owed[it.dst])
+	p.owed[it.dst] = 0
+	var at uint32
+	switch it.kind {
+	case itemSend:
+		at = p.layout.SendBuf(it.buf)
+	case itemForward:
+		at = p.layout.RecvBuf(it.buf)
+	case itemCtl:
+		at = p.layout.CtlBuf(it.buf)
+	}
+	c.Write(at, it.hdr.Encode())
+	p.txBusy, p.txCur = true, it
+	c.StartSend(firmware.Packet{Dst: it.dst, SRAM: at, Len: HeaderBytes + int(it.hdr.Len)})
+}
+
+// sent: «an NI send buffer can be reused immediately after it has been
+// transmitted».
+func (p *Program) sent(c *firmware.Ctx, _ any) {
+	it := p.txCur
+	p.txBusy = false
+	switch it.kind {
+	case itemSend:
+		p.sendRefs[it.buf]--
+		if p.sendRefs[it.buf] == 0 {
+			p.complete(c, it.buf)
+		}
+	case itemForward:
+		p.unref(c, it.buf)
+	case itemCtl:
+		p.freeCtl = append(p.freeCtl, it.buf)
+	}
+	p.kick(c)
+}
+
+// complete reports send buffer buf free to the host: «Send completions are
+// reported back via a DMA to the host».
+func (p *Program) complete(c *firmware.Ctx, buf int) {
+	p.complSeq++
+	rec := make([]byte, CompletionBytes)
+	binary.LittleEndian.PutUint32(rec[0:], p.complSeq)
+	binary.LittleEndian.PutUint32(rec[4:], uint32(buf))
+	at := p.layout.SendBuf(buf) // the buffer's header space stages the record
+	c.Write(at, rec)
+	host := p.complHost + uint64((p.complSeq-1)%p.complSlots)*CompletionBytes
+	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobCompletion, d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: host, SRAM: at, Len: CompletionBytes}})
+}
+
+// --- Recv Queue Mgt and Recv Dispatch ---
+
+func (p *Program) arm(c *firmware.Ctx) {
+	if len(p.freeRecv) == 0 {
+		p.armed = false
+		return
+	}
+	b := p.freeRecv[len(p.freeRecv)-1]
+	p.freeRecv = p.freeRecv[:len(p.freeRecv)-1]
+	p.armedBuf = b
+	p.armed = true
+	c.ArmRecv(p.layout.RecvBuf(b), HeaderBytes+p.cfg.MTU)
+}
+
+// receive takes the packet the receive engine stored, re-arms the engine
+// and dispatches on the type.
+func (p *Program) receive(c *firmware.Ctx, a any) {
+	ev := a.(firmware.HWEvent)
+	buf := p.armedBuf
+	p.armed = false
+	h := DecodeHeader(c.Read(ev.Addr, HeaderBytes))
+	if ev.Bad {
+		c.Env.Report(c.Now, p.name, "lci.crc", "packet from node %d (type %d, sequence %d, %d bytes) failed the CRC check on link %s: the base implementation assumes a reliable network and aborts",
+			h.Src, h.Type, h.Seq, ev.Len, p.link)
+		p.aborted = true
+		return
+	}
+	if ev.Len != HeaderBytes+int(h.Len) || int(h.Src) >= p.n {
+		c.Env.Report(c.Now, p.name, "lci.packet", "malformed packet: %d bytes with header %+v", ev.Len, h)
+	}
+	p.arm(c)
+	if !p.armed {
+		c.Fire(p.rq, "starve", nil)
+	}
+	p.recvHdr[buf] = h
+	if h.Credits > 0 {
+		c.Fire(p.fc, "credit", [2]int{int(h.Src), int(h.Credits)})
+	}
+	switch h.Type {
+	case TypeData, TypeFARep:
+		p.recvRef[buf] = 1
+		c.Fire(p.hrq, "deliver", buf)
+	case TypeMcast:
+		c.Fire(p.mc, "packet", buf)
+	case TypeFAReq:
+		c.Fire(p.fa, "request", buf)
+	case TypeAck:
+		p.freeBuf(c, buf)
+	default:
+		c.Env.Report(c.Now, p.name, "lci.packet", "unknown packet type %d from node %d", h.Type, h.Src)
+		p.freeBuf(c, buf)
+	}
+}
+
+// reserved reports whether a packet type occupies one of the W buffers
+// its sender reserved (and so returns a credit when released).
+func reserved(t uint8) bool { return t == TypeData || t == TypeMcast || t == TypeFAReq }
+
+// unref drops a reference to receive buffer buf (the host copy or a
+// forward); the last one releases it: «NI receive buffers holding
+// multicast packets are not released until the packet has been copied to
+// the host and forwarded to all children».
+func (p *Program) unref(c *firmware.Ctx, buf int) {
+	p.recvRef[buf]--
+	if p.recvRef[buf] > 0 {
+		return
+	}
+	h := p.recvHdr[buf]
+	p.freeBuf(c, buf)
+	if reserved(h.Type) {
+		c.Fire(p.fc, "release", int(h.Src))
+	}
+}
+
+func (p *Program) freeBuf(c *firmware.Ctx, buf int) {
+	p.freeRecv = append(p.freeRecv, buf)
+	c.Fire(p.rq, "freed", nil)
+}
+
+// --- Multicast forwarding ---
+
+func (p *Program) forward(c *firmware.Ctx, a any) {
+	buf := a.(int)
+	h := p.recvHdr[buf]
+	kids := p.children(c, int(h.Root))
+	p.recvRef[buf] = 1 + len(kids)
+	c.Fire(p.hrq, "deliver", buf)
+	for _, k := range kids {
+		c.Charge(p.cfg.Costs.Forward)
+		fh := h
+		fh.Src = uint8(p.node)
+		c.Fire(p.fc, "want", txItem{kind: itemForward, dst: k, buf: buf, hdr: fh})
+	}
+}
+
+// --- Fetch-and-add ---
+
+// fetchAdd: «The NI Fetch&Add module replies with the current value of the
+// variable and then increments the variable.»
+func (p *Program) fetchAdd(c *firmware.Ctx, a any) {
+	buf := a.(int)
+	h := p.recvHdr[buf]
+	old := p.faValue
+	p.faValue += h.Arg
+	cb, ok := p.ctlBuf(c)
+	if ok {
+		c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(h.Src), buf: cb,
+			hdr: Header{Type: TypeFARep, Src: uint8(p.node), Root: uint8(p.node), Seq: h.Seq, Arg: old}})
+	}
+	p.recvRef[buf] = 1
+	p.unref(c, buf)
+}
+
+// --- Host Recv Queue Mgt ---
+
+// deliver copies receive buffer buf to a free host buffer, or waits for
+// one.
+func (p *Program) deliver(c *firmware.Ctx, a any) {
+	buf := a.(int)
+	if !p.takeHostBuf(c, buf) {
+		p.hostWait.Push(buf)
+		c.Fire(p.hrq, "exhausted", nil)
+	}
+}
+
+func (p *Program) retryDeliver(c *firmware.Ctx, _ any) {
+	for p.hostWait.Len() > 0 {
+		c.Charge(p.cfg.Costs.Deliver)
+		if !p.takeHostBuf(c, *p.hostWait.Front()) {
+			return
+		}
+		p.hostWait.Pop()
+	}
+	c.Fire(p.hrq, "replenished", nil)
+}
+
+// takeHostBuf reads the next Recv Completions record; if the host has
+// written it, the packet goes to that host buffer by DMA.
+func (p *Program) takeHostBuf(c *firmware.Ctx, buf int) bool {
+	slot := p.layout.FreeQ + uint32(int(p.freeNext-1)%p.layout.FreeQSlots*FreeBytes)
+	f := DecodeFree(c.Read(slot, FreeBytes))
+	if f.Seq != p.freeNext {
+		return false
+	}
+	p.freeNext++
+	h := p.recvHdr[buf]
+	p.delivered++
+	sh := SlotHeader{Type: h.Type, Src: h.Src, Len: h.Len, Tag: h.Arg, Arg: h.Seq, Flag: p.delivered}
+	if h.Type == TypeMcast {
+		sh.Src = h.Root
+	}
+	data := p.layout.RecvBuf(buf) + HeaderBytes
+	c.Write(data+uint32(h.Len), sh.Encode())
+	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: buf,
+		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: f.Addr + uint64(p.cfg.MTU) - uint64(h.Len), SRAM: data, Len: int(h.Len) + HeaderBytes}})
+	return true
+}
+
+// --- DMA to Host: the host DMA engine ---
+
+func (p *Program) jobEvent() firmware.Event { return "job" }
+
+func (p *Program) startJob(c *firmware.Ctx, a any) {
+	if j, ok := a.(dmaJob); ok {
+		p.jobs.Push(j)
+	}
+	p.dmaCur = p.jobs.Pop()
+	p.dmaBusy = true
+	c.StartHostDMA(p.dmaCur.d)
+}
+
+func (p *Program) dmaDone(c *firmware.Ctx, _ any) {
+	j := p.dmaCur
+	p.dmaBusy = false
+	switch j.kind {
+	case jobFetch:
+		c.Fire(p.hsq, "fetched", nil)
+	case jobDeliver:
+		if p.watchdog {
+			c.Fire(p.timer, "delivered", nil)
+		}
+		p.unref(c, j.ref)
+	}
+	if p.jobs.Len() > 0 && p.dmaM.State() == sIdle {
+		c.Fire(p.dmaM, "job", nil)
+	}
+}
+
+// --- Timer: the polling watchdog ---
+
+// expire raises the interrupt if the host has not consumed every packet
+// delivered to it: «An interrupt is generated only by the Timer module if
+// the timer expires before the host polls.»
+func (p *Program) expire(c *firmware.Ctx, _ any) {
+	consumed := p.freeNext - 1
+	for {
+		slot := p.layout.FreeQ + uint32(int(consumed)%p.layout.FreeQSlots*FreeBytes)
+		if DecodeFree(c.Read(slot, FreeBytes)).Seq != consumed+1 {
+			break
+		}
+		consumed++
+	}
+	// The host hands back every buffer it has consumed; HostSlots were
+	// given at the start.
+	if consumed-uint32(p.cfg.HostSlots) < p.delivered {
+		c.Interrupt()
+	}
+}

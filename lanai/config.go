@@ -1,0 +1,103 @@
+package lanai
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/clock"
+)
+
+// Config is a LANai card's hardware. Firmware costs are not here: they are
+// the control program's (firmware/...), in processor cycles.
+type Config struct {
+	Name string
+	// Clock is the LANai processor clock; the SRAM and the host DMA
+	// engine run on it too.
+	Clock clock.Clock
+	// SRAMBytes is the size of NI memory.
+	SRAMBytes uint64
+	// SRAMBytesPerCycle is what the SRAM moves per processor cycle, shared
+	// by the processor, the PCI slave and the three DMA engines;
+	// SRAMLatency the cycles from accepting an access to its first data.
+	SRAMBytesPerCycle int
+	SRAMLatency       int
+	// HostDMASetup is the cycles the host DMA engine spends on each
+	// transfer before its first bus request; HostDMABurst its largest
+	// burst; HostDMAQueue the transfers it holds (1: the engine is
+	// programmed through its registers one transfer at a time).
+	HostDMASetup int
+	HostDMABurst int
+	HostDMAQueue int
+	// NetBurst is the SRAM burst of the send and receive DMA engines;
+	// SendQueue the packets the send engine holds.
+	NetBurst  int
+	SendQueue int
+}
+
+// LANai4 is the PPro platform's NI: «LANai 4.1, 33 MHz 1 MB SRAM»
+// (MY-P11/P12).
+func LANai4() Config {
+	return Config{
+		Name:      "lanai4.1",
+		Clock:     clock.MHz(33),
+		SRAMBytes: 1 << 20,
+		// assumed: the LANai's SRAM serves two 32-bit accesses per
+		// processor cycle (264 MB/s at 33 MHz), so it can feed the link
+		// (160 MB/s) and the PCI DMA (127.2 MB/s peak) but not both at
+		// full rate plus the processor; the paper says only that on the
+		// PPro platform «not all NI-level protocol handling and message
+		// transfers are hidden behind DMA transfers».
+		SRAMBytesPerCycle: 8,
+		SRAMLatency:       1,
+		// assumed: 4 cycles to take a transfer from the DMA registers.
+		HostDMASetup: 4,
+		// assumed: the engine bursts up to 256 bytes on PCI.
+		HostDMABurst: 256,
+		// «One DMA engine transfers data between host memory and NI
+		// memory» (MY-P13): one transfer at a time, programmed through
+		// its registers; the control program queues the rest.
+		HostDMAQueue: 1,
+		// assumed: the network engines read and write SRAM in 64-byte
+		// bursts and take one packet at a time.
+		NetBurst:  64,
+		SendQueue: 1,
+	}
+}
+
+// LANai9 is the P3 platform's NI: «LANai 9.2, 133 MHz 2 MB SRAM»
+// (MY-P11/P12). Same structure, same cycle counts; only the clock and the
+// memory size differ. At 133 MHz the SRAM moves 1064 MB/s: «the NI's local
+// memory bandwidth is much higher than the unidirectional network
+// bandwidth» (section 5.2.4).
+func LANai9() Config {
+	c := LANai4()
+	c.Name, c.Clock, c.SRAMBytes = "lanai9.2", clock.MHz(133), 2<<20
+	return c
+}
+
+// Preset returns the named configuration: lanai4 or lanai9.
+func Preset(name string) (Config, error) {
+	switch name {
+	case "lanai4", "lanai4.1":
+		return LANai4(), nil
+	case "lanai9", "lanai9.2":
+		return LANai9(), nil
+	}
+	return Config{}, fmt.Errorf("unknown LANai preset %q (have lanai4, lanai9)", name)
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case !c.Clock.Valid():
+		return fmt.Errorf("lanai %s: no clock", c.Name)
+	case c.SRAMBytes < 4096 || c.SRAMBytes >= 1<<32:
+		return fmt.Errorf("lanai %s: SRAM of %d bytes must be at least 4 KiB and under 4 GiB", c.Name, c.SRAMBytes)
+	case c.SRAMBytesPerCycle < 1 || c.SRAMLatency < 0:
+		return fmt.Errorf("lanai %s: SRAM %d bytes/cycle, latency %d: need at least 1 byte/cycle and latency >= 0", c.Name, c.SRAMBytesPerCycle, c.SRAMLatency)
+	case c.HostDMASetup < 0 || c.HostDMABurst < 4 || c.HostDMAQueue < 1:
+		return fmt.Errorf("lanai %s: host DMA setup %d, burst %d, queue %d: need setup >= 0, burst >= 4, queue >= 1", c.Name, c.HostDMASetup, c.HostDMABurst, c.HostDMAQueue)
+	case c.NetBurst < 4 || c.SendQueue < 1:
+		return fmt.Errorf("lanai %s: network burst %d, send queue %d: need burst >= 4, queue >= 1", c.Name, c.NetBurst, c.SendQueue)
+	}
+	return nil
+}
