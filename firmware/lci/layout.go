@@ -147,10 +147,15 @@ const DescBytes = 32
 // NI memory («it writes an address and size field ... and enqueues a Send
 // Descriptor in NI memory, which triggers the send», section 4.1):
 //
-//	[0:4] sequence (the n-th descriptor the host wrote, from 1: the
-//	slot's valid mark)  [4] type  [5] destination (root for multicast)
-//	[6:8] length  [8:12] NI send buffer  [12:16] sender's tag
-//	[16:24] host address of the data (I-sdma)  [24:32] unused
+//	[0:8] host address of the data (I-sdma)  [8] type  [9] destination
+//	[10:12] length  [12:16] NI send buffer  [16:20] sender's tag (the
+//	addend of an F&A)  [20:28] unused  [28:32] sequence (the n-th
+//	descriptor the host wrote, from 1)
+//
+// The sequence is the slot's valid mark and comes last: the host's
+// write-combined burst writes ascending addresses, so a control program
+// that sees the mark sees the whole descriptor (the mark first would let
+// it read a half-written slot).
 type Desc struct {
 	Seq     uint32
 	Type    uint8
@@ -164,19 +169,19 @@ type Desc struct {
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
-	binary.LittleEndian.PutUint32(b[0:], d.Seq)
-	b[4], b[5] = d.Type, d.Dst
-	binary.LittleEndian.PutUint16(b[6:], d.Len)
-	binary.LittleEndian.PutUint32(b[8:], d.Buf)
-	binary.LittleEndian.PutUint32(b[12:], d.Tag)
-	binary.LittleEndian.PutUint64(b[16:], d.HostBuf)
+	binary.LittleEndian.PutUint64(b[0:], d.HostBuf)
+	b[8], b[9] = d.Type, d.Dst
+	binary.LittleEndian.PutUint16(b[10:], d.Len)
+	binary.LittleEndian.PutUint32(b[12:], d.Buf)
+	binary.LittleEndian.PutUint32(b[16:], d.Tag)
+	binary.LittleEndian.PutUint32(b[28:], d.Seq)
 	return b
 }
 
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
-	return Desc{Seq: binary.LittleEndian.Uint32(b[0:]), Type: b[4], Dst: b[5], Len: binary.LittleEndian.Uint16(b[6:]),
-		Buf: binary.LittleEndian.Uint32(b[8:]), Tag: binary.LittleEndian.Uint32(b[12:]), HostBuf: binary.LittleEndian.Uint64(b[16:])}
+	return Desc{HostBuf: binary.LittleEndian.Uint64(b[0:]), Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
+		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Seq: binary.LittleEndian.Uint32(b[28:])}
 }
 
 // FreeBytes is the size of a free host buffer record.
@@ -184,8 +189,8 @@ const FreeBytes = 16
 
 // Free is a free host receive buffer, written by the host into the Recv
 // Completions queue in NI memory («writes the buffers' addresses into a
-// Recv Completions queue in NI memory», section 4.1): [0:4] sequence
-// (valid mark) [8:16] host address of the slot.
+// Recv Completions queue in NI memory», section 4.1): [0:8] host address
+// of the slot, [12:16] sequence (the valid mark, last, as in Desc).
 type Free struct {
 	Seq  uint32
 	Addr uint64
@@ -194,14 +199,14 @@ type Free struct {
 // Encode returns the record's bytes.
 func (f Free) Encode() []byte {
 	b := make([]byte, FreeBytes)
-	binary.LittleEndian.PutUint32(b[0:], f.Seq)
-	binary.LittleEndian.PutUint64(b[8:], f.Addr)
+	binary.LittleEndian.PutUint64(b[0:], f.Addr)
+	binary.LittleEndian.PutUint32(b[12:], f.Seq)
 	return b
 }
 
 // DecodeFree reads a record.
 func DecodeFree(b []byte) Free {
-	return Free{Seq: binary.LittleEndian.Uint32(b[0:]), Addr: binary.LittleEndian.Uint64(b[8:])}
+	return Free{Addr: binary.LittleEndian.Uint64(b[0:]), Seq: binary.LittleEndian.Uint32(b[12:])}
 }
 
 // Host receive slots. A slot is MTU bytes of data followed by a 16-byte

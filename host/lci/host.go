@@ -29,12 +29,12 @@ import (
 type Costs struct {
 	// Send: allocate a send buffer, build the descriptor, the call's
 	// bookkeeping (not the copy or the PIO, which the model times).
-	// calibrated: 300 cycles, fitted to the PPro I-sdma send overhead
+	// calibrated: 326 cycles, fitted to the PPro I-sdma send overhead
 	// os = 1.8 µs (Table III).
 	Send int
 	// Recv: a successful poll, the upcall dispatch and the release
 	// (not the cache misses or the PIO).
-	// calibrated: 330 cycles, fitted to the PPro I-sdma receive overhead
+	// calibrated: 422 cycles, fitted to the PPro I-sdma receive overhead
 	// or = 2.6 µs (Table III).
 	Recv int
 	// Signal: the kernel delivering a network interrupt as a Unix signal
@@ -43,7 +43,7 @@ type Costs struct {
 }
 
 // DefaultCosts returns the calibrated library costs.
-func DefaultCosts() Costs { return Costs{Send: 300, Recv: 330, Signal: 4000} }
+func DefaultCosts() Costs { return Costs{Send: 326, Recv: 422, Signal: 4000} }
 
 // Msg is a received packet, as the upcall sees it.
 type Msg struct {

@@ -132,3 +132,101 @@ func PingPong(c Config, b Bench) (LogP, error) {
 	r.L = r.E2E - r.Os - r.Or
 	return r, nil
 }
+
+// Stream measures the gap g: node 0 sends b.Stream messages back to back
+// to node 1, which receives (and, with copy, copies out) each; g is the
+// time per message between the receptions of the second and the last
+// message (steady state, the pipeline filled).
+func Stream(c Config, b Bench, recvCopy bool) (clock.Time, error) {
+	if err := b.validate(c.FirmwareConfig().MTU); err != nil {
+		return 0, err
+	}
+	c.Nodes = max(c.Nodes, 2)
+	data := make([]byte, b.Size)
+	var got []clock.Time
+	_, _, err := run(c, func(cl *Cluster) {
+		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		var ops []cpu.Op
+		for i := range b.Stream {
+			ops = append(ops, h0.Send(1, data, uint32(i), nil)...)
+		}
+		h0.CPU.Run(ops...)
+		var rx []cpu.Op
+		for range b.Stream {
+			rx = append(rx, h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				got = append(got, now)
+				if recvCopy {
+					return []cpu.Op{{Kind: cpu.Compute, Cycles: h1.copyCycles(len(m.Data), true)}}
+				}
+				return nil
+			})...)
+		}
+		h1.CPU.Run(rx...)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(got) != b.Stream {
+		return 0, fmt.Errorf("stream: %d of %d messages received", len(got), b.Stream)
+	}
+	k := len(got) / 4
+	return (got[len(got)-1] - got[k]) / clock.Time(len(got)-1-k), nil
+}
+
+// FetchAdd measures the fetch-and-add latency: node 0 adds to node 1's
+// variable b.Warm + b.Iters times in a row; the mean of the measured ones.
+func FetchAdd(c Config, b Bench) (clock.Time, error) {
+	if err := b.validate(c.FirmwareConfig().MTU); err != nil {
+		return 0, err
+	}
+	c.Nodes = max(c.Nodes, 2)
+	var sum clock.Time
+	var vals []uint32
+	_, _, err := run(c, func(cl *Cluster) {
+		h0 := cl.Nodes[0].Host
+		total := b.Warm + b.Iters
+		var step func(i int) []cpu.Op
+		step = func(i int) []cpu.Op {
+			if i == total {
+				return nil
+			}
+			var t0 clock.Time
+			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; return true }}}
+			return append(ops, h0.FetchAndAdd(1, 1, func(now clock.Time, old uint32) {
+				vals = append(vals, old)
+				if i >= b.Warm {
+					sum += now - t0
+				}
+				h0.CPU.Insert(step(i + 1)...)
+			})...)
+		}
+		h0.CPU.Run(step(0)...)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i, v := range vals {
+		if v != uint32(i) {
+			return 0, fmt.Errorf("fetch-and-add %d returned %d", i, v)
+		}
+	}
+	if len(vals) != b.Warm+b.Iters {
+		return 0, fmt.Errorf("fetch-and-add: %d of %d completed", len(vals), b.Warm+b.Iters)
+	}
+	return sum / clock.Time(b.Iters), nil
+}
+
+// MeasureLogP runs the ping-pong, the stream and the fetch-and-add.
+func MeasureLogP(c Config, b Bench) (LogP, error) {
+	r, err := PingPong(c, b)
+	if err != nil {
+		return r, fmt.Errorf("ping-pong: %w", err)
+	}
+	if r.G, err = Stream(c, b, false); err != nil {
+		return r, fmt.Errorf("stream: %w", err)
+	}
+	if r.FA, err = FetchAdd(c, b); err != nil {
+		return r, fmt.Errorf("fetch-and-add: %w", err)
+	}
+	return r, nil
+}
