@@ -39,6 +39,8 @@ type Ctx struct {
 	hostDMAs  int
 	sends     int
 	armed     bool
+	spin      EventKind
+	spinning  bool
 }
 
 type command struct {
@@ -67,6 +69,7 @@ func NewCtx(e *env.Env, hw NI, now clock.Time, cycle clock.Cycle) *Ctx {
 func (c *Ctx) Reset(now clock.Time, cycle clock.Cycle) {
 	c.Now, c.Cycle = now, cycle
 	c.cycles, c.sramBytes, c.hostDMAs, c.sends = 0, 0, 0, 0
+	c.spinning = false
 	c.cmds = c.cmds[:0]
 	c.armed = c.hw.RecvArmed()
 }
@@ -156,6 +159,16 @@ func (c *Ctx) ArmRecv(sram uint32, max int) {
 // CancelTimer stops it.
 func (c *Ctx) SetTimer(n int) { c.cmds = append(c.cmds, command{kind: cmdTimer, n: n}) }
 func (c *Ctx) CancelTimer()   { c.cmds = append(c.cmds, command{kind: cmdTimer, cancel: true}) }
+
+// SpinUntil makes the processor, once this handler's commands are issued,
+// poll only the event source k until it fires, and handle that event
+// next: the control program busy-waits (for a DMA it just started, say)
+// instead of returning to its main loop. Other events wait meanwhile.
+func (c *Ctx) SpinUntil(k EventKind) { c.spin, c.spinning = k, true }
+
+// Spin reports the source the handler asked to spin on (the processor
+// calls it).
+func (c *Ctx) Spin() (EventKind, bool) { return c.spin, c.spinning }
 
 // Interrupt raises the host interrupt line.
 func (c *Ctx) Interrupt() { c.cmds = append(c.cmds, command{kind: cmdInterrupt}) }

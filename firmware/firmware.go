@@ -38,9 +38,10 @@ type EventKind uint8
 
 // Hardware events.
 const (
-	// HostWrite: the host wrote (by PIO) a part of SRAM the program
-	// watches (Addr, Len): the main loop's poll of a host queue finds
-	// something new.
+	// HostWrite: the host wrote (by PIO) into a part of SRAM the program
+	// watches (Addr, Len: the watched range): the main loop's poll of a
+	// host queue finds something new. Writes coalesce: until the event
+	// is handled, further writes to the range raise no other.
 	HostWrite EventKind = iota
 	// HostDMADone: a host DMA the program asked to be told about has
 	// completed (Tag).

@@ -170,12 +170,16 @@ type Card struct {
 	sramLeft int // bytes of the handler's SRAM access not yet returned
 	readyAt  clock.Time
 	booted   bool
+	spinning bool // polling only spinOn until it fires
+	spinOn   firmware.EventKind
+	spinTime clock.Time
 	handled  uint64
 	busy     clock.Time // time spent in handlers
 	began    clock.Time
 
 	hdmaTags queue.Queue[uint64]
 	watches  [][2]uint32
+	watchHit []bool // a HostWrite for the range is waiting
 
 	timerOn bool
 	timerAt clock.Time
@@ -241,9 +245,11 @@ func (c *Card) Start() {
 // Stats are a card's counters.
 type Stats struct {
 	// Handlers run; Busy the processor time in them (SRAM stalls
-	// included); Interrupts raised.
+	// included); Spin the time it busy-waited (SpinUntil); Interrupts
+	// raised.
 	Handlers   uint64
 	Busy       clock.Time
+	Spin       clock.Time
 	Interrupts uint64
 	// PacketsSent and PacketsReceived by the network DMA engines;
 	// HostDMAs by the host DMA engine.
@@ -254,7 +260,7 @@ type Stats struct {
 // Stats returns the counters.
 func (c *Card) Stats() Stats {
 	h := c.hdma.Stats()
-	return Stats{Handlers: c.handled, Busy: c.busy, Interrupts: c.irqs,
+	return Stats{Handlers: c.handled, Busy: c.busy, Spin: c.spinTime, Interrupts: c.irqs,
 		PacketsSent: c.send.packets, PacketsReceived: c.recv.packets, HostDMAs: h.Descriptors,
 		BytesSent: c.send.bytes, BytesReceived: c.recv.bytes, HostDMABytes: h.Bytes}
 }
@@ -268,13 +274,28 @@ func (c *Card) raise(now clock.Time, ev firmware.HWEvent) {
 	c.Wake(now)
 }
 
-// next returns the first event in poll order.
+// next returns the first event in poll order (or, while the program spins
+// on one source, that source's event).
 func (c *Card) next(now clock.Time) (firmware.HWEvent, bool) {
+	if c.spinning {
+		if c.events[c.spinOn].Len() == 0 {
+			return firmware.HWEvent{}, false
+		}
+		c.spinning = false
+		c.spinTime += now - c.began
+		c.pending--
+		c.sigEvents.Set(now, uint64(c.pending))
+		return c.events[c.spinOn].Pop(), true
+	}
 	for _, k := range c.order {
 		if c.events[k].Len() > 0 {
 			c.pending--
 			c.sigEvents.Set(now, uint64(c.pending))
-			return c.events[k].Pop(), true
+			ev := c.events[k].Pop()
+			if k == firmware.HostWrite {
+				c.watchHit[ev.Tag] = false
+			}
+			return ev, true
 		}
 	}
 	return firmware.HWEvent{}, false
@@ -300,20 +321,28 @@ func (c *Card) Tick(now clock.Time) bool {
 			c.ctx.Commit(now)
 			c.busy += now - c.began
 			c.phase = phIdle
+			if k, ok := c.ctx.Spin(); ok {
+				c.spinning, c.spinOn, c.began = true, k, now
+				c.sigState.SetString(now, "SPIN")
+			}
 			progress = true
 			continue
 		case phSRAM:
+			// The handler's cycles run while its SRAM traffic is served:
+			// the instructions include the loads and stores, so the SRAM
+			// adds time only when the DMA engines hold it.
 			for c.sramLeft > 0 {
 				b, ok := c.sram.Port(portProc).Up.Pop(now)
 				if !ok {
-					c.sigState.SetString(now, "SRAM")
+					if now >= c.readyAt {
+						c.sigState.SetString(now, "SRAM")
+					}
 					return progress // the memory's push wakes us
 				}
 				c.sramLeft -= len(b.Data)
 				progress = true
 			}
 			c.phase = phRun
-			c.readyAt = c.Clock().After(now, clock.Cycle(c.ctx.Cycles()))
 			continue
 		}
 		// Idle: boot, or take the next event.
@@ -328,7 +357,9 @@ func (c *Card) Tick(now clock.Time) bool {
 		} else {
 			ev, ok := c.next(now)
 			if !ok {
-				c.sigState.SetString(now, "IDLE")
+				if !c.spinning {
+					c.sigState.SetString(now, "IDLE")
+				}
 				return progress
 			}
 			c.ctx.Reset(now, c.Clock().CycleAt(now))
@@ -354,8 +385,8 @@ func (c *Card) Tick(now clock.Time) bool {
 			c.phase = phSRAM
 		} else {
 			c.phase = phRun
-			c.readyAt = c.Clock().After(now, clock.Cycle(c.ctx.Cycles()))
 		}
+		c.readyAt = c.Clock().After(now, clock.Cycle(c.ctx.Cycles()))
 	}
 }
 
@@ -364,9 +395,14 @@ func (c *Card) sramWritten(now clock.Time, port int, addr uint64, n int) {
 	if port != portPCI {
 		return
 	}
-	for _, w := range c.watches {
+	for i, w := range c.watches {
 		if addr < uint64(w[0])+uint64(w[1]) && addr+uint64(n) > uint64(w[0]) {
-			c.raise(now, firmware.HWEvent{Kind: firmware.HostWrite, Addr: uint32(addr), Len: n})
+			// The main loop polls the queue, and one poll finds every
+			// entry written since: writes coalesce until it runs.
+			if !c.watchHit[i] {
+				c.watchHit[i] = true
+				c.raise(now, firmware.HWEvent{Kind: firmware.HostWrite, Addr: w[0], Len: int(w[1]), Tag: uint64(i)})
+			}
 			return
 		}
 	}
@@ -383,7 +419,7 @@ func (c *Card) hostDMADone(now clock.Time, d dma.Descriptor, err string) {
 // Idle implements check.Unit: no event waiting, no handler running, and
 // the program holds no work.
 func (c *Card) Idle() bool {
-	return c.pending == 0 && c.phase == phIdle && c.prog.Idle() && c.send.idle() && c.recv.idle()
+	return c.pending == 0 && c.phase == phIdle && !c.spinning && c.prog.Idle() && c.send.idle() && c.recv.idle()
 }
 
 // State implements check.Unit.
@@ -414,7 +450,10 @@ func (c *Card) WriteSRAM(addr uint32, data []byte) error {
 }
 
 // Watch implements firmware.NI.
-func (c *Card) Watch(addr uint32, n int) { c.watches = append(c.watches, [2]uint32{addr, uint32(n)}) }
+func (c *Card) Watch(addr uint32, n int) {
+	c.watches = append(c.watches, [2]uint32{addr, uint32(n)})
+	c.watchHit = append(c.watchHit, false)
+}
 
 // HostDMAFree implements firmware.NI.
 func (c *Card) HostDMAFree() int { return c.hdma.Queue().Free(c.Now()) }

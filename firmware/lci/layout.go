@@ -100,6 +100,9 @@ const (
 	TypeFAReq = 3 // fetch-and-add request
 	TypeFARep = 4 // fetch-and-add reply
 	TypeAck   = 5 // explicit half-window acknowledgment
+	// TypeCompl marks a send completion in the host receive queue (it
+	// never travels on the network).
+	TypeCompl = 6
 )
 
 // HeaderBytes is the size of the NI packet header and of the header of a
@@ -216,6 +219,10 @@ func DecodeFree(b []byte) Free {
 //
 //	[0] type  [1] source  [2:4] length  [4:8] tag  [8:12] argument
 //	[12:16] full flag: the delivery number (1, 2, ...)
+//
+// A send completion is a slot with no data, type TypeCompl and the NI send
+// buffer that is free again as its tag: «Send completions are reported
+// back via a DMA to the host receive queue» (section 4.1).
 type SlotHeader struct {
 	Type uint8
 	Src  uint8
@@ -241,11 +248,6 @@ func DecodeSlotHeader(b []byte) SlotHeader {
 	return SlotHeader{Type: b[0], Src: b[1], Len: binary.LittleEndian.Uint16(b[2:]), Tag: binary.LittleEndian.Uint32(b[4:]),
 		Arg: binary.LittleEndian.Uint32(b[8:]), Flag: binary.LittleEndian.Uint32(b[12:])}
 }
-
-// CompletionBytes is the size of a send completion record in host memory:
-// [0:4] sequence (the n-th completion, from 1) [4:8] the NI send buffer
-// that is free again.
-const CompletionBytes = 8
 
 // Layout is where the control program keeps things in SRAM, and what the
 // host library must know of it.
@@ -310,10 +312,6 @@ func NewLayout(c Config) Layout {
 // The control block at the start of SRAM, written by the host at
 // initialisation.
 const (
-	// CtlCompletions holds the host address of the send completion ring
-	// (8 bytes), CtlCompletionSlots its number of records (4 bytes).
-	CtlCompletions     = 0x00
-	CtlCompletionSlots = 0x08
 	// CtlFlags: bit 0 enables network interrupts.
 	CtlFlags = 0x0c
 	// CtlFwd is where the forwarding table starts.

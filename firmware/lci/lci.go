@@ -73,13 +73,9 @@ type Program struct {
 	freeCtl  []int
 	sendRefs []int
 
-	freeNext  uint32 // sequence of the next Recv Completions record
-	hostWait  queue.Queue[int]
-	delivered uint32 // packets handed to the host (the slot flag)
-
-	complHost  uint64
-	complSlots uint32
-	complSeq   uint32
+	freeNext  uint32           // sequence of the next Recv Completions record
+	hostWait  queue.Queue[int] // receive buffers, or -(send buffer+1) for completions
+	delivered uint32           // packets handed to the host (the slot flag)
 
 	faValue uint32
 
@@ -194,12 +190,7 @@ func (p *Program) Boot(c *firmware.Ctx) error {
 	}
 	c.Charge(p.cfg.Costs.Boot)
 	b := c.Read(0, 16)
-	p.complHost = binary.LittleEndian.Uint64(b[CtlCompletions:])
-	p.complSlots = binary.LittleEndian.Uint32(b[CtlCompletionSlots:])
 	p.watchdog = p.cfg.Interrupts || binary.LittleEndian.Uint32(b[CtlFlags:])&1 != 0
-	if p.complSlots == 0 {
-		return fmt.Errorf("%s: the host set up no send completion ring", p.name)
-	}
 	c.Watch(p.layout.SendQ, p.layout.SendQSlots*DescBytes)
 	c.Watch(p.layout.FreeQ, p.layout.FreeQSlots*FreeBytes)
 	p.arm(c)

@@ -75,8 +75,8 @@ func (p *Program) build(e *env.Env) error {
 		{From: sHave, On: "deliver", Cost: k.Deliver, Do: p.deliver},
 		{From: sHave, On: "exhausted", To: sWait},
 		{From: sWait, On: "deliver", Do: func(_ *firmware.Ctx, a any) { p.hostWait.Push(a.(int)) }},
-		{From: sHave, On: "freed"},
-		{From: sWait, On: "freed", Do: p.retryDeliver},
+		{From: sHave, On: "freed", Cost: k.Replenish},
+		{From: sWait, On: "freed", Cost: k.Replenish, Do: p.retryDeliver},
 		{From: sWait, On: "replenished", To: sHave},
 	})
 	p.dmaM = mk("dma", sIdle, []firmware.Transition{
@@ -113,6 +113,14 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 		}
 	case firmware.Timer:
 		c.Fire(p.timer, "expire", nil)
+	}
+	if p.cfg.SyncFetch && p.fetches > 0 {
+		// «it first transfers the user data to the corresponding Send
+		// Buffer using DMA. It then checks if its send window allows it
+		// to transmit the packet» (section 4.1): while a fetch is
+		// pending the program waits on the DMA engine instead of
+		// returning to the main loop.
+		c.SpinUntil(firmware.HostDMADone)
 	}
 }
 
@@ -364,16 +372,11 @@ func (p *Program) sent(c *firmware.Ctx, _ any) {
 }
 
 // complete reports send buffer buf free to the host: «Send completions are
-// reported back via a DMA to the host».
+// reported back via a DMA to the host receive queue» (section 4.1). The
+// completion goes through Host Recv Queue Mgt like a packet: it takes a
+// free host buffer and its slot header is DMAed there.
 func (p *Program) complete(c *firmware.Ctx, buf int) {
-	p.complSeq++
-	rec := make([]byte, CompletionBytes)
-	binary.LittleEndian.PutUint32(rec[0:], p.complSeq)
-	binary.LittleEndian.PutUint32(rec[4:], uint32(buf))
-	at := p.layout.SendBuf(buf) // the buffer's header space stages the record
-	c.Write(at, rec)
-	host := p.complHost + uint64((p.complSeq-1)%p.complSlots)*CompletionBytes
-	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobCompletion, d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: host, SRAM: at, Len: CompletionBytes}})
+	c.Fire(p.hrq, "deliver", -(buf + 1))
 }
 
 // --- Recv Queue Mgt and Recv Dispatch ---
@@ -479,7 +482,10 @@ func (p *Program) fetchAdd(c *firmware.Ctx, a any) {
 	buf := a.(int)
 	h := p.recvHdr[buf]
 	old := p.faValue
-	p.faValue += h.Arg
+	if h.Len != 4 {
+		c.Env.Report(c.Now, p.name, "lci.packet", "fetch-and-add request from node %d with %d bytes of operand", h.Src, h.Len)
+	}
+	p.faValue += binary.LittleEndian.Uint32(c.Read(p.layout.RecvBuf(buf)+HeaderBytes, 4))
 	cb, ok := p.ctlBuf(c)
 	if ok {
 		c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(h.Src), buf: cb,
@@ -513,24 +519,35 @@ func (p *Program) retryDeliver(c *firmware.Ctx, _ any) {
 }
 
 // takeHostBuf reads the next Recv Completions record; if the host has
-// written it, the packet goes to that host buffer by DMA.
-func (p *Program) takeHostBuf(c *firmware.Ctx, buf int) bool {
+// written it, the packet in receive buffer ref (or, for ref < 0, the send
+// completion of send buffer -ref-1) goes to that host buffer by DMA.
+func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 	slot := p.layout.FreeQ + uint32(int(p.freeNext-1)%p.layout.FreeQSlots*FreeBytes)
 	f := DecodeFree(c.Read(slot, FreeBytes))
 	if f.Seq != p.freeNext {
 		return false
 	}
 	p.freeNext++
-	h := p.recvHdr[buf]
 	p.delivered++
+	hdrAt := f.Addr + uint64(p.cfg.MTU)
+	if ref < 0 {
+		buf := -ref - 1
+		sh := SlotHeader{Type: TypeCompl, Src: uint8(p.node), Tag: uint32(buf), Flag: p.delivered}
+		at := p.layout.SendBuf(buf) // the sent buffer's header space stages it
+		c.Write(at, sh.Encode())
+		c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobCompletion, ref: buf,
+			d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt, SRAM: at, Len: HeaderBytes}})
+		return true
+	}
+	h := p.recvHdr[ref]
 	sh := SlotHeader{Type: h.Type, Src: h.Src, Len: h.Len, Tag: h.Arg, Arg: h.Seq, Flag: p.delivered}
 	if h.Type == TypeMcast {
 		sh.Src = h.Root
 	}
-	data := p.layout.RecvBuf(buf) + HeaderBytes
+	data := p.layout.RecvBuf(ref) + HeaderBytes
 	c.Write(data+uint32(h.Len), sh.Encode())
-	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: buf,
-		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: f.Addr + uint64(p.cfg.MTU) - uint64(h.Len), SRAM: data, Len: int(h.Len) + HeaderBytes}})
+	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: ref,
+		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt - uint64(h.Len), SRAM: data, Len: int(h.Len) + HeaderBytes}})
 	return true
 }
 

@@ -125,10 +125,12 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 	if err != nil {
 		return nil, err
 	}
-	// Host memory as the NI's DMA sees it: behind the bridge, the
-	// measured memory latency before the first data (MY-P6).
+	// Host memory as the NI's DMA sees it: behind the bridge, a read
+	// waits the measured memory latency (MY-P6) and the bridge's delayed
+	// read; a write is posted in the bridge.
 	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(hostMemSize).WithPortWidth(p.Bus.WidthBytes).
-		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles()).Build(name + ".Mem")
+		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles() + p.BridgeReadCycles).
+		WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
 	if err != nil {
 		return nil, err
 	}

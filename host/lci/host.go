@@ -29,7 +29,7 @@ import (
 type Costs struct {
 	// Send: allocate a send buffer, build the descriptor, the call's
 	// bookkeeping (not the copy or the PIO, which the model times).
-	// calibrated: 326 cycles, fitted to the PPro I-sdma send overhead
+	// calibrated: 338 cycles, fitted to the PPro I-sdma send overhead
 	// os = 1.8 µs (Table III).
 	Send int
 	// Recv: a successful poll, the upcall dispatch and the release
@@ -40,10 +40,13 @@ type Costs struct {
 	// Signal: the kernel delivering a network interrupt as a Unix signal
 	// to the process. assumed: 4000 cycles (20 µs on the PPro).
 	Signal int
+	// Completion: a send completion found in the receive queue (mark the
+	// send buffer free; the slot goes back like a packet's). assumed: 40.
+	Completion int
 }
 
 // DefaultCosts returns the calibrated library costs.
-func DefaultCosts() Costs { return Costs{Send: 326, Recv: 422, Signal: 4000} }
+func DefaultCosts() Costs { return Costs{Send: 338, Recv: 422, Signal: 4000, Completion: 40} }
 
 // Msg is a received packet, as the upcall sees it.
 type Msg struct {
@@ -72,7 +75,6 @@ const (
 	hostMemSize = 128 << 20
 	slotsBase   = 0x0010_0000
 	sendData    = 0x0100_0000
-	complBase   = 0x0200_0000
 	// UserBase is where a process may keep its own data.
 	UserBase = 0x0400_0000
 	// NIBase is the PCI address of the card's SRAM window.
@@ -94,7 +96,6 @@ type Host struct {
 
 	slotBytes uint64
 	freeSend  []int
-	complNext uint32
 	descSeq   uint32
 	freeSeq   uint32
 	ring      queue.Queue[uint64] // host buffers in the order the NI fills them
@@ -110,7 +111,7 @@ type Host struct {
 
 func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Costs, fw lci.Config, c *cpu.CPU, m *mem.Memory) *Host {
 	h := &Host{env: e, name: name, node: node, nodes: nodes, plat: plat, costs: costs, fw: fw, lay: lci.NewLayout(fw),
-		CPU: c, mem: m, invalid: map[uint64]bool{}, expect: 1, complNext: 1, descSeq: 1, freeSeq: 1}
+		CPU: c, mem: m, invalid: map[uint64]bool{}, expect: 1, descSeq: 1, freeSeq: 1}
 	h.slotBytes = uint64(fw.MTU+lci.HeaderBytes+63) &^ 63
 	for i := fw.SendBufs - 1; i >= 0; i-- {
 		h.freeSend = append(h.freeSend, i)
@@ -124,8 +125,6 @@ func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Cost
 // multicast forwarding table.
 func (h *Host) init(sram *mem.Storage, tree lci.Tree) error {
 	cb := make([]byte, 16)
-	binary.LittleEndian.PutUint64(cb[lci.CtlCompletions:], complBase)
-	binary.LittleEndian.PutUint32(cb[lci.CtlCompletionSlots:], uint32(h.fw.SendBufs))
 	if h.fw.Interrupts {
 		binary.LittleEndian.PutUint32(cb[lci.CtlFlags:], 1)
 	}
@@ -210,18 +209,29 @@ func (h *Host) pio(at uint32, data []byte) []cpu.Op {
 	return ops
 }
 
-// reap reads send completions the NI has written: each frees a send
-// buffer.
-func (h *Host) reap() {
+// completion handles a send completion taken from the receive queue: its
+// send buffer is free at once; the cost and the slot's return follow.
+func (h *Host) completion(m *Msg) []cpu.Op {
+	h.freeSend = append(h.freeSend, int(m.Tag))
+	return append([]cpu.Op{{Kind: cpu.Compute, CyclesFn: func(clock.Time) int { return h.costs.Completion + h.chargeMisses() }}},
+		h.Release(m)...)
+}
+
+// drainForBuffer looks through the receive queue for a send completion
+// when the process has no free send buffer: completions are handled,
+// packets kept for the next Recv. It reports whether it found one.
+func (h *Host) drainForBuffer(now clock.Time) ([]cpu.Op, bool) {
+	var ops []cpu.Op
 	for {
-		at := complBase + uint64((h.complNext-1)%uint32(h.fw.SendBufs))*lci.CompletionBytes
-		b, _ := h.mem.Storage().Bytes(at, lci.CompletionBytes)
-		h.touch(at, lci.CompletionBytes)
-		if binary.LittleEndian.Uint32(b) != h.complNext {
-			return
+		m := h.take(now)
+		if m == nil {
+			return ops, len(ops) > 0
 		}
-		h.complNext++
-		h.freeSend = append(h.freeSend, int(binary.LittleEndian.Uint32(b[4:])))
+		if m.Type == lci.TypeCompl {
+			ops = append(ops, h.completion(m)...)
+			continue
+		}
+		h.pending.Push(m)
 	}
 }
 
@@ -253,10 +263,13 @@ func (h *Host) send(typ uint8, dst int, data []byte, tag uint32, done func(now c
 	}
 	return []cpu.Op{{Kind: cpu.Wait, Label: "", Fn: func(now clock.Time) bool {
 		if len(h.freeSend) == 0 {
-			h.reap()
-			if len(h.freeSend) == 0 {
+			ops, ok := h.drainForBuffer(now)
+			if !ok {
 				return false // the NI's next completion wakes us
 			}
+			// Handle the completions, then try again.
+			h.CPU.Insert(append(ops, h.send(typ, dst, data, tag, done)...)...)
+			return true
 		}
 		buf := h.freeSend[len(h.freeSend)-1]
 		h.freeSend = h.freeSend[:len(h.freeSend)-1]
@@ -322,6 +335,10 @@ func (h *Host) Recv(handler Handler) []cpu.Op {
 		if m == nil {
 			return false
 		}
+		if m.Type == lci.TypeCompl {
+			h.CPU.Insert(append(h.completion(m), h.Recv(handler)...)...)
+			return true
+		}
 		h.CPU.Insert(h.upcall(m, handler)...)
 		return true
 	}}}
@@ -332,6 +349,10 @@ func (h *Host) Recv(handler Handler) []cpu.Op {
 func (h *Host) TryRecv(handler Handler) []cpu.Op {
 	return []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool {
 		if m := h.next(now); m != nil {
+			if m.Type == lci.TypeCompl {
+				h.CPU.Insert(append(h.completion(m), h.TryRecv(handler)...)...)
+				return true
+			}
 			h.CPU.Insert(append(h.upcall(m, handler), h.TryRecv(handler)...)...)
 		}
 		return true
@@ -376,7 +397,11 @@ func (h *Host) Release(m *Msg) []cpu.Op {
 // FetchAndAdd adds add to node's fetch-and-add variable and gives the old
 // value to done; packets that arrive meanwhile are kept for the next Recv.
 func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old uint32)) []cpu.Op {
-	ops := h.send(lci.TypeFAReq, node, nil, add, nil)
+	// The request is a packet like any other: its addend is its data, so
+	// I-sdma fetches it by DMA and I-pio writes it by PIO.
+	arg := make([]byte, 4)
+	binary.LittleEndian.PutUint32(arg, add)
+	ops := h.send(lci.TypeFAReq, node, arg, 0, nil)
 	wait := cpu.Op{Kind: cpu.Wait}
 	wait.Fn = func(now clock.Time) bool {
 		for {
@@ -384,16 +409,24 @@ func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old u
 			if m == nil {
 				return false
 			}
+			if m.Type == lci.TypeCompl {
+				h.CPU.Insert(append(h.completion(m), wait)...)
+				return true
+			}
 			if m.Type != lci.TypeFARep {
 				h.pending.Push(m)
 				continue
 			}
 			h.CPU.Insert(cpu.Op{Kind: cpu.Compute, CyclesFn: func(clock.Time) int { return h.costs.Recv + h.chargeMisses() }},
 				cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-					h.CPU.Insert(h.Release(m)...)
-					if done != nil {
-						done(now, m.Tag)
-					}
+					// The release comes first, then the caller's code (which
+					// may insert its next steps).
+					h.CPU.Insert(append(h.Release(m), cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
+						if done != nil {
+							done(now, m.Tag)
+						}
+						return true
+					}})...)
 					return true
 				}})
 			return true

@@ -27,6 +27,7 @@ type Builder struct {
 	clk       clock.Clock
 	size      uint64
 	latency   int
+	wlatency  *int
 	bpc       int
 	ports     int
 	width     int
@@ -52,6 +53,10 @@ func (b Builder) WithSize(n uint64) Builder { b.size = n; return b }
 // data.
 func (b Builder) WithLatency(cycles int) Builder { b.latency = cycles; return b }
 
+// WithWriteLatency sets a different latency for writes (a posted write
+// absorbed by a bridge's buffer); by default writes take Latency too.
+func (b Builder) WithWriteLatency(cycles int) Builder { b.wlatency = &cycles; return b }
+
 // WithBytesPerCycle sets the data rate once a transaction streams.
 func (b Builder) WithBytesPerCycle(n int) Builder { b.bpc = n; return b }
 
@@ -75,6 +80,8 @@ func (b Builder) Validate() error {
 		return errors.New("memory size must be positive")
 	case b.latency < 0:
 		return fmt.Errorf("memory latency %d cycles must not be negative", b.latency)
+	case b.wlatency != nil && *b.wlatency < 0:
+		return fmt.Errorf("memory write latency %d cycles must not be negative", *b.wlatency)
 	case b.bpc < 1:
 		return fmt.Errorf("memory bandwidth %d bytes/cycle must be at least 1", b.bpc)
 	case b.ports < 1:
@@ -90,7 +97,10 @@ func (b Builder) Build(name string) (*Memory, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m := &Memory{env: b.env, store: NewStorage(b.size), latency: b.latency, bpc: b.bpc}
+	m := &Memory{env: b.env, store: NewStorage(b.size), latency: b.latency, wlatency: b.latency, bpc: b.bpc}
+	if b.wlatency != nil {
+		m.wlatency = *b.wlatency
+	}
 	m.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, m)
 	for i := range b.ports {
 		ch, err := NewChannel(b.env, fmt.Sprintf("%s.Port[%d]", name, i), b.width, b.chanDepth)
@@ -112,11 +122,12 @@ func (b Builder) Build(name string) (*Memory, error) {
 // Memory is a clocked memory with real contents.
 type Memory struct {
 	*clock.Ticking
-	env     *env.Env
-	store   *Storage
-	ports   []*Channel
-	latency int
-	bpc     int
+	env      *env.Env
+	store    *Storage
+	ports    []*Channel
+	latency  int
+	wlatency int
+	bpc      int
 
 	rr     int   // next port to consider
 	cur    *xfer // transaction in service
@@ -190,7 +201,11 @@ func (m *Memory) accept(now clock.Time) bool {
 			return true
 		}
 		m.rr = (p + 1) % len(m.ports)
-		x := &xfer{port: p, req: b.Req, startAt: m.Clock().After(now, clock.Cycle(m.latency))}
+		lat := m.latency
+		if b.Req.Op == Write {
+			lat = m.wlatency
+		}
+		x := &xfer{port: p, req: b.Req, startAt: m.Clock().After(now, clock.Cycle(lat))}
 		if err := m.store.Check(b.Req.Addr, b.Req.Len); err != nil {
 			x.err = err.Error()
 			m.env.Report(now, m.Name(), "mem.range", "%v: %v", b.Req, err)
