@@ -10,12 +10,14 @@
 // program, with a source or a `calibrated:` mark) and may charge more for
 // work that depends on the data (Ctx.Charge). The program reads and writes
 // NI SRAM at once (functionally) but its SRAM traffic is timed through the
-// processor's SRAM port, where it competes with the DMA engines; hardware
-// commands (start a DMA, transmit a packet, arm the receive engine, raise
-// the interrupt, set the timer) are issued when the handler's cycles have
-// elapsed, as the real code would issue them at its end. So a handler's
-// latency is its SRAM stalls plus its cycles, and the processor is busy,
-// handling nothing else, for that long.
+// processor's SRAM port, where it competes with the DMA engines, while its
+// cycles run (the loads and stores are among its instructions, so SRAM
+// adds time only when the engines hold it). Hardware commands (start a
+// DMA, transmit a packet, arm the receive engine, raise the interrupt, set
+// the timer) are issued when the handler is done, as the real code would
+// issue them at its end; the processor handles nothing else meanwhile. A
+// handler may also make the processor busy-wait on one event source
+// (Ctx.SpinUntil), as code that polls a DMA's done bit.
 //
 // A program sees only what the real control program sees: NI SRAM, the DMA
 // engines and their completions, packet arrivals, the timer and the
