@@ -45,10 +45,9 @@ const (
 	// host queue finds something new. Writes coalesce: until the event
 	// is handled, further writes to the range raise no other.
 	HostWrite EventKind = iota
-	// HostDMADone: a host DMA the program asked to be told about has
-	// completed (Tag).
+	// HostDMADone: a host DMA has completed (Tag).
 	HostDMADone
-	// SendDone: the send DMA engine has put a packet's last byte on the
+	// SendDone: the send DMA engine has handed a packet's tail to the
 	// link (Tag); its SRAM buffer may be reused.
 	SendDone
 	// RecvDone: the receive DMA engine has stored a whole packet (Addr,
@@ -95,10 +94,8 @@ type HostDMA struct {
 	HostAddr uint64
 	SRAM     uint32
 	Len      int
-	// Notify raises HostDMADone with Tag on completion; without it the
-	// program is never told (a posted completion record).
-	Notify bool
-	Tag    uint64
+	// Tag comes back in the HostDMADone event every transfer raises.
+	Tag uint64
 }
 
 // Packet is a transmit request for the send DMA engine: Len bytes at SRAM

@@ -108,14 +108,19 @@ func (b Builder) Build(name string) (*Card, error) {
 		return nil, fmt.Errorf("%s: node %d outside a cluster of %d", name, b.node, b.nodes)
 	case b.flitBytes < 1:
 		return nil, fmt.Errorf("%s: flit of %d bytes", name, b.flitBytes)
+	case b.width < 1 || b.width&(b.width-1) != 0:
+		return nil, fmt.Errorf("%s: PCI window width %d bytes must be a power of two", name, b.width)
 	}
 	if err := b.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := &Card{env: b.env, cfg: b.cfg, node: b.node, nodes: b.nodes, prog: b.prog}
 	c.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, c)
+	// The processor and DMA ports are as wide as the SRAM's data path;
+	// the PCI slave port is as wide as the bus.
+	sw := b.cfg.SRAMBytesPerCycle
 	sram, err := mem.MakeBuilder().WithEnv(b.env).WithClock(b.cfg.Clock).WithSize(b.cfg.SRAMBytes).
-		WithPorts(numPorts).WithPortWidth(b.width).WithBytesPerCycle(b.cfg.SRAMBytesPerCycle).
+		WithPorts(numPorts).WithPortWidths(sw, sw, sw, sw, b.width).WithBytesPerCycle(b.cfg.SRAMBytesPerCycle).
 		WithLatency(b.cfg.SRAMLatency).Build(name + ".SRAM")
 	if err != nil {
 		return nil, err
@@ -285,7 +290,11 @@ func (c *Card) next(now clock.Time) (firmware.HWEvent, bool) {
 		c.spinTime += now - c.began
 		c.pending--
 		c.sigEvents.Set(now, uint64(c.pending))
-		return c.events[c.spinOn].Pop(), true
+		ev := c.events[c.spinOn].Pop()
+		if ev.Kind == firmware.HostWrite {
+			c.watchHit[ev.Tag] = false
+		}
+		return ev, true
 	}
 	for _, k := range c.order {
 		if c.events[k].Len() > 0 {
@@ -456,7 +465,13 @@ func (c *Card) Watch(addr uint32, n int) {
 }
 
 // HostDMAFree implements firmware.NI.
-func (c *Card) HostDMAFree() int { return c.hdma.Queue().Free(c.Now()) }
+func (c *Card) HostDMAFree() int {
+	free := c.hdma.Queue().Free(c.Now())
+	if !c.hdma.Idle() {
+		free-- // the transfer in progress holds the engine's registers
+	}
+	return max(free, 0)
+}
 
 // SendFree implements firmware.NI.
 func (c *Card) SendFree() int { return c.send.free() }
@@ -469,9 +484,9 @@ func (c *Card) StartHostDMA(now clock.Time, d firmware.HostDMA) {
 	var desc dma.Descriptor
 	host, sram := dma.Mem(c.hdmaPCI, d.HostAddr), dma.Mem(c.hdmaSRAM, uint64(d.SRAM))
 	if d.Dir == firmware.ToNI {
-		desc = dma.Descriptor{Src: host, Dst: sram, Len: d.Len}
+		desc = dma.Descriptor{Src: host, Dst: sram, Len: d.Len, Tag: d.Tag}
 	} else {
-		desc = dma.Descriptor{Src: sram, Dst: host, Len: d.Len}
+		desc = dma.Descriptor{Src: sram, Dst: host, Len: d.Len, Tag: d.Tag}
 	}
 	if !c.hdma.Submit(now, desc) {
 		c.env.Report(now, c.Name(), "ni.hostdma", "host DMA started while the engine is busy")

@@ -14,7 +14,8 @@ import (
 
 // sendEngine is the send DMA engine: it reads a packet from SRAM in bursts
 // and puts it on the link flit by flit, the source route on the head, as
-// fast as the link takes it; when the tail has left it raises SendDone.
+// fast as the link takes it; when it has handed the tail flit to the link
+// (the packet's bytes are all out of SRAM) it raises SendDone.
 type sendEngine struct {
 	*clock.Ticking
 	card      *Card
@@ -229,6 +230,9 @@ func (r *recvEngine) Tick(now clock.Time) bool {
 		n := min(len(r.pending), burst-int(addr%uint64(burst)))
 		if n == len(r.pending) && !r.tail && n < burst-int(addr%uint64(burst)) {
 			n = 0 // wait for a whole burst unless the packet has ended
+		}
+		if !r.tail && r.written+n >= r.maxLen {
+			n = 0 // the buffer's last bytes wait for the tail (an overlong packet is cut there)
 		}
 		if n > 0 {
 			last := r.tail && n == len(r.pending)

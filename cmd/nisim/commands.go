@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/nisim/nisim/firmware/remotewrite"
 	"io"
 	"os"
 	"strconv"
@@ -25,6 +26,7 @@ func catalog() scenario.Catalog {
 	c := scenario.Catalog{demo.Scenario()}
 	c = append(c, noc.Scenarios()...)
 	c = append(c, telegraphos.Scenarios()...)
+	c = append(c, remotewrite.Scenario())
 	return c
 }
 

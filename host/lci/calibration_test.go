@@ -20,7 +20,7 @@ var _ = Describe("PPro I-sdma calibration (Table III)", Ordered, func() {
 	var r lci.LogP
 	BeforeAll(func() {
 		var err error
-		r, err = lci.MeasureLogP(lci.DefaultConfig(), lci.DefaultBench())
+		r, err = lci.MeasureLogP(nil, lci.DefaultConfig(), lci.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 	})
 	It("send overhead os = 1.8 µs within 10%", func() { within(r.Os, 1.8, 0.10) })
@@ -38,10 +38,10 @@ var _ = Describe("PPro I-sdma calibration (Table III)", Ordered, func() {
 var _ = Describe("I-pio against I-sdma on the PPro (Table IV, validation)", func() {
 	It("has the lower end-to-end latency for 16-byte messages", func() {
 		c := lci.DefaultConfig()
-		sd, err := lci.PingPong(c, lci.DefaultBench())
+		sd, err := lci.PingPong(nil, c, lci.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 		c.Variant = fw.PIO
-		pio, err := lci.PingPong(c, lci.DefaultBench())
+		pio, err := lci.PingPong(nil, c, lci.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(pio.E2E).To(BeNumerically("<", sd.E2E))
 	})

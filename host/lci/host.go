@@ -246,6 +246,41 @@ func (h *Host) Send(dst int, data []byte, tag uint32, done func(now clock.Time))
 	return h.send(lci.TypeData, dst, data, tag, done)
 }
 
+// SendMessage sends a message of any size as packets of at most the MTU
+// (the last may be shorter), all with the same tag; done runs when the
+// last send call returns.
+func (h *Host) SendMessage(dst int, data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
+	return h.fragments(data, func(piece []byte, last bool) []cpu.Op {
+		if last {
+			return h.Send(dst, piece, tag, done)
+		}
+		return h.Send(dst, piece, tag, nil)
+	})
+}
+
+// MulticastMessage multicasts a message of any size, packet by packet.
+func (h *Host) MulticastMessage(data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
+	return h.fragments(data, func(piece []byte, last bool) []cpu.Op {
+		if last {
+			return h.Multicast(piece, tag, done)
+		}
+		return h.Multicast(piece, tag, nil)
+	})
+}
+
+func (h *Host) fragments(data []byte, each func(piece []byte, last bool) []cpu.Op) []cpu.Op {
+	mtu := h.fw.MTU
+	if len(data) <= mtu {
+		return each(data, true)
+	}
+	var ops []cpu.Op
+	for off := 0; off < len(data); off += mtu {
+		end := min(off+mtu, len(data))
+		ops = append(ops, each(data[off:end], end == len(data))...)
+	}
+	return ops
+}
+
 // Multicast sends data to every other node along the forwarding tree
 // rooted at this node.
 func (h *Host) Multicast(data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {

@@ -1,12 +1,12 @@
 package lci
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
-	"github.com/nisim/nisim/verify/trace"
 )
 
 // LogP are the microbenchmark results of section 5.1.3, in picoseconds.
@@ -26,8 +26,8 @@ type LogP struct {
 type Bench struct {
 	// Size is the message size (16 bytes in Tables III and IV).
 	Size int
-	// Warm and Iters are the ping-pong round trips ignored and measured;
-	// Stream the one-way stream's length.
+	// Warm and Iters are the round trips (or broadcasts) ignored and
+	// measured; Stream the one-way stream's length in messages.
 	Warm, Iters, Stream int
 }
 
@@ -35,28 +35,25 @@ type Bench struct {
 // stream.
 func DefaultBench() Bench { return Bench{Size: 16, Warm: 10, Iters: 50, Stream: 200} }
 
-func (b Bench) validate(mtu int) error {
-	if b.Size < 0 || b.Size > mtu || b.Warm < 0 || b.Iters < 2 || b.Stream < 4 {
-		return fmt.Errorf("lci bench: size %d (MTU %d), %d warm-up and %d measured round trips, stream of %d: need 0 <= size <= MTU, iters >= 2, stream >= 4",
-			b.Size, mtu, b.Warm, b.Iters, b.Stream)
+func (b Bench) validate(mtu int, fragments bool) error {
+	limit := mtu
+	if fragments {
+		limit = 1 << 24
+	}
+	if b.Size < 0 || b.Size > limit || b.Warm < 0 || b.Iters < 2 || b.Stream < 4 {
+		return fmt.Errorf("lci bench: size %d (limit %d), %d warm-up and %d measured iterations, stream of %d: need 0 <= size <= limit, iters >= 2, stream >= 4",
+			b.Size, limit, b.Warm, b.Iters, b.Stream)
 	}
 	return nil
 }
 
-// run builds a cluster, lets setup program it, runs it to the end and
-// checks that the checkers and the watchdog are satisfied.
-func run(c Config, setup func(cl *Cluster)) (*Cluster, env.Result, error) {
-	return runOpts(env.Options{}, c, setup)
-}
-
-// DebugTrace, if set, receives the trace of the measurements' runs.
-var DebugTrace *trace.Recorder
-
-func runOpts(o env.Options, c Config, setup func(cl *Cluster)) (*Cluster, env.Result, error) {
-	if DebugTrace != nil {
-		o.Trace = DebugTrace
+// runIn builds the cluster in e (a fresh environment if nil), lets setup
+// program it and runs it to the end: the checkers and the deadlock
+// watchdog must be satisfied.
+func runIn(e *env.Env, c Config, setup func(cl *Cluster)) (*Cluster, env.Result, error) {
+	if e == nil {
+		e = env.New(env.Options{})
 	}
-	e := env.New(o)
 	cl, err := Build(e, c)
 	if err != nil {
 		return nil, env.Result{}, err
@@ -66,18 +63,34 @@ func runOpts(o env.Options, c Config, setup func(cl *Cluster)) (*Cluster, env.Re
 	return cl, res, err
 }
 
+// pattern is message i's content (checked at the receiver).
+func pattern(n, i int) []byte {
+	b := make([]byte, n)
+	for k := range b {
+		b[k] = byte(i*7 + k*13 + 1)
+	}
+	return b
+}
+
+// checkData reports a payload that is not what was sent.
+func checkData(h *Host, now clock.Time, m *Msg, want []byte) {
+	if !bytes.Equal(m.Data, want) {
+		h.env.Report(now, h.name, "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
+	}
+}
+
 // PingPong measures os, or and the end-to-end latency between nodes 0 and
-// 1: node 0 sends, node 1 answers each message with one of the same size.
-func PingPong(c Config, b Bench) (LogP, error) {
+// 1 in e (nil: a fresh one): node 0 sends, node 1 answers each message with
+// one of the same size; payloads are checked.
+func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 	var r LogP
-	if err := b.validate(c.FirmwareConfig().MTU); err != nil {
+	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
 		return r, err
 	}
 	c.Nodes = max(c.Nodes, 2)
-	data := make([]byte, b.Size)
 	var sends []clock.Time
 	var os, or clock.Time
-	_, _, err := run(c, func(cl *Cluster) {
+	_, _, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		total := b.Warm + b.Iters
 		var round func(i int) []cpu.Op
@@ -87,12 +100,15 @@ func PingPong(c Config, b Bench) (LogP, error) {
 			}
 			var t0 clock.Time
 			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; sends = append(sends, now); return true }}}
-			ops = append(ops, h0.Send(1, data, uint32(i), func(now clock.Time) {
+			ops = append(ops, h0.Send(1, pattern(b.Size, i), uint32(i), func(now clock.Time) {
 				if i >= b.Warm {
 					os += now - t0
 				}
 			})...)
-			ops = append(ops, h0.Recv(nil)...)
+			ops = append(ops, h0.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				checkData(h0, now, m, pattern(b.Size, -i))
+				return nil
+			})...)
 			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
 				h0.CPU.Insert(round(i + 1)...)
 				return true
@@ -106,12 +122,16 @@ func PingPong(c Config, b Bench) (LogP, error) {
 				return nil
 			}
 			var hit clock.Time
-			ops := h1.Recv(func(now clock.Time, m *Msg) []cpu.Op { hit = m.At; return nil })
+			ops := h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				hit = m.At
+				checkData(h1, now, m, pattern(b.Size, i))
+				return nil
+			})
 			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
 				if i >= b.Warm {
 					or += now - hit
 				}
-				h1.CPU.Insert(append(h1.Send(0, data, uint32(i), nil), echo(i+1)...)...)
+				h1.CPU.Insert(append(h1.Send(0, pattern(b.Size, -i), uint32(i), nil), echo(i+1)...)...)
 				return true
 			}})
 			return ops
@@ -133,56 +153,81 @@ func PingPong(c Config, b Bench) (LogP, error) {
 	return r, nil
 }
 
-// Stream measures the gap g: node 0 sends b.Stream messages back to back
-// to node 1, which receives (and, with copy, copies out) each; g is the
-// time per message between the receptions of the second and the last
-// message (steady state, the pipeline filled).
-func Stream(c Config, b Bench, recvCopy bool) (clock.Time, error) {
-	if err := b.validate(c.FirmwareConfig().MTU); err != nil {
-		return 0, err
+// Throughput is what a one-way stream achieved.
+type Throughput struct {
+	// Gap is the time per message in steady state; MBps the payload rate
+	// (10^6 bytes per second).
+	Gap  clock.Time
+	MBps float64
+}
+
+// Stream measures a one-way stream in e (nil: a fresh one): node 0 sends
+// b.Stream messages of b.Size bytes (fragmented at the MTU) back to back to
+// node 1, which receives every packet and, with recvCopy, copies its data
+// out («virtually all LCI clients will copy (or read) received packets out
+// of the fixed receive area», section 5.3). The rate is measured from the
+// completion of the first quarter of the messages to the last one.
+func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
+	var t Throughput
+	if err := b.validate(c.FirmwareConfig().MTU, true); err != nil {
+		return t, err
 	}
 	c.Nodes = max(c.Nodes, 2)
-	data := make([]byte, b.Size)
-	var got []clock.Time
-	_, _, err := run(c, func(cl *Cluster) {
+	mtu := c.FirmwareConfig().MTU
+	perMsg := max(1, (b.Size+mtu-1)/mtu)
+	var done []clock.Time // when each message's last packet was received
+	_, _, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		big := b.Size > c.Platform.L2Bytes
 		var ops []cpu.Op
 		for i := range b.Stream {
-			ops = append(ops, h0.Send(1, data, uint32(i), nil)...)
+			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)
 		}
 		h0.CPU.Run(ops...)
 		var rx []cpu.Op
-		for range b.Stream {
-			rx = append(rx, h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
-				got = append(got, now)
-				if recvCopy {
-					return []cpu.Op{{Kind: cpu.Compute, Cycles: h1.copyCycles(len(m.Data), true)}}
-				}
-				return nil
-			})...)
+		for i := range b.Stream {
+			msg := pattern(b.Size, i)
+			for k := range perMsg {
+				lo := k * mtu
+				want := msg[lo:min(lo+mtu, len(msg))]
+				rx = append(rx, h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+					checkData(h1, now, m, want)
+					if k == perMsg-1 {
+						done = append(done, now)
+					}
+					if recvCopy {
+						return []cpu.Op{{Kind: cpu.Compute, Cycles: h1.copyCycles(len(m.Data), big)}}
+					}
+					return nil
+				})...)
+			}
 		}
 		h1.CPU.Run(rx...)
 	})
 	if err != nil {
-		return 0, err
+		return t, err
 	}
-	if len(got) != b.Stream {
-		return 0, fmt.Errorf("stream: %d of %d messages received", len(got), b.Stream)
+	if len(done) != b.Stream {
+		return t, fmt.Errorf("stream: %d of %d messages received", len(done), b.Stream)
 	}
-	k := len(got) / 4
-	return (got[len(got)-1] - got[k]) / clock.Time(len(got)-1-k), nil
+	k := len(done) / 4
+	span := done[len(done)-1] - done[k]
+	t.Gap = span / clock.Time(len(done)-1-k)
+	t.MBps = float64(b.Size*(len(done)-1-k)) / float64(span) * 1e6 // bytes per µs = MB/s
+	return t, nil
 }
 
-// FetchAdd measures the fetch-and-add latency: node 0 adds to node 1's
-// variable b.Warm + b.Iters times in a row; the mean of the measured ones.
-func FetchAdd(c Config, b Bench) (clock.Time, error) {
-	if err := b.validate(c.FirmwareConfig().MTU); err != nil {
+// FetchAdd measures the fetch-and-add latency in e (nil: a fresh one):
+// node 0 adds 1 to node 1's variable b.Warm + b.Iters times in a row; the
+// values returned must be 0, 1, 2, ...
+func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
+	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
 		return 0, err
 	}
 	c.Nodes = max(c.Nodes, 2)
 	var sum clock.Time
 	var vals []uint32
-	_, _, err := run(c, func(cl *Cluster) {
+	_, _, err := runIn(e, c, func(cl *Cluster) {
 		h0 := cl.Nodes[0].Host
 		total := b.Warm + b.Iters
 		var step func(i int) []cpu.Op
@@ -216,16 +261,19 @@ func FetchAdd(c Config, b Bench) (clock.Time, error) {
 	return sum / clock.Time(b.Iters), nil
 }
 
-// MeasureLogP runs the ping-pong, the stream and the fetch-and-add.
-func MeasureLogP(c Config, b Bench) (LogP, error) {
-	r, err := PingPong(c, b)
+// MeasureLogP runs the ping-pong (in e, nil: a fresh one), the stream and
+// the fetch-and-add (each in a fresh environment).
+func MeasureLogP(e *env.Env, c Config, b Bench) (LogP, error) {
+	r, err := PingPong(e, c, b)
 	if err != nil {
 		return r, fmt.Errorf("ping-pong: %w", err)
 	}
-	if r.G, err = Stream(c, b, false); err != nil {
+	t, err := Stream(nil, c, b, false)
+	if err != nil {
 		return r, fmt.Errorf("stream: %w", err)
 	}
-	if r.FA, err = FetchAdd(c, b); err != nil {
+	r.G = t.Gap
+	if r.FA, err = FetchAdd(nil, c, b); err != nil {
 		return r, fmt.Errorf("fetch-and-add: %w", err)
 	}
 	return r, nil

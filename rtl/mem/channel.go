@@ -136,6 +136,11 @@ func Chunks(addr uint64, n, width int) []int {
 	return out
 }
 
+// FirstChunk is Chunks(addr, n, width)[0] without building the list.
+func FirstChunk(addr uint64, n, width int) int {
+	return min(width-int(addr%uint64(width)), n)
+}
+
 // WriteBeats returns the downstream beats of a write of data at req.Addr
 // over a channel of the given width.
 func WriteBeats(req *Req, data []byte, width int) []Beat {

@@ -14,6 +14,7 @@ package mem
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -31,6 +32,7 @@ type Builder struct {
 	bpc       int
 	ports     int
 	width     int
+	widths    []int
 	chanDepth int
 }
 
@@ -66,6 +68,11 @@ func (b Builder) WithPorts(n int) Builder { b.ports = n; return b }
 // WithPortWidth sets the beat width of the ports' channels in bytes.
 func (b Builder) WithPortWidth(n int) Builder { b.width = n; return b }
 
+// WithPortWidths sets each port's beat width (a bus slave port as wide as
+// its bus next to wider internal ports); ports beyond the list take
+// WithPortWidth's.
+func (b Builder) WithPortWidths(ws ...int) Builder { b.widths = append([]int(nil), ws...); return b }
+
 // WithChannelDepth sets the depth of each port channel's FIFOs.
 func (b Builder) WithChannelDepth(n int) Builder { b.chanDepth = n; return b }
 
@@ -88,6 +95,10 @@ func (b Builder) Validate() error {
 		return fmt.Errorf("memory needs at least 1 port, got %d", b.ports)
 	case b.width < 1:
 		return fmt.Errorf("memory port width %d bytes must be at least 1", b.width)
+	case len(b.widths) > b.ports:
+		return fmt.Errorf("%d port widths for %d ports", len(b.widths), b.ports)
+	case slices.ContainsFunc(b.widths, func(w int) bool { return w < 1 }):
+		return fmt.Errorf("memory port widths %v: each must be at least 1 byte", b.widths)
 	}
 	return nil
 }
@@ -103,7 +114,11 @@ func (b Builder) Build(name string) (*Memory, error) {
 	}
 	m.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, m)
 	for i := range b.ports {
-		ch, err := NewChannel(b.env, fmt.Sprintf("%s.Port[%d]", name, i), b.width, b.chanDepth)
+		w := b.width
+		if i < len(b.widths) {
+			w = b.widths[i]
+		}
+		ch, err := NewChannel(b.env, fmt.Sprintf("%s.Port[%d]", name, i), w, b.chanDepth)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +264,7 @@ func (m *Memory) serve(now clock.Time) (moved, again bool) {
 func (m *Memory) serveRead(now clock.Time, x *xfer) (moved, again bool) {
 	ch := m.ports[x.port]
 	for x.done < x.req.Len {
-		n := Chunks(x.req.Addr+uint64(x.done), x.req.Len-x.done, ch.Width)[0]
+		n := FirstChunk(x.req.Addr+uint64(x.done), x.req.Len-x.done, ch.Width)
 		if m.credit < n {
 			return moved, true
 		}

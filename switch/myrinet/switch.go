@@ -179,7 +179,7 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 // connect gives free outputs to the heads waiting for them, round-robin
 // among the inputs that want the same output.
 func (s *Switch) connect(now clock.Time, c int64) bool {
-	busy := false
+	busy, waiting := false, false
 	for i, in := range s.in {
 		if in.to >= 0 || in.dir == nil {
 			continue
@@ -195,6 +195,10 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 			continue
 		}
 		in.waiting = int(f.Route[0])
+		waiting = true
+	}
+	if !waiting {
+		return busy
 	}
 	for p, o := range s.out {
 		if o.owner >= 0 {
