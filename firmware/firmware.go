@@ -71,10 +71,15 @@ func (k EventKind) String() string {
 // HWEvent is one hardware event.
 type HWEvent struct {
 	Kind EventKind
+	// Tag is a DMA's or a sent packet's tag; for RecvDone, the link-level
+	// packet number.
 	Tag  uint64
 	Addr uint32
 	Len  int
 	Bad  bool
+	// Src is, for RecvDone, the sending node as the link layer knows it
+	// (trustworthy even when the packet's CRC failed).
+	Src int
 	// At is when the hardware raised it.
 	At clock.Time
 }

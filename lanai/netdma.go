@@ -173,6 +173,8 @@ type recvEngine struct {
 	beats    []mem.Beat
 	tail     bool // the tail has been taken
 	bad      bool
+	pkt      uint64 // the packet's link-level number and sender
+	src      int
 	lastReq  *mem.Req
 	overflow bool
 
@@ -261,6 +263,9 @@ func (r *recvEngine) Tick(now clock.Time) bool {
 				}
 				take = take[:max(0, r.maxLen-r.got)]
 			}
+			if f.Head {
+				r.pkt, r.src = f.Packet, f.Src
+			}
 			r.pending = append(r.pending, take...)
 			r.got += len(take)
 			if f.Tail {
@@ -286,7 +291,7 @@ func (r *recvEngine) complete(now clock.Time) {
 	}
 	r.armed, r.lastReq = false, nil
 	r.sigState.SetString(now, "UNARMED")
-	r.card.raise(now, firmware.HWEvent{Kind: firmware.RecvDone, Addr: r.addr, Len: r.got, Bad: r.bad})
+	r.card.raise(now, firmware.HWEvent{Kind: firmware.RecvDone, Addr: r.addr, Len: r.got, Bad: r.bad, Tag: r.pkt, Src: r.src})
 }
 
 func (r *recvEngine) idle() bool { return r.got == 0 || !r.armed }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nisim/nisim/firmware/remotewrite"
+	lcisc "github.com/nisim/nisim/verify/scenario/lci"
 	"io"
 	"os"
 	"strconv"
@@ -26,6 +27,7 @@ func catalog() scenario.Catalog {
 	c := scenario.Catalog{demo.Scenario()}
 	c = append(c, noc.Scenarios()...)
 	c = append(c, telegraphos.Scenarios()...)
+	c = append(c, lcisc.Scenarios()...)
 	c = append(c, remotewrite.Scenario())
 	return c
 }

@@ -102,7 +102,7 @@ func (c Config) Validate(sram uint32) error {
 // in Table IV: for I-pio L = g = 6.7 µs, so the NI's per-packet work equals
 // the whole latency path.
 //
-// calibrated: CPI = 1.25 (see cpi100), fitted to the PPro I-sdma latency
+// calibrated: CPI = 1.25 (see CPI100), fitted to the PPro I-sdma latency
 // L = 10.7 µs (Table III). The instruction counts are the same on both
 // platforms: software costs are in cycles and do not change with the clock.
 type Costs struct {
@@ -145,12 +145,12 @@ type Costs struct {
 	Boot int
 }
 
-// cpi100 is CPI in hundredths (see Costs).
-const cpi100 = 125
+// CPI100 is the LANai CPI in hundredths (see Costs).
+const CPI100 = 125
 
 // DefaultCosts returns the instruction estimates times the calibrated CPI.
 func DefaultCosts() Costs {
-	c := func(instr int) int { return (instr*cpi100 + 99) / 100 }
+	c := func(instr int) int { return (instr*CPI100 + 99) / 100 }
 	return Costs{Dispatch: c(8), HostSend: c(20), DMAStart: c(12), DMADone: c(10), Transmit: c(20),
 		SendDone: c(40), Receive: c(20), Deliver: c(20), Release: c(40), Replenish: c(16), Ack: c(24), Credit: c(24),
 		FetchAdd: c(24), Forward: c(20), Timer: c(20), Boot: c(200)}

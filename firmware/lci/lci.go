@@ -53,6 +53,7 @@ type Program struct {
 
 	credits []int // per destination
 	owed    []int // credits to return, per source
+	held    []int // receive buffers holding a source's reserved packets
 	blocked []queue.Queue[txItem]
 	nblock  int
 	seqOut  []uint32
@@ -120,6 +121,7 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName}
 	p.credits = make([]int, nodes)
 	p.owed = make([]int, nodes)
+	p.held = make([]int, nodes)
 	p.seqOut = make([]uint32, nodes)
 	p.blocked = make([]queue.Queue[txItem], nodes)
 	for i := range p.credits {

@@ -401,8 +401,8 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 	p.armed = false
 	h := DecodeHeader(c.Read(ev.Addr, HeaderBytes))
 	if ev.Bad {
-		c.Env.Report(c.Now, p.name, "lci.crc", "packet from node %d (type %d, sequence %d, %d bytes) failed the CRC check on link %s: the base implementation assumes a reliable network and aborts",
-			h.Src, h.Type, h.Seq, ev.Len, p.link)
+		c.Env.Report(c.Now, p.name, "lci.crc", "packet %d from node %d (%d bytes; its header, not to be trusted, reads type %d, sequence %d) failed the CRC check on link %s: the base implementation assumes a reliable network and aborts",
+			ev.Tag, ev.Src, ev.Len, h.Type, h.Seq, p.link)
 		p.aborted = true
 		return
 	}
@@ -414,6 +414,14 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 		c.Fire(p.rq, "starve", nil)
 	}
 	p.recvHdr[buf] = h
+	if reserved(h.Type) {
+		// The checker of the window: a sender never has more than W of
+		// this NI's receive buffers.
+		p.held[h.Src]++
+		if p.held[h.Src] > p.w {
+			c.Env.Report(c.Now, p.name, "lci.window", "node %d holds %d receive buffers, more than its W = %d", h.Src, p.held[h.Src], p.w)
+		}
+	}
 	if h.Credits > 0 {
 		c.Fire(p.fc, "credit", [2]int{int(h.Src), int(h.Credits)})
 	}
@@ -449,6 +457,7 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 	h := p.recvHdr[buf]
 	p.freeBuf(c, buf)
 	if reserved(h.Type) {
+		p.held[h.Src]--
 		c.Fire(p.fc, "release", int(h.Src))
 	}
 }

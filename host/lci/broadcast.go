@@ -14,15 +14,15 @@ import (
 // nodes, one at a time: the next leaves when every node has the previous
 // one. Receivers do not copy («the latency tests without»). Every node
 // must receive every multicast, with its data intact, in order.
-func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, error) {
+func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
-		return 0, err
+		return 0, env.Result{}, err
 	}
 	total := b.Warm + b.Iters
 	got := make([]int, total)
 	last := make([]clock.Time, total)
 	var sum clock.Time
-	_, _, err := runIn(e, c, func(cl *Cluster) {
+	_, res, err := runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
 		for _, n := range cl.Nodes[1:] {
 			h := n.Host
@@ -65,14 +65,14 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, error) {
 		root.CPU.Run(step(0)...)
 	})
 	if err != nil {
-		return 0, err
+		return 0, res, err
 	}
 	for i, n := range got {
 		if n != c.Nodes-1 {
-			return 0, fmt.Errorf("broadcast %d reached %d of %d nodes", i, n, c.Nodes-1)
+			return 0, res, fmt.Errorf("broadcast %d reached %d of %d nodes", i, n, c.Nodes-1)
 		}
 	}
-	return sum / clock.Time(b.Iters), nil
+	return sum / clock.Time(b.Iters), res, nil
 }
 
 // BroadcastStream measures section 5.4's broadcast throughput in e (nil:
@@ -90,7 +90,7 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 	perMsg := max(1, (b.Size+mtu-1)/mtu)
 	got := make([]int, b.Stream)
 	done := make([]clock.Time, b.Stream)
-	_, _, err := runIn(e, c, func(cl *Cluster) {
+	_, res, err := runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
 		big := b.Size > c.Platform.L2Bytes
 		for _, n := range cl.Nodes[1:] {
@@ -134,5 +134,6 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 	span := done[len(done)-1] - done[k]
 	t.Gap = span / clock.Time(len(done)-1-k)
 	t.MBps = float64(b.Size*(len(done)-1-k)) / float64(span) * 1e6
+	t.Run = res
 	return t, nil
 }

@@ -106,8 +106,18 @@ type Host struct {
 
 	// Counters.
 	Sent, Received, Released uint64
-	handler                  Handler
+	// upcall handles packets that arrive while the process waits inside
+	// the library (for a send buffer or an F&A reply).
+	upcallFn Handler
 }
+
+// SetUpcall registers the process's upcall: a packet that arrives while
+// the process waits inside the library (for a free send buffer, for an F&A
+// reply) is passed to it at once, as LCI's packet interface does («the
+// packet is passed to a client-supplied upcall routine», section 2).
+// Without one, such packets are kept for the next Recv, holding their host
+// buffers meanwhile.
+func (h *Host) SetUpcall(fn Handler) { h.upcallFn = fn }
 
 func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Costs, fw lci.Config, c *cpu.CPU, m *mem.Memory) *Host {
 	h := &Host{env: e, name: name, node: node, nodes: nodes, plat: plat, costs: costs, fw: fw, lay: lci.NewLayout(fw),
@@ -227,11 +237,15 @@ func (h *Host) drainForBuffer(now clock.Time) ([]cpu.Op, bool) {
 		if m == nil {
 			return ops, len(ops) > 0
 		}
-		if m.Type == lci.TypeCompl {
+		switch {
+		case m.Type == lci.TypeCompl:
 			ops = append(ops, h.completion(m)...)
-			continue
+		case h.upcallFn != nil:
+			// Upcall it, then look again.
+			return append(ops, h.upcall(m, h.upcallFn)...), true
+		default:
+			h.pending.Push(m)
 		}
-		h.pending.Push(m)
 	}
 }
 
@@ -449,6 +463,10 @@ func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old u
 				return true
 			}
 			if m.Type != lci.TypeFARep {
+				if h.upcallFn != nil {
+					h.CPU.Insert(append(h.upcall(m, h.upcallFn), wait)...)
+					return true
+				}
 				h.pending.Push(m)
 				continue
 			}

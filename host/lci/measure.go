@@ -20,6 +20,8 @@ type LogP struct {
 	G clock.Time
 	// FA is the latency of a remote fetch-and-add.
 	FA clock.Time
+	// Run is the ping-pong's run (its end time and events).
+	Run env.Result
 }
 
 // Bench sizes the microbenchmarks.
@@ -90,7 +92,7 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 	c.Nodes = max(c.Nodes, 2)
 	var sends []clock.Time
 	var os, or clock.Time
-	_, _, err := runIn(e, c, func(cl *Cluster) {
+	_, res, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		total := b.Warm + b.Iters
 		var round func(i int) []cpu.Op
@@ -150,6 +152,7 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 	r.Os = os / clock.Time(b.Iters)
 	r.Or = or / clock.Time(b.Iters)
 	r.L = r.E2E - r.Os - r.Or
+	r.Run = res
 	return r, nil
 }
 
@@ -159,6 +162,8 @@ type Throughput struct {
 	// (10^6 bytes per second).
 	Gap  clock.Time
 	MBps float64
+	// Run is the stream's run.
+	Run env.Result
 }
 
 // Stream measures a one-way stream in e (nil: a fresh one): node 0 sends
@@ -176,7 +181,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	mtu := c.FirmwareConfig().MTU
 	perMsg := max(1, (b.Size+mtu-1)/mtu)
 	var done []clock.Time // when each message's last packet was received
-	_, _, err := runIn(e, c, func(cl *Cluster) {
+	_, res, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		big := b.Size > c.Platform.L2Bytes
 		var ops []cpu.Op
@@ -214,6 +219,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	span := done[len(done)-1] - done[k]
 	t.Gap = span / clock.Time(len(done)-1-k)
 	t.MBps = float64(b.Size*(len(done)-1-k)) / float64(span) * 1e6 // bytes per µs = MB/s
+	t.Run = res
 	return t, nil
 }
 
