@@ -207,6 +207,9 @@ func (c *Card) AttachPCI(b *bus.Bus, base uint64) error {
 	if err := b.AddTarget(c.Name()+".SRAM", base, c.cfg.SRAMBytes, c.sram.Port(portPCI)); err != nil {
 		return err
 	}
+	if err := b.SetTargetWait(c.Name()+".SRAM", c.cfg.PCISlaveWait); err != nil {
+		return err
+	}
 	ch, err := b.AddMaster(c.Name() + ".HDMA")
 	if err != nil {
 		return err

@@ -27,6 +27,9 @@ type Config struct {
 	HostDMASetup int
 	HostDMABurst int
 	HostDMAQueue int
+	// PCISlaveWait is the initial wait states of the card's PCI slave (the
+	// host's PIO into SRAM).
+	PCISlaveWait int
 	// NetBurst is the SRAM burst of the send and receive DMA engines;
 	// SendQueue the packets the send engine holds.
 	NetBurst  int
@@ -56,6 +59,12 @@ func LANai4() Config {
 		// memory» (MY-P13): one transfer at a time, programmed through
 		// its registers; the control program queues the rest.
 		HostDMAQueue: 1,
+		// derived: 2 wait states make a write-combined 32-byte PIO line
+		// take 9 cycles of 64-bit PCI (address, decode, 2 waits, 4 data,
+		// idle): 118 MB/s, the P3 figure «The PIO-write bandwidth on the P3
+		// platform is limited to about 120 Mbyte/s» (MY-P33). The same
+		// slave on the LANai 4 (assumed).
+		PCISlaveWait: 2,
 		// assumed: the network engines read and write SRAM in 64-byte
 		// bursts and take one packet at a time.
 		NetBurst:  64,
@@ -96,6 +105,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lanai %s: SRAM %d bytes/cycle, latency %d: need at least 1 byte/cycle and latency >= 0", c.Name, c.SRAMBytesPerCycle, c.SRAMLatency)
 	case c.HostDMASetup < 0 || c.HostDMABurst < 4 || c.HostDMAQueue < 1:
 		return fmt.Errorf("lanai %s: host DMA setup %d, burst %d, queue %d: need setup >= 0, burst >= 4, queue >= 1", c.Name, c.HostDMASetup, c.HostDMABurst, c.HostDMAQueue)
+	case c.PCISlaveWait < 0:
+		return fmt.Errorf("lanai %s: %d PCI slave wait states", c.Name, c.PCISlaveWait)
 	case c.NetBurst < 4 || c.SendQueue < 1:
 		return fmt.Errorf("lanai %s: network burst %d, send queue %d: need burst >= 4, queue >= 1", c.Name, c.NetBurst, c.SendQueue)
 	}

@@ -127,10 +127,11 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 	}
 	// Host memory as the NI's DMA sees it: behind the bridge, a read
 	// waits the measured memory latency (MY-P6) and the bridge's delayed
-	// read; a write is posted in the bridge.
+	// read, but a read that continues the previous one finds its data
+	// prefetched; a write is posted in the bridge.
 	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(hostMemSize).WithPortWidth(p.Bus.WidthBytes).
 		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles() + p.BridgeReadCycles).
-		WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
+		WithSequentialReadLatency(p.BridgeWriteCycles).WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,8 @@ type Platform struct {
 	// in bus cycles. calibrated: 60 cycles (1.8 µs), fitted to the PPro
 	// I-sdma gap g = 11.1 µs (Table III); the P3's 33 MHz PCI keeps the
 	// same count. DMA writes are posted in the bridge and take
-	// BridgeWriteCycles (assumed: 2).
+	// BridgeWriteCycles (assumed: 2), as do reads that continue the
+	// previous one (the bridge has prefetched their data).
 	BridgeReadCycles, BridgeWriteCycles int
 	// WriteBuffer is the posted PIO writes the processor holds, in bus
 	// beats (assumed: 32, one write-combining line of 4-byte beats).

@@ -98,6 +98,7 @@ type target struct {
 	name       string
 	base, size uint64
 	ch         *mem.Channel
+	wait       int // initial wait states beyond the bus's decode
 }
 
 // txn is the transaction (one burst) on the bus.
@@ -172,7 +173,22 @@ func (b *Bus) AddTarget(name string, base, size uint64, ch *mem.Channel) error {
 	return nil
 }
 
-// Tick implements clock.Ticker: one bus cycle.
+// SetTargetWait gives target name n initial wait states: cycles it keeps
+// every transaction waiting, after the bus's decode, before the first
+// data phase (a slow slave interface).
+func (b *Bus) SetTargetWait(name string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s: target %s: %d wait states", b.Name(), name, n)
+	}
+	for _, t := range b.targets {
+		if t.name == name {
+			t.wait = n
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no target %s", b.Name(), name)
+}
+
 // Tick implements clock.Ticker: one bus cycle. The phase signal shows the
 // phase executed at each edge ("WAIT" for a data or completion cycle in
 // which nothing moved), held for the cycle that follows, as a state
@@ -234,6 +250,9 @@ func (b *Bus) enter(now clock.Time, p phase) {
 		n := b.cfg.DecodeCycles
 		if b.cur.mreq.Op == mem.Read {
 			n = max(n, b.cfg.ReadTurnaround)
+		}
+		if b.cur.t >= 0 {
+			n += b.targets[b.cur.t].wait
 		}
 		if n == 0 {
 			p = pData

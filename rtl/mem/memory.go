@@ -29,6 +29,7 @@ type Builder struct {
 	size      uint64
 	latency   int
 	wlatency  *int
+	slatency  *int
 	bpc       int
 	ports     int
 	width     int
@@ -54,6 +55,11 @@ func (b Builder) WithSize(n uint64) Builder { b.size = n; return b }
 // WithLatency sets the cycles from accepting a transaction to its first
 // data.
 func (b Builder) WithLatency(cycles int) Builder { b.latency = cycles; return b }
+
+// WithSequentialReadLatency sets the latency of a read that starts where
+// the previous read on the same port ended (a bridge's prefetch buffer
+// already holds its data); by default such reads take Latency too.
+func (b Builder) WithSequentialReadLatency(cycles int) Builder { b.slatency = &cycles; return b }
 
 // WithWriteLatency sets a different latency for writes (a posted write
 // absorbed by a bridge's buffer); by default writes take Latency too.
@@ -87,6 +93,8 @@ func (b Builder) Validate() error {
 		return errors.New("memory size must be positive")
 	case b.latency < 0:
 		return fmt.Errorf("memory latency %d cycles must not be negative", b.latency)
+	case b.slatency != nil && *b.slatency < 0:
+		return fmt.Errorf("memory sequential read latency %d cycles must not be negative", *b.slatency)
 	case b.wlatency != nil && *b.wlatency < 0:
 		return fmt.Errorf("memory write latency %d cycles must not be negative", *b.wlatency)
 	case b.bpc < 1:
@@ -112,6 +120,10 @@ func (b Builder) Build(name string) (*Memory, error) {
 	if b.wlatency != nil {
 		m.wlatency = *b.wlatency
 	}
+	m.slatency = -1
+	if b.slatency != nil {
+		m.slatency = *b.slatency
+	}
 	m.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, m)
 	for i := range b.ports {
 		w := b.width
@@ -124,6 +136,7 @@ func (b Builder) Build(name string) (*Memory, error) {
 		}
 		ch.ConnectTarget(m)
 		m.ports = append(m.ports, ch)
+		m.readEnd = append(m.readEnd, 0)
 	}
 	reg := b.env.Waves
 	m.sigState = reg.String(name, "state")
@@ -142,6 +155,8 @@ type Memory struct {
 	ports    []*Channel
 	latency  int
 	wlatency int
+	slatency int      // -1: sequential reads take latency
+	readEnd  []uint64 // per port: where the last read ended
 	bpc      int
 
 	rr     int   // next port to consider
@@ -219,6 +234,11 @@ func (m *Memory) accept(now clock.Time) bool {
 		lat := m.latency
 		if b.Req.Op == Write {
 			lat = m.wlatency
+		} else {
+			if m.slatency >= 0 && b.Req.Addr == m.readEnd[p] && b.Req.Addr != 0 {
+				lat = m.slatency
+			}
+			m.readEnd[p] = b.Req.Addr + uint64(b.Req.Len)
 		}
 		x := &xfer{port: p, req: b.Req, startAt: m.Clock().After(now, clock.Cycle(lat))}
 		if err := m.store.Check(b.Req.Addr, b.Req.Len); err != nil {
