@@ -32,6 +32,7 @@ import (
 	"github.com/nisim/nisim/firmware"
 	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/waves"
 )
 
 // Program is one NI's LCI control program.
@@ -82,6 +83,9 @@ type Program struct {
 
 	watchdog bool
 	aborted  bool
+
+	sigCredits           []*waves.Signal // per destination
+	sigReady, sigBlocked *waves.Signal
 }
 
 type itemKind uint8
@@ -126,7 +130,12 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p.blocked = make([]queue.Queue[txItem], nodes)
 	for i := range p.credits {
 		p.credits[i] = p.w
+		s := e.Waves.Integer(name+".fc", fmt.Sprintf("credits_%d", i), 16)
+		s.Set(0, uint64(p.w))
+		p.sigCredits = append(p.sigCredits, s)
 	}
+	p.sigReady = e.Waves.Integer(name+".tx", "ready", 16)
+	p.sigBlocked = e.Waves.Integer(name+".fc", "blocked", 16)
 	p.recvRef = make([]int, cfg.RecvBufs)
 	p.recvHdr = make([]Header, cfg.RecvBufs)
 	for i := cfg.RecvBufs - 1; i >= 0; i-- {

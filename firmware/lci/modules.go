@@ -254,6 +254,7 @@ func (p *Program) want(c *firmware.Ctx, a any) {
 		p.ready.Push(it)
 	case p.blocked[it.dst].Len() == 0 && p.credits[it.dst] > 0:
 		p.credits[it.dst]--
+		p.sigCredits[it.dst].Set(c.Now, uint64(p.credits[it.dst]))
 		p.ready.Push(it)
 	default:
 		p.blocked[it.dst].Push(it)
@@ -262,7 +263,14 @@ func (p *Program) want(c *firmware.Ctx, a any) {
 			c.Fire(p.fc, "close", nil)
 		}
 	}
+	p.queues(c)
 	p.kick(c)
+}
+
+// queues shows the credits and queue lengths on the waveform.
+func (p *Program) queues(c *firmware.Ctx) {
+	p.sigReady.Set(c.Now, uint64(p.ready.Len()))
+	p.sigBlocked.Set(c.Now, uint64(p.nblock))
 }
 
 // credit takes credits returned by dst and restarts its blocked packets
@@ -280,6 +288,8 @@ func (p *Program) credit(c *firmware.Ctx, a any) {
 		p.ready.Push(p.blocked[dst].Pop())
 		p.nblock--
 	}
+	p.sigCredits[dst].Set(c.Now, uint64(max(p.credits[dst], 0)))
+	p.queues(c)
 	if p.nblock == 0 && p.fc.State() == sBlocked {
 		c.Fire(p.fc, "open", nil)
 	}
@@ -336,6 +346,7 @@ func (p *Program) kick(c *firmware.Ctx) {
 // owed to its destination piggybacked.
 func (p *Program) transmit(c *firmware.Ctx, _ any) {
 	it := p.ready.Pop()
+	p.sigReady.Set(c.Now, uint64(p.ready.Len()))
 	it.hdr.Credits = uint16(p.owed[it.dst])
 	p.owed[it.dst] = 0
 	var at uint32
