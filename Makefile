@@ -20,13 +20,16 @@ NETWORKS := mesh myrinet-grid myrinet-clos atm-star mchub-star
 # The Telegraphos scenarios make run reports on: section 3.2's measurements,
 # model vs paper (the others: `bin/nisim list`).
 TELEGRAPHOS := telegraphos-calibration
+# The Myrinet/LCI report: every figure of the LCI paper's microbenchmarks,
+# model vs paper, on both platforms (the others: `bin/nisim list`).
+LCI := lci-report
 
-run: build ## run the main job: the demo, the network scenarios and the Telegraphos calibration, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration and the LCI report, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
-	@for s in $(NETWORKS) $(TELEGRAPHOS); do \
+	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI); do \
 		echo; echo "== $$s"; \
 		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
 		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \
