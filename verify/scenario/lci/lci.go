@@ -143,7 +143,7 @@ type LogPParams struct {
 
 // LogPDefaults are the paper's benchmark on the calibration platform.
 func LogPDefaults() *LogPParams {
-	return &LogPParams{Platform: Platform{"ppro", "sdma"}, Size: 16, Warm: 10, Iters: 50, Stream: 200}
+	return &LogPParams{Platform: Platform{"ppro", "sdma"}, Size: 16, Warm: 10, Iters: 50, Stream: 1000}
 }
 
 // Validate implements scenario.Params.

@@ -114,7 +114,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		return nil, err
 	}
 	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
-	b := hl.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 200}
+	b := hl.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
 	for _, pl := range []string{"ppro", "p3"} {
 		for _, v := range []string{"sdma", "pio"} {
 			c, err := config(pl, v, 2)
