@@ -150,6 +150,34 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		}
 		addCrossover(rep, name, x)
 	}
+	// Throughput bounds the text states (the curves are figures only).
+	for _, t := range []struct {
+		platform, variant string
+		size              int
+		copy              bool
+		bound             string
+		quote             string
+	}{
+		{"ppro", "sdma", 512 << 10, true, "< 52 MB/s", "5.3 «this memory copy causes the effective throughput to drop below 52 Mbyte/s for messages exceeding the L2 cache size»"},
+		{"p3", "pio", 64 << 10, false, "~120 MB/s", "5.2.4 «The PIO-write bandwidth on the P3 platform is limited to about 120 Mbyte/s, so the packet transfer to the NI becomes a clear bottleneck for I-pio»"},
+		{"p3", "sdma", 64 << 10, false, "-", "5.2.4: the 64-bit PCI's «peak throughput (254.3 Mbyte/s) ... is very close to the Myrinet2000 link bandwidth (250 Mbyte/s)»; LCI does not reach it on 33 MHz PCI"},
+	} {
+		c, err := config(t.platform, t.variant, 2)
+		if err != nil {
+			return nil, err
+		}
+		tp, err := hl.Stream(nil, c, hl.Bench{Size: t.size, Iters: 2, Stream: 8}, t.copy)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s throughput: %w", t.platform, t.variant, err)
+		}
+		how := "without"
+		if t.copy {
+			how = "with"
+		}
+		rep.Add(fmt.Sprintf("%s %s: one-way throughput, %d KB messages, %s the receiver's copy", c.Platform.Name, c.Variant, t.size>>10, how),
+			fmt.Sprintf("%.1f MB/s", tp.MBps), t.bound, paper+" "+t.quote+" (validation)")
+		rep.Measure(fmt.Sprintf("%s_%s_%dk_mbps", t.platform, t.variant, t.size>>10), tp.MBps, "MB/s")
+	}
 	if p.Broadcast {
 		for _, pl := range []string{"ppro", "p3"} {
 			for _, v := range []string{"sdma", "pio"} {
