@@ -19,13 +19,13 @@ import (
 
 // Host memory map of a node (bus addresses).
 const (
-	hostMemSize = 64 << 20
+	hostMemSize = hostlci.HostMemBytes
 	// SrcBase is where Write puts the data to send, DstBase where it asks
 	// for it to be written at the destination.
 	SrcBase = 0x0010_0000
 	DstBase = 0x0020_0000
 	// NIBase is the PCI address of the card's SRAM window.
-	NIBase = 0x8000_0000
+	NIBase = hostlci.NIBase
 )
 
 // ClusterConfig is a cluster to build: Nodes hosts of the PPro platform's
@@ -107,46 +107,18 @@ func Build(e *env.Env, c ClusterConfig) (*Cluster, error) {
 }
 
 func (cl *Cluster) buildNode(e *env.Env, h int) (*Node, error) {
-	p := cl.Config.Platform
 	name := fmt.Sprintf("N%d", h)
-	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBuffer).Build(name + ".PCI")
-	if err != nil {
-		return nil, err
-	}
-	// Host memory as the NI's DMA sees it behind the PCI bridge (as in
-	// host/lci): a read waits the memory latency and the bridge's delayed
-	// read, a write is posted in the bridge.
-	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(hostMemSize).WithPortWidth(p.Bus.WidthBytes).
-		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles() + p.BridgeReadCycles).
-		WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
-	if err != nil {
-		return nil, err
-	}
-	if err := b.AddTarget(name+".Mem", 0, hostMemSize, hm.Port(0)); err != nil {
-		return nil, err
-	}
-	c, err := cpu.MakeBuilder().WithEnv(e).WithClock(p.CPU).Build(name + ".CPU")
-	if err != nil {
-		return nil, err
-	}
-	ch, err := b.AddMaster(name + ".CPU")
-	if err != nil {
-		return nil, err
-	}
-	c.Attach(ch)
 	prog, err := New(e, name+".FW", cl.Config.Firmware)
 	if err != nil {
 		return nil, err
 	}
-	card, err := lanai.MakeBuilder().WithEnv(e).WithConfig(p.NI).WithNode(h, cl.Config.Nodes).WithProgram(prog).
-		WithBusWidth(p.Bus.WidthBytes).WithLink(p.Net.Link.Clock, p.Net.FlitBytes).Build(name + ".NI")
+	// The node's hardware (PCI bus, host memory behind its bridge, CPU,
+	// LANai card) is host/lci's, with this program on the card.
+	hw, err := hostlci.BuildHardware(e, name, cl.Config.Platform, h, cl.Config.Nodes, prog)
 	if err != nil {
 		return nil, err
 	}
-	if err := card.AttachPCI(b, NIBase); err != nil {
-		return nil, err
-	}
-	return &Node{ID: h, CPU: c, Bus: b, Mem: hm, Card: card, FW: prog}, nil
+	return &Node{ID: h, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
 }
 
 // Post returns the host operations that ask n's NI to write length bytes

@@ -297,11 +297,7 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 			return true
 		}
 		if len(c.beats) > 0 { // the rest of a burst store
-			for len(c.beats) > 0 && c.ch.Down.CanPush(now) {
-				c.ch.Down.Push(now, c.beats[0])
-				c.beats = c.beats[1:]
-			}
-			if len(c.beats) > 0 {
+			if !c.pushBeats(now) {
 				return false
 			}
 			break
@@ -325,11 +321,7 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 			c.beats = nil
 			if op.Burst && len(beats) > 1 {
 				c.beats = beats[1:]
-				for len(c.beats) > 0 && c.ch.Down.CanPush(now) {
-					c.ch.Down.Push(now, c.beats[0])
-					c.beats = c.beats[1:]
-				}
-				if len(c.beats) > 0 {
+				if !c.pushBeats(now) {
 					return false
 				}
 				break
@@ -347,6 +339,16 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 	}
 	c.state = sWait
 	return true
+}
+
+// pushBeats moves a burst store's remaining beats into the write buffer as
+// far as it has room; it reports whether all are in.
+func (c *CPU) pushBeats(now clock.Time) bool {
+	for len(c.beats) > 0 && c.ch.Down.CanPush(now) {
+		c.ch.Down.Push(now, c.beats[0])
+		c.beats = c.beats[1:]
+	}
+	return len(c.beats) == 0
 }
 
 func (c *CPU) waitDone(now clock.Time, op *Op) bool {

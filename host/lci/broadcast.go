@@ -130,10 +130,7 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 			return t, fmt.Errorf("broadcast stream: message %d reached %d of %d nodes", i, n, c.Nodes-1)
 		}
 	}
-	k := len(done) / 4
-	span := done[len(done)-1] - done[k]
-	t.Gap = span / clock.Time(len(done)-1-k)
-	t.MBps = float64(b.Size*(len(done)-1-k)) / float64(span) * 1e6
+	t = steady(done, b.Size)
 	t.Run = res
 	return t, nil
 }

@@ -2,6 +2,7 @@ package lci
 
 import (
 	"fmt"
+	"github.com/nisim/nisim/firmware"
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
@@ -121,6 +122,32 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) (*Node, error) {
 	p := cl.Config.Platform
 	name := fmt.Sprintf("N%d", h)
+	prog, err := lci.New(e, name+".FW", fw, h, cl.Config.Nodes, linkName)
+	if err != nil {
+		return nil, err
+	}
+	hw, err := BuildHardware(e, name, p, h, cl.Config.Nodes, prog)
+	if err != nil {
+		return nil, err
+	}
+	host := newHost(e, name+".LCI", h, cl.Config.Nodes, p, cl.Config.Host, fw, hw.CPU, hw.Mem)
+	return &Node{ID: h, Host: host, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
+}
+
+// Hardware is one node's hardware on a platform: the PCI bus, host memory
+// behind its bridge, the host CPU and a LANai card (its SRAM window at
+// NIBase) running a control program. Any firmware.Program runs on it.
+type Hardware struct {
+	Bus  *bus.Bus
+	Mem  *mem.Memory
+	CPU  *cpu.CPU
+	Card *lanai.Card
+}
+
+// BuildHardware builds node's hardware (of a cluster of nodes) named name,
+// the card running prog; the caller connects the card's link and starts
+// it.
+func BuildHardware(e *env.Env, name string, p Platform, node, nodes int, prog firmware.Program) (*Hardware, error) {
 	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBuffer).Build(name + ".PCI")
 	if err != nil {
 		return nil, err
@@ -147,11 +174,7 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 		return nil, err
 	}
 	c.Attach(ch)
-	prog, err := lci.New(e, name+".FW", fw, h, cl.Config.Nodes, linkName)
-	if err != nil {
-		return nil, err
-	}
-	card, err := lanai.MakeBuilder().WithEnv(e).WithConfig(p.NI).WithNode(h, cl.Config.Nodes).WithProgram(prog).
+	card, err := lanai.MakeBuilder().WithEnv(e).WithConfig(p.NI).WithNode(node, nodes).WithProgram(prog).
 		WithBusWidth(p.Bus.WidthBytes).WithLink(p.Net.Link.Clock, p.Net.FlitBytes).Build(name + ".NI")
 	if err != nil {
 		return nil, err
@@ -160,6 +183,5 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 		return nil, err
 	}
 	card.OnInterrupt(c.Interrupt)
-	host := newHost(e, name+".LCI", h, cl.Config.Nodes, p, cl.Config.Host, fw, c, hm)
-	return &Node{ID: h, Host: host, CPU: c, Bus: b, Mem: hm, Card: card, FW: prog}, nil
+	return &Hardware{Bus: b, Mem: hm, CPU: c, Card: card}, nil
 }

@@ -72,9 +72,11 @@ type Handler func(now clock.Time, m *Msg) []cpu.Op
 
 // Host memory map of a node (bus addresses).
 const (
-	hostMemSize = 128 << 20
-	slotsBase   = 0x0010_0000
-	sendData    = 0x0100_0000
+	// HostMemBytes is the size of host memory as the bus maps it.
+	HostMemBytes = 128 << 20
+	hostMemSize  = HostMemBytes
+	slotsBase    = 0x0010_0000
+	sendData     = 0x0100_0000
 	// UserBase is where a process may keep its own data.
 	UserBase = 0x0400_0000
 	// NIBase is the PCI address of the card's SRAM window.

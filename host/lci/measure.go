@@ -216,12 +216,18 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	if len(done) != b.Stream {
 		return t, fmt.Errorf("stream: %d of %d messages received", len(done), b.Stream)
 	}
-	k := len(done) / 4
-	span := done[len(done)-1] - done[k]
-	t.Gap = span / clock.Time(len(done)-1-k)
-	t.MBps = float64(b.Size*(len(done)-1-k)) / float64(span) * 1e6 // bytes per µs = MB/s
+	t = steady(done, b.Size)
 	t.Run = res
 	return t, nil
+}
+
+// steady is the rate of messages of size bytes completing at the times in
+// done, from the first quarter on (the pipeline filled).
+func steady(done []clock.Time, size int) Throughput {
+	k := len(done) / 4
+	span := done[len(done)-1] - done[k]
+	return Throughput{Gap: span / clock.Time(len(done)-1-k),
+		MBps: float64(size*(len(done)-1-k)) / float64(span) * 1e6} // bytes per µs = MB/s
 }
 
 // FetchAdd measures the fetch-and-add latency in e (nil: a fresh one):

@@ -93,6 +93,18 @@ func addThroughputNotes(rep *scenario.Report, c hl.Config) {
 	}
 }
 
+// validTree and validNodes are the common parameter checks.
+func validTree(t string) error {
+	if _, err := fw.ParseTree(t); err != nil {
+		return &scenario.KeyError{Key: "tree", Msg: err.Error()}
+	}
+	return nil
+}
+
+func validNodes(n int) error {
+	return scenario.Check(n < 2 || n > 64, "nodes", "must be 2..64 (got %d)", n)
+}
+
 // --- lci-broadcast ---
 
 // BroadcastParams are lci-broadcast's parameters.
@@ -118,13 +130,7 @@ func BroadcastDefaults() *BroadcastParams {
 
 // Validate implements scenario.Params.
 func (p *BroadcastParams) Validate() error {
-	_, terr := fw.ParseTree(p.Tree)
-	var te error
-	if terr != nil {
-		te = &scenario.KeyError{Key: "tree", Msg: terr.Error()}
-	}
-	return scenario.FirstError(p.validate(), te,
-		scenario.Check(p.Nodes < 2 || p.Nodes > 64, "nodes", "must be 2..64 (got %d)", p.Nodes),
+	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
 		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters),
 		scenario.Check(p.StreamSize < 1 || p.StreamSize > 1<<20, "stream_size", "must be 1..1048576 bytes (got %d)", p.StreamSize),
 		scenario.Check(p.StreamMessages < 8 || p.StreamMessages > 10000, "stream_messages", "must be 8..10000 (got %d)", p.StreamMessages))

@@ -32,13 +32,7 @@ func TrafficDefaults() *TrafficParams {
 
 // Validate implements scenario.Params.
 func (p *TrafficParams) Validate() error {
-	_, terr := fw.ParseTree(p.Tree)
-	var te error
-	if terr != nil {
-		te = &scenario.KeyError{Key: "tree", Msg: terr.Error()}
-	}
-	return scenario.FirstError(p.validate(), te,
-		scenario.Check(p.Nodes < 2 || p.Nodes > 64, "nodes", "must be 2..64 (got %d)", p.Nodes),
+	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
 		scenario.Check(p.Ops < 1 || p.Ops > 100000, "ops", "must be 1..100000 (got %d)", p.Ops),
 		scenario.Check(p.MaxSize < 0 || p.MaxSize > 2048, "max_size", "must be 0..2048 (the MTU; got %d)", p.MaxSize),
 		scenario.Check(p.McastPct < 0 || p.McastPct > 100, "mcast_pct", "must be 0..100 (got %d)", p.McastPct),
