@@ -157,7 +157,7 @@ func wire(net *SourceNet, a, pa, b, pb int, l *link.Link) {
 func attachHosts(e *env.Env, name string, c MyrinetConfig, net *SourceNet, sh *fabric.Shared, at func(int) (int, int)) error {
 	tc := c.Terminal
 	tc.VCs, tc.FlitBytes, tc.Route = 1, c.Platform.FlitBytes, net.Route
-	lb := link.MakeBuilder().WithEnv(e).WithConfig(c.Platform.Link)
+	lb := link.MakeBuilder().WithEnv(e).WithConfig(c.Platform.HostLinkConfig())
 	for h := range 64 {
 		if c.Attach != nil {
 			l, err := lb.Build(fmt.Sprintf("%s.LH[%d]", name, h))

@@ -324,9 +324,12 @@ func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh
 			return nil, err
 		}
 		ser := (pl.FlitBytes + pl.Link.BytesPerCycle - 1) / pl.Link.BytesPerCycle
+		// The first and last links are host links (longer on the P3: its
+		// fiber/SAN crossings).
+		hostExtra := 2 * (pl.HostLinkConfig().DelayCycles - pl.Link.DelayCycles)
 		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links, hopCycles: pl.HopCycles(),
 			zeroLoad: func(src, dst, flits int) float64 {
-				return float64(ser + pl.Link.DelayCycles + net.Hops(src, dst)*pl.HopCycles() + ser*(flits-1))
+				return float64(ser + pl.Link.DelayCycles + net.Hops(src, dst)*pl.HopCycles() + ser*(flits-1) + hostExtra)
 			},
 			stalls: func() (uint64, uint64) {
 				var stop, blocked uint64
