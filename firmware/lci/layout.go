@@ -114,7 +114,9 @@ const HeaderBytes = 16
 //
 //	[0] type  [1] source node  [2:4] payload length  [4:6] credits
 //	[6] multicast root  [7] unused  [8:12] sequence (per source and
-//	destination)  [12:16] argument (F&A value or the sender's tag)
+//	destination for data, per root for multicasts; an F&A request carries
+//	the last data sequence and its reply echoes it: it means nothing
+//	there)  [12:16] argument (F&A value or the sender's tag)
 type Header struct {
 	Type    uint8
 	Src     uint8

@@ -143,6 +143,9 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 			return
 		}
 		p.nextDesc++
+		if !p.checkDesc(c, d) {
+			continue
+		}
 		if p.cfg.Variant == SDMA && d.Len > 0 {
 			c.Fire(p.hsq, "fetch", d)
 		} else {
@@ -162,9 +165,6 @@ func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 
 func (p *Program) fetch(c *firmware.Ctx, a any) {
 	d := a.(Desc)
-	if !p.checkDesc(c, d) {
-		return
-	}
 	p.fetches++
 	p.sq = append(p.sq, sqEntry{d: d})
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobFetch, ref: int(d.Buf),
@@ -173,9 +173,6 @@ func (p *Program) fetch(c *firmware.Ctx, a any) {
 
 func (p *Program) pass(c *firmware.Ctx, a any) {
 	d := a.(Desc)
-	if !p.checkDesc(c, d) {
-		return
-	}
 	p.sq = append(p.sq, sqEntry{d: d, ready: true})
 	p.drainSQ(c)
 }
@@ -417,12 +414,17 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 		p.aborted = true
 		return
 	}
-	if ev.Len != HeaderBytes+int(h.Len) || int(h.Src) >= p.n {
-		c.Env.Report(c.Now, p.name, "lci.packet", "malformed packet: %d bytes with header %+v", ev.Len, h)
+	malformed := ev.Len != HeaderBytes+int(h.Len) || int(h.Src) >= p.n
+	if malformed {
+		c.Env.Report(c.Now, p.name, "lci.packet", "malformed packet %d from node %d: %d bytes with header %+v; dropped", ev.Tag, ev.Src, ev.Len, h)
 	}
 	p.arm(c)
 	if !p.armed {
 		c.Fire(p.rq, "starve", nil)
+	}
+	if malformed {
+		p.freeBuf(c, buf)
+		return
 	}
 	p.recvHdr[buf] = h
 	if reserved(h.Type) {
@@ -616,8 +618,8 @@ func (p *Program) expire(c *firmware.Ctx, _ any) {
 		consumed++
 	}
 	// The host hands back every buffer it has consumed; HostSlots were
-	// given at the start.
-	if consumed-uint32(p.cfg.HostSlots) < p.delivered {
+	// given at the start, so it has consumed consumed - HostSlots.
+	if consumed < p.delivered+uint32(p.cfg.HostSlots) {
 		c.Interrupt()
 	}
 }

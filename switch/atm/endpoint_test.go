@@ -91,7 +91,9 @@ var _ = Describe("ATM traffic endpoints", func() {
 	})
 
 	It("sends at line rate and delivers every cell 176 cycles after it left on an idle switch", func() {
-		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		// A fixed seed: the cell count below is a random draw (113
+		// expected; one Ginkgo seed in many drew 68).
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, Seed: 1})
 		col := stats.New(4, stats.Window{Measure: 20000})
 		// Only host 1 sends, to host 2 (bitcomp on 4 ports).
 		_, sh, _ := trafficStar(e, atm.ASX100(), atm.LinkConfig(), mustPattern("bitcomp", 4, traffic.Options{}),
