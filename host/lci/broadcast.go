@@ -87,34 +87,16 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 		return t, err
 	}
 	mtu := c.FirmwareConfig().MTU
-	perMsg := max(1, (b.Size+mtu-1)/mtu)
 	got := make([]int, b.Stream)
 	done := make([]clock.Time, b.Stream)
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
 		big := b.Size > c.Platform.L2Bytes
 		for _, n := range cl.Nodes[1:] {
-			h := n.Host
-			var rx []cpu.Op
-			for i := range b.Stream {
-				msg := pattern(b.Size, i)
-				for k := range perMsg {
-					lo := k * mtu
-					want := msg[lo:min(lo+mtu, len(msg))]
-					rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
-						checkData(h, now, m, want)
-						if k == perMsg-1 {
-							got[i]++
-							done[i] = max(done[i], now)
-						}
-						if recvCopy {
-							return []cpu.Op{{Kind: cpu.Compute, Cycles: h.copyCycles(len(m.Data), big)}}
-						}
-						return nil
-					})...)
-				}
-			}
-			h.CPU.Run(rx...)
+			n.Host.CPU.Run(n.Host.receiveStream(b, mtu, recvCopy, big, func(i int, now clock.Time) {
+				got[i]++
+				done[i] = max(done[i], now)
+			})...)
 		}
 		var ops []cpu.Op
 		for i := range b.Stream {

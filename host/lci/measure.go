@@ -180,7 +180,6 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	}
 	c.Nodes = max(c.Nodes, 2)
 	mtu := c.FirmwareConfig().MTU
-	perMsg := max(1, (b.Size+mtu-1)/mtu)
 	var done []clock.Time // when each message's last packet was received
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
@@ -190,25 +189,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)
 		}
 		h0.CPU.Run(ops...)
-		var rx []cpu.Op
-		for i := range b.Stream {
-			msg := pattern(b.Size, i)
-			for k := range perMsg {
-				lo := k * mtu
-				want := msg[lo:min(lo+mtu, len(msg))]
-				rx = append(rx, h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
-					checkData(h1, now, m, want)
-					if k == perMsg-1 {
-						done = append(done, now)
-					}
-					if recvCopy {
-						return []cpu.Op{{Kind: cpu.Compute, Cycles: h1.copyCycles(len(m.Data), big)}}
-					}
-					return nil
-				})...)
-			}
-		}
-		h1.CPU.Run(rx...)
+		h1.CPU.Run(h1.receiveStream(b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })...)
 	})
 	if err != nil {
 		return t, err
@@ -219,6 +200,34 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	t = steady(done, b.Size)
 	t.Run = res
 	return t, nil
+}
+
+// receiveStream returns the operations that receive b.Stream messages of
+// b.Size bytes, packet by packet (at most mtu bytes each), checking each
+// packet's data, copying it out if recvCopy (at the memory copy rate if
+// big), and calling last with the message's number when its last packet
+// has arrived.
+func (h *Host) receiveStream(b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) []cpu.Op {
+	perMsg := max(1, (b.Size+mtu-1)/mtu)
+	var rx []cpu.Op
+	for i := range b.Stream {
+		msg := pattern(b.Size, i)
+		for k := range perMsg {
+			lo := k * mtu
+			want := msg[lo:min(lo+mtu, len(msg))]
+			rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				checkData(h, now, m, want)
+				if k == perMsg-1 {
+					last(i, now)
+				}
+				if recvCopy {
+					return []cpu.Op{{Kind: cpu.Compute, Cycles: h.copyCycles(len(m.Data), big)}}
+				}
+				return nil
+			})...)
+		}
+	}
+	return rx
 }
 
 // steady is the rate of messages of size bytes completing at the times in
