@@ -136,13 +136,19 @@ func Uncovered(ms ...*Machine) []string {
 	return out
 }
 
-// MergeCoverage adds up the counts of machines built from the same table
-// (one per NI) by table row, for a cluster-wide view.
-func MergeCoverage(ms ...*Machine) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, m := range ms {
-		for _, c := range m.Coverage() {
-			out[fmt.Sprintf("%s in %s", c.On, c.From)] += c.Count
+// MergeCoverage adds up, row by row, the counts of machines built from the
+// same table (the same module on every NI of a cluster): a cluster-wide
+// view, in the table's order, named after the first machine.
+func MergeCoverage(ms ...*Machine) []Coverage {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := ms[0].Coverage()
+	for _, m := range ms[1:] {
+		for i, c := range m.Coverage() {
+			if i < len(out) && c.From == out[i].From && c.On == out[i].On {
+				out[i].Count += c.Count
+			}
 		}
 	}
 	return out

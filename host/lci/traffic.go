@@ -2,6 +2,7 @@ package lci
 
 import (
 	"fmt"
+	"github.com/nisim/nisim/firmware"
 	"math/rand/v2"
 
 	"github.com/nisim/nisim/firmware/lci"
@@ -29,7 +30,10 @@ type TrafficResult struct {
 	Unicasts, Multicasts, FetchAdds uint64
 	// Deliveries counts packets handed to upcalls.
 	Deliveries uint64
-	Run        env.Result
+	// Coverage is how often each row of each firmware module's table
+	// fired, summed over the cluster's NIs.
+	Coverage []firmware.Coverage
+	Run      env.Result
 }
 
 // trafficOp is one planned operation.
@@ -171,6 +175,13 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		h.CPU.Run(append(ops, drain()...)...)
 	}
 	r.Run, err = e.Run()
+	for k := range cl.Nodes[0].FW.Machines() {
+		var same []*firmware.Machine
+		for _, nd := range cl.Nodes {
+			same = append(same, nd.FW.Machines()[k])
+		}
+		r.Coverage = append(r.Coverage, firmware.MergeCoverage(same...)...)
+	}
 	if err != nil {
 		return r, err
 	}

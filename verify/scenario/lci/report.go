@@ -2,6 +2,7 @@ package lci
 
 import (
 	"fmt"
+	"strings"
 
 	fw "github.com/nisim/nisim/firmware/lci"
 	hl "github.com/nisim/nisim/host/lci"
@@ -60,6 +61,16 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
 	rep.Add("unicasts / multicasts / fetch-and-adds", fmt.Sprintf("%d / %d / %d", r.Unicasts, r.Multicasts, r.FetchAdds), "", "")
 	rep.Add("packets delivered to upcalls", fmt.Sprint(r.Deliveries), "", "")
+	fired, never := 0, []string{}
+	for _, cv := range r.Coverage {
+		if cv.Count > 0 {
+			fired++
+		} else {
+			never = append(never, fmt.Sprintf("%s %s in %s", cv.Machine[strings.LastIndex(cv.Machine, ".")+1:], cv.On, cv.From))
+		}
+	}
+	rep.Add("firmware coverage: transitions fired on some NI", fmt.Sprintf("%d of %d", fired, len(r.Coverage)), "", "never: "+strings.Join(never, ", "))
+	rep.Measure("coverage_fired", float64(fired), "transitions")
 	rep.Check("delivered", runErr == nil, "every packet exactly once, intact, in FIFO order per sender; every multicast at every member; unique F&A values; the window held: %v", errText(runErr))
 	rep.Measure("deliveries", float64(r.Deliveries), "packets")
 	rep.Result = r.Run
