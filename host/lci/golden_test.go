@@ -136,8 +136,9 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 			"only. Node 0 transmits two (credits 2 -> 0); the third and fourth find no credit, fc closes",
 			"(BLOCKED) and they wait on node 1's queue. Node 1 delivers each packet and, on releasing W/2",
 			"= 1 buffer with nothing of its own going back, sends an explicit half-window acknowledgment",
-			"(fc ack, a 16-byte packet from a control buffer). Its arrival at node 0 (RecvDone, Credit)",
-			"restarts the blocked packets in order and fc opens; at the end node 0 has its 2 credits back.")).To(Succeed())
+			"(fc ack, a 16-byte packet from a control buffer) carrying one credit. The first ack's arrival",
+			"at node 0 (RecvDone, Credit, 24.6 us) restarts the third message and fc stays BLOCKED; the",
+			"second (31.0 us) restarts the fourth and fc opens. At the end node 0 has its 2 credits back.")).To(Succeed())
 	})
 })
 
