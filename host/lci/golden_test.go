@@ -152,17 +152,9 @@ var _ = Describe("LCI waveforms", func() {
 		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/lci.vcd"))
 		Expect(err).NotTo(HaveOccurred())
 		values := func(name string) []string {
-			ch, err := f.Changes(name)
+			v, err := f.Values(name)
 			Expect(err).NotTo(HaveOccurred())
-			var out []string
-			for _, c := range ch {
-				if n, ok := c.Value.Uint(); ok {
-					out = append(out, fmt.Sprint(n))
-				} else {
-					out = append(out, c.Value.Str)
-				}
-			}
-			return out
+			return v
 		}
 		Expect(values("N0.FW.hsq.state")).To(ContainElements("IDLE", "FETCH"))
 		Expect(values("N0.FW.tx.state")).To(ContainElements("IDLE", "BUSY"))

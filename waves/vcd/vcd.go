@@ -289,6 +289,29 @@ func (f *File) Changes(fullName string) ([]Change, error) {
 	return out, nil
 }
 
+// Values returns the named variable's successive values as text: numbers
+// (scalars and vectors without x or z) in decimal, strings as they are,
+// anything else as Value.String gives it. Tests compare a signal's history
+// with it ("the state went IDLE, FETCH, IDLE").
+func (f *File) Values(fullName string) ([]string, error) {
+	ch, err := f.Changes(fullName)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ch))
+	for i, c := range ch {
+		switch n, ok := c.Value.Uint(); {
+		case ok:
+			out[i] = strconv.FormatUint(n, 10)
+		case c.Value.Kind == StringValue:
+			out[i] = c.Value.Str
+		default:
+			out[i] = c.Value.String()
+		}
+	}
+	return out, nil
+}
+
 // ValueAt returns the value of the named variable in effect at time t: that
 // of its last change at a time <= t (within one time, the last change
 // wins). It fails if there is no such variable or t precedes its first

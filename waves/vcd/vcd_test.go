@@ -94,6 +94,21 @@ var _ = Describe("Parse", func() {
 			Expect(f.EndTime).To(Equal(int64(60000)))
 		})
 
+		It("gives a variable's history as text: numbers in decimal, strings as they are", func() {
+			for name, want := range map[string][]string{
+				"Demo.Bus[0].addr":  {"0", "10"},
+				"Demo.Bus[0].count": {"0", "3"},
+				"Demo.Bus[0].state": {"IDLE", "DATA"},
+				"Demo.Bus[0].lat":   {"r0", "r2.5"},
+			} {
+				got, err := f.Values(name)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(got).To(Equal(want), name)
+			}
+			_, err := f.Values("Demo.Bus[0].nothing")
+			Expect(err).To(MatchError(ContainSubstring("no variable")))
+		})
+
 		It("reads the declarations in order", func() {
 			var got []string
 			for _, v := range f.Vars {
