@@ -26,7 +26,7 @@ type sendEngine struct {
 	jobs    queue.Queue[sendJob]
 	cur     *sendJob
 	reqOff  int    // bytes requested from SRAM
-	buf     []byte // bytes read, not yet sent
+	data    []byte // the packet's bytes read so far (a fresh array per packet: flits keep slices of it)
 	sentOff int
 	seq     int
 	nextID  uint64
@@ -78,17 +78,17 @@ func (s *sendEngine) submit(now clock.Time, p firmware.Packet, route []byte) {
 // next burst, start the next packet.
 func (s *sendEngine) Tick(now clock.Time) bool {
 	progress := false
-	if s.cur != nil && len(s.buf) > 0 && s.out.CanSend(now, 0) {
+	if s.cur != nil && len(s.data) > s.sentOff && s.out.CanSend(now, 0) {
 		left := s.cur.pkt.Len - s.sentOff
 		n := min(s.flitBytes, left)
-		if len(s.buf) >= n {
+		if len(s.data)-s.sentOff >= n {
+			end := s.sentOff + n
 			f := link.Flit{Packet: s.cur.id, Seq: s.seq, Head: s.sentOff == 0, Tail: n == left,
-				Src: s.card.node, Dst: s.cur.pkt.Dst, Data: append([]byte(nil), s.buf[:n]...), Size: s.flitBytes, Stamp: now}
+				Src: s.card.node, Dst: s.cur.pkt.Dst, Data: s.data[s.sentOff:end:end], Size: s.flitBytes, Stamp: now}
 			if f.Head {
 				f.Route = s.cur.route
 			}
 			s.out.Send(now, f)
-			s.buf = s.buf[n:]
 			s.sentOff += n
 			s.seq++
 			progress = true
@@ -102,7 +102,7 @@ func (s *sendEngine) Tick(now clock.Time) bool {
 		if !ok {
 			break
 		}
-		s.buf = append(s.buf, b.Data...)
+		s.data = append(s.data, b.Data...)
 		progress = true
 	}
 	if s.cur != nil && s.reqOff < s.cur.pkt.Len && s.reqOff-s.sentOff < 2*s.card.cfg.NetBurst && s.port.Down.CanPush(now) {
@@ -116,7 +116,7 @@ func (s *sendEngine) Tick(now clock.Time) bool {
 	if s.cur == nil && s.jobs.Len() > 0 {
 		j := s.jobs.Pop()
 		s.cur = &j
-		s.reqOff, s.sentOff, s.seq, s.buf = 0, 0, 0, s.buf[:0]
+		s.reqOff, s.sentOff, s.seq, s.data = 0, 0, 0, make([]byte, 0, j.pkt.Len)
 		s.sigState.SetString(now, "SEND")
 		s.sigQueue.Set(now, uint64(s.jobs.Len()))
 		progress = true
