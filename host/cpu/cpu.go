@@ -11,6 +11,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -170,9 +171,13 @@ func (c *CPU) Append(now clock.Time, ops ...Op) {
 // an operation's Fn or Done): a library call that decides its next steps
 // when it runs (which buffer it got, whether a message was there).
 func (c *CPU) Insert(ops ...Op) {
-	at := min(c.pc+1, len(c.prog))
-	rest := append([]Op(nil), c.prog[at:]...)
-	c.prog = append(append(c.prog[:at], ops...), rest...)
+	if c.pc > 64 && c.pc > len(c.prog)/2 {
+		// Drop the retired operations (into a new array: the operation
+		// being executed is still read through a pointer into the old one).
+		c.prog = append(make([]Op, 0, len(c.prog)-c.pc+len(ops)), c.prog[c.pc:]...)
+		c.pc = 0
+	}
+	c.prog = slices.Insert(c.prog, min(c.pc+1, len(c.prog)), ops...)
 }
 
 // SetInterruptHandler sets what the processor runs when interrupted: fn
