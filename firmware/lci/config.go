@@ -49,7 +49,9 @@ type Config struct {
 	Costs Costs
 }
 
-// DefaultConfig is I-sdma with the PPro platform's buffers.
+// DefaultConfig is I-sdma with the PPro platform's buffers and watchdog
+// (70 µs of the LANai 4.1's 33 MHz); host/lci sets the buffers and the
+// watchdog from its platform.
 func DefaultConfig() Config {
 	return Config{Variant: SDMA, MTU: 2048, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,
 		SendBufs: 16, SendQSlots: 64, HostSlots: 64, Tree: Binary, WatchdogCycles: 70 * 33, SyncFetch: true, Costs: DefaultCosts()}
