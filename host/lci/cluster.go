@@ -148,7 +148,7 @@ type Hardware struct {
 // the card running prog; the caller connects the card's link and starts
 // it.
 func BuildHardware(e *env.Env, name string, p Platform, node, nodes int, prog firmware.Program) (*Hardware, error) {
-	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBuffer).Build(name + ".PCI")
+	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBufferBeats()).Build(name + ".PCI")
 	if err != nil {
 		return nil, err
 	}

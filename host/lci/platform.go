@@ -40,11 +40,10 @@ type Platform struct {
 	// BridgeWriteCycles (assumed: 2), as do reads that continue the
 	// previous one (the bridge has prefetched their data).
 	BridgeReadCycles, BridgeWriteCycles int
-	// WriteBuffer is the posted PIO writes the processor holds, in bus
-	// beats (assumed: 32, one write-combining line of 4-byte beats).
-	WriteBuffer int
 	// WCBytes is the write-combining buffer: consecutive PIO stores
 	// leave as one burst of this many bytes. assumed: 32, a line (P6).
+	// The processor's posted-write buffer holds one such line
+	// (WriteBufferBeats).
 	WCBytes int
 	// NI is the network interface card, Net the Myrinet generation.
 	NI  lanai.Config
@@ -80,7 +79,6 @@ func PPro() Platform {
 		Bus:               bus.PCI32(),
 		BridgeReadCycles:  bridgeRead,
 		BridgeWriteCycles: 2,
-		WriteBuffer:       8,
 		WCBytes:           32,
 		NI:                lanai.LANai4(),
 		Net:               myrinet.PPro(),
@@ -111,7 +109,6 @@ func P3() Platform {
 		Bus:               bus.PCI64(),
 		BridgeReadCycles:  bridgeRead,
 		BridgeWriteCycles: 2,
-		WriteBuffer:       4,
 		WCBytes:           32,
 		NI:                lanai.LANai9(),
 		Net:               myrinet.P3(),
@@ -133,6 +130,10 @@ func PlatformPreset(name string) (Platform, error) {
 	}
 	return Platform{}, fmt.Errorf("unknown platform %q (have ppro, p3)", name)
 }
+
+// WriteBufferBeats is the processor's posted-write buffer in bus beats:
+// one write-combining line (8 beats on 32-bit PCI, 4 on 64-bit).
+func (p Platform) WriteBufferBeats() int { return p.WCBytes / p.Bus.WidthBytes }
 
 // MemLatencyCycles is the memory latency in CPU cycles.
 func (p Platform) MemLatencyCycles() int { return nsCycles(p.MemLatencyNs, p.CPU) }
@@ -160,8 +161,8 @@ func (p Platform) Validate() error {
 		return fmt.Errorf("platform %s: memory latency %d ns, line %d bytes, L2 %d bytes", p.Name, p.MemLatencyNs, p.LineBytes, p.L2Bytes)
 	case p.CopyMBps < 1 || p.CachedCopyBytesPerCycle < 1:
 		return fmt.Errorf("platform %s: copy rates %d MB/s and %d bytes/cycle must be positive", p.Name, p.CopyMBps, p.CachedCopyBytesPerCycle)
-	case p.WriteBuffer < 1 || p.WCBytes < p.Bus.WidthBytes || p.WCBytes%p.Bus.WidthBytes != 0:
-		return fmt.Errorf("platform %s: write buffer %d, write-combining %d bytes (bus %d bytes wide)", p.Name, p.WriteBuffer, p.WCBytes, p.Bus.WidthBytes)
+	case p.WCBytes < p.Bus.WidthBytes || p.WCBytes%p.Bus.WidthBytes != 0:
+		return fmt.Errorf("platform %s: write-combining %d bytes must be a multiple of the bus width %d", p.Name, p.WCBytes, p.Bus.WidthBytes)
 	case p.BridgeReadCycles < 0 || p.BridgeWriteCycles < 0:
 		return fmt.Errorf("platform %s: bridge read %d and write %d cycles must not be negative", p.Name, p.BridgeReadCycles, p.BridgeWriteCycles)
 	case p.RecvBufs < 2 || p.WatchdogUs < 1:
