@@ -136,21 +136,20 @@ func PlatformPreset(name string) (Platform, error) {
 func (p Platform) WriteBufferBeats() int { return p.WCBytes / p.Bus.WidthBytes }
 
 // MemLatencyCycles is the memory latency in CPU cycles.
-func (p Platform) MemLatencyCycles() int { return nsCycles(p.MemLatencyNs, p.CPU) }
-
-// nsCycles converts ns to cycles of c, rounding up.
-func nsCycles(ns int, c clock.Clock) int {
-	num, den := c.Hz()
-	d := den * 1_000_000_000
-	return int((uint64(ns)*num + d - 1) / d)
+func (p Platform) MemLatencyCycles() int {
+	return int(p.CPU.Cycles(clock.Time(p.MemLatencyNs) * clock.Nanosecond))
 }
 
 // MemLatencyBusCycles is the memory latency in I/O bus cycles (what a DMA
 // read waits behind the bridge).
-func (p Platform) MemLatencyBusCycles() int { return nsCycles(p.MemLatencyNs, p.Bus.Clock) }
+func (p Platform) MemLatencyBusCycles() int {
+	return int(p.Bus.Clock.Cycles(clock.Time(p.MemLatencyNs) * clock.Nanosecond))
+}
 
 // WatchdogCycles is the watchdog timeout in NI cycles.
-func (p Platform) WatchdogCycles() int { return nsCycles(p.WatchdogUs*1000, p.NI.Clock) }
+func (p Platform) WatchdogCycles() int {
+	return int(p.NI.Clock.Cycles(clock.Time(p.WatchdogUs) * clock.Microsecond))
+}
 
 // Validate checks the platform.
 func (p Platform) Validate() error {
