@@ -6,7 +6,7 @@ NISIM    := bin/nisim
 OUT      := out
 PKGS     := ./...
 
-.PHONY: help run test bench lint golden build clean
+.PHONY: help run test regress fuzz bench lint golden build clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -37,6 +37,17 @@ run: build ## run the main job: the demo, the network scenarios, the Telegraphos
 
 test: ## run every test suite (what CI runs)
 	$(GO) test -count=1 $(PKGS)
+
+# The regression tier: randomised runs of every system with every checker on,
+# at least 10^6 transactions per system, as seeded jobs over all cores.
+REGRESS_FLAGS ?=
+regress: build ## run the long randomised regressions (>= 10^6 transactions per system, checkers on) with a summary table
+	$(NISIM) regress $(REGRESS_FLAGS)
+
+# Every Go fuzz target of the tree, one after the other, FUZZTIME each.
+FUZZTIME ?= 30s
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s; e.g. make fuzz FUZZTIME=10m)
+	FUZZTIME=$(FUZZTIME) bash tools/fuzz.sh
 
 bench: ## run the benchmarks and print a table of simulation rates
 	@mkdir -p $(OUT)
