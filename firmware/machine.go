@@ -93,6 +93,7 @@ func (m *Machine) fire(c *Ctx, ev Event, arg any) bool {
 	if t.To != "" && t.To != m.state {
 		m.state = t.To
 		m.sig.SetString(c.Now, string(t.To))
+		m.env.Monitor.Progress(c.Now)
 	}
 	if m.env.Trace.Enabled() {
 		m.env.Trace.Emit(c.Now, c.Cycle, m.name, "fw.state", trace.Str("from", string(from)),

@@ -369,6 +369,7 @@ func (c *CPU) waitDone(now clock.Time, op *Op) bool {
 }
 
 func (c *CPU) retire(now clock.Time, op *Op) {
+	c.env.Monitor.Progress(now)
 	c.retired++
 	if op.Kind != Compute {
 		c.stallTime += now - c.startAt

@@ -519,6 +519,7 @@ func (e *Engine) finish(now clock.Time, j *job) bool {
 }
 
 func (e *Engine) complete(now clock.Time, j *job) bool {
+	e.env.Monitor.Progress(now)
 	e.descs++
 	e.bytes += uint64(j.d.Len)
 	if e.env.Trace.Enabled() {

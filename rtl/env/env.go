@@ -30,7 +30,26 @@ type Options struct {
 	Seed uint64
 	// TimeLimit stops the run at this time (0: no limit).
 	TimeLimit clock.Time
+	// StallLimit is the progress watchdog's limit: a run in which some
+	// registered unit holds work and nothing has recorded progress
+	// (Monitor.Progress) for longer than this is stopped with a stuck-state
+	// report. 0 means DefaultStallLimit; a negative value disables the
+	// watchdog.
+	StallLimit clock.Time
+	// Mutations switch on test-only faults by name (see DeclareMutation):
+	// a broken model for checking that the checkers catch it. The value is
+	// the mutation's parameter (every Nth flit, ...); absent or 0 is off.
+	Mutations map[string]int
 }
+
+// DefaultStallLimit is the progress watchdog's limit when Options leave it
+// zero. assumed: every system built so far records progress (a delivery, a
+// retirement, a firmware transition, a DMA completion) at least every few
+// tens of microseconds while it holds work (the slowest single step is an
+// LCI host DMA of a 2 KB MTU packet, about 20 µs on the PPro's PCI), so
+// 500 µs of silence with work outstanding is a stuck model, found in a
+// fraction of a second of wall time.
+const DefaultStallLimit = 500 * clock.Microsecond
 
 // Env is one simulation.
 type Env struct {
@@ -39,19 +58,38 @@ type Env struct {
 	Trace   *trace.Recorder
 	Monitor *check.Monitor
 	Seed    uint64
+
+	mutations map[string]int
 }
 
 // New creates a simulation context with a serial engine (the only engine
 // nisim uses: it is deterministic).
 func New(o Options) *Env {
+	mon := check.NewMonitor()
+	stall := o.StallLimit
+	if stall == 0 {
+		stall = DefaultStallLimit
+	}
+	if stall < 0 {
+		stall = 0
+	}
 	return &Env{
-		Engine:  &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit},
-		Waves:   o.Waves,
-		Trace:   o.Trace,
-		Monitor: check.NewMonitor(),
-		Seed:    o.Seed,
+		Engine:    &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit, mon: mon, stall: stall},
+		Waves:     o.Waves,
+		Trace:     o.Trace,
+		Monitor:   mon,
+		Seed:      o.Seed,
+		mutations: o.Mutations,
 	}
 }
+
+// Mutation returns the parameter of the named test-only fault, 0 when it is
+// off. Components read it once when they are built.
+func (e *Env) Mutation(name string) int { return e.mutations[name] }
+
+// Progress records forward progress at the current time (see
+// check.Monitor.Progress).
+func (e *Env) Progress() { e.Monitor.Progress(e.Now()) }
 
 // Now returns the current simulated time.
 func (e *Env) Now() clock.Time { return clock.FromSim(e.Engine.CurrentTime()) }
@@ -82,6 +120,8 @@ type Result struct {
 	// Stopped is true when the run ended at the time limit or by Stop
 	// rather than by running out of events.
 	Stopped bool
+	// Stuck is true when the progress watchdog stopped the run.
+	Stuck bool
 }
 
 // Run starts the registry, runs the engine until no events remain or the run
@@ -93,11 +133,13 @@ func (e *Env) Run() (Result, error) {
 	if err := e.Engine.Run(); err != nil {
 		return Result{}, fmt.Errorf("engine: %w", err)
 	}
-	res := Result{End: e.Engine.last, Events: e.Engine.events, Stopped: e.Engine.stopped}
+	res := Result{End: e.Engine.last, Events: e.Engine.events, Stopped: e.Engine.stopped, Stuck: e.Engine.stuck != nil}
 	e.Waves.Flush()
 	e.Trace.Flush()
 	var errs []error
-	if !res.Stopped {
+	if res.Stuck {
+		errs = append(errs, e.Engine.stuck)
+	} else if !res.Stopped {
 		if err := e.Monitor.Watchdog(res.End); err != nil {
 			errs = append(errs, err)
 		}
@@ -127,6 +169,10 @@ type Engine struct {
 	last    clock.Time
 	events  uint64
 	domains clock.Domains
+
+	mon   *check.Monitor
+	stall clock.Time // 0: no progress watchdog
+	stuck error      // the stuck-state report, once the watchdog fired
 }
 
 // ClockDomain implements clock.DomainOwner: the components of one clock
@@ -212,4 +258,21 @@ func (h *eventCounter) Func(ctx sim.HookCtx) {
 	}
 	h.g.last = t
 	h.g.events++
+	if g := h.g; g.stall > 0 && t-g.mon.LastProgress() > g.stall && g.stuck == nil {
+		g.checkStall(t)
+	}
+}
+
+// checkStall runs when nothing has recorded progress for longer than the
+// stall limit: if some unit holds work the model is stuck, and the run
+// stops with the stuck-state report; otherwise the model is merely idle
+// (clocks or timers still running) and the window restarts now.
+func (g *Engine) checkStall(t clock.Time) {
+	err := g.mon.StuckReport(t, fmt.Sprintf("no progress for more than %v", g.stall))
+	if err == nil {
+		g.mon.Progress(t)
+		return
+	}
+	g.stuck = err
+	g.stopAt(t)
 }

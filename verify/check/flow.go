@@ -47,6 +47,7 @@ func (c *Conservation[K]) Received(t clock.Time, k K) {
 	case inFlight:
 		c.state[k] = received
 		c.recv++
+		c.mon.Progress(t)
 	case received:
 		c.mon.Report(t, c.name, "duplicate", "%v received twice", k)
 	case droppedState:
@@ -64,6 +65,7 @@ func (c *Conservation[K]) Dropped(t clock.Time, k K) {
 	}
 	c.state[k] = droppedState
 	c.dropped++
+	c.mon.Progress(t)
 }
 
 // Counts returns how many were sent, received and dropped.

@@ -44,6 +44,8 @@ type Monitor struct {
 	kept  []Violation
 	total int
 	units []Unit
+
+	lastProgress clock.Time
 }
 
 // NewMonitor returns an empty monitor.
@@ -99,22 +101,8 @@ func (e *Error) Error() string { return e.Text }
 // Watchdog questions every unit after the engine ran out of events at now.
 // Akita's Run returns quietly when a model deadlocks, so every run ends with
 // this check: a unit that still holds work means the model stopped with work
-// undone. The error lists the state of every busy unit.
+// undone. The error lists the state of every busy unit and the oldest
+// outstanding transaction (see StuckReport).
 func (m *Monitor) Watchdog(now clock.Time) error {
-	var busy []Unit
-	for _, u := range m.units {
-		if !u.Idle() {
-			busy = append(busy, u)
-		}
-	}
-	if len(busy) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "deadlock or unfinished work: the simulation ran out of events at %v with %d busy unit(s):", now, len(busy))
-	for _, u := range busy {
-		fmt.Fprintf(&b, "\n  %s: %s", u.Name(), u.State())
-	}
-	m.Report(now, "Watchdog", "deadlock", "%d busy unit(s) when events ran out", len(busy))
-	return &Error{Text: b.String()}
+	return m.stuck(now, "deadlock", fmt.Sprintf("deadlock or unfinished work: the simulation ran out of events at %v with", now), "when events ran out")
 }
