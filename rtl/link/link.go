@@ -24,6 +24,17 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
+// Test-only faults (see env.DeclareMutation); either switches the link onto
+// its slow path.
+var (
+	mutLose = env.DeclareMutation("link.lose",
+		"every Nth packet sent on a link direction vanishes on the wire: its credits come back as if it had been received, "+
+			"nothing counts or traces the loss (caught by the conservation checkers: lost)")
+	mutLeak = env.DeclareMutation("link.leak",
+		"every Nth flit sent on a credit link direction is lost on the wire and its credit never returns "+
+			"(caught by credit conservation, link.credits; the packet it belonged to is left incomplete)")
+)
+
 // Flit is the unit a link carries. A packet is a run of flits on one VC
 // from a Head to a Tail flit (a one-flit packet has both).
 type Flit struct {
@@ -183,6 +194,10 @@ type Dir struct {
 
 	stats Stats
 
+	// test-only faults: every loseEvery-th packet, every leakEvery-th flit
+	loseEvery, leakEvery int
+	heads, flits         int
+
 	sigBusy, sigVC, sigStop *waves.Signal
 	sigCredits, sigRxOcc    []*waves.Signal
 }
@@ -193,6 +208,7 @@ const (
 	intact fate = iota
 	corrupt
 	lost
+	vanish // lost by the link.lose mutation: not counted
 )
 
 type arrival struct {
@@ -233,7 +249,12 @@ func newDir(l *Link, name string) (*Dir, error) {
 	// Without error injection or tracing nothing needs to happen when a
 	// flit lands, so it is put into the receive buffer when it is sent,
 	// visible from its arrival edge on, and the link never ticks for it.
-	d.fast = cfg.FlowControl == Credits && cfg.CorruptProb == 0 && cfg.DropProb == 0 && !l.env.Trace.Enabled()
+	d.loseEvery, d.leakEvery = l.env.Mutation(mutLose), l.env.Mutation(mutLeak)
+	if cfg.FlowControl != Credits {
+		d.leakEvery = 0 // no credits to leak
+	}
+	d.fast = cfg.FlowControl == Credits && cfg.CorruptProb == 0 && cfg.DropProb == 0 && !l.env.Trace.Enabled() &&
+		d.loseEvery == 0 && d.leakEvery == 0
 	depth := cfg.BufferFlits
 	if cfg.FlowControl == StopGo {
 		depth = cfg.SlackBytes // a flit is at least one byte
@@ -461,6 +482,8 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 	switch {
 	case d.fast:
 		d.land(now, at, f)
+	case d.leak():
+		// Mutation: gone, and its credit with it.
 	case at <= now:
 		d.onWire[f.VC]++
 		d.arrive(now, f)
@@ -471,6 +494,16 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 	}
 	d.checkCredits(now, f.VC)
 	return true
+}
+
+// leak counts a flit for the link.leak mutation and reports whether it is
+// the one to lose.
+func (d *Dir) leak() bool {
+	if d.leakEvery == 0 {
+		return false
+	}
+	d.flits++
+	return d.flits%d.leakEvery == 0
 }
 
 // land puts a flit straight into the receive buffer at send time, visible
@@ -561,7 +594,10 @@ func (d *Dir) prepare(now clock.Time, f *Flit) {
 	if f.Head {
 		d.txCRC[f.VC] = 0
 		d.fate[f.VC] = intact
-		if cfg.DropProb > 0 && d.rng.Float64() < cfg.DropProb {
+		d.heads++
+		if d.loseEvery > 0 && d.heads%d.loseEvery == 0 {
+			d.fate[f.VC] = vanish
+		} else if cfg.DropProb > 0 && d.rng.Float64() < cfg.DropProb {
 			d.fate[f.VC] = lost
 			d.stats.Dropped++
 		} else if cfg.CorruptProb > 0 && d.rng.Float64() < cfg.CorruptProb {
@@ -573,13 +609,17 @@ func (d *Dir) prepare(now clock.Time, f *Flit) {
 	if f.Tail {
 		f.CRC = d.txCRC[f.VC]
 	}
-	if d.fate[f.VC] == lost {
-		f.Meta = lostMark{f.Meta}
+	if d.fate[f.VC] == lost || d.fate[f.VC] == vanish {
+		f.Meta = lostMark{meta: f.Meta, silent: d.fate[f.VC] == vanish}
 	}
 }
 
-// lostMark wraps the upper layer's Meta of a flit lost on the wire.
-type lostMark struct{ meta any }
+// lostMark wraps the upper layer's Meta of a flit lost on the wire; a
+// silent loss (the link.lose mutation) leaves no trace record.
+type lostMark struct {
+	meta   any
+	silent bool
+}
 
 // deliver moves flits whose wire delay has passed into the receive buffer.
 func (d *Dir) deliver(now clock.Time) {
@@ -599,7 +639,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 		if cfg.FlowControl == Credits {
 			d.returnCredit(now, vc)
 		}
-		if f.Tail {
+		if f.Tail && !lm.silent {
 			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)))
 		}
 		return

@@ -69,6 +69,9 @@ type Options struct {
 	TimeLimit clock.Time
 	// Seed overrides the derived seed (0: use Seed()).
 	Seed uint64
+	// Mutations switch on test-only faults (env.Options.Mutations); an
+	// undeclared name or a negative parameter fails the spec.
+	Mutations map[string]int
 }
 
 // NewEnv returns a simulation context for the current spec: its seed comes
@@ -89,7 +92,10 @@ func NewEnv(o Options) *env.Env {
 	if o.Trace {
 		rec = trace.NewRecorder()
 	}
-	e := env.New(env.Options{Waves: reg, Trace: rec, Seed: seed, TimeLimit: o.TimeLimit})
+	if err := env.CheckMutations(o.Mutations); err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	e := env.New(env.Options{Waves: reg, Trace: rec, Seed: seed, TimeLimit: o.TimeLimit, Mutations: o.Mutations})
 	window := o.Clock.TimeOf(FailureWindow)
 	ginkgo.DeferCleanup(func() {
 		if !ginkgo.CurrentSpecReport().Failed() {
