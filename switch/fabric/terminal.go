@@ -26,6 +26,15 @@ import (
 	"github.com/nisim/nisim/verify/trace"
 )
 
+// Test-only faults (see env.DeclareMutation).
+var (
+	mutDuplicate = env.DeclareMutation("fabric.duplicate",
+		"a network terminal delivers every Nth packet it ejects twice (caught by the conservation checker: duplicate)")
+	mutSwap = env.DeclareMutation("fabric.swap",
+		"a network terminal holds back every Nth packet it ejects and delivers it after the next packet of the same "+
+			"source (caught by the per-flow order checker)")
+)
+
 // Packet is one packet in flight.
 type Packet struct {
 	ID       uint64
@@ -107,6 +116,11 @@ type Terminal struct {
 	crcDrops       uint64
 	stopGen        bool
 	stopAfter      uint64 // with stopGen: the last cycle that still generates
+
+	// test-only faults: every dupEvery-th / swapEvery-th packet ejected
+	dupEvery, swapEvery int
+	ejected             int
+	held                map[int]*Packet // fabric.swap: per source, the packet held back
 }
 
 // NewTerminal creates terminal id of a network.
@@ -118,6 +132,10 @@ func NewTerminal(e *env.Env, name string, clk clock.Clock, id int, cfg TerminalC
 		vcBusy: make([]bool, cfg.VCs), vcTail: make([]bool, cfg.VCs)}
 	t.Ticking = clock.NewTicking(name, e.Engine, clk, t)
 	t.nextGen = t.gap(0)
+	t.dupEvery, t.swapEvery = e.Mutation(mutDuplicate), e.Mutation(mutSwap)
+	if t.swapEvery > 0 {
+		t.held = map[int]*Packet{}
+	}
 	e.Register(t)
 	return t, nil
 }
@@ -332,27 +350,47 @@ func (t *Terminal) eject(now clock.Time, c uint64) {
 				}
 				continue
 			}
-			if sh != nil {
-				if sh.Packets != nil {
-					sh.Packets.Received(now, p.ID)
+			t.ejected++
+			switch {
+			case t.swapEvery > 0 && t.held[p.Src] == nil && t.ejected%t.swapEvery == 0:
+				t.held[p.Src] = p // mutation: delivered after the next one
+			case t.swapEvery > 0 && t.held[p.Src] != nil:
+				t.deliver(now, c, p)
+				t.deliver(now, c, t.held[p.Src])
+				delete(t.held, p.Src)
+			default:
+				t.deliver(now, c, p)
+				if t.dupEvery > 0 && t.ejected%t.dupEvery == 0 {
+					t.deliver(now, c, p) // mutation
 				}
-				if sh.Order != nil {
-					sh.Order.Observe(now, [2]int{p.Src, p.Dst}, p.ID&(1<<40-1))
-				}
-				if sh.Stats != nil {
-					sh.Stats.Delivered(stats.Packet{Src: p.Src, Dst: p.Dst, Flits: p.Flits, Created: p.Created,
-						Injected: p.Injected, Delivered: c, Hops: p.Hops})
-				}
-				if sh.OnDeliver != nil {
-					sh.OnDeliver(now, p)
-				}
-			}
-			if t.env.Trace.Enabled() {
-				t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.deliver", trace.Uint("pkt", p.ID),
-					trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)), trace.Int("flits", int64(p.Flits)),
-					trace.Uint("created", p.Created), trace.Int("hops", int64(p.Hops)))
 			}
 		}
+	}
+}
+
+// deliver hands a packet whose tail arrived intact to the checkers, the
+// statistics and the hooks, and traces it.
+func (t *Terminal) deliver(now clock.Time, c uint64, p *Packet) {
+	sh := t.shared
+	if sh != nil {
+		if sh.Packets != nil {
+			sh.Packets.Received(now, p.ID)
+		}
+		if sh.Order != nil {
+			sh.Order.Observe(now, [2]int{p.Src, p.Dst}, p.ID&(1<<40-1))
+		}
+		if sh.Stats != nil {
+			sh.Stats.Delivered(stats.Packet{Src: p.Src, Dst: p.Dst, Flits: p.Flits, Created: p.Created,
+				Injected: p.Injected, Delivered: c, Hops: p.Hops})
+		}
+		if sh.OnDeliver != nil {
+			sh.OnDeliver(now, p)
+		}
+	}
+	if t.env.Trace.Enabled() {
+		t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.deliver", trace.Uint("pkt", p.ID),
+			trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)), trace.Int("flits", int64(p.Flits)),
+			trace.Uint("created", p.Created), trace.Int("hops", int64(p.Hops)))
 	}
 }
 
