@@ -46,6 +46,17 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
+// Test-only faults (see env.DeclareMutation), counted over the cells the
+// switch takes from its inputs.
+var (
+	mutCorrupt = env.DeclareMutation("atm.corrupt",
+		"the ATM switch flips a payload bit of every Nth cell it switches (caught by the receiver's payload check, atm.payload)")
+	mutSwap = env.DeclareMutation("atm.swap",
+		"the ATM switch holds back every Nth cell and queues it behind the next cell of the same VC (caught by the per-VC order checker)")
+	mutDiscard = env.DeclareMutation("atm.discard",
+		"the ATM switch discards every Nth cell without counting or reporting the drop (caught by the conservation checker: lost)")
+)
+
 // DropReason says why the switch discarded a cell.
 type DropReason uint8
 
@@ -140,7 +151,11 @@ func (b Builder) Build(name string) (*Switch, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	s := &Switch{env: b.env, latency: b.latency, routes: map[routeKey]route{}}
+	s := &Switch{env: b.env, latency: b.latency, routes: map[routeKey]route{},
+		corruptEvery: b.env.Mutation(mutCorrupt), swapEvery: b.env.Mutation(mutSwap), discardEvery: b.env.Mutation(mutDiscard)}
+	if s.swapEvery > 0 {
+		s.held = map[route]inflight{}
+	}
 	s.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, s)
 	for i := range b.ports {
 		// Every input may land a cell on one output in the same cycle.
@@ -213,6 +228,12 @@ type Switch struct {
 	onDrop  func(now clock.Time, port int, cell link.Flit, why DropReason)
 
 	noRoute, badHeader uint64
+
+	// test-only faults: every corruptEvery-th / swapEvery-th /
+	// discardEvery-th cell taken
+	corruptEvery, swapEvery, discardEvery int
+	taken                                 int
+	held                                  map[route]inflight // atm.swap: per output VC
 
 	sigInflight, sigNoRoute, sigBadHeader *waves.Signal
 }
@@ -345,7 +366,15 @@ func (s *Switch) receive(now clock.Time) bool {
 		out.VCI = r.vci
 		f.Route, _ = out.Encode() // fields came from a valid header
 		at := s.Clock().After(now, clock.Cycle(s.latency))
-		s.line = append(s.line, inflight{at: at, inPort: i, inVCI: h.VCI, outPort: r.port, outVCI: r.vci, f: f})
+		c := inflight{at: at, inPort: i, inVCI: h.VCI, outPort: r.port, outVCI: r.vci, f: f}
+		skip, behind := s.mutate(&c)
+		if skip {
+			continue
+		}
+		s.line = append(s.line, c)
+		if behind != nil {
+			s.line = append(s.line, *behind)
+		}
 		if at > now {
 			s.WakeAt(at)
 		}
@@ -354,6 +383,36 @@ func (s *Switch) receive(now clock.Time) bool {
 		s.sigInflight.Set(now, uint64(len(s.line)))
 	}
 	return took
+}
+
+// mutate applies the test-only faults to a cell entering the latency line:
+// skip says the cell is not to be appended, behind is a held cell to append
+// behind it.
+func (s *Switch) mutate(c *inflight) (skip bool, behind *inflight) {
+	if s.corruptEvery == 0 && s.swapEvery == 0 && s.discardEvery == 0 {
+		return false, nil
+	}
+	s.taken++
+	if s.corruptEvery > 0 && s.taken%s.corruptEvery == 0 && len(c.f.Data) > 0 {
+		c.f.Data = append([]byte(nil), c.f.Data...)
+		c.f.Data[0] ^= 1
+	}
+	if s.discardEvery > 0 && s.taken%s.discardEvery == 0 {
+		return true, nil
+	}
+	if s.swapEvery > 0 {
+		k := route{c.outPort, c.outVCI}
+		if h, ok := s.held[k]; ok {
+			delete(s.held, k)
+			h.at = c.at
+			return false, &h
+		}
+		if s.taken%s.swapEvery == 0 {
+			s.held[k] = *c
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // land appends the cells whose latency has passed to their output queues,
