@@ -71,6 +71,11 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
+// mutReorder is a test-only fault (see env.DeclareMutation).
+var mutReorder = env.DeclareMutation("mchub.reorder",
+	"each hub output holds back every Nth write it is about to send and sends it after the next one "+
+		"(caught by the global order scoreboard, per page and receiver, and per-source order)")
+
 // Builder configures a Hub.
 type Builder struct {
 	env    *env.Env
@@ -150,7 +155,8 @@ func (b Builder) Build(name string) (*Hub, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, pages: map[uint64]*pageMap{}}
+	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, pages: map[uint64]*pageMap{},
+		reorderEvery: b.env.Mutation(mutReorder)}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, h)
 	for i := range b.ports {
 		q, err := fifo.MakeBuilder[link.Flit]().WithEnv(b.env).WithDepth(b.depth).WithWidth(8 * b.format.FlitBytes).
@@ -190,6 +196,13 @@ type port struct {
 	txW      *Write
 	txData   []byte // data of the packet being sent, for the trace
 	stats    PortStats
+
+	// mchub.reorder: heads sent or held, the held write's flits, and the
+	// stage (0 sending, 1 holding a write, 2 sending the next one, 3
+	// sending the held one)
+	heads int
+	held  []link.Flit
+	mut   uint8
 }
 
 type pageMap struct {
@@ -240,6 +253,8 @@ type Hub struct {
 	line    []landing // forwarding pipeline, in time order
 	order   uint64
 	onOrder func(now clock.Time, w *Write, dests []int)
+
+	reorderEvery int // test-only fault: every reorderEvery-th write per output
 
 	sigState, sigServing, sigOrder *waves.Signal
 }
@@ -346,6 +361,10 @@ func (h *Hub) transmit(now clock.Time) bool {
 		if p.out == nil {
 			continue
 		}
+		if h.reorderEvery > 0 && h.reorder(now, i, p) {
+			busy = true
+			continue
+		}
 		f, ok := p.q.Peek(now)
 		if !ok {
 			busy = busy || p.q.Len() > 0
@@ -356,28 +375,77 @@ func (h *Hub) transmit(now clock.Time) bool {
 			continue
 		}
 		p.q.Pop(now)
-		p.out.Send(now, f)
-		p.stats.OutFlits++
-		if f.Head {
-			p.txW, _ = f.Meta.(*Write)
-			p.txData = p.txData[:0]
-		}
-		if h.env.Trace.Enabled() {
-			p.txData = append(p.txData, f.Data...)
-		}
-		if f.Tail {
-			p.stats.OutPackets++
-			if h.env.Trace.Enabled() && p.txW != nil {
-				w := p.txW
-				h.emit(now, "mc.deliver", trace.Int("port", int64(i)), trace.Uint("order", w.Order),
-					trace.Int("src", int64(w.Src)), trace.Uint("seq", w.Seq), trace.Uint("page", w.Page()),
-					trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)), trace.Hash("hash", p.txData))
-			}
-			p.txW = nil
-		}
+		h.send(now, i, p, f)
 		busy = busy || p.q.Len() > 0
 	}
 	return busy
+}
+
+// reorder is the mchub.reorder fault at output i: it takes every
+// reorderEvery-th write off the queue into a side buffer, lets the next
+// write go first and then sends the held one. It reports whether it used
+// the output this cycle (the normal path must not).
+func (h *Hub) reorder(now clock.Time, i int, p *port) bool {
+	switch p.mut {
+	case 0:
+		f, ok := p.q.Peek(now)
+		if !ok || !f.Head {
+			return false
+		}
+		if (p.heads+1)%h.reorderEvery != 0 {
+			return false // the normal path sends it and counts it
+		}
+		p.heads++
+		p.mut = 1
+		fallthrough
+	case 1:
+		if f, ok := p.q.Pop(now); ok {
+			p.held = append(p.held, f)
+			if f.Tail {
+				p.mut = 2
+			}
+		}
+		return true
+	case 3:
+		if p.out.CanSend(now, p.held[0].VC) {
+			h.send(now, i, p, p.held[0])
+			p.held = p.held[1:]
+			if len(p.held) == 0 {
+				p.held, p.mut = nil, 0
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// send puts flit f of output i on its link.
+func (h *Hub) send(now clock.Time, i int, p *port, f link.Flit) {
+	p.out.Send(now, f)
+	p.stats.OutFlits++
+	if h.reorderEvery > 0 && f.Head && p.mut != 3 {
+		p.heads++
+	}
+	if p.mut == 2 && f.Tail {
+		p.mut = 3 // the next write has gone: now the held one
+	}
+	if f.Head {
+		p.txW, _ = f.Meta.(*Write)
+		p.txData = p.txData[:0]
+	}
+	if h.env.Trace.Enabled() {
+		p.txData = append(p.txData, f.Data...)
+	}
+	if f.Tail {
+		p.stats.OutPackets++
+		if h.env.Trace.Enabled() && p.txW != nil {
+			w := p.txW
+			h.emit(now, "mc.deliver", trace.Int("port", int64(i)), trace.Uint("order", w.Order),
+				trace.Int("src", int64(w.Src)), trace.Uint("seq", w.Seq), trace.Uint("page", w.Page()),
+				trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)), trace.Hash("hash", p.txData))
+		}
+		p.txW = nil
+	}
 }
 
 // land moves the flits whose forwarding delay has passed into the output
