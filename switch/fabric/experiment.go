@@ -20,10 +20,16 @@ type Experiment struct {
 	terminals []*Terminal
 	ended     bool
 	saturated bool
+	state     string
 }
 
 // Saturated reports that the drain limit stopped the run.
 func (x *Experiment) Saturated() bool { return x.saturated }
+
+// StuckState is the model's state when the drain limit stopped the run
+// (check.Monitor.Snapshot: busy units, oldest outstanding packet); "" when
+// the run drained.
+func (x *Experiment) StuckState() string { return x.state }
 
 // NewExperiment creates the harness on the network clock. Terminals added
 // with Add are started by Start and stop generating when the run ends.
@@ -71,6 +77,7 @@ func (x *Experiment) Tick(now clock.Time) bool {
 	if x.stats.PhaseAt(c) == stats.Done {
 		if x.stats.Outstanding() > 0 {
 			x.saturated = true
+			x.state = x.env.Monitor.Snapshot(now, "drain limit hit")
 			x.env.Stop()
 		}
 		x.end()

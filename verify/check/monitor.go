@@ -45,6 +45,8 @@ type Monitor struct {
 	total int
 	units []Unit
 
+	byPath map[string]int // violations per reporting path, for verdicts
+
 	lastProgress clock.Time
 }
 
@@ -54,6 +56,10 @@ func NewMonitor() *Monitor { return &Monitor{} }
 // Report records a violation.
 func (m *Monitor) Report(t clock.Time, path, check, format string, args ...any) {
 	m.total++
+	if m.byPath == nil {
+		m.byPath = map[string]int{}
+	}
+	m.byPath[path]++
 	if len(m.kept) < MaxKept {
 		m.kept = append(m.kept, Violation{Time: t, Path: path, Check: check, Msg: fmt.Sprintf(format, args...)})
 	}
@@ -64,6 +70,17 @@ func (m *Monitor) Violations() []Violation { return m.kept }
 
 // Count returns the number of violations, including those not kept.
 func (m *Monitor) Count() int { return m.total }
+
+// CountPath returns how many violations were reported under the given
+// paths (checker or component names), kept or not: a report's verdict on
+// one checker is computed from it.
+func (m *Monitor) CountPath(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		n += m.byPath[p]
+	}
+	return n
+}
 
 // Register adds a unit for the watchdog. Units are questioned in
 // registration order.

@@ -53,6 +53,17 @@ func (m *Monitor) StuckReport(now clock.Time, why string) error {
 	return m.stuck(now, "stuck", fmt.Sprintf("stuck: %s at %v (last progress at %v) with", why, now, m.lastProgress), why)
 }
 
+// Snapshot returns the stuck-state report of StuckReport without recording
+// a violation, for runs stopped on purpose with work outstanding (a
+// saturated network at its drain limit); "" when no unit is busy.
+func (m *Monitor) Snapshot(now clock.Time, why string) string {
+	busy := m.Busy()
+	if len(busy) == 0 {
+		return ""
+	}
+	return m.describe(now, fmt.Sprintf("%s at %v (last progress at %v) with", why, now, m.lastProgress), busy)
+}
+
 // stuck writes the report: head, the busy units, the oldest transaction;
 // the violation's message is the busy count and tail.
 func (m *Monitor) stuck(now clock.Time, rule, head, tail string) error {
@@ -60,6 +71,12 @@ func (m *Monitor) stuck(now clock.Time, rule, head, tail string) error {
 	if len(busy) == 0 {
 		return nil
 	}
+	text := m.describe(now, head, busy)
+	m.Report(now, "Watchdog", rule, "%d busy unit(s) %s", len(busy), tail)
+	return &Error{Text: text}
+}
+
+func (m *Monitor) describe(now clock.Time, head string, busy []Unit) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d busy unit(s):", head, len(busy))
 	var oldest string
@@ -76,6 +93,5 @@ func (m *Monitor) stuck(now clock.Time, rule, head, tail string) error {
 	if found {
 		fmt.Fprintf(&b, "\n  oldest outstanding transaction: %s, since %v (%v ago)", oldest, oldestAt, now-oldestAt)
 	}
-	m.Report(now, "Watchdog", rule, "%d busy unit(s) %s", len(busy), tail)
-	return &Error{Text: b.String()}
+	return b.String()
 }

@@ -60,6 +60,9 @@ type Report struct {
 	Rows    []Row
 	Checks  []CheckResult
 	Metrics []Metric
+	// Stuck is the model's state when the run was stopped with work
+	// outstanding (a drain limit), printed after the checks.
+	Stuck string
 	// Filled in by Exec.
 	Result env.Result
 	Seed   uint64
@@ -107,6 +110,9 @@ func (r *Report) Print(w io.Writer) {
 			mark = "FAIL"
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.Name, c.Detail)
+	}
+	if r.Stuck != "" {
+		fmt.Fprintf(w, "\n%s\n", r.Stuck)
 	}
 }
 
@@ -187,6 +193,7 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 		return nil, e, nil, fmt.Errorf("%s: %w", s.Name, runErr)
 	}
 	rep.Seed = o.Seed
+	checkers(rep, e)
 	end := e.Now()
 	var outErrs []error
 	if err := reg.Close(end); err != nil {
@@ -221,4 +228,20 @@ func (c Catalog) Lookup(name string) (*Scenario, error) {
 		names = append(names, s.Name)
 	}
 	return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// checkers appends the run's verdict on every always-on checker (conservation,
+// order, overflow, credits, protocol rules, the watchdogs), computed from the
+// Monitor's count: a report never shows a passing run whose checkers fired.
+func checkers(rep *Report, e *env.Env) {
+	n := e.Monitor.Count()
+	if n == 0 {
+		rep.Check("checkers", true, "no violation (conservation, order, overflow, credits, protocol rules, watchdogs)")
+		return
+	}
+	first := ""
+	if v := e.Monitor.Violations(); len(v) > 0 {
+		first = "; first: " + v[0].String()
+	}
+	rep.Check("checkers", false, "%d violation(s)%s", n, first)
 }

@@ -138,6 +138,33 @@ var _ = Describe("Exec", func() {
 		Expect(entries).To(BeEmpty())
 	})
 
+	It("computes the checkers verdict from the monitor: a run whose checkers fired never reads PASS", func() {
+		for _, fire := range []bool{false, true} {
+			sc := *tiny
+			sc.Run = func(e *env.Env, p scenario.Params) (*scenario.Report, error) {
+				if fire {
+					e.Report(5, "Tiny.Link", "link.credits", "credit returned twice")
+				}
+				res, err := e.Run()
+				rep := &scenario.Report{Title: "tiny", Result: res}
+				rep.Check("ran", true, "yes")
+				return rep, err
+			}
+			rep, _, viol, err := scenario.Exec(&sc, defaults(), scenario.Options{})
+			Expect(err).NotTo(HaveOccurred())
+			last := rep.Checks[len(rep.Checks)-1]
+			Expect(last.Name).To(Equal("checkers"))
+			Expect(last.OK).To(Equal(!fire))
+			Expect(rep.Failed()).To(Equal(fire))
+			if fire {
+				Expect(viol).To(HaveOccurred())
+				Expect(last.Detail).To(Equal("1 violation(s); first: 5ps Tiny.Link [link.credits] credit returned twice"))
+			} else {
+				Expect(viol).NotTo(HaveOccurred())
+			}
+		}
+	})
+
 	It("finds scenarios by name and lists the known ones otherwise", func() {
 		c := scenario.Catalog{tiny}
 		s, err := c.Lookup("tiny")

@@ -79,7 +79,9 @@ var _ = Describe("demo scenario", func() {
 		rep, _, violations := runDemo(GinkgoT().TempDir())
 		Expect(violations).NotTo(HaveOccurred())
 		Expect(rep.Failed()).To(BeFalse())
-		Expect(rep.Checks).To(HaveLen(5))
+		Expect(rep.Checks).To(HaveLen(6)) // the demo's five and Exec's "checkers"
+		Expect(rep.Checks[5].Name).To(Equal("checkers"))
+		Expect(rep.Checks[5].OK).To(BeTrue())
 	})
 
 	It("matches the golden trace", Label("golden"), func() {

@@ -184,7 +184,8 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 		pl = logp{-1, -1, -1, -1, -1, -1, ""}
 	}
 	addLogP(rep, name, r, pl, p.Size == 16 && c.Platform.Name == "PPro" && c.Variant == fw.SDMA)
-	rep.Check("completed", !r.Run.Stopped, "every round trip, stream message and F&A completed with the checkers satisfied")
+	rep.Check("completed", !r.Run.Stopped && e.Monitor.Count() == 0,
+		"every round trip, stream message and F&A completed: %v; checker violations: %d", !r.Run.Stopped, e.Monitor.Count())
 	rep.Result = r.Run
 	return rep, nil
 }

@@ -26,6 +26,7 @@ type drainer struct {
 	stops     []func()
 	ended     bool
 	saturated bool
+	state     string // the stuck-state snapshot at the drain limit
 }
 
 func newDrainer(e *env.Env, name string, clk clock.Clock, win stats.Window, open func() int) *drainer {
@@ -59,6 +60,7 @@ func (d *drainer) Tick(now clock.Time) bool {
 		d.end()
 	case c >= measureEnd+d.win.DrainLimit:
 		d.saturated = true
+		d.state = d.env.Monitor.Snapshot(now, "drain limit hit")
 		d.env.Stop()
 		d.end()
 	default:

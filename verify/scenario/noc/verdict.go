@@ -1,0 +1,24 @@
+package noc
+
+import (
+	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// conserved adds a run's "no loss or duplication" check, computed from the
+// conservation (and order) checkers' own violations and counts: it passes
+// only when the checkers under paths reported nothing and every
+// transaction was resolved (the run drained, so that a lost one would have
+// been reported). what names the transactions ("packets", "cells").
+func conserved(rep *scenario.Report, name string, mon *check.Monitor, drained bool, sent, recv, dropped int, what string, paths ...string) {
+	v := mon.CountPath(paths...)
+	switch {
+	case v > 0:
+		rep.Check(name, false, "%d violation(s) reported by %v: %d %s sent, %d received, %d dropped", v, paths, sent, what, recv, dropped)
+	case !drained:
+		rep.Check(name, false, "not judged: %d of %d %s still in flight when the drain limit stopped the run",
+			sent-recv-dropped, sent, what)
+	default:
+		rep.Check(name, true, "%d %s sent = %d received once + %d dropped and counted (checkers %v)", sent, what, recv, dropped, paths)
+	}
+}
