@@ -155,6 +155,11 @@ func (h *HIB) nextWrite() uint64 { h.writes++; return h.writes }
 func (h *HIB) counterUp(e *engine, off uint32) step {
 	return step{"COUNTER_UP", func(now clock.Time) bool {
 		if n, ok := h.cc.Lookup(now, off); ok {
+			if h.forgetEvery > 0 {
+				if h.counterUps++; h.counterUps%h.forgetEvery == 0 {
+					return true // mutation: the increment is lost
+				}
+			}
 			h.cc.Update(now, off, n+1)
 			h.traceCounter(now, off, n+1)
 			return true
@@ -298,7 +303,7 @@ func (h *HIB) shadowStore(now clock.Time, a, v uint32) {
 	}
 	c := &h.ctxs[ctx]
 	switch {
-	case c.key != key:
+	case c.key != key && !h.acceptKeys:
 		h.refuse(now, "shadow store to context %d with a wrong key", ctx)
 	case c.nargs == len(c.args):
 		h.refuse(now, "shadow store to context %d with %d addresses already", ctx, c.nargs)

@@ -48,7 +48,8 @@ func (b Builder) Build(name string) (*HIB, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	h := &HIB{env: b.env, cfg: b.cfg, node: b.node, nodes: b.nodes, memLock: -1, mcOwner: -1,
-		pages: map[int]*pageState{}, counters: map[int]*[2]uint32{}}
+		pages: map[int]*pageState{}, counters: map[int]*[2]uint32{},
+		forgetEvery: b.env.Mutation(mutForget), acceptKeys: b.env.Mutation(mutAcceptKey) > 0}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, h)
 	tc, err := mem.NewChannel(b.env, name+".TC", WordBytes, 2)
 	if err != nil {
@@ -120,8 +121,23 @@ type HIB struct {
 	stats       Stats
 	hooks       Hooks
 
+	// test-only faults: every forgetEvery-th increment of a pending
+	// counter is lost; shadow stores with a wrong key are accepted
+	forgetEvery int
+	counterUps  int
+	acceptKeys  bool
+
 	sigOutstanding, sigIntr *waves.Signal
 }
+
+// Test-only faults (see env.DeclareMutation).
+var (
+	mutForget = env.DeclareMutation("tg.forget",
+		"the counter cache forgets every Nth increment of a word's pending counter (a write of this node it no longer "+
+			"waits for: caught by the coherence checker and the tg.counter rule)")
+	mutAcceptKey = env.DeclareMutation("tg.acceptkey",
+		"with N > 0 the HIB accepts a shadow store to a context whatever its key (caught by the protection checks)")
+)
 
 // Stats are a HIB's counters.
 type Stats struct {
