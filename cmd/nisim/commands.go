@@ -81,6 +81,7 @@ type runFlags struct {
 	sel, excl          []string
 	from, to           string
 	limit              string
+	stall              string
 	printConfig        bool
 }
 
@@ -108,6 +109,7 @@ appear only when the run has finished.`,
 	fl.StringVar(&f.from, "from", "", "start the dump at `TIME` (e.g. 10us)")
 	fl.StringVar(&f.to, "to", "", "end the dump at `TIME`")
 	fl.StringVar(&f.limit, "time-limit", "", "stop the simulation at `TIME`")
+	fl.StringVar(&f.stall, "stall-limit", "", "stop a run that holds work and makes no progress for `TIME` and print its stuck state (default 500us; off disables)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
 	return c
 }
@@ -147,6 +149,15 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	stall := clock.Time(-1)
+	if f.stall != "off" {
+		if stall, err = parseTimeFlag("stall-limit", f.stall); err != nil {
+			return err
+		}
+		if f.stall != "" && stall == 0 {
+			return usageErr("--stall-limit: must be a positive time or off (got %q)", f.stall)
+		}
+	}
 	out := c.OutOrStdout()
 	if f.printConfig {
 		text, err := scenario.Dump(p)
@@ -156,7 +167,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
 	}
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
-		From: from, To: to, TimeLimit: limit, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
+		From: from, To: to, TimeLimit: limit, StallLimit: stall, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
 	rep, _, violations, err := scenario.Exec(s, p, opts)
 	if err != nil {
 		return inputErr(err)

@@ -370,3 +370,68 @@ var _ = Describe("Env", func() {
 		})
 	})
 })
+
+var _ = Describe("progress watchdog", func() {
+	// An agent on the 10 ns clock that ticks every cycle until cycle stop,
+	// recording progress up to cycle progressUntil, next to a unit holding
+	// three descriptors until the agent finishes.
+	run := func(stall clock.Time, progressUntil, stop clock.Cycle) (env.Result, error, *work) {
+		e := env.New(env.Options{StallLimit: stall})
+		w := &work{name: "Demo.Dma", pending: 3}
+		e.Register(w)
+		a := vtest.NewAgent(e, "Demo.Agent", clk, func(now clock.Time, c clock.Cycle) bool {
+			if c <= progressUntil {
+				e.Monitor.Progress(now)
+			}
+			if c == stop {
+				w.pending = 0
+			}
+			return c < stop
+		})
+		a.Start()
+		res, err := e.Run()
+		return res, err, w
+	}
+
+	It("stops a clocked model that holds work and makes no progress, with the stuck state", func() {
+		// Progress up to cycle 4 (40 ns); the limit is 100 ns, so the first
+		// event more than 100 ns later is the tick of cycle 15 (150 ns): the
+		// run stops there, 16 ticks in, instead of running to cycle 1000.
+		res, err, _ := run(100*clock.Nanosecond, 4, 1000)
+		Expect(res).To(Equal(env.Result{End: 150 * clock.Nanosecond, Events: 16, Stopped: true, Stuck: true}))
+		Expect(err).To(MatchError(ContainSubstring(
+			"stuck: no progress for more than 100ns at 150ns (last progress at 40ns) with 1 busy unit(s):\n  Demo.Dma: 3 descriptor(s) pending")))
+		Expect(err).To(MatchError(ContainSubstring("150ns Watchdog [stuck] 1 busy unit(s) after no progress for more than 100ns")))
+	})
+
+	It("lets a model that keeps making progress run to its end", func() {
+		res, err, _ := run(100*clock.Nanosecond, 1000, 1000)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(env.Result{End: 10 * clock.Microsecond, Events: 1001}))
+	})
+
+	It("does not count an idle model whose clocks run on as stuck", func() {
+		// Progress stops at cycle 4 but the unit is released at cycle 5:
+		// nothing is outstanding, so the long tail of ticks is no stall.
+		res, err, _ := run(100*clock.Nanosecond, 4, 5)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stuck).To(BeFalse())
+		e := env.New(env.Options{StallLimit: 100 * clock.Nanosecond})
+		a := vtest.NewAgent(e, "Demo.Timer", clk, func(_ clock.Time, c clock.Cycle) bool { return c < 500 })
+		a.Start()
+		res, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(env.Result{End: 5 * clock.Microsecond, Events: 501}))
+	})
+
+	It("is on by default and off with a negative limit", func() {
+		res, _, _ := run(0, 0, 1_000_000)
+		Expect(res.Stuck).To(BeTrue())
+		Expect(res.End).To(Equal(env.DefaultStallLimit + 10*clock.Nanosecond))
+		// Off: the same stuck model runs until the unit is released at
+		// cycle 100 and the watchdog never fires.
+		res, err, _ := run(-1, 0, 100)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(env.Result{End: clock.Microsecond, Events: 101}))
+	})
+})

@@ -50,7 +50,7 @@ type Outstanding interface {
 // violation and returns the report as an *Error; it returns nil when no
 // unit is busy.
 func (m *Monitor) StuckReport(now clock.Time, why string) error {
-	return m.stuck(now, "stuck", fmt.Sprintf("stuck: %s at %v (last progress at %v) with", why, now, m.lastProgress), why)
+	return m.stuck(now, "stuck", fmt.Sprintf("stuck: %s at %v (last progress at %v) with", why, now, m.lastProgress), "after "+why)
 }
 
 // Snapshot returns the stuck-state report of StuckReport without recording

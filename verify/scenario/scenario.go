@@ -141,6 +141,11 @@ type Options struct {
 	Comment string
 	// TimeLimit bounds the run (0: none).
 	TimeLimit clock.Time
+	// StallLimit is the progress watchdog's limit (env.Options.StallLimit:
+	// 0 the default, negative off).
+	StallLimit clock.Time
+	// Mutations switch on test-only faults (env.Options.Mutations).
+	Mutations map[string]int
 }
 
 // Exec runs s with parameters p. Output files are created before the run
@@ -183,7 +188,7 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 	} else if o.KeepTrace {
 		rec = trace.NewRecorder()
 	}
-	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit})
+	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit, StallLimit: o.StallLimit, Mutations: o.Mutations})
 	rep, runErr := s.Run(e, p)
 	if rep == nil {
 		abort()
