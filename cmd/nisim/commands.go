@@ -13,6 +13,7 @@ import (
 
 	"github.com/nisim/nisim/internal/atomicfile"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/scenario/noc"
@@ -60,18 +61,27 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 }
 
 func newList() *cobra.Command {
-	return &cobra.Command{
+	var mutations bool
+	c := &cobra.Command{
 		Use:   "list",
-		Short: "list the scenarios",
+		Short: "list the scenarios (or, with --mutations, the test-only faults)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 2, 8, 2, ' ', 0)
+			if mutations {
+				for _, m := range env.Mutations() {
+					fmt.Fprintf(tw, "%s\t%s\n", m.Name, m.Doc)
+				}
+				return tw.Flush()
+			}
 			for _, s := range catalog() {
 				fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Summary)
 			}
 			return tw.Flush()
 		},
 	}
+	c.Flags().BoolVar(&mutations, "mutations", false, "list the test-only faults that --mutate switches on")
+	return c
 }
 
 type runFlags struct {
@@ -82,6 +92,7 @@ type runFlags struct {
 	from, to           string
 	limit              string
 	stall              string
+	mutate             []string
 	printConfig        bool
 }
 
@@ -109,6 +120,7 @@ appear only when the run has finished.`,
 	fl.StringVar(&f.from, "from", "", "start the dump at `TIME` (e.g. 10us)")
 	fl.StringVar(&f.to, "to", "", "end the dump at `TIME`")
 	fl.StringVar(&f.limit, "time-limit", "", "stop the simulation at `TIME`")
+	fl.StringArrayVar(&f.mutate, "mutate", nil, "switch on a test-only fault, `name=N` (repeatable; 'nisim list --mutations'): a broken model, to see the checkers catch it")
 	fl.StringVar(&f.stall, "stall-limit", "", "stop a run that holds work and makes no progress for `TIME` and print its stuck state (default 500us; off disables)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
 	return c
@@ -149,6 +161,15 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	var muts map[string]int
+	for _, m := range f.mutate {
+		if muts == nil {
+			muts = map[string]int{}
+		}
+		if err := env.ParseMutation(muts, m); err != nil {
+			return usageErr("--mutate: %v", err)
+		}
+	}
 	stall := clock.Time(-1)
 	if f.stall != "off" {
 		if stall, err = parseTimeFlag("stall-limit", f.stall); err != nil {
@@ -167,7 +188,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
 	}
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
-		From: from, To: to, TimeLimit: limit, StallLimit: stall, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
+		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
 	rep, _, violations, err := scenario.Exec(s, p, opts)
 	if err != nil {
 		return inputErr(err)

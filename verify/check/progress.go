@@ -79,11 +79,12 @@ func (m *Monitor) stuck(now clock.Time, rule, head, tail string) error {
 func (m *Monitor) describe(now clock.Time, head string, busy []Unit) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d busy unit(s):", head, len(busy))
+	// The oldest outstanding transaction first: with hundreds of busy
+	// units it is where to start reading.
 	var oldest string
 	var oldestAt clock.Time
 	found := false
 	for _, u := range busy {
-		fmt.Fprintf(&b, "\n  %s: %s", u.Name(), u.State())
 		if o, ok := u.(Outstanding); ok {
 			if d, t, ok := o.Oldest(); ok && (!found || t < oldestAt) {
 				oldest, oldestAt, found = d, t, true
@@ -92,6 +93,9 @@ func (m *Monitor) describe(now clock.Time, head string, busy []Unit) string {
 	}
 	if found {
 		fmt.Fprintf(&b, "\n  oldest outstanding transaction: %s, since %v (%v ago)", oldest, oldestAt, now-oldestAt)
+	}
+	for _, u := range busy {
+		fmt.Fprintf(&b, "\n  %s: %s", u.Name(), u.State())
 	}
 	return b.String()
 }
