@@ -32,6 +32,7 @@ package lanai
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nisim/nisim/firmware"
 	"github.com/nisim/nisim/internal/queue"
@@ -434,10 +435,18 @@ func (c *Card) Idle() bool {
 	return c.pending == 0 && c.phase == phIdle && !c.spinning && c.prog.Idle() && c.send.idle() && c.recv.idle()
 }
 
-// State implements check.Unit.
+// State implements check.Unit: the card's engines, the program's queues and
+// the state of every firmware machine (for the stuck-state report).
 func (c *Card) State() string {
-	return fmt.Sprintf("%d events pending, phase %d, program: %s; send: %s; recv: %s",
-		c.pending, c.phase, c.prog.State(), c.send.state(), c.recv.state())
+	var ms strings.Builder
+	for i, m := range c.prog.Machines() {
+		if i > 0 {
+			ms.WriteByte(' ')
+		}
+		fmt.Fprintf(&ms, "%s=%s", m.Name(), m.State())
+	}
+	return fmt.Sprintf("%d events pending, phase %d, program: %s; machines: %s; send: %s; recv: %s",
+		c.pending, c.phase, c.prog.State(), ms.String(), c.send.state(), c.recv.state())
 }
 
 // firmware.NI: what the control program sees.
