@@ -113,9 +113,16 @@ type Cluster struct {
 	Switch *wormhole.Router
 	// Packets checks that every packet is delivered exactly once; Order
 	// that each message class arrives in order from a source to a
-	// destination (the switch's promise, TG-P5).
+	// destination (the switch's promise, TG-P5), in the order the packets
+	// were handed to the link. That is not the order of their ids: an id
+	// is given when a packet is built, and two engines of one HIB may
+	// build packets of one class in one order and win its link interface
+	// in the other.
 	Packets *check.Conservation[uint64]
 	Order   *check.Ordering[[3]int]
+
+	flowSent map[[3]int]uint64 // packets handed to the link per flow; lookup only
+	sendNo   map[uint64]uint64 // packet id -> its number in its flow, until it arrives; lookup only
 }
 
 // BuildCluster creates the cluster in e: node i is Node[i].* (CPU, Bus,
@@ -125,8 +132,9 @@ func BuildCluster(e *env.Env, c ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	cl := &Cluster{Config: c,
-		Packets: check.NewConservation[uint64](e.Monitor, "Telegraphos.Packets"),
-		Order:   check.NewOrdering[[3]int](e.Monitor, "Telegraphos.Order")}
+		Packets:  check.NewConservation[uint64](e.Monitor, "Telegraphos.Packets"),
+		Order:    check.NewOrdering[[3]int](e.Monitor, "Telegraphos.Order"),
+		flowSent: map[[3]int]uint64{}, sendNo: map[uint64]uint64{}}
 	lc := c.HIB.Link
 	sw, err := wormhole.MakeBuilder().WithEnv(e).WithClock(lc.Clock).WithConfig(c.Switch).WithPorts(c.Nodes).
 		WithRouting(func(_, _, dst int) wormhole.Route {
@@ -186,12 +194,19 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 }
 
 // observe feeds the cluster's checkers with every packet sent and
-// received.
+// received. A packet's number in its flow (source, destination, class) is
+// kept only while it is on its way.
 func (cl *Cluster) observe(now clock.Time, p *Packet, sent bool) {
+	flow := [3]int{p.Src, p.Dst, int(p.Kind.Class())}
 	if sent {
 		cl.Packets.Sent(now, p.ID)
+		cl.flowSent[flow]++
+		cl.sendNo[p.ID] = cl.flowSent[flow]
 		return
 	}
 	cl.Packets.Received(now, p.ID)
-	cl.Order.Observe(now, [3]int{p.Src, p.Dst, int(p.Kind.Class())}, p.ID&(1<<40-1))
+	if n, ok := cl.sendNo[p.ID]; ok {
+		delete(cl.sendNo, p.ID)
+		cl.Order.Observe(now, flow, n)
+	}
 }
