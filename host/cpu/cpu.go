@@ -11,8 +11,8 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"slices"
 
+	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/mem"
@@ -118,8 +118,14 @@ type CPU struct {
 	issue  int
 	posted bool
 
-	prog     []Op
-	pc       int
+	// cur is the operation being executed (while busy), rest the program
+	// after it: a deque, so that Insert (after cur) and an interrupt
+	// handler (before the next operation) cost the operations they add,
+	// not the length of the program still queued.
+	cur      Op
+	busy     bool
+	rest     queue.Queue[Op]
+	fetched  uint64 // operations taken from the program so far
 	state    state
 	readyAt  clock.Time // issue or compute countdown end
 	startAt  clock.Time // when the current op began
@@ -156,28 +162,42 @@ func (c *CPU) Attach(ch *mem.Channel) {
 // Run sets the program up before the simulation runs: the processor
 // starts it at its first edge.
 func (c *CPU) Run(ops ...Op) {
-	c.prog = append(c.prog, ops...)
+	for _, op := range ops {
+		c.rest.Push(op)
+	}
 	c.Start()
 }
 
 // Append adds operations while the simulation runs (from another
 // component's tick at now); the processor sees them at its next edge.
 func (c *CPU) Append(now clock.Time, ops ...Op) {
-	c.prog = append(c.prog, ops...)
+	for _, op := range ops {
+		c.rest.Push(op)
+	}
 	c.Wake(now)
 }
 
 // Insert puts ops right after the operation being executed (call it from
 // an operation's Fn or Done): a library call that decides its next steps
 // when it runs (which buffer it got, whether a message was there).
+//
+// Called while no operation is being executed, it puts ops after the next
+// one (or at the end of a finished program).
 func (c *CPU) Insert(ops ...Op) {
-	if c.pc > 64 && c.pc > len(c.prog)/2 {
-		// Drop the retired operations (into a new array: the operation
-		// being executed is still read through a pointer into the old one).
-		c.prog = append(make([]Op, 0, len(c.prog)-c.pc+len(ops)), c.prog[c.pc:]...)
-		c.pc = 0
+	if !c.busy && c.rest.Len() > 0 {
+		next := c.rest.Pop()
+		c.pushFront(ops)
+		c.rest.PushFront(next)
+		return
 	}
-	c.prog = slices.Insert(c.prog, min(c.pc+1, len(c.prog)), ops...)
+	c.pushFront(ops)
+}
+
+// pushFront puts ops, in their order, before the rest of the program.
+func (c *CPU) pushFront(ops []Op) {
+	for i := len(ops) - 1; i >= 0; i-- {
+		c.rest.PushFront(ops[i])
+	}
 }
 
 // SetInterruptHandler sets what the processor runs when interrupted: fn
@@ -198,14 +218,12 @@ func (c *CPU) Interrupts() uint64 { return c.irqs }
 
 // takeInterrupt splices the handler in before the next operation.
 func (c *CPU) takeInterrupt(now clock.Time) {
-	if !c.irq || c.irqHandler == nil || (c.pc < len(c.prog) && c.prog[c.pc].Chained) {
+	if !c.irq || c.irqHandler == nil || (c.rest.Len() > 0 && c.rest.Front().Chained) {
 		return
 	}
 	c.irq = false
 	c.irqs++
-	ops := c.irqHandler(now)
-	rest := append([]Op(nil), c.prog[c.pc:]...)
-	c.prog = append(append(c.prog[:c.pc], ops...), rest...)
+	c.pushFront(c.irqHandler(now))
 }
 
 // Retired returns the number of operations retired.
@@ -220,12 +238,16 @@ func (c *CPU) Tick(now clock.Time) bool {
 	for {
 		if c.state == sFetch {
 			c.takeInterrupt(now)
+			if c.rest.Len() == 0 {
+				c.sigState.SetString(now, "IDLE")
+				return false
+			}
+			// The operation leaves the program: what it inserts goes
+			// after it, in front of the rest.
+			c.cur, c.busy = c.rest.Pop(), true
+			c.fetched++
 		}
-		if c.pc >= len(c.prog) {
-			c.sigState.SetString(now, "IDLE")
-			return false
-		}
-		op := &c.prog[c.pc]
+		op := &c.cur
 		switch c.state {
 		case sFetch:
 			c.startAt = now
@@ -387,17 +409,20 @@ func (c *CPU) retire(now clock.Time, op *Op) {
 	if op.Done != nil {
 		op.Done(now, c.loadData)
 	}
-	c.pc++
+	c.cur, c.busy = Op{}, false
 	c.state = sFetch
 }
 
 // Idle implements check.Unit.
-func (c *CPU) Idle() bool { return c.pc >= len(c.prog) && c.acksDue == 0 }
+func (c *CPU) Idle() bool { return !c.busy && c.rest.Len() == 0 && c.acksDue == 0 }
 
 // State implements check.Unit.
 func (c *CPU) State() string {
-	if c.pc >= len(c.prog) {
+	if !c.busy && c.rest.Len() == 0 {
 		return fmt.Sprintf("program done, %d store acks due", c.acksDue)
 	}
-	return fmt.Sprintf("at op %d of %d (kind %d, state %d), waiting for %v", c.pc, len(c.prog), c.prog[c.pc].Kind, c.state, c.waitReq)
+	if !c.busy {
+		return fmt.Sprintf("before op %d (%d queued, next kind %d)", c.fetched, c.rest.Len(), c.rest.Front().Kind)
+	}
+	return fmt.Sprintf("at op %d (%d more queued; kind %d, state %d), waiting for %v", c.fetched-1, c.rest.Len(), c.cur.Kind, c.state, c.waitReq)
 }

@@ -29,6 +29,19 @@ func (q *Queue[T]) Push(v T) {
 	q.n++
 }
 
+// PushFront puts v at the front: it is the next item Pop returns.
+func (q *Queue[T]) PushFront(v T) {
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	q.head--
+	if q.head < 0 {
+		q.head += len(q.buf)
+	}
+	q.buf[q.head] = v
+	q.n++
+}
+
 // Front returns a pointer to the front item; the queue must not be empty.
 func (q *Queue[T]) Front() *T { return &q.buf[q.head] }
 

@@ -44,6 +44,29 @@ var _ = Describe("Queue", func() {
 		Expect(want).To(Equal(next))
 	})
 
+	It("takes items at the front as well, across wrap-around and growth", func() {
+		// A model of the queue as a plain slice, against pushes at either end.
+		var q queue.Queue[int]
+		var model []int
+		for i := range 200 {
+			switch {
+			case i%3 == 0:
+				q.PushFront(i)
+				model = append([]int{i}, model...)
+			case i%5 == 0 && q.Len() > 0:
+				Expect(q.Pop()).To(Equal(model[0]))
+				model = model[1:]
+			default:
+				q.Push(i)
+				model = append(model, i)
+			}
+			Expect(q.Len()).To(Equal(len(model)))
+			for k := range q.Len() {
+				Expect(*q.At(k)).To(Equal(model[k]))
+			}
+		}
+	})
+
 	It("lets the front be changed in place and empties with Clear", func() {
 		var q queue.Queue[[2]int]
 		q.Push([2]int{1, 2})
