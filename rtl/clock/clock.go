@@ -41,14 +41,20 @@ func Hz(hz uint64) Clock {
 func MHz(mhz uint64) Clock { return Hz(mhz * 1_000_000) }
 
 // Ratio returns a clock of num/den Hz, e.g. Ratio(100_000_000, 3) for the
-// 33.33 MHz PCI clock. The frequency must be positive and at most 1 THz (a
-// period of at least one picosecond).
+// 33.33 MHz PCI clock. The frequency must be at least 1 Hz and at most
+// 1 THz (a period of at least one picosecond). The lower bound keeps a
+// clock's edges representable (a period of at most a second gives
+// millions of edges within Time's range; a 1e-9 Hz clock's first edge
+// already lies beyond it) and String exact to its six decimals.
 func Ratio(num, den uint64) (Clock, error) {
 	if num == 0 || den == 0 {
 		return Clock{}, errors.New("clock frequency must be positive")
 	}
 	g := gcd(num, den)
 	num, den = num/g, den/g
+	if num < den {
+		return Clock{}, fmt.Errorf("clock frequency %d/%d Hz is below 1 Hz", num, den)
+	}
 	// period = den*1e12/num ps; it must be at least 1 ps.
 	hi, lo := bits.Mul64(den, psPerSecond)
 	if hi == 0 && lo < num {
