@@ -24,6 +24,10 @@ type Record struct {
 // with blank lines and '#' comments allowed. Cycles must not decrease;
 // nodes must be in 0..nodes-1 and sizes positive. Errors name the line.
 func ReadTrace(r io.Reader, nodes int) ([]Record, error) {
+	if nodes < 1 {
+		// uint64(nodes) below would let every node number through.
+		return nil, fmt.Errorf("traffic trace for %d nodes: need at least one node", nodes)
+	}
 	sc := bufio.NewScanner(r)
 	var out []Record
 	line := 0

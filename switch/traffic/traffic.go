@@ -163,6 +163,9 @@ func ParseSizes(s string) (Sizes, error) {
 		z.sizes = append(z.sizes, n)
 		z.weights = append(z.weights, total)
 	}
+	if math.IsInf(total, 1) { // the normalised weights would be 0 and NaN
+		return Sizes{}, fmt.Errorf("packet size weights of %q add up to more than %g", s, math.MaxFloat64)
+	}
 	for i := range z.weights {
 		z.weights[i] /= total
 	}
