@@ -122,7 +122,7 @@ var _ = Describe("Conservation", func() {
 		}, []string{"duplicate: a received twice"}, [3]int{1, 1, 0}),
 		Entry("an unknown receive", func(c *check.Conservation[string]) {
 			c.Received(2, "z")
-		}, []string{"unknown: z received but never sent"}, [3]int{0, 0, 0}),
+		}, []string{"unknown: z received but never sent or already resolved"}, [3]int{0, 0, 0}),
 		Entry("a receive after a drop", func(c *check.Conservation[string]) {
 			c.Sent(1, "a")
 			c.Dropped(2, "a")
@@ -170,6 +170,112 @@ var _ = Describe("Conservation", func() {
 			Time: 1000, Path: "Demo.Flows", Check: "lost",
 			Msg: "2 of 4 sent never arrived (first: [f#5 f#1])",
 		}}, m.Violations())).To(BeEmpty())
+	})
+
+	It("remembers the last ResolvedWindow resolved keys: a repeat beyond them is reported as unknown, never accepted", func() {
+		c.Sent(1, "a")
+		c.Received(2, "a")
+		c.Sent(1, "d")
+		c.Dropped(2, "d")
+		// a and d are resolved; ResolvedWindow-2 more keep them in the window.
+		for i := range check.ResolvedWindow - 2 {
+			k := fmt.Sprintf("k%d", i)
+			c.Sent(3, k)
+			c.Received(4, k)
+		}
+		c.Received(5, "a")
+		c.Received(5, "d")
+		c.Sent(5, "a")
+		Expect(rules(m)).To(Equal([]string{"duplicate: a received twice", "dropped-received: d received after it was dropped",
+			"duplicate-send: a sent twice"}))
+		// Two more resolved keys push a and d out of the window.
+		for _, k := range []string{"x", "y"} {
+			c.Sent(6, k)
+			c.Received(7, k)
+		}
+		c.Received(8, "a")
+		c.Received(8, "d")
+		c.Dropped(8, "a")
+		Expect(rules(m)[3:]).To(Equal([]string{"unknown: a received but never sent or already resolved",
+			"unknown: d received but never sent or already resolved", "bad-drop: a dropped but not in flight"}))
+		// Sent again after it left the window, a is a new transaction.
+		c.Sent(9, "a")
+		c.Received(10, "a")
+		Expect(m.Count()).To(Equal(6))
+		sent, recv, dropped := c.Counts()
+		Expect([3]int{sent, recv, dropped}).To(Equal([3]int{check.ResolvedWindow + 3, check.ResolvedWindow + 2, 1}))
+		c.Finish(11)
+		Expect(m.Count()).To(Equal(6))
+	})
+
+	It("holds only the outstanding keys and the window, however long the run", func() {
+		// "old" stays outstanding for the whole run while 100000 keys pass
+		// behind it, with up to 50 in flight: what the checker holds stays
+		// bounded, and the oldest is still "old".
+		c.Sent(1, "old")
+		most := 0
+		for i := range 100_000 {
+			c.Sent(clock.Time(10+i), fmt.Sprintf("k%d", i))
+			if i >= 50 {
+				c.Received(clock.Time(10+i), fmt.Sprintf("k%d", i-50))
+			}
+			q, w := check.QueueLen(c)
+			most = max(most, q)
+			Expect(w).To(BeNumerically("<=", check.ResolvedWindow))
+		}
+		Expect(c.Outstanding()).To(Equal(51))
+		Expect(most).To(BeNumerically("<=", 2*64+51))
+		d, at, ok := c.Oldest()
+		Expect([]any{d, at, ok}).To(Equal([]any{"old", clock.Time(1), true}))
+		c.Received(200_000, "old")
+		d, at, _ = c.Oldest()
+		Expect([]any{d, at}).To(Equal([]any{"k99950", clock.Time(10 + 99_950)}))
+		c.Finish(300_000)
+		Expect(rules(m)).To(Equal([]string{"lost: 50 of 100001 sent never arrived (first: [k99950 k99951 k99952 k99953 k99954 k99955 k99956 k99957 k99958 k99959])"}))
+	})
+
+	It("reports lost keys in send order after resolved keys behind them were compacted away", func() {
+		// Every third key is lost; the rest arrive, most of them after
+		// later keys.
+		for i := range 3000 {
+			c.Sent(clock.Time(i), fmt.Sprintf("k%d", i))
+		}
+		for i := 2999; i >= 0; i-- {
+			if i%3 != 0 {
+				c.Received(5000, fmt.Sprintf("k%d", i))
+			}
+		}
+		q, _ := check.QueueLen(c)
+		Expect(q).To(BeNumerically("<=", 2*1000))
+		c.Finish(6000)
+		Expect(rules(m)).To(Equal([]string{"lost: 1000 of 3000 sent never arrived (first: [k0 k3 k6 k9 k12 k15 k18 k21 k24 k27])"}))
+	})
+
+	It("is a watchdog unit: busy while keys are outstanding, with the oldest in the stuck-state report", func() {
+		Expect(m.Units()).To(Equal([]check.Unit{c}))
+		Expect(c.Name()).To(Equal("Demo.Net"))
+		Expect(c.Idle()).To(BeTrue())
+		_, _, ok := c.Oldest()
+		Expect(ok).To(BeFalse())
+		Expect(m.Watchdog(5)).To(Succeed())
+		c.Sent(10*clock.Nanosecond, "a")
+		c.Sent(20*clock.Nanosecond, "b")
+		c.Sent(30*clock.Nanosecond, "c")
+		c.Dropped(35*clock.Nanosecond, "c")
+		c.Received(40*clock.Nanosecond, "a")
+		Expect(c.Idle()).To(BeFalse())
+		Expect(c.Outstanding()).To(Equal(1))
+		Expect(c.State()).To(Equal("1 outstanding (3 sent, 1 received, 1 dropped), the oldest b sent at 20ns"))
+		Expect(m.LastProgress()).To(Equal(40 * clock.Nanosecond))
+		// The report's layout is the Monitor's; what this checker adds is
+		// its state and its oldest key.
+		err := m.Watchdog(100 * clock.Nanosecond)
+		Expect(err).To(MatchError(ContainSubstring("1 busy unit(s)")))
+		Expect(err).To(MatchError(ContainSubstring("\n  Demo.Net: 1 outstanding (3 sent, 1 received, 1 dropped), the oldest b sent at 20ns")))
+		Expect(err).To(MatchError(ContainSubstring("oldest outstanding transaction: b, since 20ns (80ns ago)")))
+		c.Received(110*clock.Nanosecond, "b")
+		Expect(c.Idle()).To(BeTrue())
+		Expect(m.LastProgress()).To(Equal(110 * clock.Nanosecond))
 	})
 
 	It("lists at most the first ten lost keys", func() {
