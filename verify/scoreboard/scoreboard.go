@@ -12,6 +12,11 @@
 //
 // Reports are deterministic: mismatches and unexpected items in order of
 // arrival, missing items in the order they were expected.
+//
+// A scoreboard holds only what is pending: an expected item is dropped once
+// an actual item has been paired with it, so its memory follows the items
+// in flight, not the length of the run. Of the problems it finds it keeps
+// the first check.MaxKept of each kind in full and counts the rest.
 package scoreboard
 
 import (
@@ -62,15 +67,18 @@ type Scoreboard[T any] struct {
 	key  func(T) string
 	opts []cmp.Option
 
-	order   []*expected[T]            // pending items in Expect order (leading done ones trimmed)
+	order   []*expected[T]            // pending items in Expect order; done ones removed lazily
+	done    int                       // done items still in order
 	byKey   map[string][]*expected[T] // OutOfOrder: pending items per key, FIFO; lookup only
 	nExpect int
 	nActual int
 	pending int
 
-	matched    int
-	mismatches []Mismatch
-	unexpected []string
+	matched        int
+	mismatches     []Mismatch // the first check.MaxKept
+	unexpected     []string   // the first check.MaxKept
+	moreMismatches int        // counted only
+	moreUnexpected int
 }
 
 // New returns a scoreboard named name (used as the violation path). key
@@ -123,6 +131,7 @@ func (s *Scoreboard[T]) Actual(item T) {
 		k := s.key(item)
 		if q := s.byKey[k]; len(q) > 0 {
 			x = q[0]
+			q[0] = nil
 			if len(q) == 1 {
 				delete(s.byKey, k)
 			} else {
@@ -131,16 +140,22 @@ func (s *Scoreboard[T]) Actual(item T) {
 		}
 	}
 	if x == nil {
-		s.unexpected = append(s.unexpected, s.describe(item, "actual", idx))
+		if len(s.unexpected) < check.MaxKept {
+			s.unexpected = append(s.unexpected, s.describe(item, "actual", idx))
+		} else {
+			s.moreUnexpected++
+		}
 		return
 	}
 	x.done = true
 	s.pending--
-	for len(s.order) > 0 && s.order[0].done {
-		s.order[0] = nil
-		s.order = s.order[1:]
-	}
+	s.done++
+	s.trim()
 	if d := cmp.Diff(x.item, item, s.opts...); d != "" {
+		if len(s.mismatches) == check.MaxKept {
+			s.moreMismatches++
+			return
+		}
 		// cmp deliberately varies its output between processes: some
 		// runs indent with non-breaking spaces. Plain spaces keep
 		// reports comparable from run to run.
@@ -149,6 +164,29 @@ func (s *Scoreboard[T]) Actual(item T) {
 		return
 	}
 	s.matched++
+}
+
+// trim drops paired items from the front of the Expect order, and, when
+// paired items stuck behind an old pending one make up most of it (out of
+// order), all of them: each item is moved a constant number of times on
+// average, and what stays is at most about twice what is pending.
+func (s *Scoreboard[T]) trim() {
+	n := 0
+	for n < len(s.order) && s.order[n].done {
+		s.order[n] = nil
+		n++
+	}
+	s.order, s.done = s.order[n:], s.done-n
+	if s.done < 64 || 2*s.done < len(s.order) {
+		return
+	}
+	keep := make([]*expected[T], 0, 2*s.pending)
+	for _, x := range s.order {
+		if !x.done {
+			keep = append(keep, x)
+		}
+	}
+	s.order, s.done = keep, 0
 }
 
 // describe names an item for reports: its key, or without a key function
@@ -169,14 +207,21 @@ func (s *Scoreboard[T]) describe(item T, role string, i int) string {
 // still pending are Missing. It may be called more than once.
 func (s *Scoreboard[T]) Report() Report {
 	r := Report{
-		Name:       s.name,
-		Matched:    s.matched,
-		Mismatches: append([]Mismatch(nil), s.mismatches...),
-		Unexpected: append([]string(nil), s.unexpected...),
+		Name:           s.name,
+		Matched:        s.matched,
+		Mismatches:     append([]Mismatch(nil), s.mismatches...),
+		Unexpected:     append([]string(nil), s.unexpected...),
+		MoreMismatches: s.moreMismatches,
+		MoreUnexpected: s.moreUnexpected,
 	}
 	for _, x := range s.order {
-		if !x.done {
+		if x.done {
+			continue
+		}
+		if len(r.Missing) < check.MaxKept {
 			r.Missing = append(r.Missing, x.key)
+		} else {
+			r.MoreMissing++
 		}
 	}
 	return r
@@ -184,7 +229,8 @@ func (s *Scoreboard[T]) Report() Report {
 
 // ReportTo records every problem of the report as a violation on mon at
 // time t, with the scoreboard's name as path: rules "scoreboard.mismatch",
-// "scoreboard.missing" and "scoreboard.unexpected".
+// "scoreboard.missing" and "scoreboard.unexpected" (problems counted but
+// not kept: one more violation of the rule, with their number).
 func (s *Scoreboard[T]) ReportTo(mon *check.Monitor, t clock.Time) {
 	r := s.Report()
 	for _, m := range r.Mismatches {
@@ -196,6 +242,14 @@ func (s *Scoreboard[T]) ReportTo(mon *check.Monitor, t clock.Time) {
 	}
 	for _, k := range r.Unexpected {
 		mon.Report(t, r.Name, "scoreboard.unexpected", "produced %s without an expectation", k)
+	}
+	for _, more := range []struct {
+		rule string
+		n    int
+	}{{"scoreboard.mismatch", r.MoreMismatches}, {"scoreboard.missing", r.MoreMissing}, {"scoreboard.unexpected", r.MoreUnexpected}} {
+		if more.n > 0 {
+			mon.Report(t, r.Name, more.rule, "%d more, not kept", more.n)
+		}
 	}
 }
 
@@ -214,6 +268,9 @@ type Report struct {
 	// Unexpected describes the actual items with no expected item to pair
 	// with, in order of arrival.
 	Unexpected []string
+	// MoreMismatches, MoreMissing and MoreUnexpected count the problems
+	// of each kind beyond the first check.MaxKept, which are not kept.
+	MoreMismatches, MoreMissing, MoreUnexpected int
 }
 
 // Mismatch is an actual item that differs from the expected item it was
@@ -235,7 +292,14 @@ type Mismatch struct {
 // OK reports whether every item matched: no mismatch, nothing missing,
 // nothing unexpected.
 func (r Report) OK() bool {
-	return len(r.Mismatches) == 0 && len(r.Missing) == 0 && len(r.Unexpected) == 0
+	mismatched, missing, unexpected := r.Counts()
+	return mismatched == 0 && missing == 0 && unexpected == 0
+}
+
+// Counts returns the number of mismatched, missing and unexpected items,
+// kept or not.
+func (r Report) Counts() (mismatched, missing, unexpected int) {
+	return len(r.Mismatches) + r.MoreMismatches, len(r.Missing) + r.MoreMissing, len(r.Unexpected) + r.MoreUnexpected
 }
 
 // Error returns nil if the report is OK, else an error listing every
@@ -245,8 +309,9 @@ func (r Report) Error() error {
 		return nil
 	}
 	var b strings.Builder
+	mismatched, missing, unexpected := r.Counts()
 	fmt.Fprintf(&b, "scoreboard %s: %d matched, %d mismatched, %d missing, %d unexpected",
-		r.Name, r.Matched, len(r.Mismatches), len(r.Missing), len(r.Unexpected))
+		r.Name, r.Matched, mismatched, missing, unexpected)
 	for _, m := range r.Mismatches {
 		fmt.Fprintf(&b, "\n  mismatch: actual #%d (%s) (-expected +actual):", m.Index, m.Key)
 		for _, line := range strings.Split(strings.TrimRight(m.Diff, "\n"), "\n") {
@@ -259,6 +324,9 @@ func (r Report) Error() error {
 	}
 	for _, k := range r.Unexpected {
 		fmt.Fprintf(&b, "\n  unexpected: %s", k)
+	}
+	if n := r.MoreMismatches + r.MoreMissing + r.MoreUnexpected; n > 0 {
+		fmt.Fprintf(&b, "\n  ... and %d more problems, counted only", n)
 	}
 	return &Error{Text: b.String(), Report: r}
 }

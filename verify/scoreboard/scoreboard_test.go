@@ -279,6 +279,90 @@ var _ = Describe("Scoreboard", func() {
 		Expect(sb.Report().Error()).To(BeNil())
 	})
 
+	DescribeTable("holds only what is pending, however long the run",
+		func(mode scoreboard.Mode) {
+			// 100000 items pass with up to 40 pending, each window of 8
+			// produced in reverse out of order; out of order, one expected
+			// item is never produced and stays pending throughout.
+			sb := scoreboard.New("Test.SB", mode, pktKey)
+			if mode == scoreboard.OutOfOrder {
+				sb.Expect(Pkt{Src: 7})
+			}
+			ps := stream(1, 100_000)
+			most := 0
+			for i, p := range ps {
+				sb.Expect(p)
+				if i%8 == 7 && i >= 39 {
+					for k := range 8 {
+						j := i - 32 - k
+						if mode == scoreboard.InOrder {
+							j = i - 39 + k
+						}
+						sb.Actual(ps[j])
+					}
+				}
+				order, keys := scoreboard.Held(sb)
+				most = max(most, order)
+				Expect(keys).To(BeNumerically("<=", 41))
+			}
+			Expect(most).To(BeNumerically("<=", 2*64+41))
+			for _, p := range ps[len(ps)-32:] {
+				sb.Actual(p)
+			}
+			r := sb.Report()
+			Expect(r.Matched).To(Equal(100_000))
+			if mode == scoreboard.OutOfOrder {
+				Expect(r.Missing).To(Equal([]string{"src=7 seq=0"}))
+			} else {
+				Expect(r.OK()).To(BeTrue())
+			}
+			order, keys := scoreboard.Held(sb)
+			Expect(order).To(BeNumerically("<=", 64))
+			Expect(keys).To(BeNumerically("<=", 1))
+		},
+		Entry("in order", scoreboard.InOrder),
+		Entry("out of order", scoreboard.OutOfOrder),
+	)
+
+	It("keeps the first MaxKept problems of each kind and counts the rest", func() {
+		sb := scoreboard.New("Test.SB", scoreboard.InOrder, pktKey)
+		ps := stream(1, check.MaxKept+5)
+		expectAll(sb, ps)
+		for _, p := range ps {
+			p.Addr++
+			sb.Actual(p)
+		}
+		for i := range check.MaxKept + 3 {
+			sb.Actual(Pkt{Src: 2, Seq: i})
+		}
+		r := sb.Report()
+		Expect(r.Mismatches).To(HaveLen(check.MaxKept))
+		Expect(r.Unexpected).To(HaveLen(check.MaxKept))
+		Expect([]int{r.MoreMismatches, r.MoreMissing, r.MoreUnexpected}).To(Equal([]int{5, 0, 3}))
+		mis, miss, unex := r.Counts()
+		Expect([]int{mis, miss, unex}).To(Equal([]int{check.MaxKept + 5, 0, check.MaxKept + 3}))
+		Expect(r.Mismatches[check.MaxKept-1].Key).To(Equal(fmt.Sprintf("src=1 seq=%d", check.MaxKept-1)))
+		Expect(r.Error()).To(MatchError(HavePrefix(fmt.Sprintf("scoreboard Test.SB: 0 matched, %d mismatched, 0 missing, %d unexpected",
+			check.MaxKept+5, check.MaxKept+3))))
+		Expect(r.Error()).To(MatchError(HaveSuffix("\n  ... and 8 more problems, counted only")))
+		// Every kept problem is a violation, and each count one more (the
+		// monitor itself keeps only the first MaxKept of them in full).
+		mon := check.NewMonitor()
+		sb.ReportTo(mon, 0)
+		Expect(mon.Count()).To(Equal(2*check.MaxKept + 2))
+		Expect(scoreboard.Report{Name: "Test.SB", MoreMismatches: 1}.OK()).To(BeFalse())
+	})
+
+	It("counts missing items beyond MaxKept", func() {
+		sb := scoreboard.New("Test.SB", scoreboard.OutOfOrder, pktKey)
+		expectAll(sb, stream(3, check.MaxKept+2))
+		r := sb.Report()
+		Expect(r.Missing).To(HaveLen(check.MaxKept))
+		Expect(r.Missing[0]).To(Equal("src=3 seq=0"))
+		Expect(r.MoreMissing).To(Equal(2))
+		Expect(r.OK()).To(BeFalse())
+	})
+
 	It("refuses an out-of-order scoreboard without a key function", func() {
 		Expect(func() { scoreboard.New[Pkt]("Bad", scoreboard.OutOfOrder, nil) }).To(PanicWith(ContainSubstring("key function")))
 		Expect(func() { scoreboard.New("Bad", scoreboard.Mode(5), pktKey) }).To(PanicWith(ContainSubstring("mode(5)")))
