@@ -35,6 +35,19 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
+// Test-only faults (see env.DeclareMutation).
+var (
+	mutOverdraw = env.DeclareMutation("lci.overdraw",
+		"the flow control lets a sender go N credits below zero: W+N packets in flight to a destination "+
+			"(caught by the receiver's window checker, lci.window)")
+	mutExtraCredit = env.DeclareMutation("lci.extracredit",
+		"every Nth receive buffer released is counted twice towards the acknowledgment: the sender gets a credit "+
+			"it never spent (caught by lci.credits)")
+	mutCorrupt = env.DeclareMutation("lci.corrupt",
+		"the NI flips a bit of every Nth non-empty packet it delivers to its host, after the link's CRC check "+
+			"(caught by the host's data check, lci.data)")
+)
+
 // Program is one NI's LCI control program.
 type Program struct {
 	env    *env.Env
@@ -84,6 +97,12 @@ type Program struct {
 	watchdog bool
 	aborted  bool
 
+	// test-only faults: credits a sender may overdraw; every
+	// extraEvery-th release counts twice; every corruptEvery-th delivery
+	// is corrupted
+	overdraw, extraEvery, releases int
+	corruptEvery, deliveries       int
+
 	sigCredits           []*waves.Signal // per destination
 	sigReady, sigBlocked *waves.Signal
 }
@@ -122,7 +141,8 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	if nodes > cfg.ClusterSize {
 		return nil, fmt.Errorf("%s: %d nodes exceed the cluster size %d the buffers are reserved for", name, nodes, cfg.ClusterSize)
 	}
-	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName}
+	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName,
+		overdraw: e.Mutation(mutOverdraw), extraEvery: e.Mutation(mutExtraCredit), corruptEvery: e.Mutation(mutCorrupt)}
 	p.credits = make([]int, nodes)
 	p.owed = make([]int, nodes)
 	p.held = make([]int, nodes)

@@ -249,9 +249,9 @@ func (p *Program) want(c *firmware.Ctx, a any) {
 	switch {
 	case it.kind == itemCtl:
 		p.ready.Push(it)
-	case p.blocked[it.dst].Len() == 0 && p.credits[it.dst] > 0:
+	case p.blocked[it.dst].Len() == 0 && p.credits[it.dst] > -p.overdraw:
 		p.credits[it.dst]--
-		p.sigCredits[it.dst].Set(c.Now, uint64(p.credits[it.dst]))
+		p.sigCredits[it.dst].Set(c.Now, uint64(max(p.credits[it.dst], 0)))
 		p.ready.Push(it)
 	default:
 		p.blocked[it.dst].Push(it)
@@ -280,7 +280,7 @@ func (p *Program) credit(c *firmware.Ctx, a any) {
 	if p.credits[dst] > p.w {
 		c.Env.Report(c.Now, p.name, "lci.credits", "node %d returned credits beyond the window: %d > W = %d", dst, p.credits[dst], p.w)
 	}
-	for p.blocked[dst].Len() > 0 && p.credits[dst] > 0 {
+	for p.blocked[dst].Len() > 0 && p.credits[dst] > -p.overdraw {
 		p.credits[dst]--
 		p.ready.Push(p.blocked[dst].Pop())
 		p.nblock--
@@ -301,6 +301,11 @@ func (p *Program) credit(c *firmware.Ctx, a any) {
 func (p *Program) release(c *firmware.Ctx, a any) {
 	src := a.(int)
 	p.owed[src]++
+	if p.extraEvery > 0 {
+		if p.releases++; p.releases%p.extraEvery == 0 {
+			p.owed[src]++ // mutation: counted twice
+		}
+	}
 	if p.owed[src] < p.w/2 {
 		return
 	}
@@ -567,6 +572,11 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 		sh.Src = h.Root
 	}
 	data := p.layout.RecvBuf(ref) + HeaderBytes
+	if p.corruptEvery > 0 && h.Len > 0 {
+		if p.deliveries++; p.deliveries%p.corruptEvery == 0 {
+			c.Write(data, []byte{c.Read(data, 1)[0] ^ 1}) // mutation
+		}
+	}
 	c.Write(data+uint32(h.Len), sh.Encode())
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: ref,
 		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt - uint64(h.Len), SRAM: data, Len: int(h.Len) + HeaderBytes}})

@@ -111,7 +111,14 @@ type Host struct {
 	// upcall handles packets that arrive while the process waits inside
 	// the library (for a send buffer or an F&A reply).
 	upcallFn Handler
+
+	deaf bool // test-only fault lci.deaf: its polls never find a packet
 }
+
+// mutDeaf is a test-only fault (see env.DeclareMutation).
+var mutDeaf = env.DeclareMutation("lci.deaf",
+	"the host of node N-1 never sees a packet in its receive queue: an LCI node that never polls "+
+		"(its senders block on its window and every host ends up waiting: caught by the watchdog)")
 
 // SetUpcall registers the process's upcall: a packet that arrives while
 // the process waits inside the library (for a free send buffer, for an F&A
@@ -123,7 +130,7 @@ func (h *Host) SetUpcall(fn Handler) { h.upcallFn = fn }
 
 func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Costs, fw lci.Config, c *cpu.CPU, m *mem.Memory) *Host {
 	h := &Host{env: e, name: name, node: node, nodes: nodes, plat: plat, costs: costs, fw: fw, lay: lci.NewLayout(fw),
-		CPU: c, mem: m, invalid: map[uint64]bool{}, expect: 1, descSeq: 1, freeSeq: 1}
+		CPU: c, mem: m, invalid: map[uint64]bool{}, expect: 1, descSeq: 1, freeSeq: 1, deaf: e.Mutation(mutDeaf) == node+1}
 	h.slotBytes = uint64(fw.MTU+lci.HeaderBytes+63) &^ 63
 	for i := fw.SendBufs - 1; i >= 0; i-- {
 		h.freeSend = append(h.freeSend, i)
@@ -357,7 +364,7 @@ func (h *Host) send(typ uint8, dst int, data []byte, tag uint32, done func(now c
 // it is full: «The host ... detects newly arrived packets by checking a
 // full/empty flag in the buffer at the head of the queue.»
 func (h *Host) take(now clock.Time) *Msg {
-	if h.ring.Len() == 0 {
+	if h.ring.Len() == 0 || h.deaf {
 		return nil
 	}
 	slot := *h.ring.Front()

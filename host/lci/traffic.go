@@ -22,6 +22,16 @@ type Traffic struct {
 	// McastPct and FAPct are the percentages of multicasts and
 	// fetch-and-adds among the operations.
 	McastPct, FAPct int
+	// HotPct is the percentage of the unicasts and fetch-and-adds of
+	// nodes other than 0 that go to node 0 instead of a random other node:
+	// many senders to one receiver, whose receive side backs up, so that
+	// each sender's window towards it fills (0: uniform destinations).
+	HotPct int
+	// HotPause is how long node 0's processor computes after each of its
+	// operations before it polls for arrivals: a busy receiver, whose host
+	// receive slots and then NI receive buffers fill while its senders go
+	// on, so that their windows towards it fill (0: it polls at once).
+	HotPause clock.Time
 }
 
 // TrafficResult is what a randomised run delivered; every check of
@@ -55,9 +65,10 @@ type trafficOp struct {
 //     and they are exactly 0 .. n-1 for n additions of 1.
 func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	var r TrafficResult
-	if t.Ops < 1 || t.MaxSize < 0 || t.MaxSize > c.FirmwareConfig().MTU || t.McastPct < 0 || t.FAPct < 0 || t.McastPct+t.FAPct > 100 {
-		return r, fmt.Errorf("lci traffic: %d operations, sizes up to %d (MTU %d), %d%% multicasts and %d%% F&A: need ops >= 1, 0 <= size <= MTU, percentages adding up to at most 100",
-			t.Ops, t.MaxSize, c.FirmwareConfig().MTU, t.McastPct, t.FAPct)
+	if t.Ops < 1 || t.MaxSize < 0 || t.MaxSize > c.FirmwareConfig().MTU || t.McastPct < 0 || t.FAPct < 0 || t.McastPct+t.FAPct > 100 ||
+		t.HotPct < 0 || t.HotPct > 100 || t.HotPause < 0 {
+		return r, fmt.Errorf("lci traffic: %d operations, sizes up to %d (MTU %d), %d%% multicasts, %d%% F&A, %d%% to node 0, node 0 pausing %v: need ops >= 1, 0 <= size <= MTU, multicast and F&A percentages adding up to at most 100, a hot percentage of 0 to 100, a pause >= 0",
+			t.Ops, t.MaxSize, c.FirmwareConfig().MTU, t.McastPct, t.FAPct, t.HotPct, t.HotPause)
 	}
 	if e == nil {
 		e = env.New(env.Options{})
@@ -70,6 +81,9 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		rng := e.Rand(fmt.Sprintf("lci.traffic[%d]", i))
 		for range t.Ops {
 			op := trafficOp{kind: lci.TypeData, dst: other(rng, i, n), size: rng.IntN(t.MaxSize + 1)}
+			if t.HotPct > 0 && i != 0 && rng.IntN(100) < t.HotPct {
+				op.dst = 0
+			}
 			switch x := rng.IntN(100); {
 			case x < t.McastPct:
 				op.kind, op.dst = lci.TypeMcast, i
@@ -159,6 +173,9 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 					}
 					faVals[target][old] = true
 				})...)
+			}
+			if i == 0 && t.HotPause > 0 {
+				ops = append(ops, cpu.Op{Kind: cpu.Compute, Cycles: int(h.CPU.Clock().Cycles(t.HotPause))})
 			}
 			ops = append(ops, h.TryRecv(handler(h))...)
 		}

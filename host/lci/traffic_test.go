@@ -1,6 +1,8 @@
 package lci_test
 
 import (
+	"fmt"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/lci"
@@ -13,27 +15,105 @@ import (
 	fw "github.com/nisim/nisim/firmware/lci"
 )
 
+// trafficEntry is one randomised traffic run of the specs below.
+type trafficEntry struct {
+	name     string
+	nodes    int
+	platform lci.Platform
+	variant  fw.Variant
+	tree     fw.Tree
+	traffic  lci.Traffic
+	seed     uint64
+}
+
+// uniform is traffic to random destinations with 15% multicasts and 15%
+// fetch-and-adds.
+func uniform(ops, maxSize int) lci.Traffic {
+	return lci.Traffic{Ops: ops, MaxSize: maxSize, McastPct: 15, FAPct: 15}
+}
+
+// hot is the same mix with every unicast and fetch-and-add aimed at node
+// 0, whose host computes 300 µs after each of its own operations before it
+// polls: its receive side backs up and every sender's window towards it
+// fills, the traffic that shows a sender exceeding its window.
+func hot(ops, maxSize int) lci.Traffic {
+	t := uniform(ops, maxSize)
+	t.HotPct, t.HotPause = 100, 300*clock.Microsecond
+	return t
+}
+
+// trafficEntries are the randomised runs; windowFull are those whose
+// traffic fills senders' windows (the others' rarely or never do: 4
+// operations per node cannot put W+1 packets in flight to one node, and
+// uniform traffic on 8 nodes keeps at most 6 of the P3's W = 8 receive
+// buffers busy per sender).
+var (
+	trafficEntries = []trafficEntry{
+		{"2 PPro nodes, I-sdma", 2, lci.PPro(), fw.SDMA, fw.Binary, uniform(40, 512), 1},
+		{"2 PPro nodes, I-pio", 2, lci.PPro(), fw.PIO, fw.Binary, uniform(40, 2048), 2},
+		{"8 PPro nodes, I-sdma, binary", 8, lci.PPro(), fw.SDMA, fw.Binary, uniform(30, 512), 3},
+		{"8 P3 nodes, I-pio, binomial", 8, lci.P3(), fw.PIO, fw.Binomial, uniform(30, 512), 4},
+		{"8 P3 nodes, I-sdma, binary", 8, lci.P3(), fw.SDMA, fw.Binary, uniform(30, 1024), 5},
+		{"64 PPro nodes (grid), I-sdma", 64, lci.PPro(), fw.SDMA, fw.Binary, uniform(4, 64), 6},
+		{"64 P3 nodes (Clos), I-pio, binomial", 64, lci.P3(), fw.PIO, fw.Binomial, uniform(4, 64), 7},
+	}
+	windowFull = []trafficEntry{
+		{"8 PPro nodes, I-sdma, a busy receiver everyone sends to", 8, lci.PPro(), fw.SDMA, fw.Binary, hot(60, 512), 8},
+		{"8 P3 nodes, I-pio, binomial, a busy receiver everyone sends to", 8, lci.P3(), fw.PIO, fw.Binomial, hot(60, 512), 9},
+	}
+)
+
+// runTraffic runs an entry with the given test-only faults.
+func runTraffic(x trafficEntry, mut map[string]int) (lci.TrafficResult, *env.Env, error) {
+	c := lci.DefaultConfig()
+	c.Nodes, c.Platform, c.Variant, c.Tree = x.nodes, x.platform, x.variant, x.tree
+	e := env.New(env.Options{Seed: x.seed, Mutations: mut})
+	r, err := lci.RunTraffic(e, c, x.traffic)
+	return r, e, err
+}
+
+// entries makes table entries of trafficEntries, named with their seeds.
+func entries(xs ...trafficEntry) []TableEntry {
+	var out []TableEntry
+	for _, x := range xs {
+		out = append(out, Entry(fmt.Sprintf("%s, seed %d", x.name, x.seed), x))
+	}
+	return out
+}
+
 var _ = Describe("randomised traffic with the checkers on", func() {
 	DescribeTable("delivers everything exactly once, in order, with unique F&A values",
-		func(nodes, ops, maxSize int, platform lci.Platform, v fw.Variant, tree fw.Tree, seed uint64) {
-			c := lci.DefaultConfig()
-			c.Nodes, c.Platform, c.Variant, c.Tree = nodes, platform, v, tree
-			e := env.New(env.Options{Seed: seed})
-			r, err := lci.RunTraffic(e, c, lci.Traffic{Ops: ops, MaxSize: maxSize, McastPct: 15, FAPct: 15})
+		func(x trafficEntry) {
+			r, _, err := runTraffic(x, nil)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(r.Unicasts + r.Multicasts + r.FetchAdds).To(Equal(uint64(nodes * ops)))
+			Expect(r.Unicasts + r.Multicasts + r.FetchAdds).To(Equal(uint64(x.nodes * x.traffic.Ops)))
 			// Every unicast once, every multicast at every other node.
-			Expect(r.Deliveries).To(Equal(r.Unicasts + r.Multicasts*uint64(nodes-1)))
+			Expect(r.Deliveries).To(Equal(r.Unicasts + r.Multicasts*uint64(x.nodes-1)))
 			Expect(r.Multicasts).To(BeNumerically(">", 0))
 			Expect(r.FetchAdds).To(BeNumerically(">", 0))
 		},
-		Entry("2 PPro nodes, I-sdma, seed 1", 2, 40, 512, lci.PPro(), fw.SDMA, fw.Binary, uint64(1)),
-		Entry("2 PPro nodes, I-pio, seed 2", 2, 40, 2048, lci.PPro(), fw.PIO, fw.Binary, uint64(2)),
-		Entry("8 PPro nodes, I-sdma, binary, seed 3", 8, 30, 512, lci.PPro(), fw.SDMA, fw.Binary, uint64(3)),
-		Entry("8 P3 nodes, I-pio, binomial, seed 4", 8, 30, 512, lci.P3(), fw.PIO, fw.Binomial, uint64(4)),
-		Entry("8 P3 nodes, I-sdma, binary, seed 5", 8, 30, 1024, lci.P3(), fw.SDMA, fw.Binary, uint64(5)),
-		Entry("64 PPro nodes (grid), I-sdma, seed 6", 64, 4, 64, lci.PPro(), fw.SDMA, fw.Binary, uint64(6)),
-		Entry("64 P3 nodes (Clos), I-pio, binomial, seed 7", 64, 4, 64, lci.P3(), fw.PIO, fw.Binomial, uint64(7)),
+		append(entries(trafficEntries...), entries(windowFull...)...),
+	)
+
+	// lci.overdraw lets a sender go one credit below zero: W+1 packets in
+	// flight to one destination. The receiver's window checker sees the
+	// W+1-th buffer held for that sender.
+	DescribeTable("catches a sender that exceeds its window (lci.overdraw)",
+		func(x trafficEntry) {
+			_, e, err := runTraffic(x, map[string]int{"lci.overdraw": 1})
+			Expect(err).To(HaveOccurred())
+			w := lci.DefaultConfig()
+			w.Platform = x.platform
+			window := w.FirmwareConfig().Window()
+			v := e.Monitor.Violations()
+			Expect(v).NotTo(BeEmpty())
+			for _, x := range v {
+				Expect(x.Check).To(Equal("lci.window"), x.String())
+				Expect(x.Path).To(MatchRegexp(`^N\d+\.FW$`))
+				Expect(x.Msg).To(MatchRegexp(fmt.Sprintf(`^node \d+ holds %d receive buffers, more than its W = %d$`, window+1, window)))
+			}
+		},
+		entries(windowFull...),
 	)
 
 	It("gives the same trace for the same seed", func() {
