@@ -13,3 +13,25 @@ func OnPacketsToo(cl *Cluster, fn func(p *Packet, sent bool)) {
 		}
 	}
 }
+
+// NewCoherence returns a coherence checker fed by hand (Apply) instead of
+// by a cluster's HIBs.
+func NewCoherence(page, owner int, nodes []int) *Coherence { return newCoherence(page, owner, nodes) }
+
+// Apply feeds c with node applying write origin#seq=v to word off of its
+// copy.
+func (c *Coherence) Apply(node int, off uint32, origin int, seq uint64, v uint32) {
+	c.applied(node, int(off%PageBytes), write{origin, seq, v})
+}
+
+// Held returns the most c holds for one word: the owner's writes kept and
+// the writes of one node waiting for the owner.
+func (c *Coherence) Held() (log, pending int) {
+	for _, wc := range c.words {
+		log = max(log, len(wc.log))
+		for _, p := range wc.peers {
+			pending = max(pending, len(p.pending))
+		}
+	}
+	return log, pending
+}

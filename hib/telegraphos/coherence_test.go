@@ -1,6 +1,9 @@
 package telegraphos_test
 
 import (
+	"fmt"
+	"strings"
+
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
@@ -160,6 +163,131 @@ var _ = Describe("Cluster checkers", func() {
 		Expect(swapped).To(BeNumerically(">", 0), "the run must send some packets of a flow out of id order")
 	})
 })
+
+var _ = Describe("Coherence checker", func() {
+	// w names a write as the checker prints it.
+	w := func(origin int, seq uint64, v uint32) string { return fmt.Sprintf("%d#%d=%d", origin, seq, v) }
+	same := func(node int, off uint32) uint32 { return 0 }
+
+	It("accepts a copy that applies its own write before the owner and skips writes it ignored", func() {
+		c := tg.NewCoherence(rpage, 0, allNodes(3))
+		c.Apply(0, rbase, 2, 1, 20) // owner: 2#1
+		c.Apply(1, rbase, 1, 1, 10) // node 1's own write, before the owner has it
+		c.Apply(0, rbase, 1, 1, 10) // owner: 1#1
+		c.Apply(2, rbase, 1, 1, 10) // node 2 skips 2#1 (its own, ignored)
+		c.Apply(0, rbase, 0, 1, 5)
+		c.Apply(1, rbase, 0, 1, 5)
+		Expect(c.Violations(same)).To(BeEmpty())
+		Expect(c.Sequence(1, rbase)).To(Equal([]string{w(1, 1, 10), w(0, 1, 5)}))
+	})
+
+	It("reports a copy that applied two writes in the other order than the owner", func() {
+		c := tg.NewCoherence(rpage, 0, allNodes(2))
+		c.Apply(0, rbase+4, 0, 1, 10)
+		c.Apply(1, rbase+4, 2, 1, 20)
+		c.Apply(0, rbase+4, 2, 1, 20)
+		c.Apply(1, rbase+4, 0, 1, 10)
+		Expect(c.Violations(same)).To(Equal([]string{
+			"word 0x4: node 1 saw [2#1=20 0#1=10], not in the owner's order [0#1=10 2#1=20]"}))
+	})
+
+	It("keeps the last SequenceKept writes of each copy for its reports", func() {
+		c := tg.NewCoherence(rpage, 0, allNodes(2))
+		for i := range uint64(tg.SequenceKept + 4) {
+			c.Apply(0, rbase, 0, i+1, uint32(i))
+		}
+		c.Apply(1, rbase, 3, 1, 99) // never applied by the owner
+		seq := c.Sequence(0, rbase)
+		Expect(seq).To(HaveLen(tg.SequenceKept))
+		Expect(seq[0]).To(Equal(w(0, 5, 4)))
+		v := c.Violations(same)
+		Expect(v).To(HaveLen(1))
+		Expect(v[0]).To(HavePrefix("word 0x0: node 1 saw [3#1=99], not in the owner's order [(4 earlier) 0#5=4 0#6=5 "))
+	})
+
+	It("reports a copy that leaves its window instead of holding more", func() {
+		c := tg.NewCoherence(rpage, 0, allNodes(3))
+		// Node 1 applies writes the owner never applies; node 2 applies
+		// nothing while the owner applies many.
+		for i := range uint64(tg.CoherenceWindow + 1) {
+			c.Apply(1, rbase, 1, i+1, 1)
+		}
+		for i := range uint64(3 * tg.CoherenceWindow) {
+			c.Apply(0, rbase, 0, i+1, 2)
+		}
+		log, pending := c.Held()
+		Expect(log).To(BeNumerically("<=", 2*tg.CoherenceWindow))
+		Expect(pending).To(BeNumerically("<=", tg.CoherenceWindow))
+		Expect(c.Violations(same)).To(Equal([]string{
+			fmt.Sprintf("word 0x0: node 1 applied more than %d writes the owner has not applied: its order is no longer checked", tg.CoherenceWindow),
+			fmt.Sprintf("word 0x0: node 2 applied none of the owner's last %d writes: its order is no longer checked", tg.CoherenceWindow)}))
+	})
+
+	// The checker decides as writes are applied and forgets what is
+	// decided; its findings must be those of the subsequence test on the
+	// complete sequences, which a spec can record on the side.
+	DescribeTable("finds what a check of the complete sequences finds, holding only the undecided writes",
+		func(nodes, words, writes, cache int) {
+			e := vtest.NewEnv(vtest.Options{Clock: tcClock, Seed: 3})
+			cl, p := cluster(e, nodes, 2, func(c *tg.ClusterConfig) { c.HIB.CounterCache = cache })
+			Expect(cl.Replicate(rpage, 0, allNodes(nodes))).To(Succeed())
+			full := map[[2]int][]string{}
+			for n := range nodes {
+				cl.Nodes[n].HIB.SetHooks(tg.Hooks{Applied: func(_ clock.Time, off, v uint32, origin int, seq uint64) {
+					k := [2]int{n, int(off - rbase)}
+					full[k] = append(full[k], w(origin, seq, v))
+				}})
+			}
+			co := cl.WatchCoherence(rpage, 0, allNodes(nodes))
+			rng := e.Rand("Writers")
+			for n := range nodes {
+				var ops []cpu.Op
+				for k := range writes {
+					ops = append(ops, p[n].Compute(rng.IntN(600)), p[n].Store(n, rbase+uint32(4*rng.IntN(words)), uint32(n<<16|k)))
+				}
+				p[n].Start(ops...)
+			}
+			_, _ = e.Run()
+			var want []string
+			for off := 0; off < 4*words; off += 4 {
+				for n := 1; n < nodes; n++ {
+					if !isSubsequence(full[[2]int{n, off}], full[[2]int{0, off}]) {
+						want = append(want, fmt.Sprintf("word %#x: node %d", off, n))
+					}
+				}
+			}
+			var got []string
+			for _, v := range co.Violations(func(n int, off uint32) uint32 { return mem(cl, 0, off) }) {
+				got = append(got, v[:strings.Index(v, " saw")])
+			}
+			Expect(got).To(Equal(want))
+			if cache == 0 {
+				Expect(want).NotTo(BeEmpty()) // the comparison is not vacuous
+			}
+			// In a coherent run little is undecided at any time; a copy out
+			// of the owner's order keeps its writes after the first
+			// unmatched one (up to CoherenceWindow).
+			log, pending := co.Held()
+			Expect(log).To(BeNumerically("<", 2*nodes*writes/words/4))
+			if cache > 0 {
+				Expect(pending).To(BeNumerically("<=", 8))
+			}
+		},
+		Entry("8 nodes, 4 hot words, 32-entry counter cache", 8, 4, 120, 32),
+		Entry("8 nodes, 4 hot words, no counter cache: violations", 8, 4, 120, 0),
+	)
+})
+
+// isSubsequence reports whether s is a subsequence of t.
+func isSubsequence(s, t []string) bool {
+	i := 0
+	for _, x := range t {
+		if i < len(s) && s[i] == x {
+			i++
+		}
+	}
+	return i == len(s)
+}
 
 // compress drops repeats: 3,3,2,2,3 -> 3,2,3.
 func compress(v []uint32) []uint32 {
