@@ -117,7 +117,7 @@ func (b Builder) Build(name string) (*Router, error) {
 	}
 	c := b.cfg
 	r := &Router{env: b.env, cfg: c, id: b.id, route: b.route, nv: c.NumVCs, classes: b.classes,
-		shared: c.BufferPolicy == "shared"}
+		shared: c.BufferPolicy == "shared", haltAt: int64(b.env.Mutation(mutHalt))}
 	r.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, r)
 	r.in = make([]*inPort, b.ports)
 	r.out = make([]*outPort, b.ports)
@@ -220,6 +220,11 @@ type arrival struct {
 	in, vc int
 }
 
+// mutHalt is a test-only fault (see env.DeclareMutation).
+var mutHalt = env.DeclareMutation("wormhole.halt",
+	"from cycle N on no wormhole router sends a flit: the routers keep ticking with their buffers full "+
+		"(caught by the progress watchdog)")
+
 // Router is a clocked input-queued VC router.
 type Router struct {
 	*clock.Ticking
@@ -251,6 +256,8 @@ type Router struct {
 	candUsed       []int
 
 	stalls StallStats
+
+	haltAt int64 // test-only fault wormhole.halt: no flit leaves from this cycle on (0: never)
 
 	sigActive, sigSent *waves.Signal
 }
@@ -687,6 +694,9 @@ func (r *Router) traverse(now clock.Time, c int64, e entry) {
 // send puts at most one flit per output on its link: the oldest whose
 // switch traversal has ended.
 func (r *Router) send(now clock.Time, c int64) {
+	if r.haltAt > 0 && c >= r.haltAt {
+		return // mutation: the router keeps ticking and forwards nothing
+	}
 	for p, o := range r.out {
 		if o.queue.Len() == 0 || o.queue.Front().t > c {
 			continue
