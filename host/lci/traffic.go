@@ -37,7 +37,13 @@ type Traffic struct {
 // TrafficResult is what a randomised run delivered; every check of
 // RunTraffic held for it.
 type TrafficResult struct {
+	// Unicasts, Multicasts and FetchAdds are the operations planned.
 	Unicasts, Multicasts, FetchAdds uint64
+	// UnicastsDone, MulticastsDone and FetchAddsDone are the operations
+	// the run carried out, as it observed them: unicasts handed to the
+	// receiver's upcall, multicasts handed to the upcall of every member,
+	// fetch-and-adds whose old value came back to the caller.
+	UnicastsDone, MulticastsDone, FetchAddsDone uint64
 	// Deliveries counts packets handed to upcalls.
 	Deliveries uint64
 	// Coverage is how often each row of each firmware module's table
@@ -45,6 +51,9 @@ type TrafficResult struct {
 	Coverage []firmware.Coverage
 	Run      env.Result
 }
+
+// Completed returns the operations the run carried out (see UnicastsDone).
+func (r TrafficResult) Completed() uint64 { return r.UnicastsDone + r.MulticastsDone + r.FetchAddsDone }
 
 // trafficOp is one planned operation.
 type trafficOp struct {
@@ -139,6 +148,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 			case lci.TypeData:
 				nextUni[me][m.Src]++
 				want = nextUni[me][m.Src]
+				r.UnicastsDone++
 			case lci.TypeMcast:
 				nextMc[me][m.Src]++
 				want = nextMc[me][m.Src]
@@ -172,6 +182,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 						h.env.Report(now, h.name, "lci.fetchadd", "node %d's variable handed out %d twice", target, old)
 					}
 					faVals[target][old] = true
+					r.FetchAddsDone++
 				})...)
 			}
 			if i == 0 && t.HotPause > 0 {
@@ -192,6 +203,17 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		h.CPU.Run(append(ops, drain()...)...)
 	}
 	r.Run, err = e.Run()
+	// A multicast is done when its last member has it: per root, the
+	// fewest any member received.
+	for k := range n {
+		done := -1
+		for i := range n {
+			if i != k && (done < 0 || int(nextMc[i][k]) < done) {
+				done = int(nextMc[i][k])
+			}
+		}
+		r.MulticastsDone += uint64(max(done, 0))
+	}
 	for k := range cl.Nodes[0].FW.Machines() {
 		var same []*firmware.Machine
 		for _, nd := range cl.Nodes {

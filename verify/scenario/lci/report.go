@@ -60,6 +60,8 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
 		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
 	rep.Add("unicasts / multicasts / fetch-and-adds", fmt.Sprintf("%d / %d / %d", r.Unicasts, r.Multicasts, r.FetchAdds), "", "")
+	rep.Add("operations completed: unicasts delivered / multicasts at every member / F&A answered",
+		fmt.Sprintf("%d / %d / %d", r.UnicastsDone, r.MulticastsDone, r.FetchAddsDone), "", "")
 	rep.Add("packets delivered to upcalls", fmt.Sprint(r.Deliveries), "", "")
 	fired, never := 0, []string{}
 	for _, cv := range r.Coverage {
@@ -73,6 +75,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	rep.Measure("coverage_fired", float64(fired), "transitions")
 	rep.Check("delivered", runErr == nil, "every packet exactly once, intact, in FIFO order per sender; every multicast at every member; unique F&A values; the window held: %v", errText(runErr))
 	rep.Measure("deliveries", float64(r.Deliveries), "packets")
+	rep.Measure("operations", float64(r.Completed()), "completed")
 	rep.Result = r.Run
 	return rep, runErr
 }

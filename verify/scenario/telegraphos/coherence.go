@@ -129,6 +129,8 @@ func RunCoherence(e *env.Env, p *CoherenceParams) (*scenario.Report, error) {
 	rep.Measure("counter_peak", float64(peak), "entries")
 	rep.Measure("stall_cycles", float64(stalls), "cycles")
 	rep.Measure("writes_per_us", rate, "1/µs")
+	rep.Measure("updates", float64(updates), "packets")
+	rep.Measure("reflects", float64(reflects), "packets")
 	rep.Result = res
 	return rep, runErr
 }
