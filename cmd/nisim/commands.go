@@ -46,7 +46,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see 'nisim %s --help')", err, c.Name())
 	})
-	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace())
+	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace(), newRegress())
 	return root
 }
 

@@ -1,0 +1,255 @@
+package regress
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// Systems returns the tier's systems, in the order of the table: the
+// wormhole mesh, the Myrinet clusters, the ATM switch, the Memory Channel
+// hub, Telegraphos and LCI.
+//
+// Each draws jobs' parameters across what its scenario offers (traffic
+// pattern, load, sizes, node count, buffers) and keeps the load below
+// saturation: a saturated network run stops at its drain limit with
+// packets in flight and fails its "drained" check, which is a finding about
+// the load, not the model.
+func Systems() []*System {
+	return []*System{
+		{Name: "mesh", Noun: "packets", Unit: "packets delivered or dropped in the measurement window (mesh scenario)",
+			Chunk: 60_000, Cost: 1.0 / 15_000, Draw: drawMesh, Count: SumMetrics("packets", "dropped")},
+		{Name: "myrinet", Noun: "packets", Unit: "packets delivered or dropped in the measurement window (myrinet-grid and myrinet-clos)",
+			Chunk: 50_000, Cost: 1.0 / 9_000, Draw: drawMyrinet, Count: SumMetrics("packets", "dropped")},
+		{Name: "atm", Noun: "cells", Unit: "cells delivered or dropped at the switch, whole run (atm-star)",
+			Chunk: 100_000, Cost: 1.0 / 50_000, Draw: drawATM, Count: SumMetrics("delivered", "dropped")},
+		{Name: "mchub", Noun: "deliveries", Unit: "writes delivered at a receiver, each (write, receiver) pair once, whole run (mchub-star)",
+			Chunk: 100_000, Cost: 1.0 / 100_000, Draw: drawMC, Count: SumMetrics("deliveries")},
+		{Name: "telegraphos", Noun: "packets", Unit: "remote packets: updates forwarded to the owner and reflected writes sent to the copies (telegraphos-coherence)",
+			Chunk: 80_000, Cost: 1.0 / 40_000, Draw: drawTelegraphos, Count: SumMetrics("updates", "reflects")},
+		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
+			Chunk: 40_000, Cost: 1.0 / 650, Draw: drawLCI, Count: SumMetrics("operations")},
+	}
+}
+
+// pick returns one of xs.
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+// between returns a value in [lo, hi) rounded to 3 decimals (short repro
+// lines), at least 0.001.
+func between(r *rand.Rand, lo, hi float64) float64 {
+	return max(0.001, math.Round((lo+(hi-lo)*r.Float64())*1000)/1000)
+}
+
+func num[T int | float64 | bool](v T) string {
+	switch x := any(v).(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// sizeMix is a packet or write size distribution and its mean.
+type sizeMix struct {
+	spec string
+	mean float64
+}
+
+// periods returns the measurement periods of period cycles that carry
+// about want transactions at perCycle, at least 1.
+func periods(want, perCycle float64, period int) int {
+	return max(1, int(math.Ceil(want/(perCycle*float64(period)))))
+}
+
+// drawMesh: BookSim's mesh88_lat router on a k x k mesh (k 4, 6 or 8)
+// with every traffic pattern, loads from light to about 60% of a
+// conservative saturation point, short and long packets and bimodal
+// mixes, 1 to 8 VCs (1 VC: the network promises per-flow order, and the
+// order checker is on) and 4- to 16-flit VC buffers.
+func drawMesh(r *rand.Rand, want float64) Spec {
+	k := pick(r, 4, 6, 8, 8)
+	pattern := pick(r, "uniform", "uniform", "transpose", "bitcomp", "hotspot", "neighbor")
+	if pattern == "bitcomp" && k == 6 {
+		k = 8 // bitcomp needs a power-of-two node count
+	}
+	n := k * k
+	size := pick(r, sizeMix{"20", 20}, sizeMix{"1:0.5,20:0.5", 10.5}, sizeMix{"4", 4}, sizeMix{"8:0.7,16:0.3", 10.4}, sizeMix{"2", 2})
+	vcs := pick(r, 1, 2, 4, 8)
+	buf := pick(r, 4, 8, 16)
+	// Saturation (flits/node/cycle), conservatively, for 8 VCs of 8 flits
+	// (measured on 8x8), and what fewer VCs, small buffers and short
+	// packets (a VC is held until its tail's credit returns) take off.
+	sat := map[string]float64{"uniform": 0.38, "transpose": 0.22, "bitcomp": 0.22, "neighbor": 0.45, "hotspot": 0.38}[pattern]
+	f := 1.0
+	switch {
+	case vcs == 1:
+		f *= 0.45
+		if size.mean < 5 {
+			f *= 0.8
+		}
+	case vcs == 2:
+		f *= 0.7
+	}
+	if buf == 4 {
+		f *= 0.8
+	}
+	sat *= f
+	sets := []Set{{"k", num(k)}, {"traffic", pattern}}
+	if pattern == "hotspot" {
+		hf := pick(r, 0.05, 0.1, 0.2)
+		// The hot node ejects hf of all traffic plus its uniform share:
+		// keep that under 0.6 flits per cycle (less with fewer VCs).
+		sat = min(sat, 0.6*f/(hf*float64(n)+1-hf))
+		sets = append(sets, Set{"hotspots", fmt.Sprintf("[%d]", r.IntN(n))}, Set{"hot_fraction", num(hf)})
+	}
+	rate := between(r, 0.1*sat, 0.6*sat)
+	perCycle := float64(n) * rate / size.mean
+	mp := periods(want, perCycle, 1000)
+	sets = append(sets, Set{"injection_rate", num(rate)}, Set{"packet_size", size.spec},
+		Set{"router.num_vcs", num(vcs)}, Set{"router.input_speedup", num(min(2, vcs))}, Set{"router.vc_buf_size", num(buf)},
+		Set{"warmup_periods", "1"}, Set{"measure_periods", num(mp)})
+	return Spec{Scenario: "mesh", Sets: sets, Expect: perCycle * float64(mp*1000)}
+}
+
+// drawMyrinet: the LCI paper's two clusters (the PPro grid and the P3
+// Clos, each also on the other platform's links), every traffic pattern,
+// 16- to 256-byte packets and mixes, loads up to about 60% of a
+// conservative saturation point; per-flow order is checked (source routes,
+// one path).
+func drawMyrinet(r *rand.Rand, want float64) Spec {
+	topo := pick(r, "myrinet-grid", "myrinet-clos")
+	plat := pick(r, "ppro", "p3")
+	pattern := pick(r, "uniform", "uniform", "transpose", "bitcomp", "hotspot", "neighbor")
+	size := pick(r, sizeMix{"16", 16}, sizeMix{"4", 4}, sizeMix{"64", 64}, sizeMix{"4:0.5,64:0.5", 34}, sizeMix{"8:0.5,32:0.5", 20})
+	// Saturation (flits/node/cycle), conservatively: measured with
+	// 4:0.5,64:0.5 packets (the P3's links saturate first; transpose
+	// concentrates routes, most on the Clos).
+	sat := map[string]float64{"uniform": 0.055, "bitcomp": 0.055, "neighbor": 0.065, "hotspot": 0.055, "transpose": 0.03}[pattern]
+	if pattern == "transpose" && topo == "myrinet-clos" {
+		sat = 0.016
+	}
+	sets := []Set{{"myrinet", plat}, {"traffic", pattern}}
+	if pattern == "hotspot" {
+		// The hot node's link saturates at about 0.25 flits per cycle.
+		hf := pick(r, 0.05, 0.1)
+		sat = min(sat, 0.2/(hf*64+1-hf))
+		sets = append(sets, Set{"hotspots", fmt.Sprintf("[%d]", r.IntN(64))}, Set{"hot_fraction", num(hf)})
+	}
+	rate := between(r, 0.1*sat, 0.6*sat)
+	perCycle := 64 * rate / size.mean
+	mp := periods(want, perCycle, 1000)
+	sets = append(sets, Set{"injection_rate", num(rate)}, Set{"packet_size", size.spec},
+		Set{"warmup_periods", "1"}, Set{"measure_periods", num(mp)})
+	return Spec{Scenario: topo, Sets: sets, Expect: perCycle * float64(mp*1000)}
+}
+
+// cellCycles is an ATM cell's time on a 140 Mb/s link in switch cycles
+// (about 52.5: 53 bytes; measured from atm-star's defaults), rounded up so
+// that the estimate is low.
+const cellCycles = 53
+
+// drawATM: 2 to 8 hosts on the ASX-100, uniform, bit-complement and
+// hot-spot traffic (hot spots overload one output: drops, counted), loads
+// from 0.1 to 0.95 of the link, output queues of 4 to 256 cells, switch
+// latencies of 10 to 150 cycles.
+func drawATM(r *rand.Rand, want float64) Spec {
+	ports := pick(r, 2, 3, 4, 4, 6, 8)
+	pattern := pick(r, "uniform", "uniform", "hotspot", "bitcomp")
+	if pattern == "bitcomp" && ports&(ports-1) != 0 {
+		pattern = "uniform"
+	}
+	sets := []Set{{"ports", num(ports)}, {"traffic", pattern}}
+	if pattern == "hotspot" {
+		sets = append(sets, Set{"hotspots", fmt.Sprintf("[%d]", r.IntN(ports))}, Set{"hot_fraction", num(pick(r, 0.3, 0.6, 1.0))})
+	}
+	rate := between(r, 0.1, 0.95)
+	perCycle := float64(ports) * rate / cellCycles
+	mp := periods(want, perCycle, 10000)
+	sets = append(sets, Set{"injection_rate", num(rate)}, Set{"queue_depth", num(pick(r, 4, 16, 64, 256))},
+		Set{"latency", num(pick(r, 10, 69, 150))}, Set{"warmup_periods", "1"}, Set{"measure_periods", num(mp)})
+	return Spec{Scenario: "atm-star", Sets: sets, Expect: perCycle * float64(mp*10000)}
+}
+
+// drawMC: 2 to 16 adapters on the hub, pages mapped to everyone or each
+// to one receiver, loop-back on or off, 4- to 256-byte writes and mixes,
+// hub delays of 0 to 32 cycles, loads up to about 70% of the busiest
+// output link.
+func drawMC(r *rand.Rand, want float64) Spec {
+	ports := pick(r, 2, 3, 4, 8, 8, 16)
+	mapping := pick(r, "broadcast", "broadcast", "single")
+	loop := r.IntN(3) == 0
+	pages := pick(r, 1, 4, 16)
+	if mapping == "single" && pages < 2 && !loop {
+		pages = 4
+	}
+	size := pick(r, sizeMix{"4", 4}, sizeMix{"64", 64}, sizeMix{"4:0.5,64:0.5", 34}, sizeMix{"8:0.3,32:0.3,256:0.4", 114.4})
+	// Receivers per write, and the writers sharing the busiest output
+	// (single mapping: pages go to random receivers, so allow twice the
+	// even share).
+	recv, share := 1.0, 2*float64(ports)/float64(min(pages, ports))
+	if mapping == "broadcast" {
+		recv = float64(ports - 1)
+		if loop {
+			recv++
+		}
+		share = recv
+	}
+	// An output carries share writers' data with the packet format's
+	// overhead (a 64-byte write is 2 flits + header): keep it under 0.5
+	// of the link.
+	rate := between(r, 0.05*0.5/share, 0.5/share)
+	const bytesPerCycle = 4 // mchub.MC1's link
+	perCycle := float64(ports) * rate * bytesPerCycle / size.mean * recv
+	mp := periods(want, perCycle, 1000)
+	sets := []Set{{"ports", num(ports)}, {"mapping", mapping}, {"pages", num(pages)}, {"loopback", num(loop)},
+		{"write_size", size.spec}, {"queue_depth", "32"}, {"delay", num(pick(r, 0, 8, 32))},
+		{"injection_rate", num(rate)}, {"warmup_periods", "1"}, {"measure_periods", num(mp)}}
+	return Spec{Scenario: "mchub-star", Sets: sets, Expect: perCycle * float64(mp*1000)}
+}
+
+// drawTelegraphos: 2 to 16 Telegraphos II nodes writing a replicated
+// page with no synchronisation, on 1 to 64 hot words, with gaps of 50 to
+// 2000 processor cycles, with counter caches of 16 to 64 entries (the
+// coherence checker judges every copy).
+func drawTelegraphos(r *rand.Rand, want float64) Spec {
+	nodes := pick(r, 2, 3, 4, 8, 8, 12, 16)
+	// Per write: an update to the owner from every other node, and the
+	// owner's reflection to every other node.
+	perWrite := float64(nodes-1) * float64(nodes+1) / float64(nodes)
+	writes := min(100_000, max(1, int(math.Ceil(want/(perWrite*float64(nodes))))))
+	sets := []Set{{"nodes", num(nodes)}, {"words", num(pick(r, 1, 2, 4, 16, 64))}, {"gap", num(pick(r, 50, 200, 600, 2000))},
+		{"counter_cache", num(pick(r, 16, 32, 64))}, {"writes", num(writes)}}
+	return Spec{Scenario: "telegraphos-coherence", Sets: sets, Expect: perWrite * float64(nodes*writes)}
+}
+
+// drawLCI: 2 to 64 nodes of either platform running I-sdma or I-pio,
+// payloads up to 0 to 2048 bytes, up to 20% multicasts (fewer on big
+// clusters, where one reaches every node) on either tree and up to 20%
+// fetch-and-adds.
+func drawLCI(r *rand.Rand, want float64) Spec {
+	nodes := pick(r, 2, 4, 8, 16, 16, 32, 64)
+	mcast := pick(r, 0, 5, 10, 20)
+	if nodes >= 32 {
+		mcast = min(mcast, 2)
+	}
+	ops := min(100_000, max(1, int(math.Ceil(want/float64(nodes)))))
+	sets := []Set{{"platform", pick(r, "ppro", "p3")}, {"variant", pick(r, "sdma", "pio")}, {"nodes", num(nodes)},
+		{"max_size", num(pick(r, 0, 16, 64, 512, 2048))}, {"mcast_pct", num(mcast)}, {"fa_pct", num(pick(r, 0, 5, 10, 20))},
+		{"tree", pick(r, "binary", "binomial")}, {"ops", num(ops)}}
+	return Spec{Scenario: "lci-traffic", Sets: sets, Expect: float64(nodes * ops)}
+}
+
+// Lookup is scenario.Catalog's lookup, for callers that hold systems and a
+// catalog: it reports a job whose scenario is not in cat.
+func Lookup(cat scenario.Catalog, jobs []*Job) error {
+	for _, j := range jobs {
+		if _, err := cat.Lookup(j.Scenario); err != nil {
+			return fmt.Errorf("%s: %w", j.Name(), err)
+		}
+	}
+	return nil
+}
