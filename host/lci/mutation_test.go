@@ -1,6 +1,9 @@
 package lci_test
 
 import (
+	"github.com/nisim/nisim/host/lci"
+	"github.com/nisim/nisim/rtl/env"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -67,4 +70,27 @@ var _ = Describe("LCI checkers against mutations, on randomised traffic", func()
 		Expect(err.Error()).To(ContainSubstring("\n  N1.CPU: "))
 		Expect(e.Monitor.Violations()[0].Check).To(Equal("deadlock"))
 	})
+})
+
+// The FIFO checks in a real system: the 2-node ping-pong of the LogP
+// benchmark on FIFOs whose flow-control outputs lie (rtl/fifo's
+// mutations). The processor's bus master and the LANai's SRAM ports are
+// among the producers that push as long as CanPush says yes.
+var _ = Describe("FIFO checks in an LCI ping-pong against lying FIFOs", func() {
+	DescribeTable("fire on the first lie a producer acts on",
+		func(mut map[string]int, first string) {
+			e := env.New(env.Options{Seed: 1})
+			_, err := lci.PingPong(e, lci.DefaultConfig(), lci.DefaultBench())
+			Expect(err).NotTo(HaveOccurred())
+			e = env.New(env.Options{Seed: 1, Mutations: mut})
+			_, err = lci.PingPong(e, lci.DefaultConfig(), lci.DefaultBench())
+			Expect(err).To(HaveOccurred())
+			v := e.Monitor.Violations()
+			Expect(v[0].Path + " [" + v[0].Check + "] " + v[0].Msg).To(Equal(first))
+		},
+		Entry("fifo.nofull: a push into a full SRAM port", map[string]int{"fifo.nofull": 1},
+			"N1.NI.SRAM.Port[3].Down [fifo.overflow] push into a full FIFO (2 entries)"),
+		Entry("fifo.norate: two pushes in a cycle into the PCI master's port", map[string]int{"fifo.norate": 1},
+			"N0.PCI.Master[0].Down [fifo.rate] more than 1 pushes in one cycle"),
+	)
 })

@@ -22,6 +22,17 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
+// Test-only faults (see env.DeclareMutation): the FIFO's flow-control
+// outputs lie to a producer that trusts them.
+var (
+	mutNoFull = env.DeclareMutation("fifo.nofull",
+		"every Nth time a FIFO's CanPush should refuse because the FIFO is full it says yes (the full flag stuck at 0): "+
+			"the producer pushes into a full FIFO (caught by fifo.overflow)")
+	mutNoRate = env.DeclareMutation("fifo.norate",
+		"every Nth time a FIFO's CanPush should refuse because this cycle's enqueues are used up it says yes: "+
+			"the producer pushes more than the FIFO takes per cycle (caught by fifo.rate)")
+)
+
 // Overflow says what a push into a full FIFO does.
 type Overflow uint8
 
@@ -112,6 +123,7 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
 		highWater: b.highWater, overflow: b.overflow,
 		lastEnq: -1, lastDeq: -1, lastChange: -1,
+		noFull: b.env.Mutation(mutNoFull), noRate: b.env.Mutation(mutNoRate),
 	}
 	if b.traceClk.Valid() && b.env.Trace.Enabled() {
 		f.traceClk = b.traceClk
@@ -167,6 +179,10 @@ type FIFO[T any] struct {
 	stepPush, stepPop int         // of the current picosecond, for the trace
 
 	sigOcc, sigFull, sigHWM, sigDrops *waves.Signal
+
+	// test-only faults: every noFull-th / noRate-th refusal is a yes
+	noFull, noRate           int
+	fullRefused, rateRefused int
 }
 
 func (f *FIFO[T]) record(now clock.Time, push bool) {
@@ -250,12 +266,22 @@ func (f *FIFO[T]) Free(now clock.Time) int {
 // false answer registers the producer for a wake-up when space frees.
 func (f *FIFO[T]) CanPush(now clock.Time) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
+		if f.noRate > 0 {
+			if f.rateRefused++; f.rateRefused%f.noRate == 0 {
+				return true // mutation
+			}
+		}
 		if f.Free(now) == 0 {
 			f.waitForSpace(now) // full as well: a pop wakes the producer
 		}
 		return false
 	}
 	if f.Free(now) == 0 {
+		if f.noFull > 0 {
+			if f.fullRefused++; f.fullRefused%f.noFull == 0 {
+				return true // mutation
+			}
+		}
 		f.waitForSpace(now)
 		return false
 	}
