@@ -82,6 +82,11 @@ var _ = Describe("LCI scenarios", func() {
 		Expect(metric(o.rep, "deliveries")).To(BeNumerically(">", 100))
 	})
 
+	It("lci-traffic delivers everything to a busy receiver everyone sends to, its senders' windows full", func() {
+		o := execute("lci-traffic", 3, hotTraffic...)
+		Expect(metric(o.rep, "deliveries")).To(BeNumerically(">", 300))
+	})
+
 	It("lci-broadcast on 16 nodes reaches every node", func() {
 		execute("lci-broadcast", 1, "nodes=16", "stream_size=2048", "stream_messages=8", "iters=2")
 	})
@@ -110,6 +115,8 @@ var _ = Describe("LCI scenarios", func() {
 		Entry("unknown tree", "lci-broadcast", "tree=ternary", "tree"),
 		Entry("too many nodes", "lci-traffic", "nodes=65", "nodes"),
 		Entry("percentages over 100", "lci-traffic", "fa_pct=95", "fa_pct"),
+		Entry("a hot share over 100", "lci-traffic", "hot_pct=101", "hot_pct"),
+		Entry("a negative pause", "lci-traffic", "hot_pause_us=-1", "hot_pause_us"),
 		Entry("empty sweep", "lci-throughput", "sizes=[]", "sizes"),
 		Entry("unknown key", "lci-report", "steps=3", "steps"),
 	)

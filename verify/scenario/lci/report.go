@@ -6,6 +6,7 @@ import (
 
 	fw "github.com/nisim/nisim/firmware/lci"
 	hl "github.com/nisim/nisim/host/lci"
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 )
@@ -24,6 +25,12 @@ type TrafficParams struct {
 	McastPct int    `toml:"mcast_pct"`
 	FAPct    int    `toml:"fa_pct"`
 	Tree     string `toml:"tree"`
+	// HotPct and HotPauseUs make node 0 a busy receiver: that share of the
+	// other nodes' unicasts and fetch-and-adds go to it, and its host
+	// computes this many µs after each of its operations before it polls
+	// (host/lci Traffic.HotPct and HotPause): the senders' windows fill.
+	HotPct     int `toml:"hot_pct"`
+	HotPauseUs int `toml:"hot_pause_us"`
 }
 
 // TrafficDefaults are 8 PPro nodes.
@@ -37,7 +44,9 @@ func (p *TrafficParams) Validate() error {
 		scenario.Check(p.Ops < 1 || p.Ops > 100000, "ops", "must be 1..100000 (got %d)", p.Ops),
 		scenario.Check(p.MaxSize < 0 || p.MaxSize > 2048, "max_size", "must be 0..2048 (the MTU; got %d)", p.MaxSize),
 		scenario.Check(p.McastPct < 0 || p.McastPct > 100, "mcast_pct", "must be 0..100 (got %d)", p.McastPct),
-		scenario.Check(p.FAPct < 0 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct))
+		scenario.Check(p.FAPct < 0 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
+		scenario.Check(p.HotPct < 0 || p.HotPct > 100, "hot_pct", "must be 0..100 (got %d)", p.HotPct),
+		scenario.Check(p.HotPauseUs < 0 || p.HotPauseUs > 100000, "hot_pause_us", "must be 0..100000 (got %d)", p.HotPauseUs))
 }
 
 // TrafficScenario is lci-traffic.
@@ -56,7 +65,8 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 		return nil, err
 	}
 	c.Tree, _ = fw.ParseTree(p.Tree)
-	r, runErr := hl.RunTraffic(e, c, hl.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct})
+	r, runErr := hl.RunTraffic(e, c, hl.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
+		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
 		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
 	rep.Add("unicasts / multicasts / fetch-and-adds", fmt.Sprintf("%d / %d / %d", r.Unicasts, r.Multicasts, r.FetchAdds), "", "")
