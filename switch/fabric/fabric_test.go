@@ -750,28 +750,42 @@ var _ = Describe("Experiment", func() {
 		// tail's credit (about P + 4 cycles, 6.5 on average), so each
 		// terminal is busy about 0.04 * 6.5 = 26% of the time: well below
 		// saturation.
-		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		w := stats.Window{Warmup: 200, Measure: 2000}
-		x := fabric.NewExperiment(e, clk, 2, w)
-		var got []delivery
-		sh := recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
-		sh.Stats = x.Stats()
-		sh.Order = check.NewOrdering[[2]int](e.Monitor, "Order")
-		pat, err := traffic.New("uniform", 2, traffic.Options{})
-		Expect(err).NotTo(HaveOccurred())
-		sizes, err := traffic.ParseSizes("1:0.5,4:0.5")
-		Expect(err).NotTo(HaveOccurred())
-		inj, err := traffic.NewBernoulli(0.1, sizes)
-		Expect(err).NotTo(HaveOccurred())
-		rc := wormhole.Mesh88Lat()
-		rc.NumVCs, rc.InputSpeedup = 1, 1 // one VC: delivery in order per source and destination
-		ts, _ := routedPair(e, rc, 1, nil, fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}, sh)
-		for _, t := range ts {
-			x.Add(t)
-		}
-		x.Start()
-		res, err := e.Run()
-		Expect(err).NotTo(HaveOccurred())
+		// Run traced (the links' slow path) and untraced (their fast path):
+		// the same packets at the same cycles. The checks below are on the
+		// untraced run.
+		var (
+			e   *env.Env
+			x   *fabric.Experiment
+			sh  *fabric.Shared
+			ts  []*fabric.Terminal
+			res env.Result
+		)
+		got, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(en *env.Env) []delivery {
+			e = en
+			w := stats.Window{Warmup: 200, Measure: 2000}
+			x = fabric.NewExperiment(e, clk, 2, w)
+			var got []delivery
+			sh = recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
+			sh.Stats = x.Stats()
+			sh.Order = check.NewOrdering[[2]int](e.Monitor, "Order")
+			pat, err := traffic.New("uniform", 2, traffic.Options{})
+			Expect(err).NotTo(HaveOccurred())
+			sizes, err := traffic.ParseSizes("1:0.5,4:0.5")
+			Expect(err).NotTo(HaveOccurred())
+			inj, err := traffic.NewBernoulli(0.1, sizes)
+			Expect(err).NotTo(HaveOccurred())
+			rc := wormhole.Mesh88Lat()
+			rc.NumVCs, rc.InputSpeedup = 1, 1 // one VC: delivery in order per source and destination
+			ts, _ = routedPair(e, rc, 1, nil, fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}, sh)
+			for _, t := range ts {
+				x.Add(t)
+			}
+			x.Start()
+			res, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return got
+		})
+		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 		Expect(res.Stopped).To(BeFalse())
 		Expect(x.Saturated()).To(BeFalse())
 		Expect(x.Stats().Outstanding()).To(BeZero())
@@ -812,22 +826,27 @@ var _ = Describe("Experiment", func() {
 		// 40), and gaps between successive creations at one terminal of g
 		// cycles with probability 0.8^(g-1) * 0.2.
 		const p = 0.2
-		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		x := fabric.NewExperiment(e, clk, 2, stats.Window{Measure: 5000})
-		var got []delivery
-		sh := recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
-		sh.Stats = x.Stats()
-		pat, err := traffic.New("bitcomp", 2, traffic.Options{})
-		Expect(err).NotTo(HaveOccurred())
-		inj, err := traffic.NewBernoulliPackets(p)
-		Expect(err).NotTo(HaveOccurred())
-		tc := fabric.TerminalConfig{VCs: 2, FlitBytes: 4, Pattern: pat, Injection: inj, Sizes: traffic.Fixed(1)}
-		for _, t := range linkedPair(e, creditLink(4, 0, 2, 4, 1), tc, sh) {
-			x.Add(t)
-		}
-		x.Start()
-		_, err = e.Run()
-		Expect(err).NotTo(HaveOccurred())
+		// Traced (slow link path) and untraced (fast): the same deliveries.
+		var x *fabric.Experiment
+		got, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []delivery {
+			x = fabric.NewExperiment(e, clk, 2, stats.Window{Measure: 5000})
+			var got []delivery
+			sh := recorder(e, &got, func(now clock.Time) { x.Delivered(now) })
+			sh.Stats = x.Stats()
+			pat, err := traffic.New("bitcomp", 2, traffic.Options{})
+			Expect(err).NotTo(HaveOccurred())
+			inj, err := traffic.NewBernoulliPackets(p)
+			Expect(err).NotTo(HaveOccurred())
+			tc := fabric.TerminalConfig{VCs: 2, FlitBytes: 4, Pattern: pat, Injection: inj, Sizes: traffic.Fixed(1)}
+			for _, t := range linkedPair(e, creditLink(4, 0, 2, 4, 1), tc, sh) {
+				x.Add(t)
+			}
+			x.Start()
+			_, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return got
+		})
+		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 		r := x.Stats().Result()
 		Expect(float64(r.Packet.N)).To(BeNumerically("~", 2000, 6*40))
 		Expect(r.Offered).To(BeNumerically("~", p, 6*40/10000.0))

@@ -640,47 +640,18 @@ var _ = Describe("Graph networks", func() {
 	// was delivered exactly once over the routers its route crosses, with
 	// the checkers and the watchdog clean. It returns the packets
 	// delivered.
+	//
+	// It runs twice, traced (the links' slow path) and untraced (their
+	// fast path), and expects every packet delivered at the same cycle.
 	runUniform := func(g *topology.Graph, rc wormhole.Config, rate float64, win stats.Window) int {
 		GinkgoHelper()
-		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		nt := len(g.Terminals)
-		sizes, err := traffic.ParseSizes("1,2,4,8")
-		Expect(err).NotTo(HaveOccurred())
-		inj, err := traffic.NewBernoulli(rate, sizes)
-		Expect(err).NotTo(HaveOccurred())
-		pat, err := traffic.New("uniform", nt, traffic.Options{SelfTraffic: true})
-		Expect(err).NotTo(HaveOccurred())
-		x := fabric.NewExperiment(e, clk, nt, win)
-		var net *topology.Network
-		badHops := 0
-		sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Packets"),
-			OnDeliver: func(now clock.Time, p *fabric.Packet) {
-				x.Delivered(now)
-				if p.Hops != net.Hops(p.Src, p.Dst) {
-					badHops++
-				}
-			}}
-		net, err = topology.FromGraph(e, "G", g, topology.GraphConfig{Router: rc, Clock: clk, ChannelLatency: 1,
-			FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
-		Expect(err).NotTo(HaveOccurred())
-		for _, t := range net.Terminals {
-			x.Add(t)
-		}
-		x.Start()
-		res, err := e.Run()
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Stopped).To(BeFalse())
-		Expect(x.Saturated()).To(BeFalse())
-		sh.Packets.Finish(e.Now())
-		Expect(e.Monitor.Err()).NotTo(HaveOccurred())
-		for _, t := range net.Terminals {
-			Expect(t.Idle()).To(BeTrue(), t.State())
-		}
-		sent, recv, dropped := sh.Packets.Counts()
-		Expect(recv).To(Equal(sent))
-		Expect(dropped).To(BeZero())
-		Expect(badHops).To(BeZero())
-		Expect(x.Stats().Result().Lost).To(BeZero())
+		recv := 0
+		_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []arrivalRec {
+			var got []arrivalRec
+			recv = runUniformIn(e, g, rc, rate, win, &got)
+			return got
+		})
+		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 		return recv
 	}
 
@@ -713,33 +684,50 @@ var _ = Describe("Graph networks", func() {
 			nt := len(gr.Terminals)
 			rc := wormhole.Mesh88Lat()
 			rc.NumVCs, rc.InputSpeedup, rc.VCBufSize = 1, 1, 2
-			e := vtest.NewEnv(vtest.Options{Clock: clk})
-			sizes, _ := traffic.ParseSizes("2,8,16")
-			inj, err := traffic.NewBernoulli(0.8, sizes)
-			Expect(err).NotTo(HaveOccurred())
-			pat, err := traffic.New("uniform", nt, traffic.Options{})
-			Expect(err).NotTo(HaveOccurred())
-			sh := &fabric.Shared{Packets: check.NewConservation[uint64](e.Monitor, "Packets")}
-			net, err := topology.FromGraph(e, "G", gr, topology.GraphConfig{Router: rc, Clock: clk, ChannelLatency: 1,
-				FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
-			Expect(err).NotTo(HaveOccurred())
-			for _, t := range net.Terminals {
-				t.Start()
-			}
-			var sentAtStop, recvAtStop int
-			stopper := vtest.NewAgent(e, "Stop", clk, func(now clock.Time, c clock.Cycle) bool {
-				if c < 1500 {
-					return true
-				}
+			// Traced (the links' slow path) and untraced (their fast path):
+			// the same deliveries at the same cycles; the checks below are
+			// on the untraced run.
+			var (
+				e                      *env.Env
+				sh                     *fabric.Shared
+				net                    *topology.Network
+				res                    env.Result
+				sentAtStop, recvAtStop int
+			)
+			_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(en *env.Env) []arrivalRec {
+				e = en
+				var got []arrivalRec
+				sizes, _ := traffic.ParseSizes("2,8,16")
+				inj, err := traffic.NewBernoulli(0.8, sizes)
+				Expect(err).NotTo(HaveOccurred())
+				pat, err := traffic.New("uniform", nt, traffic.Options{})
+				Expect(err).NotTo(HaveOccurred())
+				sh = &fabric.Shared{Packets: check.NewConservation[uint64](e.Monitor, "Packets"),
+					OnDeliver: func(now clock.Time, p *fabric.Packet) {
+						got = append(got, arrivalRec{ID: p.ID, At: uint64(clk.CycleAt(now))})
+					}}
+				net, err = topology.FromGraph(e, "G", gr, topology.GraphConfig{Router: rc, Clock: clk, ChannelLatency: 1,
+					FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
+				Expect(err).NotTo(HaveOccurred())
 				for _, t := range net.Terminals {
-					t.StopGenerating()
+					t.Start()
 				}
-				sentAtStop, recvAtStop, _ = sh.Packets.Counts()
-				return false
+				stopper := vtest.NewAgent(e, "Stop", clk, func(now clock.Time, c clock.Cycle) bool {
+					if c < 1500 {
+						return true
+					}
+					for _, t := range net.Terminals {
+						t.StopGenerating()
+					}
+					sentAtStop, recvAtStop, _ = sh.Packets.Counts()
+					return false
+				})
+				stopper.Start()
+				res, err = e.Run()
+				Expect(err).NotTo(HaveOccurred())
+				return got
 			})
-			stopper.Start()
-			res, err := e.Run()
-			Expect(err).NotTo(HaveOccurred())
+			Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 			Expect(res.Stopped).To(BeFalse())
 			sh.Packets.Finish(e.Now())
 			Expect(e.Monitor.Err()).NotTo(HaveOccurred())
@@ -864,3 +852,53 @@ var _ = Describe("Paragon backplane", func() {
 		Expect(latency(1000) - latency(1)).To(Equal(9990 * clock.Nanosecond))
 	})
 })
+
+// arrivalRec is a delivered packet and the cycle its tail arrived.
+type arrivalRec struct {
+	ID, At uint64
+}
+
+// runUniformIn is runUniform's run in e, recording every delivery in got.
+func runUniformIn(e *env.Env, g *topology.Graph, rc wormhole.Config, rate float64, win stats.Window, got *[]arrivalRec) int {
+	GinkgoHelper()
+	nt := len(g.Terminals)
+	sizes, err := traffic.ParseSizes("1,2,4,8")
+	Expect(err).NotTo(HaveOccurred())
+	inj, err := traffic.NewBernoulli(rate, sizes)
+	Expect(err).NotTo(HaveOccurred())
+	pat, err := traffic.New("uniform", nt, traffic.Options{SelfTraffic: true})
+	Expect(err).NotTo(HaveOccurred())
+	x := fabric.NewExperiment(e, clk, nt, win)
+	var net *topology.Network
+	badHops := 0
+	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Packets"),
+		OnDeliver: func(now clock.Time, p *fabric.Packet) {
+			x.Delivered(now)
+			*got = append(*got, arrivalRec{ID: p.ID, At: uint64(clk.CycleAt(now))})
+			if p.Hops != net.Hops(p.Src, p.Dst) {
+				badHops++
+			}
+		}}
+	net, err = topology.FromGraph(e, "G", g, topology.GraphConfig{Router: rc, Clock: clk, ChannelLatency: 1,
+		FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
+	Expect(err).NotTo(HaveOccurred())
+	for _, t := range net.Terminals {
+		x.Add(t)
+	}
+	x.Start()
+	res, err := e.Run()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Stopped).To(BeFalse())
+	Expect(x.Saturated()).To(BeFalse())
+	sh.Packets.Finish(e.Now())
+	Expect(e.Monitor.Err()).NotTo(HaveOccurred())
+	for _, t := range net.Terminals {
+		Expect(t.Idle()).To(BeTrue(), t.State())
+	}
+	sent, recv, dropped := sh.Packets.Counts()
+	Expect(recv).To(Equal(sent))
+	Expect(dropped).To(BeZero())
+	Expect(badHops).To(BeZero())
+	Expect(x.Stats().Result().Lost).To(BeZero())
+	return recv
+}
