@@ -1,0 +1,137 @@
+package noc_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/nisim/nisim/internal/heappeak"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/switch/fabric"
+	"github.com/nisim/nisim/switch/stats"
+	"github.com/nisim/nisim/switch/topology"
+	"github.com/nisim/nisim/switch/traffic"
+	"github.com/nisim/nisim/switch/wormhole"
+	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/verify/scenario/noc"
+)
+
+// The peak-heap benchmarks run each network for 10^5 and 10^6
+// transactions (the keys of its conservation checker: mesh packets, MC
+// deliveries of a write at a receiver) with every checker on and the heap
+// sampled during the run (internal/heappeak). Two statistics windows: in
+// "stats=window" the warm-up covers the run but its last 1000 cycles, which
+// are measured, so the statistics keep a bounded number of latencies and
+// the peak shows what the model and its checkers hold; in "stats=run" the
+// whole run is measured and switch/stats keeps every measured latency
+// (packet, network and each flit's), which grows with the run.
+var heapSizes = []int{100_000, 1_000_000}
+
+// heapWindows are the statistics windows of the peak-heap benchmarks.
+var heapWindows = []string{"window", "run"}
+
+// meshHeapRun runs BookSim's mesh88_lat router on the 8x8 mesh under
+// uniform traffic of 2-flit packets at 0.3 flits/node/cycle (9.6 packets a
+// cycle) for about tx packets, as the mesh scenario builds it (packet
+// conservation, the experiment's drain, the watchdog), and returns the
+// sampler and the packets sent.
+func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int) {
+	b.Helper()
+	const k, flits, rate, lastMeasured = 8, 2, 0.3, 1000
+	e := env.New(env.Options{Seed: seed})
+	clk := clock.MHz(1000)
+	sizes := traffic.Fixed(flits)
+	inj, err := traffic.NewBernoulli(rate, sizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pat, err := traffic.New("uniform", k*k, traffic.Options{SelfTraffic: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cycles := uint64(float64(tx) / (k * k * rate / flits))
+	win := stats.Window{Warmup: cycles - lastMeasured, Measure: lastMeasured, DrainLimit: 30000}
+	if window == "run" {
+		win.Warmup, win.Measure = 0, cycles
+	}
+	x := fabric.NewExperiment(e, clk, k*k, win)
+	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
+		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
+		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
+	net, err := topology.Mesh(e, "Mesh", topology.MeshConfig{K: k, Router: wormhole.Mesh88Lat(), Clock: clk,
+		ChannelLatency: 1, FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range net.Terminals {
+		x.Add(t)
+	}
+	x.Start()
+	s := heappeak.Hook(e, 0)
+	res, err := e.Run()
+	if err != nil || x.Saturated() {
+		b.Fatalf("saturated %v: %v", x.Saturated(), err)
+	}
+	sh.Packets.Finish(res.End)
+	if err := e.Monitor.Err(); err != nil {
+		b.Fatal(err)
+	}
+	s.Finish(e, x, sh, net)
+	sent, _, _ := sh.Packets.Counts()
+	return s, sent
+}
+
+// mcHeapRun runs the mchub-star scenario (its defaults: 8 adapters, every
+// write to the 7 others, 0.05 of a link each, about 0.33 deliveries a hub
+// cycle) for about tx deliveries and returns the sampler and the
+// deliveries.
+func mcHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int) {
+	b.Helper()
+	const perPeriod = 329 // deliveries per 1000-cycle period, measured
+	p := noc.MCDefaults()
+	periods := max(tx/perPeriod, 2)
+	p.WarmupPeriods, p.MeasurePeriods = periods-1, 1
+	if window == "run" {
+		p.WarmupPeriods, p.MeasurePeriods = 0, periods
+	}
+	e := env.New(env.Options{Seed: seed})
+	// Hooked before the run builds the star: building counts too.
+	s := heappeak.Hook(e, 0)
+	rep, err := noc.RunMC(e, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The env's monitor still holds the endpoints, and through them the
+	// shared checkers.
+	s.Finish(e)
+	return s, int(metric(rep, "deliveries"))
+}
+
+// benchPeak runs run for every size and statistics window and reports the
+// worst peak of its iterations.
+func benchPeak(b *testing.B, unit string, run func(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int)) {
+	for _, w := range heapWindows {
+		for _, tx := range heapSizes {
+			b.Run(fmt.Sprintf("stats=%s/%s=%d", w, unit, tx), func(b *testing.B) {
+				var worst *heappeak.Sampler
+				got := 0
+				for i := 0; b.Loop(); i++ {
+					s, n := run(b, uint64(i+1), tx, w)
+					if worst == nil || s.Peak.Live > worst.Peak.Live {
+						worst, got = s, n
+					}
+				}
+				b.Logf("%d %s: %v", got, unit, worst)
+				worst.Report(b, got)
+			})
+		}
+	}
+}
+
+// BenchmarkPeakHeapMesh reports the peak heap of the 8x8 mesh at 10^5 and
+// 10^6 packets.
+func BenchmarkPeakHeapMesh(b *testing.B) { benchPeak(b, "packets", meshHeapRun) }
+
+// BenchmarkPeakHeapMC reports the peak heap of the Memory Channel hub star
+// at 10^5 and 10^6 deliveries.
+func BenchmarkPeakHeapMC(b *testing.B) { benchPeak(b, "deliveries", mcHeapRun) }
