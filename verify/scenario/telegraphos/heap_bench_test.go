@@ -75,10 +75,10 @@ func heapRun(b *testing.B, seed uint64, tx int) (*heappeak.Sampler, int) {
 	return s, sent()
 }
 
-// BenchmarkPeakHeap reports the peak heap of a Telegraphos run of 10^5 and
+// BenchmarkPeakHeapTelegraphos reports the peak heap of a Telegraphos run of 10^5 and
 // 10^6 packets (heapRun): with the checkers keeping only what is
 // outstanding the peak is the same at both lengths.
-func BenchmarkPeakHeap(b *testing.B) {
+func BenchmarkPeakHeapTelegraphos(b *testing.B) {
 	for _, tx := range heapSizes {
 		b.Run(fmt.Sprintf("packets=%d", tx), func(b *testing.B) {
 			var worst *heappeak.Sampler
@@ -95,5 +95,5 @@ func BenchmarkPeakHeap(b *testing.B) {
 	}
 }
 
-// heapSizes are the run lengths of BenchmarkPeakHeap.
+// heapSizes are the run lengths of BenchmarkPeakHeapTelegraphos.
 var heapSizes = []int{100_000, 1_000_000}
