@@ -75,9 +75,9 @@ func heapRun(b *testing.B, seed uint64, tx int) (*heappeak.Sampler, int) {
 	return s, sent()
 }
 
-// BenchmarkPeakHeapTelegraphos reports the peak heap of a Telegraphos run of 10^5 and
-// 10^6 packets (heapRun): with the checkers keeping only what is
-// outstanding the peak is the same at both lengths.
+// BenchmarkPeakHeapTelegraphos reports the peak heap of a Telegraphos run
+// of 10^5 and 10^6 packets (heapRun): with the checkers keeping only what
+// is outstanding the peak is the same at both lengths.
 func BenchmarkPeakHeapTelegraphos(b *testing.B) {
 	for _, tx := range heapSizes {
 		b.Run(fmt.Sprintf("packets=%d", tx), func(b *testing.B) {
