@@ -129,7 +129,6 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 	})
 
 	It("gives every receiver the writes to a page in the hub's order under heavy mixed traffic", func() {
-		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: false})
 		// Six adapters; pages 0..3 mapped everywhere with loop-back on
 		// 2 and 3, pages 4..7 at one adapter each (4 with loop-back), and
 		// page 8 at adapters 1, 3 and 5.
@@ -139,9 +138,27 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 			pages = append(pages, mchub.PageMap{Page: uint64(pg), Receivers: []int{pg % 6}, Loopback: pg == 4})
 		}
 		pages = append(pages, mchub.PageMap{Page: 8, Receivers: []int{1, 3, 5}})
-		st, sh := trafficStar(e, mchub.MC1().WithPorts(6).WithQueueDepth(8), pages, sizes("4:0.3,64:0.4,200:0.3"),
-			[]float64{0.15, 0.15, 0.15, 0.15, 0.15, 0.15}, nil, 15000)
-		Expect(runChecked(e, sh)).To(Succeed())
+		// Traced (the links' slow path) and untraced (their fast path):
+		// every write at every receiver at the same time. The checks
+		// below are on the untraced run.
+		var (
+			st *mchub.Star
+			sh *mchub.Shared
+		)
+		type got struct {
+			Src, Receiver int
+			Seq           uint64
+			At            clock.Time
+		}
+		_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []got {
+			st, sh = trafficStar(e, mchub.MC1().WithPorts(6).WithQueueDepth(8), pages, sizes("4:0.3,64:0.4,200:0.3"),
+				[]float64{0.15, 0.15, 0.15, 0.15, 0.15, 0.15}, nil, 15000)
+			var out []got
+			sh.OnDeliver = func(now clock.Time, w *mchub.Write, r int) { out = append(out, got{w.Src, r, w.Seq, now}) }
+			Expect(runChecked(e, sh)).To(Succeed())
+			return out
+		})
+		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 		sent, recv, _ := sh.Deliveries.Counts()
 		Expect(recv).To(Equal(sent))
 		Expect(recv).To(BeNumerically(">", 1000))

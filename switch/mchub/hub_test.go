@@ -420,8 +420,14 @@ var _ = Describe("Memory Channel hub", func() {
 	})
 
 	It("forwards thousands of random writes from every port as the reference says", func() {
-		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: false})
-		r := runRandom(e, 500)
+		// Traced (the links' slow path) and untraced (their fast path):
+		// every write reaches every receiver at the same time.
+		var r randomResult
+		_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []arrivalAt {
+			r = runRandom(e, 500)
+			return r.arrivals
+		})
+		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.sent).To(Equal(3000))
 		Expect(r.delivered).To(Equal(r.expected))
@@ -556,6 +562,15 @@ func runWith(freq string) []trace.Record {
 type randomResult struct {
 	sent, expected, delivered, unmapped int
 	err                                 error
+	// arrivals are the deliveries in the order they happened.
+	arrivals []arrivalAt
+}
+
+// arrivalAt is a write a receiver got, and when.
+type arrivalAt struct {
+	Receiver, Src int
+	Seq           uint64
+	At            clock.Time
 }
 
 // runRandom sends perPort writes from every port of a 6-port hub, to random
@@ -639,6 +654,7 @@ func runRandom(e *env.Env, perPort int) randomResult {
 		}
 		a.onRecv = func(now clock.Time, d delivered) {
 			res.delivered++
+			res.arrivals = append(res.arrivals, arrivalAt{i, d.W.Src, d.W.Seq, now})
 			k := key{d.W.Src, d.W.Seq}
 			cons.Received(now, check.Key{Flow: fmt.Sprintf("%d>%d", d.W.Src, i), Seq: d.W.Seq})
 			order.Observe(now, i, d.W.Order)
