@@ -11,6 +11,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/clock"
@@ -422,7 +423,37 @@ func (c *CPU) State() string {
 		return fmt.Sprintf("program done, %d store acks due", c.acksDue)
 	}
 	if !c.busy {
-		return fmt.Sprintf("before op %d (%d queued, next kind %d)", c.fetched, c.rest.Len(), c.rest.Front().Kind)
+		return fmt.Sprintf("before op %d (%d queued, next a %v)", c.fetched, c.rest.Len(), c.rest.Front().Kind)
 	}
-	return fmt.Sprintf("at op %d (%d more queued; kind %d, state %d), waiting for %v", c.fetched-1, c.rest.Len(), c.cur.Kind, c.state, c.waitReq)
+	s := fmt.Sprintf("at op %d, a %v%s (%s; %d more queued)", c.fetched-1, c.cur.Kind, label(c.cur.Label), c.state, c.rest.Len())
+	if c.waitReq != nil {
+		s += fmt.Sprintf(", waiting for %v", c.waitReq)
+	}
+	return s
+}
+
+func label(l string) string {
+	if l == "" {
+		return ""
+	}
+	return " " + strconv.Quote(l)
+}
+
+var kindNames = [...]string{Store: "store", Load: "load", Fence: "fence", Compute: "compute", Call: "call", Wait: "wait"}
+
+// String names the operation kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind %d", uint8(k))
+}
+
+var stateNames = [...]string{sFetch: "fetching", sIssue: "issuing", sWait: "waiting to retire"}
+
+func (s state) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state %d", uint8(s))
 }
