@@ -16,7 +16,7 @@ func conserved(rep *scenario.Report, name string, mon *check.Monitor, drained bo
 	case v > 0:
 		rep.Check(name, false, "%d violation(s) reported by %v: %d %s sent, %d received, %d dropped", v, paths, sent, what, recv, dropped)
 	case !drained:
-		rep.Check(name, false, "not judged: %d of %d %s still in flight when the drain limit stopped the run",
+		rep.Check(name, false, "not judged: %d of %d %s still in the network when the drain limit stopped the run",
 			sent-recv-dropped, sent, what)
 	default:
 		rep.Check(name, true, "%d %s sent = %d received once + %d dropped and counted (checkers %v)", sent, what, recv, dropped, paths)
