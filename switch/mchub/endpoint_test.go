@@ -38,10 +38,15 @@ func trafficStar(e *env.Env, hb mchub.Builder, pages []mchub.PageMap, sizes traf
 		Expect(err).NotTo(HaveOccurred())
 		eps = append(eps, ep)
 	}
+	// The stopper acts in the last cycle of the measurement window
+	// (stop-1): an endpoint ticking in the same cycle may generate before
+	// or after it, but never at cycle stop, outside the window (acting at
+	// stop let a write be created there when the endpoint ticked first,
+	// unmeasured: a count that depended on tick order).
 	var a *vtest.Agent
 	a = vtest.NewAgent(e, "Stopper", lc.Clock, func(_ clock.Time, c clock.Cycle) bool {
-		if c < stop {
-			a.WakeAt(lc.Clock.TimeOf(stop))
+		if c < stop-1 {
+			a.WakeAt(lc.Clock.TimeOf(stop - 1))
 			return false
 		}
 		for _, ep := range eps {
