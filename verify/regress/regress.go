@@ -50,6 +50,10 @@ type Spec struct {
 	Scenario string
 	Sets     []Set
 	Expect   float64
+	// Cost, if not 0, estimates the job's CPU seconds (else the system's
+	// Cost per transaction times Expect); only the order jobs start in
+	// depends on it.
+	Cost float64
 }
 
 // System is one system of the tier.
@@ -63,7 +67,7 @@ type System struct {
 	// about this size; the last ones make up the volume).
 	Chunk float64
 	// Cost is an estimate of the CPU seconds per transaction, to start
-	// the longest jobs first.
+	// the longest jobs first (a Spec may give its own).
 	Cost float64
 	// Draw draws one job's parameters from r for about want transactions.
 	Draw func(r *rand.Rand, want float64) Spec
@@ -80,6 +84,8 @@ type Job struct {
 	Seed     uint64
 	Sets     []Set
 	Expect   float64
+	// Cost estimates the job's CPU seconds (see Spec.Cost).
+	Cost float64
 }
 
 // Name is "system#index".
@@ -159,7 +165,11 @@ func Plan(systems []*System, opts Options) ([]*Job, error) {
 		for i := range n {
 			seed := uint64(r.Uint32())
 			sp := s.Draw(r, want)
-			jobs = append(jobs, &Job{System: s, Index: i, Scenario: sp.Scenario, Seed: seed, Sets: sp.Sets, Expect: sp.Expect})
+			cost := sp.Cost
+			if cost == 0 {
+				cost = sp.Expect * s.Cost
+			}
+			jobs = append(jobs, &Job{System: s, Index: i, Scenario: sp.Scenario, Seed: seed, Sets: sp.Sets, Expect: sp.Expect, Cost: cost})
 		}
 	}
 	return jobs, nil
@@ -287,8 +297,7 @@ func Run(cat scenario.Catalog, jobs []*Job, workers int, progress io.Writer) []R
 	for i := range order {
 		order[i] = i
 	}
-	cost := func(j *Job) float64 { return j.Expect * j.System.Cost }
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost(jobs[b]), cost(jobs[a])) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(jobs[b].Cost, jobs[a].Cost) })
 	results := make([]Result, len(jobs))
 	next := make(chan int)
 	var mu sync.Mutex // progress lines and the finished count

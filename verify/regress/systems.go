@@ -237,10 +237,16 @@ func drawLCI(r *rand.Rand, want float64) Spec {
 		mcast = min(mcast, 2)
 	}
 	ops := min(100_000, max(1, int(math.Ceil(want/float64(nodes)))))
+	size := pick(r, 0, 16, 64, 512, 2048)
 	sets := []Set{{"platform", pick(r, "ppro", "p3")}, {"variant", pick(r, "sdma", "pio")}, {"nodes", num(nodes)},
-		{"max_size", num(pick(r, 0, 16, 64, 512, 2048))}, {"mcast_pct", num(mcast)}, {"fa_pct", num(pick(r, 0, 5, 10, 20))},
+		{"max_size", num(size)}, {"mcast_pct", num(mcast)}, {"fa_pct", num(pick(r, 0, 5, 10, 20))},
 		{"tree", pick(r, "binary", "binomial")}, {"ops", num(ops)}}
-	return Spec{Scenario: "lci-traffic", Sets: sets, Expect: float64(nodes * ops)}
+	// The cost of an operation grows with its payload (the network and
+	// DMA move it flit by flit and beat by beat) and with the members a
+	// multicast reaches: about 0.1 ms plus 0.8 µs per byte per packet
+	// (measured on a 2-core machine).
+	perOp := 1e-4 + 8e-7*float64(size)/2*(1+float64(mcast)/100*float64(nodes-2))
+	return Spec{Scenario: "lci-traffic", Sets: sets, Expect: float64(nodes * ops), Cost: perOp * float64(nodes*ops)}
 }
 
 // Lookup is scenario.Catalog's lookup, for callers that hold systems and a
