@@ -136,6 +136,11 @@ func (h *HIB) localWrite(e *engine, off uint32, v uint32) []step {
 	}
 	s := []step{}
 	if h.cc != nil {
+		if !h.noInterlock {
+			// A reflected write to this word that has passed its counter
+			// check lands first (sinkReflect, 2.3.3).
+			s = append(s, e.until("REFLECT_WAIT", func(clock.Time) bool { return !h.applying.holds(off) }))
+		}
 		s = append(s, h.counterUp(e, off))
 	}
 	owner := ps.owner

@@ -49,7 +49,8 @@ func (b Builder) Build(name string) (*HIB, error) {
 	}
 	h := &HIB{env: b.env, cfg: b.cfg, node: b.node, nodes: b.nodes, memLock: -1, mcOwner: -1,
 		pages: map[int]*pageState{}, counters: map[int]*[2]uint32{},
-		forgetEvery: b.env.Mutation(mutForget), acceptKeys: b.env.Mutation(mutAcceptKey) > 0}
+		forgetEvery: b.env.Mutation(mutForget), acceptKeys: b.env.Mutation(mutAcceptKey) > 0,
+		noInterlock: b.env.Mutation(mutNoInterlock) > 0}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, h)
 	tc, err := mem.NewChannel(b.env, name+".TC", WordBytes, 2)
 	if err != nil {
@@ -99,6 +100,7 @@ type HIB struct {
 	pages    map[int]*pageState    // local page -> replication state
 	counters map[int]*[2]uint32    // global page -> read, write access counters
 	cc       *cam.CAM[uint32, int] // counter cache: word offset -> pending writes
+	applying reflectWrite          // a reflected write between its counter check and its memory write (sinkReflect)
 	ctxs     []context
 
 	// Telegraphos I special mode (PAL code)
@@ -122,10 +124,12 @@ type HIB struct {
 	hooks       Hooks
 
 	// test-only faults: every forgetEvery-th increment of a pending
-	// counter is lost; shadow stores with a wrong key are accepted
+	// counter is lost; shadow stores with a wrong key are accepted; a
+	// store does not wait for a reflected write to its word
 	forgetEvery int
 	counterUps  int
 	acceptKeys  bool
+	noInterlock bool
 
 	sigOutstanding, sigIntr *waves.Signal
 }

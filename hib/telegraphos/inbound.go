@@ -2,6 +2,7 @@ package telegraphos
 
 import (
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -120,9 +121,31 @@ func (h *HIB) startSink(now clock.Time) {
 // down and the datum is ignored (rule 2); any other write to a word with a
 // pending counter is ignored (rule 3); everything else is applied. Without
 // a counter cache (Telegraphos I) every reflected write is applied.
+//
+// The counter check of a reflected write that is applied and its memory
+// write are one indivisible operation on the word, as in the paper's first
+// design, where the counter is kept «along with each memory word» and a
+// reflected write's check costs «two memory accesses (one to read the
+// counter and one to write it)» (2.3.3): from the check until the write
+// has landed, h.applying names the word, and a store of this node's
+// processor to that word waits before it raises the counter (localWrite).
+// The order matters. Rules 2 and 3 make a copy see «a subset of the values
+// that the owner sees, and ... in the proper order» only if the copy's
+// memory takes its writes of a word in the order their counter accesses
+// happened: a reflected write that found the counter at zero reached the
+// owner before any store whose counter goes up after the check had even
+// been sent, so the owner ordered it first, and it must land first. (A
+// store that raises the counter before the check is safe either way: the
+// reflected write is then ignored, rule 3.) Within a cycle the sink checks
+// before the processor side raises (Tick), so the store waits. Before this
+// interlock a store could raise the counter in the cycle of the check, put
+// its memory write on its own port and be served first by the memory's
+// round-robin arbiter: the older reflected value then overwrote the
+// processor's own newer one, the reverse of the owner's order (the
+// regression spec in verify/scenario/telegraphos has the cycles).
 func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 	apply := []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
-		e.do("APPLIED", func(now clock.Time) { h.appliedRemote(now, p) })}
+		e.do("APPLIED", func(now clock.Time) { h.applying = reflectWrite{}; h.appliedRemote(now, p) })}
 	if h.cc == nil {
 		return apply
 	}
@@ -144,6 +167,7 @@ func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 		case pending:
 			h.stats.ReflectsIgnored++
 		default:
+			h.applying = reflectWrite{on: true, off: p.Addr}
 			e.insert(apply)
 			return true
 		}
@@ -157,3 +181,19 @@ func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 		return true
 	})}
 }
+
+// reflectWrite is the word a reflected write is writing, from its counter
+// check until its memory write has landed (sinkReflect).
+type reflectWrite struct {
+	on  bool
+	off uint32
+}
+
+// holds reports whether a reflected write holds word off.
+func (r reflectWrite) holds(off uint32) bool { return r.on && r.off == off }
+
+// mutNoInterlock is a test-only fault (see env.DeclareMutation).
+var mutNoInterlock = env.DeclareMutation("tg.nointerlock",
+	"with N > 0 a processor store to a word of a copy does not wait for a reflected write to that word that has passed its "+
+		"counter check (sinkReflect): a store raising the counter in the cycle of the check can land first, and the copy "+
+		"applies the two writes in the reverse of the owner's order (caught by the coherence checker)")
