@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -48,7 +50,7 @@ func Configure(p Params, file string, sets []string) error {
 			// A string key given a bare number or boolean
 			// (--set packet_size=20) takes it as written.
 			if quoted := key + " = " + fmt.Sprintf("%q", val); doc == quoted || decode(p, []byte(quoted)) != nil {
-				return fmt.Errorf("--set %s%s", s, stripLine(err))
+				return fmt.Errorf("--set %s%s", printable(s), stripLine(err))
 			}
 		}
 	}
@@ -56,6 +58,15 @@ func Configure(p Params, file string, sets []string) error {
 		return fmt.Errorf("invalid parameter %w", err)
 	}
 	return nil
+}
+
+// printable returns s as written, or Go-quoted if it holds a control
+// character: a newline in a --set value must not break the one-line error.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 var validKey = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
