@@ -119,7 +119,7 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	f := &FIFO[T]{
-		name: name, env: b.env, buf: make([]entry[T], b.depth),
+		name: name, env: b.env, buf: make([]entry[T], min(b.depth, initialSlots)),
 		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
 		highWater: b.highWater, overflow: b.overflow,
 		lastEnq: -1, lastDeq: -1, lastChange: -1,
@@ -326,6 +326,9 @@ func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 	}
 	f.enqAt++
 	f.settle(now)
+	if f.n == len(f.buf) {
+		f.grow()
+	}
 	f.buf[f.slot(f.n)] = entry[T]{v: v, t: visible}
 	f.n++
 	f.pushes++
@@ -340,10 +343,26 @@ func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 // slot returns the buffer index of entry i (0 is the head).
 func (f *FIFO[T]) slot(i int) int {
 	j := f.head + i
-	if j >= f.depth {
-		j -= f.depth
+	if j >= len(f.buf) {
+		j -= len(f.buf)
 	}
 	return j
+}
+
+// initialSlots is the storage a FIFO starts with when its depth is larger.
+const initialSlots = 64
+
+// grow doubles the storage, up to the depth (the caller has checked that
+// an entry fits). A FIFO keeps storage for the most entries it has held,
+// not for its whole depth: an accepted depth of millions (a configuration
+// value) used to allocate gigabytes at Build whether or not the model ever
+// filled it.
+func (f *FIFO[T]) grow() {
+	nb := make([]entry[T], min(2*len(f.buf), f.depth))
+	for i := range f.n {
+		nb[i] = f.buf[f.slot(i)]
+	}
+	f.buf, f.head = nb, 0
 }
 
 // PushAt adds v at now but makes it visible to the consumer only after
