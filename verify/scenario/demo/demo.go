@@ -94,10 +94,12 @@ func Build(e *env.Env, p *Params) (*System, error) {
 	}
 	r, _ := p.resolve()
 	s := &System{}
-	var err error
+	var err, first error
+	// must keeps the first build error: err itself is overwritten by the
+	// next Build (a refused link was lost and its nil Link dereferenced).
 	must := func(e error) {
-		if err == nil && e != nil {
-			err = e
+		if first == nil && e != nil {
+			first = e
 		}
 	}
 	width := r.bus.WidthBytes
@@ -139,8 +141,8 @@ func Build(e *env.Env, p *Params) (*System, error) {
 	s.Remote, err = mem.MakeBuilder().WithEnv(e).WithClock(r.ni).WithSize(sramSize).
 		WithLatency(p.NI.SramLatency).WithBytesPerCycle(p.NI.SramBytesPerCycle).WithPortWidth(width).Build("Remote.Sram")
 	must(err)
-	if err != nil {
-		return nil, err
+	if first != nil {
+		return nil, first
 	}
 	total := p.Workload.PIOBytes + p.Workload.DMABytes
 	s.Out = newLinkOut(e, "NI.LinkOut", r.ni, s.TxFifo, s.Link.From(link.A), p.Link.FlitBytes, p.Link.PacketBytes, total)
