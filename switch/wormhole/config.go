@@ -94,8 +94,11 @@ func (c Config) Validate() error {
 		return errors.New("st_prepare_delay + st_final_delay must be at least 1")
 	case c.InputSpeedup < 1 || c.InputSpeedup > c.NumVCs:
 		return fmt.Errorf("input_speedup: %d must be in 1..num_vcs", c.InputSpeedup)
-	case c.OutputSpeedup < 1:
-		return fmt.Errorf("output_speedup: %d must be at least 1", c.OutputSpeedup)
+	case c.OutputSpeedup < 1 || c.OutputSpeedup > 64:
+		// Input p uses output lane p mod output_speedup, so lanes beyond
+		// the inputs stay unused, and the router sizes its switch
+		// allocation by ports x speedups (10^5 took gigabytes).
+		return fmt.Errorf("output_speedup: %d must be in 1..64", c.OutputSpeedup)
 	case c.Speculative && (c.VCAllocDelay != 1 || c.SWAllocDelay != 1):
 		return errors.New("speculative: needs vc_alloc_delay = sw_alloc_delay = 1")
 	}
