@@ -53,10 +53,11 @@ func num[T int | float64 | bool](v T) string {
 	}
 }
 
-// sizeMix is a packet or write size distribution and its mean.
+// sizeMix is a packet or write size distribution and its mean (and, for
+// Memory Channel writes, the mean bytes a write takes on the wire).
 type sizeMix struct {
-	spec string
-	mean float64
+	spec       string
+	mean, wire float64
 }
 
 // periods returns the measurement periods of period cycles that carry
@@ -77,7 +78,7 @@ func drawMesh(r *rand.Rand, want float64) Spec {
 		k = 8 // bitcomp needs a power-of-two node count
 	}
 	n := k * k
-	size := pick(r, sizeMix{"20", 20}, sizeMix{"1:0.5,20:0.5", 10.5}, sizeMix{"4", 4}, sizeMix{"8:0.7,16:0.3", 10.4}, sizeMix{"2", 2})
+	size := pick(r, sizeMix{spec: "20", mean: 20}, sizeMix{spec: "1:0.5,20:0.5", mean: 10.5}, sizeMix{spec: "4", mean: 4}, sizeMix{spec: "8:0.7,16:0.3", mean: 10.4}, sizeMix{spec: "2", mean: 2})
 	vcs := pick(r, 1, 2, 4, 8)
 	buf := pick(r, 4, 8, 16)
 	// Saturation (flits/node/cycle), conservatively, for 8 VCs of 8 flits
@@ -124,7 +125,7 @@ func drawMyrinet(r *rand.Rand, want float64) Spec {
 	topo := pick(r, "myrinet-grid", "myrinet-clos")
 	plat := pick(r, "ppro", "p3")
 	pattern := pick(r, "uniform", "uniform", "transpose", "bitcomp", "hotspot", "neighbor")
-	size := pick(r, sizeMix{"16", 16}, sizeMix{"4", 4}, sizeMix{"64", 64}, sizeMix{"4:0.5,64:0.5", 34}, sizeMix{"8:0.5,32:0.5", 20})
+	size := pick(r, sizeMix{spec: "16", mean: 16}, sizeMix{spec: "4", mean: 4}, sizeMix{spec: "64", mean: 64}, sizeMix{spec: "4:0.5,64:0.5", mean: 34}, sizeMix{spec: "8:0.5,32:0.5", mean: 20})
 	// Saturation (flits/node/cycle), conservatively: measured with
 	// 4:0.5,64:0.5 packets (the P3's links saturate first; transpose
 	// concentrates routes, most on the Clos).
@@ -186,7 +187,10 @@ func drawMC(r *rand.Rand, want float64) Spec {
 	if mapping == "single" && pages < 2 && !loop {
 		pages = 4
 	}
-	size := pick(r, sizeMix{"4", 4}, sizeMix{"64", 64}, sizeMix{"4:0.5,64:0.5", 34}, sizeMix{"8:0.3,32:0.3,256:0.4", 114.4})
+	// Wire bytes: the data, the 8-byte header and up to 4 bytes of
+	// rounding per 32-byte flit on the 4-byte-wide link (mchub.MC1).
+	size := pick(r, sizeMix{"4", 4, 16}, sizeMix{"64", 64, 80}, sizeMix{"4:0.5,64:0.5", 34, 48},
+		sizeMix{"8:0.3,32:0.3,256:0.4", 114.4, 137.6})
 	// Receivers per write, and the writers sharing the busiest output
 	// (single mapping: pages go to random receivers, so allow twice the
 	// even share).
@@ -198,10 +202,10 @@ func drawMC(r *rand.Rand, want float64) Spec {
 		}
 		share = recv
 	}
-	// An output carries share writers' data with the packet format's
-	// overhead (a 64-byte write is 2 flits + header): keep it under 0.5
-	// of the link.
-	rate := between(r, 0.05*0.5/share, 0.5/share)
+	// An output carries share writers' writes, each size.wire bytes on
+	// the wire for size.mean of data: keep it under 0.5 of the link.
+	top := 0.5 * size.mean / (share * size.wire)
+	rate := between(r, 0.05*top, top)
 	const bytesPerCycle = 4 // mchub.MC1's link
 	perCycle := float64(ports) * rate * bytesPerCycle / size.mean * recv
 	mp := periods(want, perCycle, 1000)
