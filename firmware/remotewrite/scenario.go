@@ -32,9 +32,11 @@ func (p *Params) Validate() error {
 		scenario.Check(p.Src < 0 || p.Src >= p.Nodes, "src", "must be a node, 0..%d (got %d)", p.Nodes-1, p.Src),
 		scenario.Check(p.Dst < 0 || p.Dst >= p.Nodes || p.Dst == p.Src, "dst", "must be a node other than src, 0..%d (got %d)", p.Nodes-1, p.Dst),
 		scenario.Check(p.Size < 1 || p.Size > f.MaxLen, "size", "must be 1..firmware.max_len = %d (got %d)", f.MaxLen, p.Size),
-		scenario.Check(f.Slots < 1, "firmware.slots", "must be at least 1 (got %d)", f.Slots),
+		// The slots live in the card's SRAM (the layout check): bound them
+		// first, their size overflowed and let 2^63 through.
+		scenario.Check(f.Slots < 1 || f.Slots > 1<<16, "firmware.slots", "must be 1..%d (got %d)", 1<<16, f.Slots),
 		scenario.Check(f.MaxLen < 4 || f.MaxLen > 1<<20, "firmware.max_len", "must be 4..%d (got %d)", 1<<20, f.MaxLen),
-		scenario.Check(f.Counter%4 != 0 || f.Counter+4 > hostMemSize || f.Counter+4 > SrcBase,
+		scenario.Check(f.Counter < 0 || f.Counter%4 != 0 || f.Counter > hostMemSize-4 || f.Counter > SrcBase-4,
 			"firmware.counter", "must be a 4-byte aligned host address below %#x (got %#x)", SrcBase, f.Counter),
 	}
 	for _, c := range []struct {
@@ -42,7 +44,8 @@ func (p *Params) Validate() error {
 		v   int
 	}{{"dispatch", k.Dispatch}, {"desc", k.Desc}, {"dma_start", k.DMAStart}, {"dma_done", k.DMADone}, {"transmit", k.Transmit},
 		{"send_done", k.SendDone}, {"receive", k.Receive}, {"count", k.Count}, {"boot", k.Boot}} {
-		errs = append(errs, scenario.Check(c.v < 0, "firmware.costs."+c.key, "must not be negative (got %d)", c.v))
+		errs = append(errs, scenario.Check(c.v < 0, "firmware.costs."+c.key, "must not be negative (got %d)", c.v),
+			scenario.CheckCycles("firmware.costs."+c.key, int64(c.v), DefaultClusterConfig().Platform.NI.Clock, scenario.MaxDelay))
 	}
 	return scenario.FirstError(errs...)
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -169,6 +172,43 @@ func Check(bad bool, key, format string, args ...any) error {
 		return nil
 	}
 	return &KeyError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxDelay is the longest latency, delay or handler cost a scenario
+// accepts, and MaxRun the longest run (warm-up, measurement and drain
+// together), in simulated time. Nothing in these networks takes a second,
+// and within these bounds every time a run computes stays far inside
+// clock.Time: a delay of 2^63 cycles overflowed it (and the clocks
+// panicked) even in a run bounded by --time-limit.
+const (
+	MaxDelay = clock.Second
+	MaxRun   = 3600 * clock.Second
+)
+
+// CheckCycles returns a *KeyError for key when n cycles of clk last longer
+// than limit. A negative n is left to the caller's own check.
+func CheckCycles(key string, n int64, clk clock.Clock, limit clock.Time) error {
+	if n <= 0 || !clk.Valid() {
+		return nil
+	}
+	if most := clk.CycleAt(limit); uint64(n) > uint64(most) {
+		return &KeyError{Key: key, Msg: fmt.Sprintf("%d cycles of %v last more than %v (at most %d)", n, clk, limit, most)}
+	}
+	return nil
+}
+
+// RunCycles returns sample*(warmup+measure)+drain for non-negative
+// arguments, saturated at math.MaxInt64 instead of overflowing.
+func RunCycles(sample, warmup, measure, drain int) int64 {
+	var sum uint64
+	for _, t := range [][2]int{{sample, warmup}, {sample, measure}, {drain, 1}} {
+		hi, lo := bits.Mul64(uint64(max(t[0], 0)), uint64(max(t[1], 0)))
+		if hi != 0 || lo > math.MaxInt64-sum {
+			return math.MaxInt64
+		}
+		sum += lo
+	}
+	return int64(sum)
 }
 
 // FirstError returns the first non-nil error.

@@ -144,7 +144,8 @@ func (p *Params) resolve() (resolved, error) {
 // Validate implements scenario.Params: every impossible value is an error
 // naming its key.
 func (p *Params) Validate() error {
-	if _, err := p.resolve(); err != nil {
+	r, err := p.resolve()
+	if err != nil {
 		return err
 	}
 	w, n, l, h := p.Workload, p.NI, p.Link, p.Host
@@ -174,10 +175,34 @@ func (p *Params) Validate() error {
 		scenario.Check(w.PIOBytes < 0 || w.PIOBytes%max(w.StoreBytes, 1) != 0, "workload.pio_bytes",
 			"must be a non-negative multiple of the store size %d (got %d)", w.StoreBytes, w.PIOBytes),
 		scenario.Check(w.DMABytes < 1, "workload.dma_bytes", "must be at least 1 (got %d)", w.DMABytes),
+		// Each size alone first: their sum overflowed and let 2^63 through.
+		scenario.Check(w.DMABytes > sramRegion, "workload.dma_bytes", "must be at most %d (got %d)", sramRegion, w.DMABytes),
+		scenario.Check(w.PIOBytes > sramRegion, "workload.pio_bytes", "must be at most %d (got %d)", sramRegion, w.PIOBytes),
 		scenario.Check(w.PIOBytes+w.DMABytes > sramRegion, "workload",
 			"pio_bytes + dma_bytes = %d exceed the %d bytes of NI SRAM the demo uses", w.PIOBytes+w.DMABytes, sramRegion),
+		// A link FIFO is bytes_per_cycle wide, at most 4096 bits.
+		scenario.Check(l.BytesPerCycle > 512, "link.bytes_per_cycle", "must be at most 512 (got %d)", l.BytesPerCycle),
 		p.checkStoreWidth(),
+		p.checkCycles(r),
 	)
+}
+
+// checkCycles refuses latencies and delays beyond scenario.MaxDelay (2^63
+// cycles overflowed Time and the clocks panicked).
+func (p *Params) checkCycles(r resolved) error {
+	var errs []error
+	for _, d := range []struct {
+		key string
+		n   int
+		clk clock.Clock
+	}{{"host.issue_cycles", p.Host.IssueCycles, r.host}, {"ni.sram_latency", p.NI.SramLatency, r.ni},
+		{"ni.dma_setup", p.NI.DMASetup, r.ni}, {"link.delay_cycles", p.Link.DelayCycles, r.link},
+		{"link.credit_delay", p.Link.CreditDelay, r.link}} {
+		errs = append(errs, scenario.CheckCycles(d.key, int64(d.n), d.clk, scenario.MaxDelay))
+	}
+	errs = append(errs, scenario.Check(p.Host.MemLatencyNS > int(scenario.MaxDelay/clock.Nanosecond), "host.mem_latency_ns",
+		"must be at most %d (got %d)", scenario.MaxDelay/clock.Nanosecond, p.Host.MemLatencyNS))
+	return scenario.FirstError(errs...)
 }
 
 func (p *Params) checkStoreWidth() error {

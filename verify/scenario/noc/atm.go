@@ -70,6 +70,7 @@ func (p *ATMParams) Validate() error {
 	if err := scenario.FirstError(
 		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
 		scenario.Check(p.Latency < 0, "latency", "must not be negative (got %d)", p.Latency),
+		scenario.CheckCycles("latency", int64(p.Latency), atm.LinkClock(), scenario.MaxDelay),
 		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
 		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
 		scenario.Check(p.Traffic == "transpose", "traffic", "transpose needs a mesh; a star takes uniform, hotspot, bitcomp or neighbor"),
@@ -85,7 +86,7 @@ func (p *ATMParams) Validate() error {
 	if _, err := p.pattern(); err != nil {
 		return err
 	}
-	return p.window().validate()
+	return p.window().validate(atm.LinkClock())
 }
 
 // ATMScenario is the atm-star scenario.

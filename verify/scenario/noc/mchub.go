@@ -81,6 +81,7 @@ func (p *MCParams) Validate() error {
 	if err := scenario.FirstError(
 		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
 		scenario.Check(p.Delay < 0, "delay", "must not be negative (got %d)", p.Delay),
+		scenario.CheckCycles("delay", int64(p.Delay), mchub.LinkClock(), scenario.MaxDelay),
 		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
 		scenario.Check(p.Mapping != "broadcast" && p.Mapping != "single", "mapping", "%q is not broadcast or single", p.Mapping),
 		scenario.Check(p.Pages < 1 || p.Pages > 1<<16, "pages", "must be 1..65536 (got %d)", p.Pages),
@@ -93,7 +94,7 @@ func (p *MCParams) Validate() error {
 	); err != nil {
 		return err
 	}
-	return p.window().validate()
+	return p.window().validate(mchub.LinkClock())
 }
 
 // MCScenario is the mchub-star scenario.

@@ -156,7 +156,33 @@ func (p *Params) Validate() error {
 		scenario.Check(p.WarmupPeriods < 0, "warmup_periods", "must not be negative (got %d)", p.WarmupPeriods),
 		scenario.Check(p.MeasurePeriods < 1, "measure_periods", "must be at least 1 (got %d)", p.MeasurePeriods),
 		scenario.Check(p.DrainLimit < 1, "drain_limit", "must be at least 1 (got %d)", p.DrainLimit),
+		// A flit crosses a link in one cycle: its link FIFOs are flit_bytes
+		// wide, and a FIFO is at most 4096 bits.
+		scenario.Check(p.FlitBytes > 512, "flit_bytes", "must be at most 512 (got %d)", p.FlitBytes),
+		p.checkCycles(),
 	)
+}
+
+// checkCycles refuses delays beyond scenario.MaxDelay and runs beyond
+// scenario.MaxRun on the network's clock (2^63 cycles overflowed Time).
+func (p *Params) checkCycles() error {
+	clk, _ := clock.ParseFreq(p.Clock)
+	if pl, err := p.platform(); err == nil && !p.wormhole() {
+		clk = pl.Link.Clock
+	}
+	errs := []error{checkRun(p.SamplePeriod, p.WarmupPeriods, p.MeasurePeriods, p.DrainLimit, clk)}
+	if p.wormhole() {
+		r := p.Router
+		for _, d := range []struct {
+			key string
+			n   int
+		}{{"channel_latency", p.ChannelLatency}, {"router.credit_delay", r.CreditDelay}, {"router.routing_delay", r.RoutingDelay},
+			{"router.vc_alloc_delay", r.VCAllocDelay}, {"router.sw_alloc_delay", r.SWAllocDelay},
+			{"router.st_prepare_delay", r.STPrepareDelay}, {"router.st_final_delay", r.STFinalDelay}} {
+			errs = append(errs, scenario.CheckCycles(d.key, int64(d.n), clk, scenario.MaxDelay))
+		}
+	}
+	return scenario.FirstError(errs...)
 }
 
 // wormhole reports whether the network is made of wormhole routers.

@@ -85,13 +85,26 @@ type window struct {
 	DrainLimit     int `toml:"drain_limit"`
 }
 
-func (w window) validate() error {
+// validate checks the window of a run on clock clk: the whole run must fit
+// in scenario.MaxRun (a sample period of 2^63 cycles overflowed it).
+func (w window) validate(clk clock.Clock) error {
 	return scenario.FirstError(
 		scenario.Check(w.SamplePeriod < 1, "sample_period", "must be at least 1 (got %d)", w.SamplePeriod),
 		scenario.Check(w.WarmupPeriods < 0, "warmup_periods", "must not be negative (got %d)", w.WarmupPeriods),
 		scenario.Check(w.MeasurePeriods < 1, "measure_periods", "must be at least 1 (got %d)", w.MeasurePeriods),
 		scenario.Check(w.DrainLimit < 1, "drain_limit", "must be at least 1 (got %d)", w.DrainLimit),
+		checkRun(w.SamplePeriod, w.WarmupPeriods, w.MeasurePeriods, w.DrainLimit, clk),
 	)
+}
+
+// checkRun refuses a run longer than scenario.MaxRun, naming the keys.
+func checkRun(sample, warmup, measure, drain int, clk clock.Clock) error {
+	n := scenario.RunCycles(sample, warmup, measure, drain)
+	if err := scenario.CheckCycles("sample_period", n, clk, scenario.MaxRun); err != nil {
+		return &scenario.KeyError{Key: "sample_period",
+			Msg: "sample_period x (warmup_periods + measure_periods) + drain_limit: " + err.(*scenario.KeyError).Msg}
+	}
+	return nil
 }
 
 func (w window) stats() stats.Window {
