@@ -420,7 +420,7 @@ func (s Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%-12s %5d %13d %13s %10d %7d %9.0fs %12s\n", "total", jobs, tx, "", viol, failed, jt.Seconds(), "")
 	if s.Wall > 0 {
-		fmt.Fprintf(w, "wall time %.0fs\n", s.Wall.Seconds())
+		fmt.Fprintf(w, "wall time %.0fs (job time: the jobs' own wall times added up; they run side by side)\n", s.Wall.Seconds())
 	}
 	fmt.Fprintln(w, "\na transaction is:")
 	for _, r := range s.Rows {
