@@ -235,14 +235,16 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 // port that does not exist or is not connected), reporting it once.
 func (s *Switch) discard(now clock.Time, i int, f link.Flit) {
 	in := s.in[i]
+	if _, ok := in.dir.Rx(0).Pop(now); !ok {
+		// This cycle's pop went to the previous packet's tail (forward):
+		// the flit is discarded, and reported, next cycle, once. (It was
+		// reported here and again then.)
+		return
+	}
 	if !in.discard {
 		s.env.Report(now, s.Name(), "myri.route", "input %d: packet %d has no valid route byte (%v)", i, f.Packet, f.Route)
-		in.discard = true
 	}
-	in.dir.Rx(0).Pop(now)
-	if f.Tail {
-		in.discard = false
-	}
+	in.discard = !f.Tail
 }
 
 // Idle implements check.Unit.
