@@ -31,13 +31,26 @@ func ThroughputDefaults() *ThroughputParams {
 
 // Validate implements scenario.Params.
 func (p *ThroughputParams) Validate() error {
-	bad := len(p.Sizes) == 0
+	bad, largest := len(p.Sizes) == 0, 0
 	for _, n := range p.Sizes {
 		bad = bad || n < 1 || n > 1<<22
+		largest = max(largest, n)
 	}
 	return scenario.FirstError(p.validate(),
 		scenario.Check(bad, "sizes", "need 1 to 4194304 bytes each, at least one size (got %v)", p.Sizes),
-		scenario.Check(p.Messages < 8 || p.Messages > 100000, "messages", "must be 8..100000 (got %d)", p.Messages))
+		scenario.Check(p.Messages < 8 || p.Messages > 100000, "messages", "must be 8..100000 (got %d)", p.Messages),
+		checkPayload("messages", p.Messages, largest))
+}
+
+// maxPayload bounds the message bytes a run creates before it starts (a
+// stream's messages are all queued at once): 100000 messages of 4 MB
+// passed validation and asked for 400 GB.
+const maxPayload = 1 << 28
+
+// checkPayload refuses messages x size above maxPayload, naming key.
+func checkPayload(key string, messages, size int) error {
+	return scenario.Check(messages*size > maxPayload, key, "%d messages of %d bytes are %d bytes, more than the %d a run may queue",
+		messages, size, messages*size, maxPayload)
 }
 
 // ThroughputScenario is lci-throughput.
@@ -133,7 +146,8 @@ func (p *BroadcastParams) Validate() error {
 	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
 		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters),
 		scenario.Check(p.StreamSize < 1 || p.StreamSize > 1<<20, "stream_size", "must be 1..1048576 bytes (got %d)", p.StreamSize),
-		scenario.Check(p.StreamMessages < 8 || p.StreamMessages > 10000, "stream_messages", "must be 8..10000 (got %d)", p.StreamMessages))
+		scenario.Check(p.StreamMessages < 8 || p.StreamMessages > 10000, "stream_messages", "must be 8..10000 (got %d)", p.StreamMessages),
+		checkPayload("stream_messages", p.StreamMessages, p.StreamSize))
 }
 
 // BroadcastScenario is lci-broadcast.

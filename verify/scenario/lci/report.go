@@ -33,6 +33,9 @@ type TrafficParams struct {
 	HotPauseUs int `toml:"hot_pause_us"`
 }
 
+// maxOps bounds the operations of a traffic run (ops x nodes).
+const maxOps = 1_000_000
+
 // TrafficDefaults are 8 PPro nodes.
 func TrafficDefaults() *TrafficParams {
 	return &TrafficParams{Platform: Platform{"ppro", "sdma"}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary"}
@@ -44,7 +47,11 @@ func (p *TrafficParams) Validate() error {
 		scenario.Check(p.Ops < 1 || p.Ops > 100000, "ops", "must be 1..100000 (got %d)", p.Ops),
 		scenario.Check(p.MaxSize < 0 || p.MaxSize > 2048, "max_size", "must be 0..2048 (the MTU; got %d)", p.MaxSize),
 		scenario.Check(p.McastPct < 0 || p.McastPct > 100, "mcast_pct", "must be 0..100 (got %d)", p.McastPct),
-		scenario.Check(p.FAPct < 0 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
+		// FAPct alone first: the sum overflowed and let 2^63 through.
+		scenario.Check(p.FAPct < 0 || p.FAPct > 100 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
+		// Every node's operations are planned before the run: 64 nodes of
+		// 100000 took more than 4 GB before the first cycle.
+		scenario.Check(p.Ops*p.Nodes > maxOps, "ops", "ops x nodes = %d operations, more than the %d a run may plan", p.Ops*p.Nodes, maxOps),
 		scenario.Check(p.HotPct < 0 || p.HotPct > 100, "hot_pct", "must be 0..100 (got %d)", p.HotPct),
 		scenario.Check(p.HotPauseUs < 0 || p.HotPauseUs > 100000, "hot_pause_us", "must be 0..100000 (got %d)", p.HotPauseUs))
 }

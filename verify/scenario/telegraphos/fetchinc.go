@@ -35,6 +35,9 @@ func (p *FetchIncParams) Validate() error {
 	return scenario.FirstError(
 		validNodes("nodes", p.Nodes, 1),
 		scenario.Check(p.Ops < 1 || p.Ops > 100_000, "ops", "must be 1..100000 (got %d)", p.Ops),
+		// Every node's program is queued before the run: 16 x 100000
+		// operations took 2 GB before the first cycle.
+		scenario.Check(p.Ops*p.Nodes > 1_000_000, "ops", "ops x nodes = %d operations, more than the 1000000 a run may queue", p.Ops*p.Nodes),
 		validVersion(p.Version),
 	)
 }
