@@ -91,7 +91,8 @@ func (c Config) Validate() error {
 	case c.SWAllocDelay < 1:
 		return fmt.Errorf("sw_alloc_delay: %d must be at least 1", c.SWAllocDelay)
 	case c.STPrepareDelay < 0 || c.STFinalDelay < 0 || c.STPrepareDelay+c.STFinalDelay < 1:
-		return errors.New("st_prepare_delay + st_final_delay must be at least 1")
+		return fmt.Errorf("st_final_delay: st_prepare_delay + st_final_delay must be at least 1, neither negative (got %d + %d)",
+			c.STPrepareDelay, c.STFinalDelay)
 	case c.InputSpeedup < 1 || c.InputSpeedup > c.NumVCs:
 		return fmt.Errorf("input_speedup: %d must be in 1..num_vcs", c.InputSpeedup)
 	case c.OutputSpeedup < 1 || c.OutputSpeedup > 64:
