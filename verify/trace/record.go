@@ -128,11 +128,22 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("bad cycle %q", toks[1])
 	}
+	// Names (path, kind and field keys) are bare words: Format writes them
+	// unquoted, so a '"' in one would open a quote when the line is read
+	// back (the record `0 0 p k "= "` would have the key `"`).
+	for i, what := range []string{"path", "kind"} {
+		if strings.ContainsRune(toks[2+i], '"') {
+			return Record{}, false, fmt.Errorf("bad %s %q: a name cannot contain '\"'", what, toks[2+i])
+		}
+	}
 	rec = Record{Time: clock.Time(t), Cycle: clock.Cycle(c), Path: toks[2], Kind: toks[3]}
 	for _, kv := range toks[4:] {
 		k, v, found := strings.Cut(kv, "=")
 		if !found || k == "" {
 			return Record{}, false, fmt.Errorf("field %q is not key=value", kv)
+		}
+		if strings.ContainsRune(k, '"') {
+			return Record{}, false, fmt.Errorf("field %q: a key cannot contain '\"'", kv)
 		}
 		if strings.HasPrefix(v, "\"") {
 			uq, err := strconv.Unquote(v)

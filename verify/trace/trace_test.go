@@ -158,6 +158,10 @@ var _ = Describe("Format and ParseLine", func() {
 		Entry("an unterminated quote", `10 3 P k a="open`, `unterminated quote in "10 3 P k a=\"open"`),
 		Entry("text after a closing quote", `10 3 P k a="x"y`, `field "a=\"x\"y": bad quoted value`),
 		Entry("a bad escape", `10 3 P k a="\q"`, `field "a=\"\\q\"": bad quoted value`),
+		// Format writes names bare; the key `"` would be read back as a quote.
+		Entry("a quote in a key (fuzz seed key_with_quote)", `0 0 0 0 "= "`, `field "\"= \"": a key cannot contain '"'`),
+		Entry("a quote in a path", `0 0 "a b" k`, `bad path "\"a b\"": a name cannot contain '"'`),
+		Entry("a quote in a kind", `0 0 P "k"`, `bad kind "\"k\"": a name cannot contain '"'`),
 	)
 
 	DescribeTable("skips comments and blank lines",
