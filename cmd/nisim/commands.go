@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nisim/nisim/firmware/remotewrite"
-	lcisc "github.com/nisim/nisim/verify/scenario/lci"
+	lcisc "github.com/nisim/nisim/verify/scenario/lciscen"
 	"io"
 	"os"
 	"strconv"
@@ -17,7 +17,7 @@ import (
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/scenario/noc"
-	"github.com/nisim/nisim/verify/scenario/telegraphos"
+	"github.com/nisim/nisim/verify/scenario/tgscen"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves/vcd"
 	"github.com/spf13/cobra"
@@ -27,7 +27,7 @@ import (
 func catalog() scenario.Catalog {
 	c := scenario.Catalog{demo.Scenario()}
 	c = append(c, noc.Scenarios()...)
-	c = append(c, telegraphos.Scenarios()...)
+	c = append(c, tgscen.Scenarios()...)
 	c = append(c, lcisc.Scenarios()...)
 	c = append(c, remotewrite.Scenario())
 	return c

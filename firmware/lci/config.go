@@ -50,7 +50,7 @@ type Config struct {
 }
 
 // DefaultConfig is I-sdma with the PPro platform's buffers and watchdog
-// (70 µs of the LANai 4.1's 33 MHz); host/lci sets the buffers and the
+// (70 µs of the LANai 4.1's 33 MHz); host/lcilib sets the buffers and the
 // watchdog from its platform.
 func DefaultConfig() Config {
 	return Config{Variant: SDMA, MTU: 2048, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,

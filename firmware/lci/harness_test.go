@@ -18,7 +18,7 @@ import (
 // (0x1a00 bytes, worked out in the config specs).
 const sramBytes = 64 << 10
 
-// Host memory map of the simulated host (as host/lci lays it out).
+// Host memory map of the simulated host (as host/lcilib lays it out).
 const (
 	slotsBase = 0x0010_0000
 	sendData  = 0x0100_0000
@@ -126,7 +126,7 @@ func (f *fakeNI) armedAt() armCmd {
 }
 
 // rig is one NI's control program on a fakeNI, with a scripted host: it
-// writes descriptors and free buffer records into SRAM as host/lci does,
+// writes descriptors and free buffer records into SRAM as host/lcilib does,
 // plays the DMA engines (copying between SRAM and a host memory when the
 // spec completes a DMA) and packet arrivals.
 type rig struct {
@@ -157,13 +157,13 @@ func newRig(cfg lci.Config, node, nodes int) *rig {
 		host: mem.NewStorage(hostBytes), descSeq: 1, freeSeq: 1}
 }
 
-// slot is the host address of host receive slot i (host/lci's layout: a
+// slot is the host address of host receive slot i (host/lcilib's layout: a
 // slot is MTU + header rounded up to 64 bytes).
 func (r *rig) slot(i int) uint64 {
 	return slotsBase + uint64(i)*uint64((r.cfg.MTU+lci.HeaderBytes+63)&^63)
 }
 
-// hostInit writes what host/lci's init writes before the card boots: the
+// hostInit writes what host/lcilib's init writes before the card boots: the
 // control block (bit 0: interrupts), slots free host buffers and the
 // multicast forwarding table of cfg.Tree.
 func (r *rig) hostInit(slots int) {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/nisim/nisim/host/cpu"
-	hostlci "github.com/nisim/nisim/host/lci"
+	hostlci "github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/lanai"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -31,7 +31,7 @@ const (
 // ClusterConfig is a cluster to build: Nodes hosts of the PPro platform's
 // 64-node Myrinet grid, each with a LANai card running the program.
 type ClusterConfig struct {
-	// Platform is the hardware: host/lci's PPro (Table I of
+	// Platform is the hardware: host/lcilib's PPro (Table I of
 	// lci-myrinet-cluster-protocols.txt: 200 MHz Pentium Pro, 32-bit
 	// 33 MHz PCI, LANai 4.1 at 33 MHz, 160 MB/s Myrinet), whose parameters
 	// carry their sources there.
@@ -113,7 +113,7 @@ func (cl *Cluster) buildNode(e *env.Env, h int) (*Node, error) {
 		return nil, err
 	}
 	// The node's hardware (PCI bus, host memory behind its bridge, CPU,
-	// LANai card) is host/lci's, with this program on the card.
+	// LANai card) is host/lcilib's, with this program on the card.
 	hw, err := hostlci.BuildHardware(e, name, cl.Config.Platform, h, cl.Config.Nodes, prog)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/firmware/remotewrite"
 	"github.com/nisim/nisim/host/cpu"
-	hostlci "github.com/nisim/nisim/host/lci"
+	hostlci "github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 )

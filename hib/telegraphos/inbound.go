@@ -142,7 +142,7 @@ func (h *HIB) startSink(now clock.Time) {
 // its memory write on its own port and be served first by the memory's
 // round-robin arbiter: the older reflected value then overwrote the
 // processor's own newer one, the reverse of the owner's order (the
-// regression spec in verify/scenario/telegraphos has the cycles).
+// regression spec in verify/scenario/tgscen has the cycles).
 func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
 	apply := []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
 		e.do("APPLIED", func(now clock.Time) { h.applying = reflectWrite{}; h.appliedRemote(now, p) })}

@@ -13,16 +13,16 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/regress"
 	"github.com/nisim/nisim/verify/scenario"
-	lcisc "github.com/nisim/nisim/verify/scenario/lci"
+	lcisc "github.com/nisim/nisim/verify/scenario/lciscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
-	"github.com/nisim/nisim/verify/scenario/telegraphos"
+	"github.com/nisim/nisim/verify/scenario/tgscen"
 )
 
 // cat holds the scenarios the tier runs.
 func cat() scenario.Catalog {
 	c := scenario.Catalog{}
 	c = append(c, noc.Scenarios()...)
-	c = append(c, telegraphos.Scenarios()...)
+	c = append(c, tgscen.Scenarios()...)
 	return append(c, lcisc.Scenarios()...)
 }
 

@@ -1,0 +1,118 @@
+package lcilib
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// Broadcast measures section 5.4's broadcast latency in e (nil: a fresh
+// one): «the time it takes to reach the last receiver». Node 0 multicasts
+// b.Warm + b.Iters messages of b.Size bytes (one packet) to all c.Nodes
+// nodes, one at a time: the next leaves when every node has the previous
+// one. Receivers do not copy («the latency tests without»). Every node
+// must receive every multicast, with its data intact, in order.
+func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
+	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
+		return 0, env.Result{}, err
+	}
+	total := b.Warm + b.Iters
+	got := make([]int, total)
+	last := make([]clock.Time, total)
+	var sum clock.Time
+	_, res, err := runIn(e, c, func(cl *Cluster) {
+		root := cl.Nodes[0].Host
+		for _, n := range cl.Nodes[1:] {
+			h := n.Host
+			var rx []cpu.Op
+			for i := range total {
+				rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+					checkData(h, now, m, pattern(b.Size, i))
+					if m.Src != 0 || m.Tag != uint32(i) {
+						h.env.Report(now, h.name, "lci.mcast", "expected multicast %d from node 0, got tag %d from node %d", i, m.Tag, m.Src)
+					}
+					got[i]++
+					last[i] = now
+					if got[i] == len(cl.Nodes)-1 {
+						root.CPU.Wake(now)
+					}
+					return nil
+				})...)
+			}
+			h.CPU.Run(rx...)
+		}
+		var step func(i int) []cpu.Op
+		step = func(i int) []cpu.Op {
+			if i == total {
+				return nil
+			}
+			var t0 clock.Time
+			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; return true }}}
+			ops = append(ops, root.Multicast(pattern(b.Size, i), uint32(i), nil)...)
+			return append(ops, cpu.Op{Kind: cpu.Wait, Fn: func(now clock.Time) bool {
+				if got[i] < len(cl.Nodes)-1 {
+					return false
+				}
+				if i >= b.Warm {
+					sum += last[i] - t0
+				}
+				root.CPU.Insert(step(i + 1)...)
+				return true
+			}})
+		}
+		root.CPU.Run(step(0)...)
+	})
+	if err != nil {
+		return 0, res, err
+	}
+	for i, n := range got {
+		if n != c.Nodes-1 {
+			return 0, res, fmt.Errorf("broadcast %d reached %d of %d nodes", i, n, c.Nodes-1)
+		}
+	}
+	return sum / clock.Time(b.Iters), res, nil
+}
+
+// BroadcastStream measures section 5.4's broadcast throughput in e (nil:
+// a fresh one), «the sender's outgoing data rate»: node 0 multicasts
+// b.Stream messages of b.Size bytes back to back; every receiver copies
+// the data out when recvCopy is set («The throughput tests are with
+// receiver copy»). The rate is the payload of the messages after the first
+// quarter over the time the slowest receiver took to get them.
+func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
+	var t Throughput
+	if err := b.validate(c.FirmwareConfig().MTU, true); err != nil {
+		return t, err
+	}
+	mtu := c.FirmwareConfig().MTU
+	got := make([]int, b.Stream)
+	done := make([]clock.Time, b.Stream)
+	_, res, err := runIn(e, c, func(cl *Cluster) {
+		root := cl.Nodes[0].Host
+		big := b.Size > c.Platform.L2Bytes
+		for _, n := range cl.Nodes[1:] {
+			n.Host.CPU.Run(n.Host.receiveStream(b, mtu, recvCopy, big, func(i int, now clock.Time) {
+				got[i]++
+				done[i] = max(done[i], now)
+			})...)
+		}
+		var ops []cpu.Op
+		for i := range b.Stream {
+			ops = append(ops, root.MulticastMessage(pattern(b.Size, i), uint32(i), nil)...)
+		}
+		root.CPU.Run(ops...)
+	})
+	if err != nil {
+		return t, err
+	}
+	for i, n := range got {
+		if n != c.Nodes-1 {
+			return t, fmt.Errorf("broadcast stream: message %d reached %d of %d nodes", i, n, c.Nodes-1)
+		}
+	}
+	t = steady(done, b.Size)
+	t.Run = res
+	return t, nil
+}

@@ -1,0 +1,170 @@
+package lcilib_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+	"github.com/nisim/nisim/waves/vcd"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// golden keeps the records a reviewer reads: the host's library calls, the
+// firmware's transitions, the NI's events, packets and DMAs, and the bus
+// transactions.
+func golden(recs []trace.Record) []trace.Record {
+	var out []trace.Record
+	for _, r := range recs {
+		switch {
+		case r.Kind == "fw.state", strings.HasPrefix(r.Kind, "ni."), strings.HasPrefix(r.Kind, "bus."),
+			r.Kind == "cpu.retire", r.Kind == "dma.done":
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func build(e *env.Env, mod func(c *lcilib.Config)) *lcilib.Cluster {
+	c := lcilib.DefaultConfig()
+	if mod != nil {
+		mod(&c)
+	}
+	cl, err := lcilib.Build(e, c)
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+func runAll(e *env.Env) {
+	_, err := e.Run()
+	Expect(err).NotTo(HaveOccurred())
+}
+
+var _ = Describe("LCI goldens", Label("golden"), func() {
+	// oneMessage runs node 0 sending 16 bytes to node 1 and returns the
+	// golden's records.
+	oneMessage := func() []trace.Record {
+		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
+		cl := build(e, nil)
+		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		// Node 0 waits for the NIs to boot, then sends; node 1 polls.
+		h0.CPU.Run(append([]cpu.Op{{Kind: cpu.Compute, Cycles: 2000, Label: "boot-wait"}},
+			h0.Send(1, []byte("0123456789abcdef"), 42, nil)...)...)
+		var got *lcilib.Msg
+		h1.CPU.Run(h1.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op { got = m; return nil })...)
+		runAll(e)
+		Expect(string(got.Data)).To(Equal("0123456789abcdef"))
+		return golden(e.Trace.Records())
+	}
+
+	It("fails when the golden is wrong", func() {
+		data, err := os.ReadFile("testdata/one_message.trace")
+		Expect(err).NotTo(HaveOccurred())
+		// One cycle later for the send engine's last byte.
+		bad := strings.Replace(string(data), "17975000 2876 N0.NI.SDMA", "17981250 2877 N0.NI.SDMA", 1)
+		Expect(bad).NotTo(Equal(string(data)))
+		path := GinkgoT().TempDir() + "/one_message.trace"
+		Expect(os.WriteFile(path, []byte(bad), 0o644)).To(Succeed())
+		if os.Getenv(trace.UpdateEnv) != "" {
+			Skip("regenerating goldens")
+		}
+		Expect(vtest.Golden(path, oneMessage())).To(MatchError(ContainSubstring("N0.NI.SDMA")))
+	})
+
+	It("times one 16-byte I-sdma message from host to host", func() {
+		Expect(vtest.Golden("testdata/one_message.trace", oneMessage(),
+			"LCI I-sdma on the PPro platform, nodes 0 and 1 (two grid switches apart): node 0's process",
+			"sends 16 bytes with tag 42 to node 1, whose process is polling. Times in ps; cycles of the",
+			"recording component (CPU 200 MHz, PCI 33.3 MHz, LANai 33 MHz, link 160 MHz). Firmware costs",
+			"are cycles at CPI 1.25 (firmware/lci/config.go): Dispatch 10, HostSend 25, DMAStart 15,",
+			"DMADone 13, Transmit 25, SendDone 50, Receive 25, Deliver 25, Release 50, Replenish 20.",
+			"Sender: the send call (338 cycles) ends with the 32-byte descriptor, one write-combined PCI",
+			"burst into the send queue; the NI's main loop finds it (HostWrite), hsq fetches the data by",
+			"host DMA and spins on it (the read waits 68 PCI cycles: memory latency 8 + the bridge's",
+			"delayed read 60), then tx writes the header and the send engine puts 32 bytes on the link;",
+			"SendDone posts the send completion into node 0's own receive queue (a 16-byte slot header).",
+			"Receiver: RecvDone re-arms the engine, hrq takes a host buffer from the Recv Completions",
+			"queue and one DMA writes the data and the slot header behind it (the full flag last); its",
+			"completion releases the NI buffer and counts one credit owed to node 0 (no ack yet: W/2 = 2).",
+			"Node 1's process wakes on the flag, takes the upcall and returns the buffer by PIO (HostWrite",
+			"on the Recv Completions ring, Replenish).")).To(Succeed())
+	})
+
+	It("shows a credit stall and its release (W = 2)", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
+		// 130 receive buffers, 4 spare, 63 senders: W = 2 (MY-P23's rule).
+		cl := build(e, func(c *lcilib.Config) { c.Platform.RecvBufs = 130; c.Variant = 1 })
+		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		var ops []cpu.Op
+		ops = append(ops, cpu.Op{Kind: cpu.Compute, Cycles: 2000, Label: "boot-wait"})
+		for i := range 4 {
+			ops = append(ops, h0.Send(1, []byte(fmt.Sprintf("msg%d", i)), uint32(i), nil)...)
+		}
+		h0.CPU.Run(ops...)
+		var rx []cpu.Op
+		for range 4 {
+			rx = append(rx, h1.Recv(nil)...)
+		}
+		h1.CPU.Run(rx...)
+		runAll(e)
+		Expect(cl.Nodes[0].FW.Credits(1)).To(Equal(2))
+		fc := ""
+		for _, r := range e.Trace.Records() {
+			if r.Path == "N0.FW.fc" {
+				on, _ := r.Get("on")
+				fc += on + " "
+			}
+		}
+		Expect(fc).To(ContainSubstring("close"))
+		Expect(fc).To(ContainSubstring("open"))
+		var fwRecs []trace.Record
+		for _, r := range golden(e.Trace.Records()) {
+			if r.Kind == "fw.state" || strings.HasPrefix(r.Kind, "ni.") {
+				fwRecs = append(fwRecs, r)
+			}
+		}
+		Expect(vtest.Golden("testdata/credit_stall.trace", fwRecs,
+			"LCI I-pio on the PPro platform with 130 receive buffers, so W = (130 - 4 spare) / 63 = 2:",
+			"node 0's process sends four 4-byte messages to node 1 back to back. Firmware and NI records",
+			"only. Node 0 transmits two (credits 2 -> 0); the third and fourth find no credit, fc closes",
+			"(BLOCKED) and they wait on node 1's queue. Node 1 delivers each packet and, on releasing W/2",
+			"= 1 buffer with nothing of its own going back, sends an explicit half-window acknowledgment",
+			"(fc ack, a 16-byte packet from a control buffer) carrying one credit. The first ack's arrival",
+			"at node 0 (RecvDone, Credit, 24.6 us) restarts the third message and fc stays BLOCKED; the",
+			"second (31.0 us) restarts the fourth and fc opens. At the end node 0 has its 2 credits back.")).To(Succeed())
+	})
+})
+
+var _ = Describe("LCI waveforms", func() {
+	It("show the firmware states, the DMA engines, the queues and the credits of a ping-pong", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Seed: 1})
+		b := lcilib.DefaultBench()
+		b.Warm, b.Iters = 1, 3
+		_, err := lcilib.PingPong(e, lcilib.DefaultConfig(), b)
+		Expect(err).NotTo(HaveOccurred())
+		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/lci.vcd"))
+		Expect(err).NotTo(HaveOccurred())
+		values := func(name string) []string {
+			v, err := f.Values(name)
+			Expect(err).NotTo(HaveOccurred())
+			return v
+		}
+		Expect(values("N0.FW.hsq.state")).To(ContainElements("IDLE", "FETCH"))
+		Expect(values("N0.FW.tx.state")).To(ContainElements("IDLE", "BUSY"))
+		Expect(values("N1.FW.dma.state")).To(ContainElements("IDLE", "BUSY"))
+		Expect(values("N0.NI.cpu.state")).To(ContainElements("HostWrite", "HostDMADone", "SendDone", "RecvDone", "SPIN", "IDLE"))
+		Expect(values("N0.NI.SDMA.state")).To(ContainElements("SEND", "IDLE"))
+		Expect(values("N1.NI.RDMA.state")).To(ContainElements("ARMED", "RECV", "STORE", "UNARMED"))
+		Expect(values("N0.NI.HDMA.state")).NotTo(BeEmpty())
+		// A credit spent and returned (piggybacked on the reply).
+		Expect(values("N0.FW.fc.credits_1")).To(ContainElements("4", "3"))
+		Expect(values("N0.NI.cpu.events")).NotTo(BeEmpty())
+	})
+})

@@ -1,0 +1,302 @@
+package lcilib
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// LogP are the microbenchmark results of section 5.1.3, in picoseconds.
+type LogP struct {
+	// Os is the time the send call occupies the host, Or the time a
+	// successful poll, its upcall and the release occupy it.
+	Os, Or clock.Time
+	// E2E is half the round trip of a ping-pong; L = E2E - Os - Or.
+	E2E, L clock.Time
+	// G is the gap: the time per message of a long one-way stream.
+	G clock.Time
+	// FA is the latency of a remote fetch-and-add.
+	FA clock.Time
+	// Run is the ping-pong's run (its end time and events).
+	Run env.Result
+}
+
+// Bench sizes the microbenchmarks.
+type Bench struct {
+	// Size is the message size (16 bytes in Tables III and IV).
+	Size int
+	// Warm and Iters are the round trips (or broadcasts) ignored and
+	// measured; Stream the one-way stream's length in messages.
+	Warm, Iters, Stream int
+}
+
+// DefaultBench is 16-byte messages, 10 + 50 round trips, a 1000-message
+// stream (long enough for the gap to settle: 9.9 µs at 100 messages,
+// 10.5 at 400, 10.6 at 1000).
+func DefaultBench() Bench { return Bench{Size: 16, Warm: 10, Iters: 50, Stream: 1000} }
+
+func (b Bench) validate(mtu int, fragments bool) error {
+	limit := mtu
+	if fragments {
+		limit = 1 << 24
+	}
+	if b.Size < 0 || b.Size > limit || b.Warm < 0 || b.Iters < 2 || b.Stream < 4 {
+		return fmt.Errorf("lci bench: size %d (limit %d), %d warm-up and %d measured iterations, stream of %d: need 0 <= size <= limit, iters >= 2, stream >= 4",
+			b.Size, limit, b.Warm, b.Iters, b.Stream)
+	}
+	return nil
+}
+
+// runIn builds the cluster in e (a fresh environment if nil), lets setup
+// program it and runs it to the end: the checkers and the deadlock
+// watchdog must be satisfied.
+func runIn(e *env.Env, c Config, setup func(cl *Cluster)) (*Cluster, env.Result, error) {
+	if e == nil {
+		e = env.New(env.Options{})
+	}
+	cl, err := Build(e, c)
+	if err != nil {
+		return nil, env.Result{}, err
+	}
+	setup(cl)
+	res, err := e.Run()
+	return cl, res, err
+}
+
+// pattern is message i's content (checked at the receiver).
+func pattern(n, i int) []byte {
+	b := make([]byte, n)
+	for k := range b {
+		b[k] = byte(i*7 + k*13 + 1)
+	}
+	return b
+}
+
+// checkData reports a payload that is not what was sent.
+func checkData(h *Host, now clock.Time, m *Msg, want []byte) {
+	if !bytes.Equal(m.Data, want) {
+		h.env.Report(now, h.name, "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
+	}
+}
+
+// PingPong measures os, or and the end-to-end latency between nodes 0 and
+// 1 in e (nil: a fresh one): node 0 sends, node 1 answers each message with
+// one of the same size; payloads are checked.
+func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
+	var r LogP
+	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
+		return r, err
+	}
+	c.Nodes = max(c.Nodes, 2)
+	var sends []clock.Time
+	var os, or clock.Time
+	_, res, err := runIn(e, c, func(cl *Cluster) {
+		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		total := b.Warm + b.Iters
+		var round func(i int) []cpu.Op
+		round = func(i int) []cpu.Op {
+			if i == total {
+				return nil
+			}
+			var t0 clock.Time
+			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; sends = append(sends, now); return true }}}
+			ops = append(ops, h0.Send(1, pattern(b.Size, i), uint32(i), func(now clock.Time) {
+				if i >= b.Warm {
+					os += now - t0
+				}
+			})...)
+			ops = append(ops, h0.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				checkData(h0, now, m, pattern(b.Size, -i))
+				return nil
+			})...)
+			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
+				h0.CPU.Insert(round(i + 1)...)
+				return true
+			}})
+			return ops
+		}
+		h0.CPU.Run(round(0)...)
+		var echo func(i int) []cpu.Op
+		echo = func(i int) []cpu.Op {
+			if i == total {
+				return nil
+			}
+			var hit clock.Time
+			ops := h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				hit = m.At
+				checkData(h1, now, m, pattern(b.Size, i))
+				return nil
+			})
+			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
+				if i >= b.Warm {
+					or += now - hit
+				}
+				h1.CPU.Insert(append(h1.Send(0, pattern(b.Size, -i), uint32(i), nil), echo(i+1)...)...)
+				return true
+			}})
+			return ops
+		}
+		h1.CPU.Run(echo(0)...)
+	})
+	if err != nil {
+		return r, err
+	}
+	if len(sends) != b.Warm+b.Iters {
+		return r, fmt.Errorf("ping-pong: %d of %d round trips started", len(sends), b.Warm+b.Iters)
+	}
+	// The round trip is the time between two sends of node 0.
+	last := len(sends) - 1
+	r.E2E = (sends[last] - sends[b.Warm]) / clock.Time(2*(last-b.Warm))
+	r.Os = os / clock.Time(b.Iters)
+	r.Or = or / clock.Time(b.Iters)
+	r.L = r.E2E - r.Os - r.Or
+	r.Run = res
+	return r, nil
+}
+
+// Throughput is what a one-way stream achieved.
+type Throughput struct {
+	// Gap is the time per message in steady state; MBps the payload rate
+	// (10^6 bytes per second).
+	Gap  clock.Time
+	MBps float64
+	// Run is the stream's run.
+	Run env.Result
+}
+
+// Stream measures a one-way stream in e (nil: a fresh one): node 0 sends
+// b.Stream messages of b.Size bytes (fragmented at the MTU) back to back to
+// node 1, which receives every packet and, with recvCopy, copies its data
+// out («virtually all LCI clients will copy (or read) received packets out
+// of the fixed receive area», section 5.3). The rate is measured from the
+// completion of the first quarter of the messages to the last one.
+func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
+	var t Throughput
+	if err := b.validate(c.FirmwareConfig().MTU, true); err != nil {
+		return t, err
+	}
+	c.Nodes = max(c.Nodes, 2)
+	mtu := c.FirmwareConfig().MTU
+	var done []clock.Time // when each message's last packet was received
+	_, res, err := runIn(e, c, func(cl *Cluster) {
+		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+		big := b.Size > c.Platform.L2Bytes
+		var ops []cpu.Op
+		for i := range b.Stream {
+			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)
+		}
+		h0.CPU.Run(ops...)
+		h1.CPU.Run(h1.receiveStream(b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })...)
+	})
+	if err != nil {
+		return t, err
+	}
+	if len(done) != b.Stream {
+		return t, fmt.Errorf("stream: %d of %d messages received", len(done), b.Stream)
+	}
+	t = steady(done, b.Size)
+	t.Run = res
+	return t, nil
+}
+
+// receiveStream returns the operations that receive b.Stream messages of
+// b.Size bytes, packet by packet (at most mtu bytes each), checking each
+// packet's data, copying it out if recvCopy (at the memory copy rate if
+// big), and calling last with the message's number when its last packet
+// has arrived.
+func (h *Host) receiveStream(b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) []cpu.Op {
+	perMsg := max(1, (b.Size+mtu-1)/mtu)
+	var rx []cpu.Op
+	for i := range b.Stream {
+		msg := pattern(b.Size, i)
+		for k := range perMsg {
+			lo := k * mtu
+			want := msg[lo:min(lo+mtu, len(msg))]
+			rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				checkData(h, now, m, want)
+				if k == perMsg-1 {
+					last(i, now)
+				}
+				if recvCopy {
+					return []cpu.Op{{Kind: cpu.Compute, Cycles: h.copyCycles(len(m.Data), big)}}
+				}
+				return nil
+			})...)
+		}
+	}
+	return rx
+}
+
+// steady is the rate of messages of size bytes completing at the times in
+// done, from the first quarter on (the pipeline filled).
+func steady(done []clock.Time, size int) Throughput {
+	k := len(done) / 4
+	span := done[len(done)-1] - done[k]
+	return Throughput{Gap: span / clock.Time(len(done)-1-k),
+		MBps: float64(size*(len(done)-1-k)) / float64(span) * 1e6} // bytes per µs = MB/s
+}
+
+// FetchAdd measures the fetch-and-add latency in e (nil: a fresh one):
+// node 0 adds 1 to node 1's variable b.Warm + b.Iters times in a row; the
+// values returned must be 0, 1, 2, ...
+func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
+	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
+		return 0, err
+	}
+	c.Nodes = max(c.Nodes, 2)
+	var sum clock.Time
+	var vals []uint32
+	_, _, err := runIn(e, c, func(cl *Cluster) {
+		h0 := cl.Nodes[0].Host
+		total := b.Warm + b.Iters
+		var step func(i int) []cpu.Op
+		step = func(i int) []cpu.Op {
+			if i == total {
+				return nil
+			}
+			var t0 clock.Time
+			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; return true }}}
+			return append(ops, h0.FetchAndAdd(1, 1, func(now clock.Time, old uint32) {
+				vals = append(vals, old)
+				if i >= b.Warm {
+					sum += now - t0
+				}
+				h0.CPU.Insert(step(i + 1)...)
+			})...)
+		}
+		h0.CPU.Run(step(0)...)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i, v := range vals {
+		if v != uint32(i) {
+			return 0, fmt.Errorf("fetch-and-add %d returned %d", i, v)
+		}
+	}
+	if len(vals) != b.Warm+b.Iters {
+		return 0, fmt.Errorf("fetch-and-add: %d of %d completed", len(vals), b.Warm+b.Iters)
+	}
+	return sum / clock.Time(b.Iters), nil
+}
+
+// MeasureLogP runs the ping-pong (in e, nil: a fresh one), the stream and
+// the fetch-and-add (each in a fresh environment).
+func MeasureLogP(e *env.Env, c Config, b Bench) (LogP, error) {
+	r, err := PingPong(e, c, b)
+	if err != nil {
+		return r, fmt.Errorf("ping-pong: %w", err)
+	}
+	t, err := Stream(nil, c, b, false)
+	if err != nil {
+		return r, fmt.Errorf("stream: %w", err)
+	}
+	r.G = t.Gap
+	if r.FA, err = FetchAdd(nil, c, b); err != nil {
+		return r, fmt.Errorf("fetch-and-add: %w", err)
+	}
+	return r, nil
+}

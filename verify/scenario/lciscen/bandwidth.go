@@ -1,0 +1,214 @@
+package lciscen
+
+import (
+	"fmt"
+	"strings"
+
+	fw "github.com/nisim/nisim/firmware/lci"
+	hl "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// --- lci-throughput ---
+
+// ThroughputParams are lci-throughput's parameters.
+type ThroughputParams struct {
+	Platform
+	// Sizes are the message sizes in bytes (fragmented at the MTU).
+	Sizes []int `toml:"sizes"`
+	// Messages is the stream's length per size.
+	Messages int `toml:"messages"`
+	// Copy makes the receiver copy every packet out of the receive queue
+	// (figure 8 and the «with copy» curves of figure 6).
+	Copy bool `toml:"copy"`
+}
+
+// ThroughputDefaults sweep 64 bytes to 64 KB on the PPro with I-sdma.
+func ThroughputDefaults() *ThroughputParams {
+	return &ThroughputParams{Platform: Platform{"ppro", "sdma"}, Sizes: []int{64, 256, 1024, 2048, 4096, 16384, 65536}, Messages: 24}
+}
+
+// Validate implements scenario.Params.
+func (p *ThroughputParams) Validate() error {
+	bad, largest := len(p.Sizes) == 0, 0
+	for _, n := range p.Sizes {
+		bad = bad || n < 1 || n > 1<<22
+		largest = max(largest, n)
+	}
+	return scenario.FirstError(p.validate(),
+		scenario.Check(bad, "sizes", "need 1 to 4194304 bytes each, at least one size (got %v)", p.Sizes),
+		scenario.Check(p.Messages < 8 || p.Messages > 100000, "messages", "must be 8..100000 (got %d)", p.Messages),
+		checkPayload("messages", p.Messages, largest))
+}
+
+// maxPayload bounds the message bytes a run creates before it starts (a
+// stream's messages are all queued at once): 100000 messages of 4 MB
+// passed validation and asked for 400 GB.
+const maxPayload = 1 << 28
+
+// checkPayload refuses messages x size above maxPayload, naming key.
+func checkPayload(key string, messages, size int) error {
+	return scenario.Check(messages*size > maxPayload, key, "%d messages of %d bytes are %d bytes, more than the %d a run may queue",
+		messages, size, messages*size, maxPayload)
+}
+
+// ThroughputScenario is lci-throughput.
+func ThroughputScenario() *scenario.Scenario {
+	return mk("lci-throughput", "LCI one-way throughput against message size on 2 nodes, with or without the receiver's copy (figures 6 and 8); the waveform shows the first size",
+		ThroughputDefaults, RunThroughput)
+}
+
+// RunThroughput runs the sweep.
+func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := config(p.Platform.Platform, p.Variant, 2)
+	if err != nil {
+		return nil, err
+	}
+	copyNote := "without"
+	if p.Copy {
+		copyNote = "with"
+	}
+	rep := &scenario.Report{Title: fmt.Sprintf("lci-throughput: %s on the %s platform, node 0 streaming %d messages per size to node 1, %s the receiver's copy",
+		c.Variant, c.Platform.Name, p.Messages, copyNote)}
+	for i, n := range p.Sizes {
+		run := e
+		if i > 0 {
+			run = nil
+		}
+		t, err := hl.Stream(run, c, hl.Bench{Size: n, Warm: 0, Iters: 2, Stream: p.Messages}, p.Copy)
+		if err != nil {
+			return nil, fmt.Errorf("%d bytes: %w", n, err)
+		}
+		if i == 0 {
+			rep.Result = t.Run
+		}
+		rep.Add(fmt.Sprintf("%7d bytes", n), fmt.Sprintf("%.1f MB/s (%.2f µs per message)", t.MBps, usf(t.Gap)), "", "")
+		rep.Measure(fmt.Sprintf("mbps_%d", n), t.MBps, "MB/s")
+	}
+	addThroughputNotes(rep, c)
+	return rep, nil
+}
+
+// addThroughputNotes states what the paper says about the curves (it gives
+// them only as figures).
+func addThroughputNotes(rep *scenario.Report, c hl.Config) {
+	switch {
+	case c.Platform.Name == "P3" && c.Variant == fw.PIO:
+		rep.Add("paper: I-pio on the P3 is bounded by PIO", "see the sizes above", "~120 MB/s",
+			paper+" 5.2.4 «The PIO-write bandwidth on the P3 platform is limited to about 120 Mbyte/s» (MY-P33)")
+	case c.Platform.Name == "PPro":
+		rep.Add("paper: with the copy, large messages on the PPro", "see the sizes above", "< 52 MB/s",
+			paper+" 5.3 «this memory copy causes the effective throughput to drop below 52 Mbyte/s for messages exceeding the L2 cache size»")
+	}
+}
+
+// validTree and validNodes are the common parameter checks.
+func validTree(t string) error {
+	if _, err := fw.ParseTree(t); err != nil {
+		return &scenario.KeyError{Key: "tree", Msg: err.Error()}
+	}
+	return nil
+}
+
+func validNodes(n int) error {
+	return scenario.Check(n < 2 || n > 64, "nodes", "must be 2..64 (got %d)", n)
+}
+
+// --- lci-broadcast ---
+
+// BroadcastParams are lci-broadcast's parameters.
+type BroadcastParams struct {
+	Platform
+	// Tree is binary or binomial.
+	Tree string `toml:"tree"`
+	// Nodes in the broadcast group (the paper: 64).
+	Nodes int `toml:"nodes"`
+	// Iters is the broadcasts of 16 bytes timed (after 2 of warm-up).
+	Iters int `toml:"iters"`
+	// StreamSize and StreamMessages are the throughput test's messages;
+	// the receivers copy them («The throughput tests are with receiver
+	// copy»).
+	StreamSize     int `toml:"stream_size"`
+	StreamMessages int `toml:"stream_messages"`
+}
+
+// BroadcastDefaults are 64 nodes, binary trees, I-sdma on the PPro.
+func BroadcastDefaults() *BroadcastParams {
+	return &BroadcastParams{Platform: Platform{"ppro", "sdma"}, Tree: "binary", Nodes: 64, Iters: 4, StreamSize: 4096, StreamMessages: 12}
+}
+
+// Validate implements scenario.Params.
+func (p *BroadcastParams) Validate() error {
+	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
+		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters),
+		scenario.Check(p.StreamSize < 1 || p.StreamSize > 1<<20, "stream_size", "must be 1..1048576 bytes (got %d)", p.StreamSize),
+		scenario.Check(p.StreamMessages < 8 || p.StreamMessages > 10000, "stream_messages", "must be 8..10000 (got %d)", p.StreamMessages),
+		checkPayload("stream_messages", p.StreamMessages, p.StreamSize))
+}
+
+// BroadcastScenario is lci-broadcast.
+func BroadcastScenario() *scenario.Scenario {
+	return mk("lci-broadcast", "LCI broadcast on up to 64 nodes with NI-level forwarding along binary or binomial trees: latency to the last receiver and throughput (section 5.4); the waveform shows the latency runs",
+		BroadcastDefaults, RunBroadcast)
+}
+
+// RunBroadcast measures the latency (in e) and the throughput.
+func RunBroadcast(e *env.Env, p *BroadcastParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := config(p.Platform.Platform, p.Variant, p.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	c.Tree, _ = fw.ParseTree(p.Tree)
+	rep := &scenario.Report{Title: fmt.Sprintf("lci-broadcast: %s, %s trees, %d nodes of the %s platform; the waveform shows the latency runs",
+		c.Variant, c.Tree, p.Nodes, c.Platform.Name)}
+	lat, tp, res, err := measureBroadcast(e, c, p.Iters, p.StreamSize, p.StreamMessages)
+	if err != nil {
+		return nil, err
+	}
+	addBroadcast(rep, c, p.Nodes, lat, tp, p.StreamSize)
+	rep.Result = res
+	return rep, nil
+}
+
+func measureBroadcast(e *env.Env, c hl.Config, iters, size, msgs int) (lat float64, tp hl.Throughput, res env.Result, err error) {
+	b := hl.Bench{Size: 16, Warm: 2, Iters: iters, Stream: 8}
+	l, r, err := hl.Broadcast(e, c, b)
+	if err != nil {
+		return 0, tp, r, fmt.Errorf("broadcast latency: %w", err)
+	}
+	tp, err = hl.BroadcastStream(nil, c, hl.Bench{Size: size, Warm: 0, Iters: 2, Stream: msgs}, true)
+	if err != nil {
+		return 0, tp, r, fmt.Errorf("broadcast throughput: %w", err)
+	}
+	return usf(l), tp, r, nil
+}
+
+func addBroadcast(rep *scenario.Report, c hl.Config, nodes int, lat float64, tp hl.Throughput, size int) {
+	name := fmt.Sprintf("%s %s %s tree", c.Platform.Name, c.Variant, c.Tree)
+	pl, pt := paperBroadcastLatency(c.Platform.Name, c.Variant, c.Tree), paperBroadcastThroughput(c.Platform.Name, c.Variant, c.Tree)
+	if nodes != 64 {
+		pl, pt = 0, 0
+	}
+	m, p := vsPaper(lat, pl, "µs")
+	src := "no figure in the text (binomial trees: «consistently lower» latency)"
+	if pl > 0 {
+		src = paper + " 5.4, 16-byte broadcast on 64 nodes (validation)"
+	}
+	rep.Add(name+": broadcast latency to the last receiver, 16 bytes", m, p, src)
+	m, p = vsPaper(tp.MBps, pt, "MB/s")
+	src = "no figure in the text for the PPro"
+	if pt > 0 {
+		src = paper + " 5.4, «almost 100», 75 and «around 37 Mbyte/s» (validation)"
+	}
+	rep.Add(fmt.Sprintf("%s: broadcast throughput, %d-byte messages, receivers copy", name, size), m, p, src)
+	key := strings.ToLower(fmt.Sprintf("%s_%s_%s", c.Platform.Name, c.Variant, c.Tree))
+	rep.Measure(key+"_bcast_latency_us", lat, "µs")
+	rep.Measure(key+"_bcast_mbps", tp.MBps, "MB/s")
+}

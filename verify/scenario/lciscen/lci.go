@@ -1,0 +1,312 @@
+// Package lci holds the runnable experiments of the Myrinet/LCI model
+// (lanai, firmware/lci, host/lcilib), the microbenchmarks of
+// lci-myrinet-cluster-protocols.txt section 5:
+//
+//   - lci-logp: the LogP parameters and the F&A latency of one platform and
+//     variant (Tables III and IV), the ping-pong in the captured run;
+//   - lci-latency: end-to-end latency against message size for I-sdma and
+//     I-pio, and the size where DMA catches up with PIO (figure 7);
+//   - lci-throughput: one-way throughput against message size, with and
+//     without the receiver's copy (figures 6 and 8);
+//   - lci-broadcast: broadcast latency and throughput on 64 nodes for a
+//     tree and a variant (figure 9);
+//   - lci-traffic: randomised unicast, multicast and fetch-and-add traffic
+//     with every checker on;
+//   - lci-report: every figure of the paper these produce, on both
+//     platforms, next to the paper's value with the error.
+//
+// The calibration is the PPro I-sdma row of Table III only (the
+// `calibrated:` parameters: the LANai CPI, the PCI bridge's read latency,
+// the library's send and receive cycles); everything else is validation,
+// reported with its error and not held to it.
+package lciscen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	fw "github.com/nisim/nisim/firmware/lci"
+	hl "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// Scenarios returns the LCI scenarios.
+func Scenarios() []*scenario.Scenario {
+	return []*scenario.Scenario{LogPScenario(), LatencyScenario(), ThroughputScenario(), BroadcastScenario(), TrafficScenario(), ReportScenario()}
+}
+
+// mk wraps a typed run function as a scenario.
+func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
+	return &scenario.Scenario{Name: name, Summary: summary,
+		Defaults: func() scenario.Params { return defaults() },
+		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
+}
+
+// Platform names a platform and variant as the parameters give them.
+type Platform struct {
+	// Platform is ppro or p3 (Table I).
+	Platform string `toml:"platform"`
+	// Variant is sdma (I-sdma, the base implementation) or pio (I-pio).
+	Variant string `toml:"variant"`
+}
+
+func (p Platform) validate() error {
+	_, err1 := hl.PlatformPreset(p.Platform)
+	_, err2 := fw.ParseVariant(p.Variant)
+	var errs []error
+	if err1 != nil {
+		errs = append(errs, &scenario.KeyError{Key: "platform", Msg: err1.Error()})
+	}
+	if err2 != nil {
+		errs = append(errs, &scenario.KeyError{Key: "variant", Msg: err2.Error()})
+	}
+	return scenario.FirstError(errs...)
+}
+
+// config is the cluster configuration of a platform and variant.
+func config(platform, variant string, nodes int) (hl.Config, error) {
+	c := hl.DefaultConfig()
+	pl, err := hl.PlatformPreset(platform)
+	if err != nil {
+		return c, err
+	}
+	v, err := fw.ParseVariant(variant)
+	if err != nil {
+		return c, err
+	}
+	c.Platform, c.Variant, c.Nodes = pl, v, nodes
+	return c, c.Validate()
+}
+
+func usf(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
+
+// vsPaper formats a model figure next to the paper's with the error.
+func vsPaper(model, paper float64, unit string) (string, string) {
+	if paper <= 0 {
+		return fmt.Sprintf("%.2f %s", model, unit), "-"
+	}
+	return fmt.Sprintf("%.2f %s (%+.0f%%)", model, unit, pct(model, paper)), fmt.Sprintf("%.1f %s", paper, unit)
+}
+
+func pct(model, paper float64) float64 { return 100 * (model - paper) / paper }
+
+// calibTolerance is how close the calibrated row must be (the issue: within
+// 10% each).
+const calibTolerance = 10
+
+// addLogP reports a LogP row, checking it against the paper when it is the
+// calibration row.
+func addLogP(rep *scenario.Report, name string, r hl.LogP, p logp, calibrated bool) {
+	figs := []struct {
+		metric string
+		model  clock.Time
+		paper  float64
+	}{{"send overhead os", r.Os, p.Os}, {"receive overhead or", r.Or, p.Or}, {"latency L", r.L, p.L},
+		{"gap g", r.G, p.G}, {"end-to-end latency (os + L + or)", r.E2E, p.E2E}, {"fetch-and-add latency", r.FA, p.FA}}
+	for _, f := range figs {
+		if f.paper < 0 {
+			continue
+		}
+		m, pp := vsPaper(usf(f.model), f.paper, "µs")
+		src := paper + " " + p.Source
+		if calibrated {
+			src += " (calibration)"
+		} else {
+			src += " (validation)"
+		}
+		rep.Add(name+": "+f.metric, m, pp, src)
+		key := strings.NewReplacer(" ", "_", "(", "", ")", "", "+", "", ":", "").Replace(strings.ToLower(name + "_" + f.metric))
+		rep.Measure(key, usf(f.model), "µs")
+		if calibrated {
+			e := pct(usf(f.model), f.paper)
+			rep.Check(name+" "+f.metric+" within 10%", math.Abs(e) <= calibTolerance, "%.2f µs vs %.1f µs: %+.1f%%", usf(f.model), f.paper, e)
+		}
+	}
+}
+
+// --- lci-logp ---
+
+// LogPParams are lci-logp's parameters.
+type LogPParams struct {
+	Platform
+	// Size is the message size: «16-byte messages» in Tables III and IV.
+	Size int `toml:"size"`
+	// Warm and Iters are the ping-pong round trips ignored and measured,
+	// Stream the one-way stream's messages for the gap.
+	Warm   int `toml:"warm"`
+	Iters  int `toml:"iters"`
+	Stream int `toml:"stream"`
+}
+
+// LogPDefaults are the paper's benchmark on the calibration platform.
+func LogPDefaults() *LogPParams {
+	return &LogPParams{Platform: Platform{"ppro", "sdma"}, Size: 16, Warm: 10, Iters: 50, Stream: 1000}
+}
+
+// Validate implements scenario.Params.
+func (p *LogPParams) Validate() error {
+	return scenario.FirstError(p.validate(),
+		scenario.Check(p.Size < 0 || p.Size > 2048, "size", "must be 0..2048 (one packet of the 2 KB MTU; got %d)", p.Size),
+		scenario.Check(p.Warm < 0 || p.Warm > 10000, "warm", "must be 0..10000 (got %d)", p.Warm),
+		scenario.Check(p.Iters < 2 || p.Iters > 100000, "iters", "must be 2..100000 (got %d)", p.Iters),
+		scenario.Check(p.Stream < 8 || p.Stream > 100000, "stream", "must be 8..100000 (got %d)", p.Stream))
+}
+
+// LogPScenario is lci-logp.
+func LogPScenario() *scenario.Scenario {
+	return mk("lci-logp", "LCI LogP microbenchmarks (os, or, L, g, end-to-end, F&A) on 2 nodes of a platform, model vs Tables III/IV; the waveform shows the ping-pong",
+		LogPDefaults, RunLogP)
+}
+
+// RunLogP measures the LogP parameters: the ping-pong in e (captured),
+// the stream and the fetch-and-add each in a fresh env.
+func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := config(p.Platform.Platform, p.Variant, 2)
+	if err != nil {
+		return nil, err
+	}
+	b := hl.Bench{Size: p.Size, Warm: p.Warm, Iters: p.Iters, Stream: p.Stream}
+	r, err := hl.MeasureLogP(e, c, b)
+	if err != nil {
+		return nil, err
+	}
+	rep := &scenario.Report{Title: fmt.Sprintf("lci-logp: %s on the %s platform (%s, %s, %s), nodes 0 and 1, %d-byte messages; the waveform shows the ping-pong",
+		c.Variant, c.Platform.Name, c.Platform.CPU, c.Platform.Bus.Name, c.Platform.NI.Name, p.Size)}
+	name := c.Platform.Name + " " + c.Variant.String()
+	pl := paperLogP(c.Platform.Name, c.Variant)
+	if p.Size != 16 {
+		pl = logp{-1, -1, -1, -1, -1, -1, ""}
+	}
+	addLogP(rep, name, r, pl, p.Size == 16 && c.Platform.Name == "PPro" && c.Variant == fw.SDMA)
+	rep.Check("completed", !r.Run.Stopped && e.Monitor.Count() == 0,
+		"every round trip, stream message and F&A completed: %v; checker violations: %d", !r.Run.Stopped, e.Monitor.Count())
+	rep.Result = r.Run
+	return rep, nil
+}
+
+// --- lci-latency ---
+
+// LatencyParams are lci-latency's parameters.
+type LatencyParams struct {
+	// Platform is ppro or p3.
+	Platform string `toml:"platform"`
+	// From, To and Step are the message sizes in bytes.
+	From int `toml:"from"`
+	To   int `toml:"to"`
+	Step int `toml:"step"`
+	// Iters is the round trips per size (after 2 of warm-up).
+	Iters int `toml:"iters"`
+}
+
+// LatencyDefaults sweep 16 to 2048 bytes.
+func LatencyDefaults() *LatencyParams {
+	return &LatencyParams{Platform: "ppro", From: 16, To: 2048, Step: 64, Iters: 4}
+}
+
+// Validate implements scenario.Params.
+func (p *LatencyParams) Validate() error {
+	_, perr := hl.PlatformPreset(p.Platform)
+	var pe error
+	if perr != nil {
+		pe = &scenario.KeyError{Key: "platform", Msg: perr.Error()}
+	}
+	return scenario.FirstError(pe,
+		scenario.Check(p.From < 0 || p.From > 2048, "from", "must be 0..2048 (got %d)", p.From),
+		scenario.Check(p.To < p.From || p.To > 2048, "to", "must be from..2048 (got %d)", p.To),
+		scenario.Check(p.Step < 1, "step", "must be at least 1 (got %d)", p.Step),
+		scenario.Check(p.Iters < 2 || p.Iters > 1000, "iters", "must be 2..1000 (got %d)", p.Iters))
+}
+
+// LatencyScenario is lci-latency.
+func LatencyScenario() *scenario.Scenario {
+	return mk("lci-latency", "LCI end-to-end latency against message size for I-sdma and I-pio, and the PIO/DMA cross-over (figure 7); the waveform shows the first I-sdma ping-pong",
+		LatencyDefaults, RunLatency)
+}
+
+// Crossover is a latency sweep's result.
+type Crossover struct {
+	Sizes     []int
+	SDMA, PIO []clock.Time
+	// At is the first size at which I-sdma's end-to-end latency is not
+	// above I-pio's (0: none in the sweep).
+	At int
+}
+
+// MeasureCrossover sweeps the sizes on platform (the first I-sdma run in
+// e, nil: fresh).
+func MeasureCrossover(e *env.Env, platform string, sizes []int, iters int) (Crossover, env.Result, error) {
+	x := Crossover{Sizes: sizes}
+	var first env.Result
+	for i, n := range sizes {
+		for _, v := range []string{"sdma", "pio"} {
+			c, err := config(platform, v, 2)
+			if err != nil {
+				return x, first, err
+			}
+			var run *env.Env
+			if i == 0 && v == "sdma" {
+				run = e
+			}
+			r, err := hl.PingPong(run, c, hl.Bench{Size: n, Warm: 2, Iters: iters, Stream: 8})
+			if err != nil {
+				return x, first, fmt.Errorf("%s %d bytes: %w", v, n, err)
+			}
+			if i == 0 && v == "sdma" {
+				first = r.Run
+			}
+			if v == "sdma" {
+				x.SDMA = append(x.SDMA, r.E2E)
+			} else {
+				x.PIO = append(x.PIO, r.E2E)
+			}
+		}
+	}
+	for i, n := range sizes {
+		if x.SDMA[i] <= x.PIO[i] {
+			x.At = n
+			break
+		}
+	}
+	return x, first, nil
+}
+
+// RunLatency runs the sweep.
+func RunLatency(e *env.Env, p *LatencyParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var sizes []int
+	for n := p.From; n <= p.To; n += p.Step {
+		sizes = append(sizes, n)
+	}
+	x, res, err := MeasureCrossover(e, p.Platform, sizes, p.Iters)
+	if err != nil {
+		return nil, err
+	}
+	pl, _ := hl.PlatformPreset(p.Platform)
+	rep := &scenario.Report{Title: fmt.Sprintf("lci-latency: end-to-end latency (half a ping-pong) on the %s platform, I-sdma and I-pio, %d to %d bytes", pl.Name, p.From, p.To)}
+	for i, n := range sizes {
+		rep.Add(fmt.Sprintf("%5d bytes: I-sdma / I-pio", n), fmt.Sprintf("%.2f / %.2f µs", usf(x.SDMA[i]), usf(x.PIO[i])), "", "")
+		rep.Measure(fmt.Sprintf("sdma_%d_us", n), usf(x.SDMA[i]), "µs")
+		rep.Measure(fmt.Sprintf("pio_%d_us", n), usf(x.PIO[i]), "µs")
+	}
+	addCrossover(rep, pl.Name, x)
+	rep.Result = res
+	return rep, nil
+}
+
+func addCrossover(rep *scenario.Report, platform string, x Crossover) {
+	model := "none up to " + fmt.Sprint(x.Sizes[len(x.Sizes)-1]) + " bytes"
+	if x.At > 0 {
+		model = fmt.Sprintf("%d bytes (%+.0f%%)", x.At, pct(float64(x.At), float64(paperCrossover(platform))))
+	}
+	rep.Add(platform+": PIO/DMA cross-over (end-to-end latency)", model, fmt.Sprintf("~%d bytes", paperCrossover(platform)),
+		paper+" 5.2.4 «The cross-over point is at a message size of around 800 bytes on the P3 platform, and at around 1200 bytes on the PPro platform» (validation)")
+	rep.Measure(strings.ToLower(platform)+"_crossover_bytes", float64(x.At), "bytes")
+}

@@ -1,0 +1,123 @@
+package lciscen_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/lciscen"
+	"github.com/nisim/nisim/waves/vcd"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+type outputs struct {
+	rep        *scenario.Report
+	vcd, trace []byte
+}
+
+// execute runs the named scenario as `nisim run` does, with a waveform and
+// a trace, and expects no setup error, no checker violation and no failed
+// check.
+func execute(name string, seed uint64, sets ...string) outputs {
+	GinkgoHelper()
+	s, err := scenario.Catalog(lciscen.Scenarios()).Lookup(name)
+	Expect(err).NotTo(HaveOccurred())
+	p := s.Defaults()
+	Expect(scenario.Configure(p, "", sets)).To(Succeed())
+	dir := GinkgoT().TempDir()
+	vcdPath, tracePath := filepath.Join(dir, "run.vcd"), filepath.Join(dir, "run.trace")
+	rep, _, violations, err := scenario.Exec(s, p, scenario.Options{Seed: seed, VCD: vcdPath, Trace: tracePath, Comment: name})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(violations).NotTo(HaveOccurred())
+	Expect(rep.Failed()).To(BeFalse(), "%+v", rep.Checks)
+	var o outputs
+	o.rep = rep
+	o.vcd, err = os.ReadFile(vcdPath)
+	Expect(err).NotTo(HaveOccurred())
+	o.trace, err = os.ReadFile(tracePath)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(vcd.Lint(bytes.NewReader(o.vcd))).To(BeEmpty())
+	return o
+}
+
+func metric(r *scenario.Report, name string) float64 {
+	GinkgoHelper()
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m.Value
+		}
+	}
+	Fail("no metric " + name)
+	return 0
+}
+
+var _ = Describe("LCI scenarios", func() {
+	It("lci-logp holds the calibration (PPro I-sdma within 10% of Table III) and dumps the ping-pong", func() {
+		o := execute("lci-logp", 1, "iters=20", "stream=400")
+		Expect(len(o.rep.Checks)).To(BeNumerically(">=", 6))
+		Expect(string(o.vcd)).To(ContainSubstring("hsq"))
+		Expect(o.trace).NotTo(BeEmpty())
+	})
+
+	It("lci-logp on the P3 with I-pio reports Table IV's row without holding it", func() {
+		o := execute("lci-logp", 1, "platform=p3", "variant=pio", "iters=10", "stream=60")
+		Expect(metric(o.rep, "p3_i-pio_latency_l")).To(BeNumerically(">", 0))
+	})
+
+	It("lci-latency finds the P3 cross-over near the paper's 800 bytes", func() {
+		o := execute("lci-latency", 1, "platform=p3", "from=528", "to=1104", "step=64", "iters=2")
+		Expect(metric(o.rep, "p3_crossover_bytes")).To(BeNumerically("~", 800, 160))
+	})
+
+	It("lci-throughput gives I-pio on the P3 under the paper's ~120 MB/s PIO bound", func() {
+		o := execute("lci-throughput", 1, "platform=p3", "variant=pio", "sizes=[2048, 8192]", "messages=12")
+		Expect(metric(o.rep, "mbps_8192")).To(And(BeNumerically(">", 50), BeNumerically("<", 125)))
+	})
+
+	It("lci-traffic delivers everything on 8 nodes with every checker on", func() {
+		o := execute("lci-traffic", 3, "ops=20")
+		Expect(metric(o.rep, "deliveries")).To(BeNumerically(">", 100))
+	})
+
+	It("lci-traffic delivers everything to a busy receiver everyone sends to, its senders' windows full", func() {
+		o := execute("lci-traffic", 3, hotTraffic...)
+		Expect(metric(o.rep, "deliveries")).To(BeNumerically(">", 300))
+	})
+
+	It("lci-broadcast on 16 nodes reaches every node", func() {
+		execute("lci-broadcast", 1, "nodes=16", "stream_size=2048", "stream_messages=8", "iters=2")
+	})
+
+	It("gives the same trace and waveform for the same seed", func() {
+		a := execute("lci-traffic", 5, "ops=10", "nodes=4")
+		b := execute("lci-traffic", 5, "ops=10", "nodes=4")
+		Expect(a.trace).To(Equal(b.trace))
+		Expect(a.vcd).To(Equal(b.vcd))
+	})
+
+	DescribeTable("refuses bad parameters, naming the key",
+		func(name string, set, key string) {
+			s, err := scenario.Catalog(lciscen.Scenarios()).Lookup(name)
+			Expect(err).NotTo(HaveOccurred())
+			p := s.Defaults()
+			err = scenario.Configure(p, "", []string{set})
+			if err == nil {
+				err = p.Validate()
+			}
+			Expect(err).To(MatchError(ContainSubstring(key)))
+		},
+		Entry("unknown platform", "lci-logp", "platform=pentium4", "platform"),
+		Entry("unknown variant", "lci-logp", "variant=rcpy", "variant"),
+		Entry("message over the MTU", "lci-logp", "size=4096", "size"),
+		Entry("unknown tree", "lci-broadcast", "tree=ternary", "tree"),
+		Entry("too many nodes", "lci-traffic", "nodes=65", "nodes"),
+		Entry("percentages over 100", "lci-traffic", "fa_pct=95", "fa_pct"),
+		Entry("a hot share over 100", "lci-traffic", "hot_pct=101", "hot_pct"),
+		Entry("a negative pause", "lci-traffic", "hot_pause_us=-1", "hot_pause_us"),
+		Entry("empty sweep", "lci-throughput", "sizes=[]", "sizes"),
+		Entry("unknown key", "lci-report", "steps=3", "steps"),
+	)
+})

@@ -1,0 +1,84 @@
+package lciscen
+
+import (
+	fw "github.com/nisim/nisim/firmware/lci"
+)
+
+// paper is where the figures come from.
+const paper = "lci-myrinet-cluster-protocols.txt"
+
+// logp are a row of Table III or IV in µs; FA < 0 where the paper gives
+// none.
+type logp struct {
+	Os, Or, L, G, E2E, FA float64
+	Source                string
+}
+
+// paperLogP returns the paper's LogP row for a platform (PPro or P3) and
+// variant: Table III for I-sdma (with its F&A latency), Table IV for
+// I-pio.
+func paperLogP(platform string, v fw.Variant) logp {
+	switch {
+	case platform == "PPro" && v == fw.SDMA:
+		return logp{1.8, 2.6, 10.7, 11.1, 15.1, 18.0, "Table III, PPro I-sdma"}
+	case platform == "P3" && v == fw.SDMA:
+		return logp{0.5, 0.5, 7.8, 4.5, 8.8, 7.4, "Table III, P3 I-sdma"}
+	case platform == "PPro" && v == fw.PIO:
+		return logp{1.5, 2.3, 6.7, 6.7, 10.4, -1, "Table IV, PPro I-pio"}
+	default:
+		return logp{0.5, 0.4, 5.2, 2.8, 6.2, -1, "Table IV, P3 I-pio"}
+	}
+}
+
+// paperCrossover is the message size where DMA-based sends catch up with
+// PIO in end-to-end latency: «The cross-over point is at a message size of
+// around 800 bytes on the P3 platform, and at around 1200 bytes on the
+// PPro platform» (section 5.2.4).
+func paperCrossover(platform string) int {
+	if platform == "P3" {
+		return 800
+	}
+	return 1200
+}
+
+// paperBroadcastLatency is the 16-byte broadcast latency on 64 nodes with
+// binary trees in µs (section 5.4): «On the PPro platform using binary
+// trees, the latency of a 16-byte message is 58.5 µs for I-pio, 70.4 µs
+// for I-sdma ... On the P3 platform these latencies are 25.7 µs for I-pio,
+// 28.9 µs for I-sdma». For binomial trees the paper gives no figure, only
+// that they are «consistently lower» (0 here).
+func paperBroadcastLatency(platform string, v fw.Variant, t fw.Tree) float64 {
+	if t != fw.Binary {
+		return 0
+	}
+	switch {
+	case platform == "PPro" && v == fw.PIO:
+		return 58.5
+	case platform == "PPro":
+		return 70.4
+	case v == fw.PIO:
+		return 25.7
+	default:
+		return 28.9
+	}
+}
+
+// paperBroadcastThroughput is section 5.4's broadcast throughput on the
+// P3 platform in MB/s: «I-sdma on the P3 platform is able to achieve a
+// multicast throughput of almost 100 Mbyte/s with binary trees; for I-pio
+// this peak throughput is 75 Mbyte/s», and with binomial trees «throughput
+// to drop to around 37 Mbyte/s for all implementations (close to the
+// theoretical maximum of about 41 Mbyte/s)». For the PPro platform the
+// text gives no figure (0).
+func paperBroadcastThroughput(platform string, v fw.Variant, t fw.Tree) float64 {
+	switch {
+	case platform != "P3":
+		return 0
+	case t == fw.Binomial:
+		return 37
+	case v == fw.SDMA:
+		return 100
+	default:
+		return 75
+	}
+}

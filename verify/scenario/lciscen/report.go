@@ -1,0 +1,229 @@
+package lciscen
+
+import (
+	"fmt"
+	"strings"
+
+	fw "github.com/nisim/nisim/firmware/lci"
+	hl "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+)
+
+// --- lci-traffic ---
+
+// TrafficParams are lci-traffic's parameters.
+type TrafficParams struct {
+	Platform
+	// Nodes take part (the first of the 64).
+	Nodes int `toml:"nodes"`
+	// Ops is the operations per node; MaxSize the largest payload.
+	Ops     int `toml:"ops"`
+	MaxSize int `toml:"max_size"`
+	// McastPct and FAPct are the shares of multicasts and fetch-and-adds.
+	McastPct int    `toml:"mcast_pct"`
+	FAPct    int    `toml:"fa_pct"`
+	Tree     string `toml:"tree"`
+	// HotPct and HotPauseUs make node 0 a busy receiver: that share of the
+	// other nodes' unicasts and fetch-and-adds go to it, and its host
+	// computes this many µs after each of its operations before it polls
+	// (host/lcilib Traffic.HotPct and HotPause): the senders' windows fill.
+	HotPct     int `toml:"hot_pct"`
+	HotPauseUs int `toml:"hot_pause_us"`
+}
+
+// maxOps bounds the operations of a traffic run (ops x nodes).
+const maxOps = 1_000_000
+
+// TrafficDefaults are 8 PPro nodes.
+func TrafficDefaults() *TrafficParams {
+	return &TrafficParams{Platform: Platform{"ppro", "sdma"}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary"}
+}
+
+// Validate implements scenario.Params.
+func (p *TrafficParams) Validate() error {
+	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
+		scenario.Check(p.Ops < 1 || p.Ops > 100000, "ops", "must be 1..100000 (got %d)", p.Ops),
+		scenario.Check(p.MaxSize < 0 || p.MaxSize > 2048, "max_size", "must be 0..2048 (the MTU; got %d)", p.MaxSize),
+		scenario.Check(p.McastPct < 0 || p.McastPct > 100, "mcast_pct", "must be 0..100 (got %d)", p.McastPct),
+		// FAPct alone first: the sum overflowed and let 2^63 through.
+		scenario.Check(p.FAPct < 0 || p.FAPct > 100 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
+		// Every node's operations are planned before the run: 64 nodes of
+		// 100000 took more than 4 GB before the first cycle.
+		scenario.Check(p.Ops*p.Nodes > maxOps, "ops", "ops x nodes = %d operations, more than the %d a run may plan", p.Ops*p.Nodes, maxOps),
+		scenario.Check(p.HotPct < 0 || p.HotPct > 100, "hot_pct", "must be 0..100 (got %d)", p.HotPct),
+		scenario.Check(p.HotPauseUs < 0 || p.HotPauseUs > 100000, "hot_pause_us", "must be 0..100000 (got %d)", p.HotPauseUs))
+}
+
+// TrafficScenario is lci-traffic.
+func TrafficScenario() *scenario.Scenario {
+	return mk("lci-traffic", "LCI randomised unicast, multicast and fetch-and-add traffic with every checker on: exactly once, FIFO per pair, the window, every member, unique F&A values",
+		TrafficDefaults, RunTrafficScenario)
+}
+
+// RunTrafficScenario runs the workload in e with e's seed.
+func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := config(p.Platform.Platform, p.Variant, p.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	c.Tree, _ = fw.ParseTree(p.Tree)
+	r, runErr := hl.RunTraffic(e, c, hl.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
+		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
+	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
+		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
+	rep.Add("unicasts / multicasts / fetch-and-adds", fmt.Sprintf("%d / %d / %d", r.Unicasts, r.Multicasts, r.FetchAdds), "", "")
+	rep.Add("operations completed: unicasts delivered / multicasts at every member / F&A answered",
+		fmt.Sprintf("%d / %d / %d", r.UnicastsDone, r.MulticastsDone, r.FetchAddsDone), "", "")
+	rep.Add("packets delivered to upcalls", fmt.Sprint(r.Deliveries), "", "")
+	fired, never := 0, []string{}
+	for _, cv := range r.Coverage {
+		if cv.Count > 0 {
+			fired++
+		} else {
+			never = append(never, fmt.Sprintf("%s %s in %s", cv.Machine[strings.LastIndex(cv.Machine, ".")+1:], cv.On, cv.From))
+		}
+	}
+	rep.Add("firmware coverage: transitions fired on some NI", fmt.Sprintf("%d of %d", fired, len(r.Coverage)), "", "never: "+strings.Join(never, ", "))
+	rep.Measure("coverage_fired", float64(fired), "transitions")
+	rep.Check("delivered", runErr == nil, "every packet exactly once, intact, in FIFO order per sender; every multicast at every member; unique F&A values; the window held: %v", errText(runErr))
+	rep.Measure("deliveries", float64(r.Deliveries), "packets")
+	rep.Measure("operations", float64(r.Completed()), "completed")
+	rep.Result = r.Run
+	return rep, runErr
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "yes"
+	}
+	return err.Error()
+}
+
+// --- lci-report ---
+
+// ReportParams are lci-report's parameters.
+type ReportParams struct {
+	// Broadcast includes the 64-node broadcasts (the slowest part).
+	Broadcast bool `toml:"broadcast"`
+	// Step is the size step of the cross-over sweep in bytes.
+	Step int `toml:"step"`
+	// Iters is the round trips of each LogP ping-pong.
+	Iters int `toml:"iters"`
+}
+
+// ReportDefaults include everything.
+func ReportDefaults() *ReportParams { return &ReportParams{Broadcast: true, Step: 64, Iters: 50} }
+
+// Validate implements scenario.Params.
+func (p *ReportParams) Validate() error {
+	return scenario.FirstError(
+		scenario.Check(p.Step < 8 || p.Step > 1024, "step", "must be 8..1024 bytes (got %d)", p.Step),
+		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters))
+}
+
+// ReportScenario is lci-report.
+func ReportScenario() *scenario.Scenario {
+	return mk("lci-report", "every figure of the LCI paper the model produces (Tables III and IV for I-sdma and I-pio, the PIO/DMA cross-overs, 64-node broadcast latency and throughput) on both platforms, model vs paper; the waveform shows the PPro I-sdma ping-pong",
+		ReportDefaults, RunReport)
+}
+
+// RunReport runs every measurement: the PPro I-sdma ping-pong in e, the
+// rest each in a fresh env.
+func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
+	b := hl.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
+	for _, pl := range []string{"ppro", "p3"} {
+		for _, v := range []string{"sdma", "pio"} {
+			c, err := config(pl, v, 2)
+			if err != nil {
+				return nil, err
+			}
+			var run *env.Env
+			if pl == "ppro" && v == "sdma" {
+				run = e
+			}
+			r, err := hl.MeasureLogP(run, c, b)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", pl, v, err)
+			}
+			if run != nil {
+				rep.Result = r.Run
+			}
+			addLogP(rep, c.Platform.Name+" "+c.Variant.String(), r, paperLogP(c.Platform.Name, c.Variant), pl == "ppro" && v == "sdma")
+		}
+	}
+	for _, pl := range []string{"ppro", "p3"} {
+		var sizes []int
+		for n := 16; n <= 2048; n += p.Step {
+			sizes = append(sizes, n)
+		}
+		x, _, err := MeasureCrossover(nil, pl, sizes, 4)
+		if err != nil {
+			return nil, err
+		}
+		name := "PPro"
+		if pl == "p3" {
+			name = "P3"
+		}
+		addCrossover(rep, name, x)
+	}
+	// Throughput bounds the text states (the curves are figures only).
+	for _, t := range []struct {
+		platform, variant string
+		size              int
+		copy              bool
+		bound             string
+		quote             string
+	}{
+		{"ppro", "sdma", 512 << 10, true, "< 52 MB/s", "5.3 «this memory copy causes the effective throughput to drop below 52 Mbyte/s for messages exceeding the L2 cache size»"},
+		{"p3", "pio", 64 << 10, false, "~120 MB/s", "5.2.4 «The PIO-write bandwidth on the P3 platform is limited to about 120 Mbyte/s, so the packet transfer to the NI becomes a clear bottleneck for I-pio»"},
+		{"p3", "sdma", 64 << 10, false, "-", "5.2.4: the 64-bit PCI's «peak throughput (254.3 Mbyte/s) ... is very close to the Myrinet2000 link bandwidth (250 Mbyte/s)»; LCI does not reach it on 33 MHz PCI"},
+	} {
+		c, err := config(t.platform, t.variant, 2)
+		if err != nil {
+			return nil, err
+		}
+		tp, err := hl.Stream(nil, c, hl.Bench{Size: t.size, Iters: 2, Stream: 8}, t.copy)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s throughput: %w", t.platform, t.variant, err)
+		}
+		how := "without"
+		if t.copy {
+			how = "with"
+		}
+		rep.Add(fmt.Sprintf("%s %s: one-way throughput, %d KB messages, %s the receiver's copy", c.Platform.Name, c.Variant, t.size>>10, how),
+			fmt.Sprintf("%.1f MB/s", tp.MBps), t.bound, paper+" "+t.quote+" (validation)")
+		rep.Measure(fmt.Sprintf("%s_%s_%dk_mbps", t.platform, t.variant, t.size>>10), tp.MBps, "MB/s")
+	}
+	if p.Broadcast {
+		for _, pl := range []string{"ppro", "p3"} {
+			for _, v := range []string{"sdma", "pio"} {
+				for _, t := range []fw.Tree{fw.Binary, fw.Binomial} {
+					c, err := config(pl, v, 64)
+					if err != nil {
+						return nil, err
+					}
+					c.Tree = t
+					lat, tp, _, err := measureBroadcast(nil, c, 4, 4096, 12)
+					if err != nil {
+						return nil, fmt.Errorf("%s %s %s: %w", pl, v, t, err)
+					}
+					addBroadcast(rep, c, 64, lat, tp, 4096)
+				}
+			}
+		}
+	}
+	hc := hl.DefaultCosts()
+	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge read %d cycles; library send %d, receive %d cycles",
+		float64(fw.CPI100)/100, hl.PPro().BridgeReadCycles, hc.Send, hc.Recv), "",
+		"fitted to the PPro I-sdma row of Table III (firmware/lci/config.go, host/lcilib/platform.go, host/lcilib/host.go)")
+	return rep, nil
+}

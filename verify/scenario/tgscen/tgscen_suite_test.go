@@ -1,0 +1,13 @@
+package tgscen_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestTelegraphos(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/scenario/tgscen")
+}
