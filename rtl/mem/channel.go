@@ -41,7 +41,29 @@ type Req struct {
 	Master string
 	// Seq is the master's own sequence number for the request.
 	Seq uint64
+	// Atomic marks one half of a load-locked/store-conditional pair; the
+	// component that keeps reservations (a host cache) honours it, others
+	// treat the request as a plain read or write.
+	Atomic Atomic
 }
+
+// Atomic qualifies a request as part of a load-locked/store-conditional
+// pair (Alpha LDL_L/STL_C, which Cashmere-2L's locks use).
+type Atomic uint8
+
+// Atomic qualifiers.
+const (
+	// NotAtomic is a plain access.
+	NotAtomic Atomic = iota
+	// LoadLocked is a read that also sets the issuing master's reservation
+	// on the cache line it reads.
+	LoadLocked
+	// StoreConditional is a non-posted write that takes effect only if the
+	// master's reservation on the line still holds (no other CPU or DMA
+	// wrote the line since the LoadLocked); its completion beat has
+	// CondFailed set, and nothing written, if it did not.
+	StoreConditional
+)
 
 func (r *Req) String() string {
 	return fmt.Sprintf("%s %s %#x+%d seq=%d", r.Master, r.Op, r.Addr, r.Len, r.Seq)
@@ -60,6 +82,9 @@ type Beat struct {
 	// Err is set on an error response (an address nothing decodes, an
 	// access outside a memory); the data is then meaningless.
 	Err string
+	// CondFailed is set on the completion of a StoreConditional that did
+	// not take effect.
+	CondFailed bool
 }
 
 func (b Beat) String() string {
