@@ -11,6 +11,16 @@
 // one data phase wide: AddMaster creates a master's channel, AddTarget maps
 // an address window onto a target's channel (a mem.Memory port, a device's
 // register block).
+//
+// Observers (Observe) see every data phase of every transaction, the way a
+// snooping device on the bus would (SHRIMP's network interface «snoops» the
+// Xpress memory bus and «does not allow a memory write to be stalled»,
+// shrimp-design-choices.txt section 3; a host cache invalidates on I/O DMA
+// writes): they are called synchronously in the data phase and cannot stall
+// or change it.
+//
+// A Bridge (bridge.go) joins two buses: a target on each side that is a
+// master on the other.
 package bus
 
 import (
@@ -134,7 +144,77 @@ type Bus struct {
 
 	dataCycles, waitCycles, busyCycles uint64
 
+	observers []func(now clock.Time, o Observation)
+
 	sigPhase, sigMaster, sigTarget, sigAddr, sigWait *waves.Signal
+}
+
+// Observation is one data phase as a bus observer sees it.
+type Observation struct {
+	// Cycle is the bus cycle of the data phase (the bus clock's cycle at
+	// the time the observer is called with).
+	Cycle clock.Cycle
+	// Master is the name the master was added with; MasterIndex its
+	// number (the order of AddMaster).
+	Master      string
+	MasterIndex int
+	// Target is the name of the target whose window decodes the address,
+	// "" when nothing decodes it (master abort).
+	Target string
+	// Req is the master's request, its address in bus space. The same
+	// pointer is seen for every beat of the request, also across the
+	// bursts it is split into.
+	Req *mem.Req
+	// Addr is this beat's bus address.
+	Addr uint64
+	// Data is the beat's write data, or the read data the target returns.
+	// It is the bus's own slice: an observer must not modify it, and must
+	// copy it to keep it beyond the call.
+	Data []byte
+	// Write is set for a write, clear for a read.
+	Write bool
+	// First and Last mark the first and last beats of the master's request
+	// (one transaction from the master's side, even when it is split).
+	First, Last bool
+	// BurstFirst and BurstLast mark the first and last beats of this bus
+	// tenure (a piece of a request split at MaxBurstBytes).
+	BurstFirst, BurstLast bool
+	// Err is set when the beat belongs to an aborted transaction (nothing
+	// decodes the address); the data is then not real.
+	Err string
+}
+
+// Observe subscribes fn to every data phase of the bus. Any number of
+// observers may subscribe; they are called in subscription order, in the
+// data phase's cycle, after the beat moved. They cannot stall the bus or
+// change the beat: a snooper that needs time must queue the observation
+// itself (SHRIMP: the network interface «does not allow a memory write to
+// be stalled», shrimp-design-choices.txt section 3).
+func (b *Bus) Observe(fn func(now clock.Time, o Observation)) {
+	b.observers = append(b.observers, fn)
+}
+
+// observe tells the observers about the beat just moved at offset at
+// (within the burst) of the current transaction.
+func (b *Bus) observe(now clock.Time, x *txn, at int, data []byte, err string) {
+	if len(b.observers) == 0 {
+		return
+	}
+	tname := ""
+	if x.t >= 0 {
+		tname = b.targets[x.t].name
+	}
+	reqOff := x.off + at
+	o := Observation{
+		Cycle: b.Clock().CycleAt(now), Master: b.masters[x.m].name, MasterIndex: x.m,
+		Target: tname, Req: x.mreq, Addr: x.mreq.Addr + uint64(reqOff), Data: data,
+		Write: x.mreq.Op == mem.Write,
+		First: reqOff == 0, Last: reqOff+len(data) == x.mreq.Len,
+		BurstFirst: at == 0, BurstLast: at+len(data) >= x.n, Err: err,
+	}
+	for _, fn := range b.observers {
+		fn(now, o)
+	}
 }
 
 // Config returns the bus timing.
@@ -416,10 +496,12 @@ func (b *Bus) writeBeat(now clock.Time, x *txn) bool {
 	if beat.Req != x.mreq {
 		b.env.Report(now, b.Name(), "bus.protocol", "master %s sent data of %v during %v", b.masters[x.m].name, beat.Req, x.mreq)
 	}
+	at := x.moved
 	x.moved += len(beat.Data)
 	if b.env.Trace.Enabled() {
 		x.data = append(x.data, beat.Data...)
 	}
+	b.observe(now, x, at, beat.Data, x.err)
 	return true
 }
 
@@ -440,6 +522,7 @@ func (b *Bus) readBeat(now clock.Time, x *txn) bool {
 		beat = mem.Beat{Data: make([]byte, n), Err: x.err, Last: x.moved+n == x.n}
 	}
 	first := x.off+x.moved == 0
+	at := x.moved
 	x.moved += len(beat.Data)
 	if beat.Last && x.moved < x.n {
 		b.env.Report(now, b.Name(), "bus.protocol", "target ended a %d-byte read after %d bytes", x.n, x.moved)
@@ -450,6 +533,7 @@ func (b *Bus) readBeat(now clock.Time, x *txn) bool {
 	if b.env.Trace.Enabled() {
 		x.data = append(x.data, beat.Data...)
 	}
+	b.observe(now, x, at, beat.Data, beat.Err)
 	return true
 }
 
