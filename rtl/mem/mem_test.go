@@ -1,6 +1,8 @@
 package mem_test
 
 import (
+	"fmt"
+
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/mem"
@@ -119,6 +121,59 @@ var _ = Describe("Memory", func() {
 		back, _ := m.Storage().Bytes(0x40, 16)
 		Expect(back).To(Equal(data))
 		Expect(e.Trace.Records()[0].Format()).To(HavePrefix("40000 4 Mem mem.write addr=0x40 len=16"))
+	})
+
+	It("announces a finished write with its data to every subscriber, in subscription order", func() {
+		build(2, 8)
+		type seen struct {
+			Who    string
+			Cycle  clock.Cycle
+			Port   int
+			Addr   uint64
+			Data   string
+			Master string
+		}
+		var log []seen
+		sub := func(who string) func(clock.Time, mem.WriteEvent) {
+			return func(now clock.Time, w mem.WriteEvent) {
+				log = append(log, seen{who, clk.CycleAt(now), w.Port, w.Addr, string(w.Data), w.Master})
+			}
+		}
+		m.SubscribeWrites(sub("first"))
+		var legacy []string
+		m.OnWrite(func(now clock.Time, port int, addr uint64, n int) {
+			legacy = append(legacy, fmt.Sprintf("c%d port%d %#x+%d", clk.CycleAt(now), port, addr, n))
+		})
+		m.SubscribeWrites(sub("second"))
+		data := []byte("abcdefghijklmnop")
+		req := &mem.Req{Op: mem.Write, Addr: 0x40, Len: 16, Posted: true, Master: "Dma"}
+		var rx []got
+		master(mem.WriteBeats(req, data, 8), &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// As in the non-posted case: accepted at c1, beats written at c3
+		// and c4 (latency 2), so the write finishes, and is announced, at c4.
+		Expect(log).To(Equal([]seen{
+			{"first", 4, 0, 0x40, "abcdefghijklmnop", "Dma"},
+			{"second", 4, 0, 0x40, "abcdefghijklmnop", "Dma"},
+		}))
+		Expect(legacy).To(Equal([]string{"c4 port0 0x40+16"}))
+	})
+
+	It("hands subscribers a copy: changing it leaves the storage alone", func() {
+		build(0, 8)
+		m.SubscribeWrites(func(_ clock.Time, w mem.WriteEvent) {
+			for i := range w.Data {
+				w.Data[i] = 0xff
+			}
+		})
+		req := &mem.Req{Op: mem.Write, Addr: 0x80, Len: 8, Posted: true}
+		var rx []got
+		master(mem.WriteBeats(req, []byte("12345678"), 8), &rx).Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		back, _ := m.Storage().Bytes(0x80, 8)
+		Expect(string(back)).To(Equal("12345678"))
 	})
 
 	It("sends nothing back for a posted write", func() {

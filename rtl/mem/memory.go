@@ -168,13 +168,42 @@ type Memory struct {
 
 	sigState, sigPort, sigAddr *waves.Signal
 
-	onWrite func(now clock.Time, port int, addr uint64, n int)
+	writeSubs []func(now clock.Time, w WriteEvent)
 }
 
-// OnWrite sets a function called when a write transaction has finished
-// (its data is in storage): a device that watches part of its memory (a
-// doorbell region written by PIO) or a cache that a DMA write invalidates.
-func (m *Memory) OnWrite(fn func(now clock.Time, port int, addr uint64, n int)) { m.onWrite = fn }
+// WriteEvent is a finished write transaction as a write subscriber sees
+// it.
+type WriteEvent struct {
+	// Port is the memory port the write arrived on.
+	Port int
+	// Addr is the first byte written, in the memory's own address space.
+	Addr uint64
+	// Data holds the bytes written. It is a copy made for the
+	// subscribers, not the storage: changing it does not change the
+	// memory, but every subscriber of the write sees the same slice, so a
+	// subscriber must not modify it and must copy it to keep it.
+	Data []byte
+	// Master is the request's Master field (the component that issued the
+	// write, as forwarded by a bus).
+	Master string
+}
+
+// SubscribeWrites adds fn to the functions called when a write transaction
+// has finished (its data is in storage), in the cycle it finished: a
+// device that watches part of its memory (a doorbell region written by
+// PIO), a cache that a DMA write invalidates, a checker. Any number may
+// subscribe; they are called in subscription order. A write that failed
+// (outside the memory) is not announced.
+func (m *Memory) SubscribeWrites(fn func(now clock.Time, w WriteEvent)) {
+	m.writeSubs = append(m.writeSubs, fn)
+}
+
+// OnWrite subscribes fn to finished writes with the address and length
+// only (the form older callers use); it adds a subscriber, so several
+// OnWrite and SubscribeWrites calls all see every write.
+func (m *Memory) OnWrite(fn func(now clock.Time, port int, addr uint64, n int)) {
+	m.SubscribeWrites(func(now clock.Time, w WriteEvent) { fn(now, w.Port, w.Addr, len(w.Data)) })
+}
 
 // xfer is the transaction in service.
 type xfer struct {
@@ -363,8 +392,15 @@ func (m *Memory) finish(now clock.Time, x *xfer) {
 	}
 	m.cur = nil
 	m.sigState.SetString(now, "IDLE")
-	if x.req.Op == Write && m.onWrite != nil && x.err == "" {
-		m.onWrite(now, x.port, x.req.Addr, x.req.Len)
+	if x.req.Op == Write && len(m.writeSubs) > 0 && x.err == "" {
+		// x.data is the transaction's own buffer, collected from the
+		// beats, never the storage; it is clipped to the request's length
+		// so that a subscriber's append cannot reach past it.
+		n := min(len(x.data), x.req.Len)
+		w := WriteEvent{Port: x.port, Addr: x.req.Addr, Data: x.data[:n:n], Master: x.req.Master}
+		for _, fn := range m.writeSubs {
+			fn(now, w)
+		}
 	}
 }
 
