@@ -95,7 +95,7 @@ func (h *HIB) refused(write bool, format string, args ...any) []step {
 
 // remote sends the request p() and waits for its reply (at most one
 // outstanding, TG-P12), whose datum is returned on the TURBOchannel.
-func (h *HIB) remote(e *engine, k Kind, p func() *Packet) []step {
+func (h *HIB) remote(e *sequencer, k Kind, p func() *Packet) []step {
 	var v uint32
 	return []step{
 		e.do("ARM", func(clock.Time) { h.waitKind, h.waitReply = k, nil }),
@@ -110,7 +110,7 @@ func (h *HIB) remote(e *engine, k Kind, p func() *Packet) []step {
 // a page this node owns (applied, then reflected to every copy), or to a
 // copy of a page owned elsewhere (applied with its pending-write counter,
 // then forwarded to the owner), 2.3.1-2.3.4.
-func (h *HIB) localWrite(e *engine, off uint32, v uint32) []step {
+func (h *HIB) localWrite(e *sequencer, off uint32, v uint32) []step {
 	val := v
 	ps := h.pages[int(off/PageBytes)]
 	seq := h.nextWrite()
@@ -157,7 +157,7 @@ func (h *HIB) nextWrite() uint64 { h.writes++; return h.writes }
 // counterUp is the counter cache's increment for a write to a word of a
 // page owned elsewhere: an existing counter goes up, a new one takes a free
 // entry, and with none free the processor stalls (2.3.4).
-func (h *HIB) counterUp(e *engine, off uint32) step {
+func (h *HIB) counterUp(e *sequencer, off uint32) step {
 	return step{"COUNTER_UP", func(now clock.Time) bool {
 		if n, ok := h.cc.Lookup(now, off); ok {
 			if h.forgetEvery > 0 {
@@ -180,7 +180,7 @@ func (h *HIB) counterUp(e *engine, off uint32) step {
 
 // reflectAll sends the write of val at off to every copy, a multicast list
 // entry at a time.
-func (h *HIB) reflectAll(e *engine, copies []Copy, off, val uint32, origin int, seq uint64) []step {
+func (h *HIB) reflectAll(e *sequencer, copies []Copy, off, val uint32, origin int, seq uint64) []step {
 	var s []step
 	for _, c := range copies {
 		dst := uint32(c.Page)*PageBytes + off%PageBytes
@@ -197,7 +197,7 @@ func (h *HIB) reflectAll(e *engine, copies []Copy, off, val uint32, origin int, 
 // reflected, so that the copies see the writes in the order the owner
 // applied them: «all of the new packets should be multicasted after all of
 // the previous packets are sent» (2.3.1).
-func (h *HIB) mcLock(e *engine) step {
+func (h *HIB) mcLock(e *sequencer) step {
 	return step{"MCAST_LOCK", func(clock.Time) bool {
 		if h.mcOwner >= 0 && h.mcOwner != e.id {
 			return false
@@ -207,12 +207,12 @@ func (h *HIB) mcLock(e *engine) step {
 	}}
 }
 
-func (h *HIB) mcUnlock(e *engine) step {
+func (h *HIB) mcUnlock(e *sequencer) step {
 	return e.do("MCAST_UNLOCK", func(clock.Time) { h.mcOwner = -1 })
 }
 
 // specialAccess serves the special registers.
-func (h *HIB) specialAccess(e *engine, write bool, reg uint32) []step {
+func (h *HIB) specialAccess(e *sequencer, write bool, reg uint32) []step {
 	var v uint32
 	if write {
 		return []step{e.do("REGISTER", func(now clock.Time) { h.writeRegister(now, reg, h.tcData) })}
@@ -319,7 +319,7 @@ func (h *HIB) shadowStore(now clock.Time, a, v uint32) {
 }
 
 // contextAccess serves a context's registers (Telegraphos II).
-func (h *HIB) contextAccess(e *engine, write bool, off uint32) []step {
+func (h *HIB) contextAccess(e *sequencer, write bool, off uint32) []step {
 	ctx, reg := int(off/ContextBytes), off%ContextBytes
 	if ctx >= len(h.ctxs) {
 		return h.refused(write, "context %d of %d", ctx, len(h.ctxs))
@@ -356,7 +356,7 @@ func (h *HIB) contextAccess(e *engine, write bool, off uint32) []step {
 // args[0] (operands data), or a remote copy from args[0] to args[1]. The
 // TURBOchannel read that launched it returns the atomic's old value, or 0
 // at once for the copy, which does not wait (2.2.2).
-func (h *HIB) launch(e *engine, op uint32, args, data [2]uint32, n int) []step {
+func (h *HIB) launch(e *sequencer, op uint32, args, data [2]uint32, n int) []step {
 	need := 1
 	if op == OpCopy {
 		need = 2

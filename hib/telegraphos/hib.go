@@ -58,9 +58,9 @@ func (b Builder) Build(name string) (*HIB, error) {
 	}
 	tc.ConnectTarget(h)
 	h.tc = tc
-	h.cpu = newEngine(h, 0, name+".Ctl")
-	h.srv = newEngine(h, 1, name+".Srv")
-	h.sink = newEngine(h, 2, name+".Sink")
+	h.cpu = newSequencer(h, 0, name+".Ctl")
+	h.srv = newSequencer(h, 1, name+".Srv")
+	h.sink = newSequencer(h, 2, name+".Sink")
 	if b.cfg.CounterCache > 0 {
 		h.cc, err = cam.MakeBuilder[uint32, int]().WithEnv(b.env).WithEntries(b.cfg.CounterCache).
 			WithPolicy(cam.Stall).WithWatchdog(true).Build(name + ".CounterCache")
@@ -88,9 +88,9 @@ type HIB struct {
 	memBase uint64       // where the shared memory starts on the memory ports
 	out, in *link.Dir
 
-	cpu, srv, sink *engine
-	memLock        int // engine holding the memory for an atomic operation, -1
-	mcOwner        int // engine holding the multicast unit, -1
+	cpu, srv, sink *sequencer
+	memLock        int // sequencer holding the memory for an atomic operation, -1
+	mcOwner        int // sequencer holding the multicast unit, -1
 	outIf          [numClasses]outIf
 	inIf           [numClasses]inIf
 	seq            uint64 // packets sent
@@ -166,12 +166,12 @@ type Hooks struct {
 // WindowBase, WindowBytes).
 func (h *HIB) Port() *mem.Channel { return h.tc }
 
-// AttachMemory connects the three engines to the local shared memory (the
+// AttachMemory connects the three sequencers to the local shared memory (the
 // on-board memory of Telegraphos I, or host memory through bus master
 // channels for Telegraphos II); shared offset 0 is at base on them.
 func (h *HIB) AttachMemory(base uint64, ports [3]*mem.Channel) {
 	h.memBase = base
-	for i, e := range []*engine{h.cpu, h.srv, h.sink} {
+	for i, e := range []*sequencer{h.cpu, h.srv, h.sink} {
 		e.mem = ports[i]
 		ports[i].ConnectMaster(h)
 	}
@@ -229,8 +229,8 @@ func (h *HIB) Tick(now clock.Time) bool {
 		}
 	}
 	progress = h.cpu.run(now) || progress
-	// No polling: what a waiting engine waits for changes either in a tick
-	// that made progress (another engine, an interface) or through a FIFO
+	// No polling: what a waiting sequencer waits for changes either in a tick
+	// that made progress (another sequencer, an interface) or through a FIFO
 	// or channel that wakes the HIB (a link word, a memory response, room
 	// in a FIFO, a TURBOchannel access); timed steps wake it themselves.
 	return progress
@@ -296,7 +296,7 @@ func (h *HIB) refuse(now clock.Time, format string, args ...any) {
 	h.interrupt(now, IntRefused)
 }
 
-// Idle implements check.Unit: no engine has work and nothing is
+// Idle implements check.Unit: no sequencer has work and nothing is
 // outstanding.
 func (h *HIB) Idle() bool {
 	return !h.cpu.busy() && !h.srv.busy() && !h.sink.busy() && h.outstanding == 0 &&

@@ -52,7 +52,7 @@ func (h *HIB) startServer(now clock.Time) {
 // and reflect it to every copy (the writer's own included, which tells the
 // writer its write has been ordered), all under the multicast unit, then
 // acknowledge it (2.3.1).
-func (h *HIB) serveUpdate(e *engine, p *Packet) []step {
+func (h *HIB) serveUpdate(e *sequencer, p *Packet) []step {
 	ps := h.pages[int(p.Addr/PageBytes)]
 	ack := e.send("SEND_ACK", func() *Packet { return &Packet{Kind: KWriteAck, Dst: p.Src} })
 	if ps == nil || ps.mode != ownerPage {
@@ -143,7 +143,7 @@ func (h *HIB) startSink(now clock.Time) {
 // round-robin arbiter: the older reflected value then overwrote the
 // processor's own newer one, the reverse of the owner's order (the
 // regression spec in verify/scenario/tgscen has the cycles).
-func (h *HIB) sinkReflect(e *engine, p *Packet) []step {
+func (h *HIB) sinkReflect(e *sequencer, p *Packet) []step {
 	apply := []step{e.memAccess("MEM_WRITE", true, func() uint32 { return p.Addr }, &p.Data[0]),
 		e.do("APPLIED", func(now clock.Time) { h.applying = reflectWrite{}; h.appliedRemote(now, p) })}
 	if h.cc == nil {

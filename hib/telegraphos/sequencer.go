@@ -9,15 +9,15 @@ import (
 	"github.com/nisim/nisim/waves"
 )
 
-// An engine is one of the HIB's state machines (the TURBOchannel side of
+// A sequencer is one of the HIB's state machines (the TURBOchannel side of
 // the central control, the request server, the response sink). It works
 // on one job at a time: a list of steps, each of which either completes in
 // the current cycle (and the next step runs at once) or asks to be called
 // again at a later edge. Steps that take time say so: a wait of n cycles, a
 // memory access (as long as the memory takes), a word pushed into or
 // popped from a link FIFO per cycle. The current step's name is the
-// engine's state signal.
-type engine struct {
+// sequencer's state signal.
+type sequencer struct {
 	h       *HIB
 	id      int
 	name    string
@@ -41,25 +41,25 @@ type step struct {
 	run  func(now clock.Time) bool
 }
 
-func newEngine(h *HIB, id int, name string) *engine {
-	e := &engine{h: h, id: id, name: name}
+func newSequencer(h *HIB, id int, name string) *sequencer {
+	e := &sequencer{h: h, id: id, name: name}
 	e.sig = h.env.Waves.String(name, "state")
 	e.sig.SetString(0, "IDLE")
 	e.state = "IDLE"
 	return e
 }
 
-// busy reports whether the engine has a job.
-func (e *engine) busy() bool { return e.steps != nil }
+// busy reports whether the sequencer has a job.
+func (e *sequencer) busy() bool { return e.steps != nil }
 
-// start gives the engine a job.
-func (e *engine) start(now clock.Time, steps ...step) {
+// start gives the sequencer a job.
+func (e *sequencer) start(now clock.Time, steps ...step) {
 	e.steps, e.pc, e.readyAt = steps, 0, now
 }
 
 // run advances the job as far as it can at now. It returns whether
 // anything happened.
-func (e *engine) run(now clock.Time) bool {
+func (e *sequencer) run(now clock.Time) bool {
 	progress := false
 	for e.steps != nil {
 		if now < e.readyAt {
@@ -85,7 +85,7 @@ func (e *engine) run(now clock.Time) bool {
 	return progress
 }
 
-func (e *engine) setState(now clock.Time, s string) {
+func (e *sequencer) setState(now clock.Time, s string) {
 	if e.state != s {
 		e.state = s
 		e.sig.SetString(now, s)
@@ -94,12 +94,12 @@ func (e *engine) setState(now clock.Time, s string) {
 
 // insert makes s the next steps of the job, after the current one: a
 // dispatching step picks the rest of the job from what it found.
-func (e *engine) insert(s []step) {
+func (e *sequencer) insert(s []step) {
 	e.steps = append(e.steps[:e.pc+1:e.pc+1], append(s, e.steps[e.pc+1:]...)...)
 }
 
 // wait is a step of n cycles.
-func (e *engine) wait(name string, n int) step {
+func (e *sequencer) wait(name string, n int) step {
 	return step{name, func(now clock.Time) bool {
 		if n > 0 {
 			e.readyAt = e.h.Clock().After(now, clock.Cycle(n))
@@ -109,20 +109,20 @@ func (e *engine) wait(name string, n int) step {
 }
 
 // do is a step of logic that takes no time of its own.
-func (e *engine) do(name string, fn func(now clock.Time)) step {
+func (e *sequencer) do(name string, fn func(now clock.Time)) step {
 	return step{name, func(now clock.Time) bool { fn(now); return true }}
 }
 
 // until is a step that waits for cond, checked every edge something
-// changes (the HIB ticks while any engine is busy).
-func (e *engine) until(name string, cond func(now clock.Time) bool) step {
+// changes (the HIB ticks while any sequencer is busy).
+func (e *sequencer) until(name string, cond func(now clock.Time) bool) step {
 	return step{name, cond}
 }
 
 // memAccess is a step that reads or writes one word of the local shared
 // memory at the offset off() and, for a read, stores it in *val. It waits
-// while another engine holds the memory for an atomic operation.
-func (e *engine) memAccess(name string, write bool, off func() uint32, val *uint32) step {
+// while another sequencer holds the memory for an atomic operation.
+func (e *sequencer) memAccess(name string, write bool, off func() uint32, val *uint32) step {
 	return step{name, func(now clock.Time) bool {
 		if e.memReq == nil {
 			if l := e.h.memLock; l >= 0 && l != e.id {
@@ -170,9 +170,9 @@ func (e *engine) memAccess(name string, write bool, off func() uint32, val *uint
 	}}
 }
 
-// lock and unlock bracket an atomic read-modify-write: no other engine
+// lock and unlock bracket an atomic read-modify-write: no other sequencer
 // starts a memory access in between.
-func (e *engine) lock(name string) step {
+func (e *sequencer) lock(name string) step {
 	return step{name, func(clock.Time) bool {
 		if e.h.memLock >= 0 && e.h.memLock != e.id {
 			return false
@@ -182,7 +182,7 @@ func (e *engine) lock(name string) step {
 	}}
 }
 
-func (e *engine) unlock(name string) step {
+func (e *sequencer) unlock(name string) step {
 	return e.do(name, func(clock.Time) { e.h.memLock = -1 })
 }
 
@@ -190,7 +190,7 @@ func (e *engine) unlock(name string) step {
 // ControlCycles of header work) and hands it to the outgoing link
 // interface of its class, waiting while the interface still holds an
 // earlier packet.
-func (e *engine) send(name string, p func() *Packet) step {
+func (e *sequencer) send(name string, p func() *Packet) step {
 	var pk *Packet
 	return step{name, func(now clock.Time) bool {
 		h := e.h
@@ -216,7 +216,7 @@ func (e *engine) send(name string, p func() *Packet) step {
 // receive is a step that takes the next packet of class c from the
 // incoming link interface, which assembles it from the link a word per
 // cycle.
-func (e *engine) receive(name string, c Class, into **Packet) step {
+func (e *sequencer) receive(name string, c Class, into **Packet) step {
 	return step{name, func(now clock.Time) bool {
 		in := &e.h.inIf[c]
 		if in.pkt == nil || !in.done {
