@@ -164,7 +164,28 @@ type KeyError struct {
 	Msg string
 }
 
-func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+// Error is one line: control characters in the message (a file name with a
+// newline, echoed by the operating system's error) are written as Go
+// escapes, since bad input gets a one-line error naming the key.
+func (e *KeyError) Error() string { return e.Key + ": " + escapeControls(e.Msg) }
+
+// escapeControls writes each control character of s as its Go escape
+// (a newline as \n) and leaves everything else as it is.
+func escapeControls(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // Check returns a *KeyError for key when bad is true.
 func Check(bad bool, key, format string, args ...any) error {

@@ -79,6 +79,12 @@ var _ = Describe("Configure", func() {
 		Entry("impossible value", "", []string{"fifo.depth=0"}, "invalid parameter fifo.depth: must be at least 1 (got 0)"),
 	)
 
+	It("keeps a key error on one line when its message echoes a file name with a newline (fuzz seed c65a6a51c7b5ca6d)", func() {
+		err := &scenario.KeyError{Key: "graph_file", Msg: "open 0\n0: no such file or directory"}
+		Expect(err.Error()).To(Equal(`graph_file: open 0\n0: no such file or directory`))
+		Expect((&scenario.KeyError{Key: "k", Msg: "tab\there, bell\a, é"}).Error()).To(Equal(`k: tab\there, bell\a, é`))
+	})
+
 	It("reports an unreadable file", func() {
 		err := scenario.Configure(defaults(), "/nonexistent/c.toml", nil)
 		Expect(err).To(MatchError("config /nonexistent/c.toml: no such file or directory"))
