@@ -1,0 +1,844 @@
+package memsys
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
+)
+
+// CacheBuilder configures a Cache.
+type CacheBuilder struct {
+	env      *env.Env
+	clk      clock.Clock
+	cfg      CacheConfig
+	bus      *bus.Bus
+	memory   *mem.Memory
+	base     uint64
+	policies []region
+}
+
+// MakeCacheBuilder returns a builder with DefaultCacheConfig.
+func MakeCacheBuilder() CacheBuilder { return CacheBuilder{cfg: DefaultCacheConfig()} }
+
+// WithEnv sets the simulation (required).
+func (b CacheBuilder) WithEnv(e *env.Env) CacheBuilder { b.env = e; return b }
+
+// WithClock sets the cache's clock, its CPU's (required).
+func (b CacheBuilder) WithClock(c clock.Clock) CacheBuilder { b.clk = c; return b }
+
+// WithConfig sets the geometry and timing.
+func (b CacheBuilder) WithConfig(c CacheConfig) CacheBuilder { b.cfg = c; return b }
+
+// WithBus sets the memory bus (required): the cache becomes a master on it
+// and observes it.
+func (b CacheBuilder) WithBus(x *bus.Bus) CacheBuilder { b.bus = x; return b }
+
+// WithMemory sets the node's memory (required) and the bus address of its
+// first byte: bus addresses in [base, base+size) are cacheable and their
+// data is the memory's Storage; every other address is I/O space.
+func (b CacheBuilder) WithMemory(m *mem.Memory, base uint64) CacheBuilder {
+	b.memory, b.base = m, base
+	return b
+}
+
+// WithPolicy sets the write policy of the pages [base, base+size) (bus
+// addresses, aligned to PageBytes); later settings override earlier ones
+// and pages never set are write-back.
+func (b CacheBuilder) WithPolicy(base, size uint64, p Policy) CacheBuilder {
+	b.policies = append(append([]region(nil), b.policies...), region{base, size, p})
+	return b
+}
+
+// Build creates the cache, adds it as a master of the bus and subscribes
+// it to the bus's observations.
+func (b CacheBuilder) Build(name string) (*Cache, error) {
+	switch {
+	case b.env == nil:
+		return nil, errors.New(name + ": no env")
+	case !b.clk.Valid():
+		return nil, errors.New(name + ": no clock")
+	case b.bus == nil:
+		return nil, errors.New(name + ": no memory bus")
+	case b.memory == nil:
+		return nil, errors.New(name + ": no memory")
+	}
+	if err := b.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	size := b.memory.Storage().Size()
+	if b.base+size < b.base {
+		return nil, fmt.Errorf("%s: memory at %#x of %#x bytes wraps the address space", name, b.base, size)
+	}
+	for _, r := range b.policies {
+		if err := checkRegion(r.base, r.size, r.policy, b.cfg.PageBytes); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	c := &Cache{env: b.env, cfg: b.cfg, store: b.memory.Storage(), memBase: b.base, memSize: size,
+		policies: b.policies, bus: b.bus, sets: uint64(b.cfg.Sets()),
+		lineShift: uint(log2(b.cfg.LineBytes))}
+	c.ways = make([]way, b.cfg.Sets()*b.cfg.Ways)
+	c.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, c)
+	port, err := mem.NewChannel(b.env, name+".Port", b.cfg.PortWidthBytes, b.cfg.PortDepth)
+	if err != nil {
+		return nil, err
+	}
+	port.ConnectTarget(c)
+	c.port = port
+	bch, err := b.bus.AddMaster(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	bch.ConnectMaster(c)
+	c.busCh = bch
+	b.bus.Observe(c.observe)
+	reg := b.env.Waves
+	c.sigState = reg.String(name, "state")
+	c.sigFill = reg.Wire(name, "fill_addr", 64)
+	c.sigHits = reg.Integer(name, "hits", 32)
+	c.sigMisses = reg.Integer(name, "misses", 32)
+	c.sigState.SetString(0, "IDLE")
+	b.env.Register(c)
+	return c, nil
+}
+
+func log2(n int) int {
+	k := 0
+	for n > 1 {
+		n >>= 1
+		k++
+	}
+	return k
+}
+
+// lineState is a line's coherence state (MSI).
+type lineState uint8
+
+const (
+	invalid lineState = iota
+	shared
+	modified
+)
+
+// way is one line frame: which line it holds and in what state. No data:
+// the bytes are in memory.
+type way struct {
+	line  uint64 // line number: bus address >> lineShift
+	state lineState
+	used  uint64 // LRU stamp
+}
+
+// stage of the access in service.
+type stage uint8
+
+const (
+	stGather  stage = iota // collecting a store's data beats
+	stLookup               // waiting for the hit time, then deciding
+	stBus                  // waiting for a fill or an uncached access
+	stRespond              // answer the CPU
+)
+
+var stageNames = [...]string{"GATHER", "LOOKUP", "BUS", "RESPOND"}
+
+// access is the CPU request in service.
+type access struct {
+	req      *mem.Req
+	data     []byte // store data
+	off      int    // next byte to look up
+	readyAt  clock.Time
+	stage    stage
+	uncached bool
+
+	wait     *mem.Req // bus request the access waits for
+	fillLine uint64
+	fillWay  int
+	fillRFO  bool
+	onBus    bool // the fill's first data beat has been on the bus
+	stale    bool // another master wrote the line after the fill read it
+	demoted  bool // another master read the line after the fill read it
+	pieceN   int  // bytes of the access the fill serves
+	rdata    []byte
+	err      string
+	failed   bool // a store-conditional that did not take effect
+}
+
+// snoopKind is what another master did to memory.
+type snoopKind uint8
+
+const (
+	snRead snoopKind = iota
+	snRFO
+	snWrite
+	snOwnFill // this cache's own fill reached the bus
+)
+
+// snoop is an observed bus beat (or a memory write off the bus), applied
+// at the cache's first edge after it.
+type snoop struct {
+	t      clock.Time
+	kind   snoopKind
+	addr   uint64
+	n      int
+	master string
+}
+
+// Cache is a clocked per-CPU cache: a target on its CPU's channel (Port), a
+// master and an observer on the memory bus.
+type Cache struct {
+	*clock.Ticking
+	env       *env.Env
+	cfg       CacheConfig
+	store     *mem.Storage
+	memBase   uint64
+	memSize   uint64
+	policies  []region
+	bus       *bus.Bus
+	port      *mem.Channel
+	busCh     *mem.Channel
+	sets      uint64
+	lineShift uint
+	ways      []way
+	stamp     uint64
+
+	cur    *access
+	out    []mem.Beat // bus beats not yet in the bus channel, whole transactions in order
+	up     []mem.Beat // CPU beats not yet in the CPU channel
+	snoops []snoop
+	seq    uint64
+
+	resvValid bool
+	resvLine  uint64
+
+	stats Stats
+
+	sigState, sigFill, sigHits, sigMisses *waves.Signal
+}
+
+// Stats are a cache's counters.
+type Stats struct {
+	// Hits and Misses count line lookups of cacheable accesses (an access
+	// that spans two lines looks up two); a store to a write-back line held
+	// shared counts as a miss (it needs ownership).
+	Hits, Misses uint64
+	// Fills counts line fills (ClassFill and ClassRFO bus reads).
+	Fills uint64
+	// WriteBacks counts dirty lines written back (evicted, or read or
+	// claimed by another master).
+	WriteBacks uint64
+	// WriteThroughs counts stores sent to memory by write-through pages.
+	WriteThroughs uint64
+	// Uncached counts accesses sent to the bus as they are.
+	Uncached uint64
+	// Invalidations counts lines dropped because another master wrote or
+	// claimed them.
+	Invalidations uint64
+	// ReservationsLost counts load-locked reservations cleared by another
+	// master's write or the line's eviction; SCFailed the
+	// store-conditionals that did not take effect.
+	ReservationsLost, SCFailed uint64
+}
+
+// Port returns the CPU-side channel; the CPU attaches to it as master
+// (cpu.CPU.Attach).
+func (c *Cache) Port() *mem.Channel { return c.port }
+
+// Config returns the geometry and timing.
+func (c *Cache) Config() CacheConfig { return c.cfg }
+
+// Stats returns the counters.
+func (c *Cache) Stats() Stats { return c.stats }
+
+// SetPolicy sets the write policy of the pages [base, base+size) (bus
+// addresses, aligned to PageBytes), at build time or while the simulation
+// runs. It does not flush: lines already present stay (a dirty line is
+// still written back when evicted); accesses from now on follow the new
+// policy. Software that turns a page uncached flushes it first, as on the
+// real machines.
+func (c *Cache) SetPolicy(base, size uint64, p Policy) error {
+	if err := checkRegion(base, size, p, c.cfg.PageBytes); err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	c.policies = append(c.policies, region{base, size, p})
+	return nil
+}
+
+// PolicyAt returns the policy of the page holding bus address addr:
+// Uncached outside the node's memory.
+func (c *Cache) PolicyAt(addr uint64) Policy {
+	if addr < c.memBase || addr-c.memBase >= c.memSize {
+		return Uncached
+	}
+	for i := len(c.policies) - 1; i >= 0; i-- {
+		r := c.policies[i]
+		if addr >= r.base && addr-r.base < r.size {
+			return r.policy
+		}
+	}
+	return WriteBack
+}
+
+// Holds reports whether the line holding bus address addr is present, and
+// whether it is dirty (for tests and checkers; no timing).
+func (c *Cache) Holds(addr uint64) (present, dirty bool) {
+	i := c.find(addr >> c.lineShift)
+	if i < 0 {
+		return false, false
+	}
+	return true, c.ways[i].state == modified
+}
+
+// Reservation returns the line address of the CPU's load-locked
+// reservation and whether it is valid.
+func (c *Cache) Reservation() (addr uint64, valid bool) {
+	return c.resvLine << c.lineShift, c.resvValid
+}
+
+// SnoopWrite tells the cache that a master not on its memory bus (a device
+// on a memory port of its own) wrote [addr, addr+n) (bus addresses) at now:
+// the lines it covers are invalidated at the cache's next edge, as for a
+// DMA write seen on the bus.
+func (c *Cache) SnoopWrite(now clock.Time, addr uint64, n int, master string) {
+	c.snoops = append(c.snoops, snoop{t: now, kind: snWrite, addr: addr, n: n, master: master})
+	c.Wake(now)
+}
+
+// observe is the cache's bus observer. It only queues the beat: the state
+// changes at the cache's next edge, so the result does not depend on
+// whether the cache or the bus ticks first.
+func (c *Cache) observe(now clock.Time, o bus.Observation) {
+	if o.Err != "" {
+		return
+	}
+	if o.Master == c.Name() {
+		if x := c.cur; x != nil && o.Req == x.wait && o.First && !o.Write {
+			c.snoops = append(c.snoops, snoop{t: now, kind: snOwnFill})
+		}
+		return
+	}
+	if o.Addr < c.memBase || o.Addr-c.memBase >= c.memSize {
+		return
+	}
+	k := snRead
+	switch {
+	case o.Write:
+		k = snWrite
+	case o.Req.Class == ClassRFO:
+		k = snRFO
+	}
+	c.snoops = append(c.snoops, snoop{t: now, kind: k, addr: o.Addr, n: max(len(o.Data), 1), master: o.Master})
+	c.Wake(now)
+}
+
+// Tick implements clock.Ticker: drain what waits for the channels, apply
+// the snoops of earlier edges, take bus responses, then advance the access
+// in service (accepting the next one when it is done).
+func (c *Cache) Tick(now clock.Time) bool {
+	progress := c.drainUp(now)
+	progress = c.drainOut(now) || progress
+	progress = c.applySnoops(now) || progress
+	progress = c.collect(now) || progress
+	progress = c.step(now) || progress
+	if len(c.snoops) > 0 {
+		return true
+	}
+	return progress
+}
+
+func (c *Cache) drainUp(now clock.Time) bool {
+	moved := false
+	for len(c.up) > 0 && c.port.Up.CanPush(now) {
+		c.port.Up.Push(now, c.up[0])
+		c.up = c.up[1:]
+		moved = true
+	}
+	return moved
+}
+
+func (c *Cache) drainOut(now clock.Time) bool {
+	moved := false
+	for len(c.out) > 0 && c.busCh.Down.CanPush(now) {
+		c.busCh.Down.Push(now, c.out[0])
+		c.out = c.out[1:]
+		moved = true
+	}
+	return moved
+}
+
+// send queues a bus transaction's beats and pushes what fits.
+func (c *Cache) send(now clock.Time, beats ...mem.Beat) {
+	c.out = append(c.out, beats...)
+	c.drainOut(now)
+}
+
+// find returns the way index holding line, or -1.
+func (c *Cache) find(line uint64) int {
+	base := int(line%c.sets) * c.cfg.Ways
+	for i := base; i < base+c.cfg.Ways; i++ {
+		if c.ways[i].state != invalid && c.ways[i].line == line {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *Cache) touch(i int) {
+	c.stamp++
+	c.ways[i].used = c.stamp
+}
+
+// victim picks the frame for line: an invalid way, else the least recently
+// used one.
+func (c *Cache) victim(line uint64) int {
+	base := int(line%c.sets) * c.cfg.Ways
+	best := base
+	for i := base; i < base+c.cfg.Ways; i++ {
+		if c.ways[i].state == invalid {
+			return i
+		}
+		if c.ways[i].used < c.ways[best].used {
+			best = i
+		}
+	}
+	return best
+}
+
+// lineData reads a line's bytes from memory for a write-back.
+func (c *Cache) lineData(line uint64) []byte {
+	buf := make([]byte, c.cfg.LineBytes)
+	_ = c.store.Read((line<<c.lineShift)-c.memBase, buf)
+	return buf
+}
+
+// writeBack queues a bus write of the dirty line in way i and marks it
+// clean.
+func (c *Cache) writeBack(now clock.Time, i int, why string) {
+	line := c.ways[i].line
+	c.seq++
+	req := &mem.Req{Op: mem.Write, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Posted: true,
+		Class: ClassWriteBack, Master: c.Name(), Seq: c.seq}
+	c.send(now, mem.WriteBeats(req, c.lineData(line), c.busCh.Width)...)
+	c.ways[i].state = shared
+	c.stats.WriteBacks++
+	if c.env.Trace.Enabled() {
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.writeback",
+			trace.Addr("addr", req.Addr), trace.Str("why", why))
+	}
+}
+
+// dropReservation clears the reservation if it is on line.
+func (c *Cache) dropReservation(line uint64) {
+	if c.resvValid && c.resvLine == line {
+		c.resvValid = false
+		c.stats.ReservationsLost++
+	}
+}
+
+// applySnoops applies the observations of edges before now, in order.
+func (c *Cache) applySnoops(now clock.Time) bool {
+	k := 0
+	for k < len(c.snoops) && c.snoops[k].t < now {
+		c.applySnoop(now, c.snoops[k])
+		k++
+	}
+	if k == 0 {
+		return false
+	}
+	c.snoops = append(c.snoops[:0], c.snoops[k:]...)
+	return true
+}
+
+func (c *Cache) applySnoop(now clock.Time, s snoop) {
+	if s.kind == snOwnFill {
+		if c.cur != nil {
+			c.cur.onBus = true
+		}
+		return
+	}
+	first := s.addr >> c.lineShift
+	last := (s.addr + uint64(s.n) - 1) >> c.lineShift
+	for line := first; line <= last; line++ {
+		if x := c.cur; x != nil && x.wait != nil && !x.uncached && x.fillLine == line && x.onBus {
+			// The fill already read the line: a later write makes the
+			// filled copy stale, a later read makes it shared.
+			if s.kind == snRead {
+				x.demoted = true
+			} else {
+				x.stale = true
+			}
+		}
+		if s.kind != snRead {
+			c.dropReservation(line)
+		}
+		i := c.find(line)
+		if i < 0 {
+			continue
+		}
+		switch s.kind {
+		case snRead:
+			if c.ways[i].state == modified {
+				c.writeBack(now, i, "snoop "+s.master)
+			}
+		case snRFO, snWrite:
+			if c.ways[i].state == modified && s.kind == snRFO {
+				c.writeBack(now, i, "snoop "+s.master)
+			}
+			// A write by another master replaces the bytes in memory
+			// itself, so a dirty line is dropped without a write-back.
+			c.ways[i].state = invalid
+			c.stats.Invalidations++
+			if c.env.Trace.Enabled() {
+				c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.invalidate",
+					trace.Addr("addr", line<<c.lineShift), trace.Str("by", s.master))
+			}
+		}
+	}
+}
+
+// collect takes the bus's answers: fill data, uncached read data, write
+// completions.
+func (c *Cache) collect(now clock.Time) bool {
+	moved := false
+	for {
+		b, ok := c.busCh.Up.Pop(now)
+		if !ok {
+			return moved
+		}
+		moved = true
+		x := c.cur
+		if x == nil || b.Req != x.wait {
+			c.env.Report(now, c.Name(), "memsys.protocol", "bus answer %v for no request in flight", b)
+			continue
+		}
+		if b.Err != "" {
+			x.err = b.Err
+		}
+		if x.uncached && b.Req.Op == mem.Read {
+			x.rdata = append(x.rdata, b.Data...)
+		}
+		if !b.Last {
+			continue
+		}
+		x.wait = nil
+		if x.uncached {
+			x.stage = stRespond
+			continue
+		}
+		c.fillDone(now, x)
+	}
+}
+
+// fillDone installs a filled line and completes the piece it served.
+func (c *Cache) fillDone(now clock.Time, x *access) {
+	c.env.Monitor.Progress(now)
+	if !x.stale && x.err == "" {
+		w := &c.ways[x.fillWay]
+		w.line = x.fillLine
+		w.state = shared
+		if x.fillRFO && !x.demoted {
+			w.state = modified
+		}
+		c.touch(x.fillWay)
+	}
+	c.sigState.SetString(now, "LOOKUP")
+	c.piece(now, x, x.pieceN)
+}
+
+// piece completes n bytes of the access at x.off: a store's bytes go to
+// memory (the cache has the line as required by the page's policy).
+func (c *Cache) piece(now clock.Time, x *access, n int) {
+	if x.req.Op == mem.Write && !x.failed {
+		addr := x.req.Addr + uint64(x.off)
+		if x.req.Atomic == mem.StoreConditional && !(c.resvValid && c.resvLine == addr>>c.lineShift) {
+			// The reservation was lost while the line was fetched.
+			x.failed = true
+		} else {
+			_ = c.store.Write(addr-c.memBase, x.data[x.off:x.off+n])
+		}
+	}
+	x.off += n
+	if x.off < x.req.Len && !x.failed {
+		x.stage = stLookup
+		x.readyAt = c.Clock().After(now, clock.Cycle(c.cfg.HitCycles))
+		return
+	}
+	x.stage = stRespond
+}
+
+// step advances the access in service; it returns whether anything
+// happened.
+func (c *Cache) step(now clock.Time) bool {
+	did := false
+	for {
+		if c.cur == nil && !c.accept(now) {
+			return did
+		}
+		did = true
+		x := c.cur
+		switch x.stage {
+		case stGather:
+			if !c.gather(now, x) {
+				return did
+			}
+			x.stage = stLookup
+			continue
+		case stLookup:
+			if now < x.readyAt {
+				c.WakeAt(x.readyAt)
+				return did
+			}
+			c.lookup(now, x)
+			if x.stage == stLookup && x.readyAt <= now {
+				continue
+			}
+			if x.stage == stBus {
+				return did
+			}
+			continue
+		case stBus:
+			return did
+		case stRespond:
+			if !c.respond(now, x) {
+				return did
+			}
+			c.cur = nil
+			c.sigState.SetString(now, "IDLE")
+		}
+	}
+}
+
+// accept takes the next CPU request; its lookup ends HitCycles later.
+func (c *Cache) accept(now clock.Time) bool {
+	if len(c.up) > 0 {
+		return false // the previous answer has not left yet
+	}
+	b, ok := c.port.Down.Peek(now)
+	if !ok {
+		return false
+	}
+	if !b.First {
+		c.env.Report(now, c.Name(), "memsys.protocol", "data beat without a request: %v", b)
+		c.port.Down.Pop(now)
+		return false
+	}
+	x := &access{req: b.Req, stage: stLookup, readyAt: c.Clock().After(now, clock.Cycle(c.cfg.HitCycles))}
+	if b.Req.Op == mem.Write {
+		x.stage = stGather
+		x.data = make([]byte, 0, b.Req.Len)
+	} else {
+		c.port.Down.Pop(now)
+	}
+	if b.Req.Atomic == mem.StoreConditional && b.Req.Posted {
+		c.env.Report(now, c.Name(), "memsys.protocol", "%v: a store-conditional must not be posted (its completion carries CondFailed)", b.Req)
+	}
+	c.cur = x
+	c.sigState.SetString(now, "LOOKUP")
+	return true
+}
+
+// gather pops a store's beats; true once the last one is in.
+func (c *Cache) gather(now clock.Time, x *access) bool {
+	for {
+		b, ok := c.port.Down.Pop(now)
+		if !ok {
+			return false
+		}
+		if b.Req != x.req {
+			c.env.Report(now, c.Name(), "memsys.protocol", "store data of %v while gathering %v", b.Req, x.req)
+		}
+		x.data = append(x.data, b.Data...)
+		if b.Last {
+			if len(x.data) != x.req.Len {
+				c.env.Report(now, c.Name(), "memsys.protocol", "%v: %d bytes of data", x.req, len(x.data))
+				x.data = append(x.data, make([]byte, max(x.req.Len-len(x.data), 0))...)[:x.req.Len]
+			}
+			return true
+		}
+	}
+}
+
+// lookup decides the piece of the access at x.off once the hit time is
+// over: a hit completes it, a miss issues the fill, an uncached access
+// goes to the bus whole.
+func (c *Cache) lookup(now clock.Time, x *access) {
+	req := x.req
+	addr := req.Addr + uint64(x.off)
+	if x.off == 0 && req.Atomic == mem.StoreConditional && !(c.resvValid && c.resvLine == addr>>c.lineShift) {
+		x.failed = true
+		x.stage = stRespond
+		return
+	}
+	pol := c.PolicyAt(addr)
+	if x.off == 0 && (pol == Uncached || c.PolicyAt(req.Addr+uint64(max(req.Len, 1))-1) == Uncached) {
+		c.uncached(now, x)
+		return
+	}
+	line := addr >> c.lineShift
+	n := min(req.Len-x.off, int(((line+1)<<c.lineShift)-addr))
+	i := c.find(line)
+	write := req.Op == mem.Write
+	switch {
+	case !write && i >= 0, write && pol == WriteBack && i >= 0 && c.ways[i].state == modified:
+		c.stats.Hits++
+		c.sigHits.Set(now, c.stats.Hits)
+		c.touch(i)
+		c.piece(now, x, n)
+	case write && pol == WriteThrough:
+		if i >= 0 {
+			c.stats.Hits++
+			c.sigHits.Set(now, c.stats.Hits)
+			c.touch(i)
+		} else {
+			c.stats.Misses++
+			c.sigMisses.Set(now, c.stats.Misses)
+		}
+		c.writeThrough(now, x, addr, n)
+	default:
+		c.stats.Misses++
+		c.sigMisses.Set(now, c.stats.Misses)
+		c.fill(now, x, line, i, write, n)
+	}
+}
+
+// writeThrough sends n bytes of the store at addr to memory; the cache's
+// own copy (if any) is the memory's, so it is written at once.
+func (c *Cache) writeThrough(now clock.Time, x *access, addr uint64, n int) {
+	data := append([]byte(nil), x.data[x.off:x.off+n]...)
+	c.seq++
+	req := &mem.Req{Op: mem.Write, Addr: addr, Len: n, Posted: true, Class: ClassWriteThrough,
+		Master: x.req.Master, Seq: c.seq}
+	c.send(now, mem.WriteBeats(req, data, c.busCh.Width)...)
+	c.stats.WriteThroughs++
+	if c.env.Trace.Enabled() {
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.writethrough",
+			trace.Addr("addr", addr), trace.Int("len", int64(n)))
+	}
+	c.piece(now, x, n)
+}
+
+// fill issues the line fill for a miss (or, for a store, the read for
+// ownership of a line held shared), writing back a dirty victim first.
+func (c *Cache) fill(now clock.Time, x *access, line uint64, i int, rfo bool, n int) {
+	if i < 0 {
+		i = c.victim(line)
+		if v := &c.ways[i]; v.state != invalid {
+			if v.state == modified {
+				c.writeBack(now, i, "evict")
+			}
+			c.dropReservation(v.line)
+			v.state = invalid
+		}
+	}
+	c.seq++
+	class := ClassFill
+	if rfo {
+		class = ClassRFO
+	}
+	req := &mem.Req{Op: mem.Read, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Class: class,
+		Master: c.Name(), Seq: c.seq}
+	c.send(now, mem.Beat{Req: req, First: true, Last: true})
+	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, rfo, n
+	x.onBus, x.stale, x.demoted = false, false, false
+	x.stage = stBus
+	c.stats.Fills++
+	c.sigFill.Set(now, req.Addr)
+	c.sigState.SetString(now, "FILL")
+	if c.env.Trace.Enabled() {
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.fill",
+			trace.Addr("addr", req.Addr), trace.Str("class", class))
+	}
+}
+
+// uncached sends the whole access to the bus as it is.
+func (c *Cache) uncached(now clock.Time, x *access) {
+	req := *x.req
+	breq := &req
+	x.uncached = true
+	c.stats.Uncached++
+	if req.Op == mem.Read {
+		c.send(now, mem.Beat{Req: breq, First: true, Last: true})
+		x.wait = breq
+		x.stage = stBus
+	} else {
+		c.send(now, mem.WriteBeats(breq, x.data, c.busCh.Width)...)
+		if req.Posted {
+			x.stage = stRespond
+		} else {
+			x.wait = breq
+			x.stage = stBus
+		}
+	}
+	if x.stage == stBus {
+		c.sigState.SetString(now, "BUS")
+	}
+}
+
+// respond answers the CPU: a load's data (read from memory now, or the
+// bus's for an uncached load), a non-posted store's completion. It sets
+// and consumes the reservation.
+func (c *Cache) respond(now clock.Time, x *access) bool {
+	req := x.req
+	if req.Op == mem.Read {
+		data := x.rdata
+		if !x.uncached {
+			data = make([]byte, req.Len)
+			_ = c.store.Read(req.Addr-c.memBase, data)
+		}
+		if len(data) < req.Len {
+			data = append(data, make([]byte, req.Len-len(data))...)
+		}
+		off := 0
+		for k, n := range mem.Chunks(req.Addr, req.Len, c.port.Width) {
+			c.up = append(c.up, mem.Beat{Req: req, Data: data[off : off+n], First: k == 0,
+				Last: off+n == req.Len, Err: x.err})
+			off += n
+		}
+		if req.Len == 0 {
+			c.up = append(c.up, mem.Beat{Req: req, First: true, Last: true, Err: x.err})
+		}
+		if req.Atomic == mem.LoadLocked && x.err == "" {
+			c.resvValid, c.resvLine = true, req.Addr>>c.lineShift
+		}
+	} else {
+		if req.Atomic == mem.StoreConditional {
+			c.resvValid = false
+			if x.failed {
+				c.stats.SCFailed++
+				if c.env.Trace.Enabled() {
+					c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.scfail", trace.Addr("addr", req.Addr))
+				}
+			}
+		}
+		if !req.Posted {
+			c.up = append(c.up, mem.Beat{Req: req, First: true, Last: true, Err: x.err, CondFailed: x.failed})
+		}
+	}
+	c.drainUp(now)
+	return true
+}
+
+// Idle implements check.Unit.
+func (c *Cache) Idle() bool {
+	return c.cur == nil && len(c.out) == 0 && len(c.up) == 0 && len(c.snoops) == 0
+}
+
+// State implements check.Unit.
+func (c *Cache) State() string {
+	if c.cur == nil {
+		if len(c.out) > 0 || len(c.up) > 0 {
+			return fmt.Sprintf("idle, %d bus beats and %d CPU beats waiting for channel space", len(c.out), len(c.up))
+		}
+		return "idle"
+	}
+	x := c.cur
+	s := fmt.Sprintf("%s: %v at byte %d", stageNames[x.stage], x.req, x.off)
+	if x.wait != nil {
+		s += fmt.Sprintf(", waiting for bus %v", x.wait)
+	}
+	return s
+}
