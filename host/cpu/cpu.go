@@ -1,11 +1,40 @@
-// Package cpu models the host processor as a bus master that issues
-// uncached (programmed I/O) loads and stores, one at a time in program
-// order: a store retires when its write buffer (the bus master channel)
-// takes it, or, if stores are not posted, when the target acknowledges it;
-// a load stalls the processor until its data returns; a fence waits until
-// every earlier store has left the write buffer and been acknowledged. The
-// protocol stacks of later boards (Telegraphos, VMMC, Cashmere, LCI) run as
+// Package cpu models the host processor as a bus master that issues loads
+// and stores one at a time in program order: a store retires when its
+// write buffer (the bus master channel) takes it, or, if stores are not
+// posted, when the target acknowledges it; a load stalls the processor
+// until its data returns; a fence waits until every earlier store has left
+// the write buffer and been acknowledged. Whatever the processor is
+// attached to (a bus for uncached programmed I/O, a cache model) decides
+// what an access costs. The protocol stacks of the boards (Telegraphos,
+// VMMC, Cashmere, LCI, the FORE ATM remote-memory operations) run as
 // programs of such operations.
+//
+// A program is a list of Ops (with continuation closures that insert what
+// comes next) or a plain Go function run as a coroutine (Go, Proc): the
+// function calls p.Store, p.Load, p.Compute, p.WaitUntil, p.Trap and reads
+// like the papers' pseudo-code; the processor pulls one operation at a time
+// from it (iter.Pull, synchronous: no goroutine scheduling decides
+// anything).
+//
+// The processor also models what the stacks need from the operating
+// system and the instruction set (issue 11, section 2):
+//   - interrupts, taken between operations and inside Compute, Call and
+//     Wait (the operation resumes after the handler);
+//   - kernel entry: Trap enters a registered handler with arguments and
+//     returns a status (the FORE ATM remote-memory instructions are
+//     emulated this way: atm-remote-memory-access.txt, section 2.2);
+//     exception entry masks interrupts, the return unmasks them and takes a
+//     pending one at once;
+//   - page protection: a per-process page table with read and write
+//     permissions; an access without permission enters the fault handler
+//     (Cashmere-2L's and the SVM protocols' page-fault handlers,
+//     cashmere-2l-memory-channel.txt section 2.4.1), which may Mprotect the
+//     page, and the access restarts;
+//   - load-locked / store-conditional (mem.Req.Atomic) and fetch-and-op
+//     built from them;
+//   - costed code steps: instructions at a CPI, memory and I/O accesses
+//     issued for their real time, retired instructions counted (the ATM
+//     paper's Table 1 is in instruction counts).
 package cpu
 
 import (
@@ -34,15 +63,55 @@ const (
 	Load
 	// Fence waits until all earlier stores have completed.
 	Fence
-	// Compute spends Cycles cycles without touching the bus.
+	// Compute spends Cycles cycles without touching the bus. An interrupt
+	// taken inside it suspends it; it resumes with the cycles it had left.
 	Compute
 	// Call runs Fn; it retires when Fn returns true (Fn is called once
-	// per cycle until then), so a program can wait for a flag.
+	// per cycle until then), so a program can wait for a flag. An
+	// interrupt is taken inside it (while Fn returns false); Fn is
+	// evaluated again after the handler.
 	Call
 	// Wait is a Call that sleeps: Fn is evaluated when the processor is
 	// woken (Wake, by whatever changes the condition) instead of every
-	// cycle; a program waiting for an event costs no simulation time.
+	// cycle; a program waiting for an event costs no simulation time. An
+	// interrupt is taken inside it, and Fn is evaluated again after the
+	// handler (a handler that sets the flag ends the wait).
 	Wait
+	// LoadLocked reads Len bytes at Addr as a load-locked (Alpha LDL_L):
+	// the request carries mem.LoadLocked, so the cache that keeps
+	// reservations sets this processor's reservation on the line.
+	LoadLocked
+	// StoreConditional writes Data to Addr as a store-conditional (Alpha
+	// STL_C): never posted, it retires on its completion beat, and Status
+	// gets 1 if it took effect, 0 if the completion says CondFailed (like
+	// STL_C's result register).
+	StoreConditional
+	// Trap enters the kernel: handler Trap (SetTrapHandler) runs with Args
+	// and interrupts masked; the operation retires at the handler's
+	// return, and Status gets the handler's Frame.Status. Entry and return
+	// cost OSCosts.TrapEntry and TrapReturn cycles.
+	Trap
+	// Mprotect sets the permissions of the pages covering [Addr, Addr+Len)
+	// in the current page table to Perm, for OSCosts.Mprotect cycles.
+	Mprotect
+	// CodeStep runs Step: its memory and I/O accesses, then its other
+	// instructions at the processor's CPI; it retires when all are done
+	// and counts Step.Instrs retired instructions.
+	CodeStep
+	// EnableInterrupts unmasks interrupts (a handler that asks for
+	// nesting); a pending one is taken at once.
+	EnableInterrupts
+	// DisableInterrupts masks interrupts until EnableInterrupts or the
+	// return of the exception that masked them.
+	DisableInterrupts
+	// Program runs a sequential program (an Op made by Go): its operations
+	// run in its place, one at a time, as it issues them.
+	Program
+
+	// kindReturn ends an exception frame (interrupt, trap or fault).
+	kindReturn
+	// kindStepEnd retires a code step.
+	kindStepEnd
 )
 
 // Op is one operation of a program.
@@ -60,24 +129,47 @@ type Op struct {
 	Fn    func(now clock.Time) bool
 	// Done runs when the operation retires, with a load's data.
 	Done func(now clock.Time, data []byte)
+	// Status runs when a StoreConditional (1 success, 0 failure) or a Trap
+	// (the handler's status) retires, after Done.
+	Status func(now clock.Time, status uint64)
+	// Trap is a Trap's handler number; Args its arguments.
+	Trap int
+	Args []uint64
+	// Perm is an Mprotect's new permission.
+	Perm Perm
+	// Step is a CodeStep's declaration.
+	Step *Step
 	// Label names the operation in traces ("" omits the record).
 	Label string
 	// Chained ops follow the previous op with no interrupt taken in
-	// between (an Alpha PAL-code sequence runs uninterrupted).
+	// between (an Alpha PAL-code sequence runs uninterrupted); a chained
+	// Compute, Call or Wait is not interrupted inside either.
 	Chained bool
+
+	prog  *coroutine // Program
+	frame *frame     // kindReturn
+	step  *stepRun   // kindStepEnd
+	// restarted marks an access restarted by a fault handler: a second
+	// fault on it means the handler did not grant the access.
+	restarted bool
 }
 
 // Builder configures a CPU.
 type Builder struct {
-	env    *env.Env
-	clk    clock.Clock
-	issue  int
-	posted bool
+	env      *env.Env
+	clk      clock.Clock
+	issue    int
+	posted   bool
+	os       OSCosts
+	cpiCyc   int
+	cpiInstr int
 }
 
 // MakeBuilder returns a builder: 1 issue cycle per operation, posted
-// stores.
-func MakeBuilder() Builder { return Builder{issue: 1, posted: true} }
+// stores, no OS costs (OSCosts{}: a platform sets them) and a CPI of 1.
+func MakeBuilder() Builder {
+	return Builder{issue: 1, posted: true, cpiCyc: 1, cpiInstr: 1}
+}
 
 // WithEnv sets the simulation (required).
 func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
@@ -93,6 +185,17 @@ func (b Builder) WithIssueCycles(n int) Builder { b.issue = n; return b }
 // wait for the target's acknowledgement.
 func (b Builder) WithPostedStores(p bool) Builder { b.posted = p; return b }
 
+// WithOSCosts sets the costs of exception entry and return, mprotect and
+// signal delivery.
+func (b Builder) WithOSCosts(o OSCosts) Builder { b.os = o; return b }
+
+// WithCPI sets the cycles per instruction of a code step's instructions
+// other than its accesses, as cycles/instrs (3, 2 is a CPI of 1.5).
+func (b Builder) WithCPI(cycles, instrs int) Builder {
+	b.cpiCyc, b.cpiInstr = cycles, instrs
+	return b
+}
+
 // Build creates the processor; attach it to a bus with Attach.
 func (b Builder) Build(name string) (*CPU, error) {
 	switch {
@@ -102,8 +205,14 @@ func (b Builder) Build(name string) (*CPU, error) {
 		return nil, errors.New(name + ": no clock")
 	case b.issue < 1:
 		return nil, fmt.Errorf("%s: issue cycles %d must be at least 1", name, b.issue)
+	case b.cpiCyc < 1 || b.cpiInstr < 1:
+		return nil, fmt.Errorf("%s: cpi %d/%d: cycles and instructions must be at least 1", name, b.cpiCyc, b.cpiInstr)
 	}
-	c := &CPU{env: b.env, issue: b.issue, posted: b.posted}
+	if err := b.os.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := &CPU{env: b.env, issue: b.issue, posted: b.posted, os: b.os, cpiCyc: b.cpiCyc, cpiInstr: b.cpiInstr,
+		traps: map[int]Handler{}}
 	c.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, c)
 	c.sigState = b.env.Waves.String(name, "state")
 	c.sigState.SetString(0, "IDLE")
@@ -111,17 +220,21 @@ func (b Builder) Build(name string) (*CPU, error) {
 	return c, nil
 }
 
-// CPU is a clocked in-order processor issuing uncached accesses.
+// CPU is a clocked in-order processor.
 type CPU struct {
 	*clock.Ticking
 	env    *env.Env
 	ch     *mem.Channel
 	issue  int
 	posted bool
+	os     OSCosts
+
+	cpiCyc, cpiInstr int
 
 	// cur is the operation being executed (while busy), rest the program
-	// after it: a deque, so that Insert (after cur) and an interrupt
-	// handler (before the next operation) cost the operations they add,
+	// after it: a deque, so that Insert (after cur), an interrupt handler
+	// (before the next operation, or before the suspended one) and a
+	// sequential program's next operation cost the operations they add,
 	// not the length of the program still queued.
 	cur      Op
 	busy     bool
@@ -135,13 +248,24 @@ type CPU struct {
 	seq      uint64
 	loadData []byte
 	beats    []mem.Beat // a burst store's beats not yet in the write buffer
+	scReq    *mem.Req   // the store-conditional waiting for its completion
+	scFailed bool
 
 	retired   uint64
 	stallTime clock.Time
+	instrs    uint64
 
 	irq        bool                      // an interrupt is pending
 	irqHandler func(now clock.Time) []Op // the handler's operations
 	irqs       uint64
+	masked     bool // interrupts masked (inside an exception, or asked for)
+
+	traps          map[int]Handler // looked up by number, never iterated
+	faultHandler   Handler
+	pt             *PageTable
+	ntraps, faults uint64
+
+	live []*coroutine // sequential programs started and not finished
 
 	sigState *waves.Signal
 }
@@ -154,7 +278,8 @@ const (
 	sWait
 )
 
-// Attach connects the processor to its bus master channel.
+// Attach connects the processor to its bus master channel (a bus, or the
+// CPU side of a cache model).
 func (c *CPU) Attach(ch *mem.Channel) {
 	c.ch = ch
 	ch.ConnectMaster(c)
@@ -194,7 +319,8 @@ func (c *CPU) Insert(ops ...Op) {
 	c.pushFront(ops)
 }
 
-// pushFront puts ops, in their order, before the rest of the program.
+// pushFront puts ops, in their order, before the rest of the program: one
+// deque push each, never a copy of the program.
 func (c *CPU) pushFront(ops []Op) {
 	for i := len(ops) - 1; i >= 0; i-- {
 		c.rest.PushFront(ops[i])
@@ -202,12 +328,21 @@ func (c *CPU) pushFront(ops []Op) {
 }
 
 // SetInterruptHandler sets what the processor runs when interrupted: fn
-// returns the handler's operations, which run before the next operation of
-// the program (or at once if the program is done).
+// returns the handler's operations, which run with interrupts masked
+// (OSCosts.InterruptEntry and InterruptReturn around them) before the next
+// operation of the program, inside a Compute, Call or Wait that is then
+// resumed, or at once if the program is done.
 func (c *CPU) SetInterruptHandler(fn func(now clock.Time) []Op) { c.irqHandler = fn }
 
+// SetInterruptProgram sets a sequential interrupt handler: fn runs as a
+// program (Go) for each interrupt.
+func (c *CPU) SetInterruptProgram(fn func(p *Proc)) {
+	c.irqHandler = func(clock.Time) []Op { return []Op{Go(fn)} }
+}
+
 // Interrupt raises the interrupt line at now; the handler runs at the next
-// operation boundary that is not inside a chained sequence. A second
+// operation boundary that is not inside a chained sequence, or inside a
+// Compute, Call or Wait, once interrupts are not masked. A second
 // interrupt before the handler runs is merged with the first.
 func (c *CPU) Interrupt(now clock.Time) {
 	c.irq = true
@@ -217,18 +352,72 @@ func (c *CPU) Interrupt(now clock.Time) {
 // Interrupts returns the number of interrupt handlers run.
 func (c *CPU) Interrupts() uint64 { return c.irqs }
 
-// takeInterrupt splices the handler in before the next operation.
-func (c *CPU) takeInterrupt(now clock.Time) {
-	if !c.irq || c.irqHandler == nil || (c.rest.Len() > 0 && c.rest.Front().Chained) {
+// Traps returns the number of traps taken; Faults the number of
+// protection faults.
+func (c *CPU) Traps() uint64 { return c.ntraps }
+
+// Faults returns the number of protection faults taken.
+func (c *CPU) Faults() uint64 { return c.faults }
+
+// Masked reports whether interrupts are masked.
+func (c *CPU) Masked() bool { return c.masked }
+
+// interruptible reports whether a pending interrupt can be taken now, with
+// next the operation it would go in front of (nil: none).
+func (c *CPU) interruptible(next *Op) bool {
+	return c.irq && c.irqHandler != nil && !c.masked && (next == nil || !next.Chained)
+}
+
+// takeInterrupt splices the handler in before the next operation: its
+// operations and the frame's return are pushed on the front of the deque.
+func (c *CPU) takeInterrupt(now clock.Time, in string) {
+	var next *Op
+	if c.rest.Len() > 0 {
+		next = c.rest.Front()
+	}
+	if !c.interruptible(next) {
 		return
 	}
 	c.irq = false
 	c.irqs++
-	c.pushFront(c.irqHandler(now))
+	if c.env.Trace.Enabled() {
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cpu.irq", trace.Str("in", in))
+	}
+	c.enter(&frame{kind: frameIRQ, masked: c.masked, startAt: now}, c.os.InterruptEntry, c.irqHandler(now))
+}
+
+// suspend gives the current Compute, Call or Wait back to the program to
+// be resumed (a Compute with the cycles it has left) and takes the pending
+// interrupt in front of it; false if no interrupt can be taken now.
+func (c *CPU) suspend(now clock.Time) bool {
+	op := c.cur
+	if !c.interruptible(&op) || (op.Kind != Compute && op.Kind != Call && op.Kind != Wait) {
+		return false
+	}
+	in := op.Kind.String()
+	if op.Label != "" {
+		in += " " + op.Label
+	}
+	if op.Kind == Compute {
+		// The compute would retire at readyAt; resumed at a cycle r with
+		// n cycles it retires at r+n-1, so n = readyAt-now+1 cycles keep
+		// its end where it was plus the handler's time.
+		op.Cycles = int(c.Clock().CycleAt(c.readyAt)-c.Clock().CycleAt(now)) + 1
+		op.CyclesFn = nil
+	}
+	c.rest.PushFront(op)
+	c.cur, c.busy = Op{}, false
+	c.fetched--
+	c.state = sFetch
+	c.takeInterrupt(now, in)
+	return true
 }
 
 // Retired returns the number of operations retired.
 func (c *CPU) Retired() uint64 { return c.retired }
+
+// Instructions returns the instructions retired by code steps.
+func (c *CPU) Instructions() uint64 { return c.instrs }
 
 // StallTime returns the time spent waiting on loads, stores and fences.
 func (c *CPU) StallTime() clock.Time { return c.stallTime }
@@ -238,40 +427,52 @@ func (c *CPU) Tick(now clock.Time) bool {
 	c.collect(now)
 	for {
 		if c.state == sFetch {
-			c.takeInterrupt(now)
-			if c.rest.Len() == 0 {
+			c.takeInterrupt(now, "")
+			if !c.fetch(now) {
 				c.sigState.SetString(now, "IDLE")
 				return false
 			}
-			// The operation leaves the program: what it inserts goes
-			// after it, in front of the rest.
-			c.cur, c.busy = c.rest.Pop(), true
-			c.fetched++
 		}
 		op := &c.cur
 		switch c.state {
 		case sFetch:
 			c.startAt = now
 			c.state = sIssue
+			if op.Kind == CodeStep {
+				c.expandStep(now, op)
+				continue
+			}
 			n := c.issue
-			if op.Kind == Compute {
+			switch op.Kind {
+			case Compute:
 				n = op.Cycles
 				if op.CyclesFn != nil {
 					n = op.CyclesFn(now)
 				}
-			}
-			if op.Kind == Fence || op.Kind == Call || op.Kind == Wait {
+			case Fence, Call, Wait, EnableInterrupts, DisableInterrupts, kindStepEnd:
 				n = 0
+			case Trap:
+				n = c.os.TrapEntry
+			case Mprotect:
+				n = c.os.Mprotect
+			case kindReturn:
+				n = op.frame.returnCycles(c.os)
 			}
 			c.readyAt = c.Clock().After(now, clock.Cycle(max(n-1, 0)))
 			c.sigState.SetString(now, "ISSUE")
 			continue
 		case sIssue:
 			if now < c.readyAt {
+				if op.Kind == Compute && c.suspend(now) {
+					continue
+				}
 				c.WakeAt(c.readyAt)
 				return false
 			}
 			if !c.execute(now, op) {
+				if (op.Kind == Call || op.Kind == Wait) && c.suspend(now) {
+					continue
+				}
 				// A full write buffer wakes the processor when it drains
 				// (the channel registered it); a Call's condition is polled.
 				c.sigState.SetString(now, "STALL")
@@ -289,6 +490,31 @@ func (c *CPU) Tick(now clock.Time) bool {
 	}
 }
 
+// fetch takes the next operation of the program into cur; a sequential
+// program in front gives its next operation (and stays in front of the
+// rest, behind it). False if there is none.
+func (c *CPU) fetch(now clock.Time) bool {
+	for c.rest.Len() > 0 {
+		if c.rest.Front().Kind != Program {
+			c.cur, c.busy = c.rest.Pop(), true
+			c.fetched++
+			return true
+		}
+		co := c.rest.Front().prog
+		op, ok := c.pull(now, co)
+		if !ok {
+			c.rest.Discard()
+			continue
+		}
+		// The operation leaves the program: what it inserts goes after
+		// it, in front of the program's next operation.
+		c.cur, c.busy = op, true
+		c.fetched++
+		return true
+	}
+	return false
+}
+
 // collect takes upstream beats: load data and store acknowledgements.
 func (c *CPU) collect(now clock.Time) {
 	if c.ch == nil {
@@ -304,6 +530,10 @@ func (c *CPU) collect(now clock.Time) {
 		}
 		if b.Req.Op == mem.Write {
 			c.acksDue--
+			if b.Req == c.scReq {
+				c.scFailed = b.CondFailed
+				c.scReq = nil
+			}
 			continue
 		}
 		if b.Req == c.waitReq {
@@ -318,7 +548,7 @@ func (c *CPU) collect(now clock.Time) {
 // execute issues the operation; false if it must retry next cycle.
 func (c *CPU) execute(now clock.Time, op *Op) bool {
 	switch op.Kind {
-	case Store, Load:
+	case Store, Load, LoadLocked, StoreConditional:
 		if c.ch == nil {
 			c.env.Report(now, c.Name(), "cpu.config", "access with no bus attached")
 			c.state = sWait
@@ -330,32 +560,54 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 			}
 			break
 		}
+		if c.pt != nil {
+			write := op.Kind == Store || op.Kind == StoreConditional
+			n := op.Len
+			if write {
+				n = len(op.Data)
+			}
+			if at, ok := c.pt.Allows(op.Addr, n, write); !ok {
+				c.fault(now, op, at, write)
+				return true
+			}
+		}
 		if !c.ch.Down.CanPush(now) {
 			return false // write buffer full: the processor stalls
 		}
 		c.seq++
-		if op.Kind == Store {
-			req := &mem.Req{Op: mem.Write, Addr: op.Addr, Len: len(op.Data), Posted: c.posted,
+		switch op.Kind {
+		case Store, StoreConditional:
+			sc := op.Kind == StoreConditional
+			req := &mem.Req{Op: mem.Write, Addr: op.Addr, Len: len(op.Data), Posted: c.posted && !sc,
 				Class: "pio", Master: c.Name(), Seq: c.seq}
+			if sc {
+				req.Atomic = mem.StoreConditional
+			}
 			beats := mem.WriteBeats(req, op.Data, c.ch.Width)
-			if len(beats) != 1 && !op.Burst {
+			if len(beats) != 1 && (!op.Burst || sc) {
 				c.env.Report(now, c.Name(), "cpu.store", "store of %d bytes at %#x spans %d bus beats; split it", len(op.Data), op.Addr, len(beats))
 			}
 			c.ch.Down.Push(now, beats[0])
-			if !c.posted {
+			if !req.Posted {
 				c.acksDue++
 				c.waitReq = req
 			}
+			if sc {
+				c.scReq, c.scFailed = req, false
+			}
 			c.beats = nil
-			if op.Burst && len(beats) > 1 {
+			if op.Burst && !sc && len(beats) > 1 {
 				c.beats = beats[1:]
 				if !c.pushBeats(now) {
 					return false
 				}
 				break
 			}
-		} else {
+		default:
 			req := &mem.Req{Op: mem.Read, Addr: op.Addr, Len: op.Len, Class: "pio", Master: c.Name(), Seq: c.seq}
+			if op.Kind == LoadLocked {
+				req.Atomic = mem.LoadLocked
+			}
 			c.ch.Down.Push(now, mem.Beat{Req: req, First: true, Last: true})
 			c.waitReq = req
 			c.loadData = nil
@@ -364,6 +616,22 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 		if !op.Fn(now) {
 			return false
 		}
+	case Trap:
+		c.trap(now, op)
+		return true
+	case Mprotect:
+		if c.pt == nil {
+			c.env.Report(now, c.Name(), "cpu.mprotect", "mprotect %#x+%d with no page table set", op.Addr, op.Len)
+		} else {
+			c.pt.Protect(op.Addr, op.Len, op.Perm)
+		}
+	case EnableInterrupts:
+		c.masked = false
+	case DisableInterrupts:
+		c.masked = true
+	case kindReturn:
+		c.ret(now, op)
+		return true
 	}
 	c.state = sWait
 	return true
@@ -381,10 +649,12 @@ func (c *CPU) pushBeats(now clock.Time) bool {
 
 func (c *CPU) waitDone(now clock.Time, op *Op) bool {
 	switch op.Kind {
-	case Load:
+	case Load, LoadLocked:
 		return c.waitReq == nil
 	case Store:
 		return c.posted || c.acksDue == 0
+	case StoreConditional:
+		return c.scReq == nil
 	case Fence:
 		return c.acksDue == 0 && (c.ch == nil || c.ch.Down.Occupancy(now) == 0)
 	}
@@ -397,18 +667,33 @@ func (c *CPU) retire(now clock.Time, op *Op) {
 	if op.Kind != Compute {
 		c.stallTime += now - c.startAt
 	}
-	if op.Label != "" && c.env.Trace.Enabled() {
+	if op.Kind == kindStepEnd {
+		c.endStep(now, op)
+		op = &op.step.op
+	} else if op.Label != "" && c.env.Trace.Enabled() {
 		fields := []trace.Field{trace.Str("op", op.Label), trace.Uint("cycles", uint64(c.Clock().CycleAt(now)-c.Clock().CycleAt(c.startAt)))}
 		switch op.Kind {
-		case Store:
+		case Store, StoreConditional:
 			fields = append(fields, trace.Addr("addr", op.Addr), trace.Hash("hash", op.Data))
-		case Load:
+		case Load, LoadLocked:
 			fields = append(fields, trace.Addr("addr", op.Addr), trace.Hash("hash", c.loadData))
+		}
+		if op.Kind == StoreConditional {
+			fields = append(fields, trace.Bool("ok", !c.scFailed))
 		}
 		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cpu.retire", fields...)
 	}
+	// Done and Status run while the operation is still the current one, so
+	// that what they Insert goes right after it.
 	if op.Done != nil {
 		op.Done(now, c.loadData)
+	}
+	if op.Kind == StoreConditional && op.Status != nil {
+		st := uint64(1)
+		if c.scFailed {
+			st = 0
+		}
+		op.Status(now, st)
 	}
 	c.cur, c.busy = Op{}, false
 	c.state = sFetch
@@ -439,7 +724,10 @@ func label(l string) string {
 	return " " + strconv.Quote(l)
 }
 
-var kindNames = [...]string{Store: "store", Load: "load", Fence: "fence", Compute: "compute", Call: "call", Wait: "wait"}
+var kindNames = [...]string{Store: "store", Load: "load", Fence: "fence", Compute: "compute", Call: "call", Wait: "wait",
+	LoadLocked: "load-locked", StoreConditional: "store-conditional", Trap: "trap", Mprotect: "mprotect",
+	CodeStep: "step", EnableInterrupts: "enable-interrupts", DisableInterrupts: "disable-interrupts",
+	Program: "program", kindReturn: "return", kindStepEnd: "step-end"}
 
 // String names the operation kind.
 func (k Kind) String() string {

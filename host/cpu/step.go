@@ -1,0 +1,103 @@
+package cpu
+
+import (
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/trace"
+)
+
+// Step is a costed piece of code: Instrs instructions, of which the
+// Accesses are the loads and stores (memory accesses go through whatever
+// the processor is attached to, a cache model; I/O accesses reach the
+// device for their real time); the others cost the processor's CPI each.
+// The ATM paper's Table 1 gives its handlers this way («Device Interrupt
+// Handler 21», atm-remote-memory-access.txt section 2.2).
+type Step struct {
+	// Label names the step in its cpu.step trace record.
+	Label string
+	// Instrs is the step's instruction count, its accesses included.
+	Instrs int
+	// Accesses are issued in order, before the other instructions.
+	Accesses []Access
+}
+
+// Access is a load or store of a code step.
+type Access struct {
+	Addr uint64
+	// Len is a load's size; a store writes Data.
+	Len   int
+	Data  []byte
+	Write bool
+	// IO marks an access to a device (counted apart in the trace).
+	IO bool
+}
+
+// stepRun is a code step being executed.
+type stepRun struct {
+	op      Op // the CodeStep
+	startAt clock.Time
+	mem, io int
+	reads   []byte
+}
+
+// expandStep replaces the current CodeStep by its accesses, the compute
+// of its other instructions and its end, in front of the program.
+func (c *CPU) expandStep(now clock.Time, op *Op) {
+	s := op.Step
+	if s == nil {
+		s = &Step{}
+		c.env.Report(now, c.Name(), "cpu.step", "code step%s has no Step", label(op.Label))
+	}
+	run := &stepRun{op: *op, startAt: now}
+	ops := make([]Op, 0, len(s.Accesses)+2)
+	for i, a := range s.Accesses {
+		if a.IO {
+			run.io++
+		} else {
+			run.mem++
+		}
+		if a.Write {
+			if len(a.Data) == 0 {
+				c.env.Report(now, c.Name(), "cpu.step", "step %q access %d: a store with no data", s.Label, i)
+				continue
+			}
+			ops = append(ops, Op{Kind: Store, Addr: a.Addr, Data: a.Data})
+			continue
+		}
+		ops = append(ops, Op{Kind: Load, Addr: a.Addr, Len: a.Len,
+			Done: func(_ clock.Time, d []byte) { run.reads = append(run.reads, d...) }})
+	}
+	other := s.Instrs - len(s.Accesses)
+	if other < 0 {
+		c.env.Report(now, c.Name(), "cpu.step", "step %q: %d instructions cannot hold its %d accesses", s.Label, s.Instrs, len(s.Accesses))
+		other = 0
+	}
+	if cyc := (other*c.cpiCyc + c.cpiInstr - 1) / c.cpiInstr; cyc > 0 {
+		ops = append(ops, Op{Kind: Compute, Cycles: cyc})
+	}
+	ops = append(ops, Op{Kind: kindStepEnd, step: run})
+	c.cur, c.busy = Op{}, false
+	c.fetched--
+	c.state = sFetch
+	c.pushFront(ops)
+}
+
+// endStep counts the step's instructions and traces it; the step's Done
+// gets its loads' data, concatenated.
+func (c *CPU) endStep(now clock.Time, op *Op) {
+	run := op.step
+	n := 0
+	if run.op.Step != nil {
+		n = run.op.Step.Instrs
+	}
+	c.instrs += uint64(n)
+	if c.env.Trace.Enabled() {
+		name := run.op.Label
+		if run.op.Step != nil && run.op.Step.Label != "" {
+			name = run.op.Step.Label
+		}
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cpu.step", trace.Str("step", name),
+			trace.Int("instrs", int64(n)), trace.Int("mem", int64(run.mem)), trace.Int("io", int64(run.io)),
+			trace.Uint("cycles", uint64(c.Clock().CycleAt(now)-c.Clock().CycleAt(run.startAt))))
+	}
+	c.loadData = run.reads
+}
