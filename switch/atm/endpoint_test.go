@@ -34,7 +34,7 @@ func trafficStar(e *env.Env, sw atm.Builder, lc link.Config, pat traffic.Pattern
 		Expect(err).NotTo(HaveOccurred())
 		eps = append(eps, ep)
 	}
-	stopAll(e, lc.Clock, stop, func() {
+	vtest.AtCycle(e, "Stopper", lc.Clock, stop, func(clock.Time) {
 		for _, ep := range eps {
 			ep.StopGenerating()
 		}
@@ -43,20 +43,6 @@ func trafficStar(e *env.Env, sw atm.Builder, lc link.Config, pat traffic.Pattern
 		ep.Start()
 	}
 	return st, sh, eps
-}
-
-// stopAll runs fn at cycle c of clk.
-func stopAll(e *env.Env, clk clock.Clock, c clock.Cycle, fn func()) {
-	var a *vtest.Agent
-	a = vtest.NewAgent(e, "Stopper", clk, func(_ clock.Time, now clock.Cycle) bool {
-		if now >= c {
-			fn()
-		} else {
-			a.WakeAt(clk.TimeOf(c))
-		}
-		return false
-	})
-	a.Start()
 }
 
 // runChecked runs e and the end-of-run checks and returns the first error.
@@ -174,7 +160,7 @@ var _ = Describe("ATM traffic endpoints", func() {
 			eps = append(eps, ep)
 			ep.Start()
 		}
-		stopAll(e, clk, 5000, func() {
+		vtest.AtCycle(e, "Stopper", clk, 5000, func(clock.Time) {
 			for _, ep := range eps {
 				ep.StopGenerating()
 			}
@@ -203,7 +189,7 @@ var _ = Describe("ATM traffic endpoints", func() {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		ep.Start()
-		stopAll(e, clk, 1000, ep.StopGenerating)
+		vtest.AtCycle(e, "Stopper", clk, 1000, func(clock.Time) { ep.StopGenerating() })
 		Expect(runChecked(e, sh)).To(MatchError(ContainSubstring("misroute")))
 	})
 

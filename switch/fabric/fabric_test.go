@@ -371,8 +371,7 @@ var _ = Describe("Terminal", func() {
 		ts[0].SetReplay([]traffic.Record{{Cycle: 0, Src: 0, Dst: 1, Size: 1}, {Cycle: 50, Src: 0, Dst: 1, Size: 1},
 			{Cycle: 100, Src: 0, Dst: 1, Size: 1}})
 		ts[0].Start()
-		stopper := vtest.NewAgent(e, "Stopper", clk, func(clock.Time, clock.Cycle) bool { ts[0].StopGenerating(); return false })
-		stopper.WakeAt(clk.TimeOf(10))
+		vtest.AtCycle(e, "Stopper", clk, 10, func(clock.Time) { ts[0].StopGenerating() })
 		run(e)
 		Expect(got).To(HaveLen(3))
 	})
@@ -912,7 +911,7 @@ var _ = Describe("Experiment", func() {
 	// create the same packets, whatever order they were built in (at full
 	// rate, 2 VCs, a packet per cycle, warm-up 10, measurement 20).
 	It("creates the same packets whatever order the terminals were built in", func() {
-		sent := func(reverse bool) []uint64 {
+		sent := func(order []int) []uint64 {
 			e := vtest.NewEnv(vtest.Options{Clock: clk})
 			x := fabric.NewExperiment(e, clk, 2, stats.Window{Warmup: 10, Measure: 20})
 			var got []delivery
@@ -925,7 +924,7 @@ var _ = Describe("Experiment", func() {
 			tc := fabric.TerminalConfig{VCs: 2, FlitBytes: 4, Pattern: pat, Injection: inj, Sizes: traffic.Fixed(1)}
 			l := newLink(e, "L", creditLink(4, 0, 2, 4, 1))
 			ts := make([]*fabric.Terminal, 2)
-			for _, i := range map[bool][]int{false: {0, 1}, true: {1, 0}}[reverse] {
+			for _, i := range order {
 				ts[i] = newTerminal(e, fmt.Sprintf("T%d", i), i, tc, sh)
 			}
 			ts[0].Connect(l.From(link.A), l.From(link.B))
@@ -936,6 +935,6 @@ var _ = Describe("Experiment", func() {
 			run(e)
 			return []uint64{ts[0].Sent(), ts[1].Sent()}
 		}
-		Expect(sent(true)).To(Equal(sent(false)))
+		Expect(vtest.SameInEveryOrder(2, sent)).To(BeEmpty())
 	})
 })

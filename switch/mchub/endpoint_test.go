@@ -43,18 +43,11 @@ func trafficStar(e *env.Env, hb mchub.Builder, pages []mchub.PageMap, sizes traf
 	// or after it, but never at cycle stop, outside the window (acting at
 	// stop let a write be created there when the endpoint ticked first,
 	// unmeasured: a count that depended on tick order).
-	var a *vtest.Agent
-	a = vtest.NewAgent(e, "Stopper", lc.Clock, func(_ clock.Time, c clock.Cycle) bool {
-		if c < stop-1 {
-			a.WakeAt(lc.Clock.TimeOf(stop - 1))
-			return false
-		}
+	vtest.AtCycle(e, "Stopper", lc.Clock, stop-1, func(clock.Time) {
 		for _, ep := range eps {
 			ep.StopGenerating()
 		}
-		return false
 	})
-	a.Start()
 	for _, ep := range eps {
 		ep.Start()
 	}
