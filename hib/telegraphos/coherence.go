@@ -8,38 +8,6 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 )
 
-// Replicate sets up page page of every node in nodes as copies of one
-// replicated page owned by owner (the first-listed node need not be the
-// owner): the owner maps the page out to the others, each other node holds
-// a copy whose writes go to the owner (or, without owner ordering, to every
-// other copy).
-func (cl *Cluster) Replicate(page, owner int, nodes []int) error {
-	var copies []Copy
-	for _, n := range nodes {
-		if n != owner {
-			copies = append(copies, Copy{Node: n, Page: page})
-		}
-	}
-	if err := cl.Nodes[owner].HIB.MapOut(page, copies...); err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		if n == owner {
-			continue
-		}
-		var peers []Copy
-		for _, m := range nodes {
-			if m != n {
-				peers = append(peers, Copy{Node: m, Page: page})
-			}
-		}
-		if err := cl.Nodes[n].HIB.SetReplica(page, Copy{Node: owner, Page: page}, peers...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Coherence checks, for every word of a replicated page, the guarantee of
 // the counter-based protocol (2.3.3): every node sees a subsequence of the
 // values the owner sees, in the owner's order, and all copies end equal. A
@@ -131,36 +99,34 @@ func (t *tail) String() string {
 	return s
 }
 
-// WatchCoherence hooks the checker onto the HIBs of nodes for page page
-// owned by owner.
-func (cl *Cluster) WatchCoherence(page, owner int, nodes []int) *Coherence {
-	c := newCoherence(page, owner, nodes)
-	for _, n := range nodes {
-		n := n
-		h := cl.Nodes[n].HIB
-		prev := h.hooks
-		h.SetHooks(Hooks{
-			Applied: func(now clock.Time, off, v uint32, origin int, seq uint64) {
-				if prev.Applied != nil {
-					prev.Applied(now, off, v, origin, seq)
-				}
-				if int(off/PageBytes) != page {
-					return
-				}
-				c.applied(n, int(off%PageBytes), write{origin, seq, v})
-			},
-			Ignored: func(now clock.Time, off, v uint32, origin int, seq uint64, own bool) {
-				if prev.Ignored != nil {
-					prev.Ignored(now, off, v, origin, seq, own)
-				}
-				c.ignore++
-			},
-		})
-	}
-	return c
+// Watch hooks the checker onto h, the HIB of node (one of its nodes):
+// every write h applies to the checker's page, and every reflected write it
+// ignores, is fed to the checker after h's hooks already set. Hooks set on
+// h later replace the checker's.
+func (c *Coherence) Watch(node int, h *HIB) {
+	prev := h.hooks
+	h.SetHooks(Hooks{
+		Applied: func(now clock.Time, off, v uint32, origin int, seq uint64) {
+			if prev.Applied != nil {
+				prev.Applied(now, off, v, origin, seq)
+			}
+			if int(off/PageBytes) != c.page {
+				return
+			}
+			c.applied(node, int(off%PageBytes), write{origin, seq, v})
+		},
+		Ignored: func(now clock.Time, off, v uint32, origin int, seq uint64, own bool) {
+			if prev.Ignored != nil {
+				prev.Ignored(now, off, v, origin, seq, own)
+			}
+			c.ignore++
+		},
+	})
 }
 
-func newCoherence(page, owner int, nodes []int) *Coherence {
+// NewCoherence returns a checker of page page of the copies held by
+// nodes, owned by owner; Watch feeds it from the nodes' HIBs.
+func NewCoherence(page, owner int, nodes []int) *Coherence {
 	c := &Coherence{owner: owner, page: page, nodes: slices.Clone(nodes), at: map[int]int{}, words: map[int]*wordCheck{}}
 	for i, n := range c.nodes {
 		c.at[n] = i
@@ -305,4 +271,17 @@ func (c *Coherence) Violations(final func(node int, off uint32) uint32) []string
 		}
 	}
 	return out
+}
+
+// Held returns the most the checker holds for one word: the owner's
+// writes it keeps and the writes of one node waiting for the owner (both
+// bounded by CoherenceWindow).
+func (c *Coherence) Held() (log, pending int) {
+	for _, wc := range c.words {
+		log = max(log, len(wc.log))
+		for _, p := range wc.peers {
+			pending = max(pending, len(p.pending))
+		}
+	}
+	return log, pending
 }

@@ -1,8 +1,9 @@
 // Package telegraphos models the Telegraphos host interface board (HIB)
 // of Markatos and Katevenis, «Telegraphos: High-Performance Networking for
 // Parallel Processing on Workstation Clusters» (HPCA-2, 1996;
-// shared/papers/telegraphos.txt), and a cluster of DEC 3000 model 300
-// workstations with HIBs on one Telegraphos switch.
+// shared/papers/telegraphos.txt). The board only: a cluster of DEC 3000
+// model 300 workstations with HIBs on one Telegraphos switch, and the
+// paper's measurements on it, are assembled in verify/testbench/tgtb.
 //
 // # The board
 //

@@ -41,10 +41,12 @@ type Proc struct {
 	Faults int
 }
 
-// New returns a process on node of a cluster, using context ctx with key
-// key on a Telegraphos II HIB.
-func New(cl *telegraphos.Cluster, node, ctx int, key uint16) *Proc {
-	return &Proc{CPU: cl.Nodes[node].CPU, Node: node, Version: cl.Config.HIB.Version, Ctx: ctx, Key: key,
+// New returns a process on node, running on its processor c, whose HIB
+// is of version version (telegraphos.Config.Version), using context ctx
+// with key key on a Telegraphos II HIB. A testbench (verify/testbench/tgtb)
+// builds the node.
+func New(c *cpu.CPU, version, node, ctx int, key uint16) *Proc {
+	return &Proc{CPU: c, Node: node, Version: version, Ctx: ctx, Key: key,
 		Contexts: []int{ctx}, Backoff: 20}
 }
 

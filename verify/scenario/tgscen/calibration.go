@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 )
 
 // The figures of section 3.2, measured on two DEC 3000 model 300s with
@@ -51,14 +51,14 @@ func CalibrationScenario() *scenario.Scenario {
 		CalibrationDefaults, RunCalibration)
 }
 
-// RunCalibration runs the paper's measurements (tg.MeasureBasics) in e
+// RunCalibration runs the paper's measurements (tgtb.MeasureBasics) in e
 // and reports them next to the paper's figures.
 func RunCalibration(e *env.Env, p *CalibrationParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	c := config(2, p.Version)
-	b, cl, res, err := tg.MeasureBasics(e, c, p.Ops)
+	b, cl, res, err := tgtb.MeasureBasics(e, c, p.Ops)
 	if cl == nil {
 		return nil, err
 	}
@@ -86,9 +86,9 @@ func RunCalibration(e *env.Env, p *CalibrationParams) (*scenario.Report, error) 
 	st := sw.STPrepareDelay + sw.STFinalDelay
 	rep.Add("calibrated: switch traversal delay (Switch.STPrepareDelay + STFinalDelay)",
 		fmt.Sprintf("%d cycles of %v = %s per crossing", st, lc.Clock, us(lc.Clock.TimeOf(clock.Cycle(st)))),
-		"", "fitted to the remote read, whose request and response each cross the switch (hib/telegraphos/cluster.go)")
+		"", "fitted to the remote read, whose request and response each cross the switch (verify/testbench/tgtb/cluster.go)")
 	rep.Add("other timing parameters", "paper figures or assumed", "",
-		"TURBOchannel 12.5 MHz, Alpha 150 MHz (TG-P1/P2); link rate, memory and bus timing assumed (config.go, cluster.go)")
+		"TURBOchannel 12.5 MHz, Alpha 150 MHz (TG-P1/P2); link rate, memory and bus timing assumed (hib/telegraphos/config.go, verify/testbench/tgtb/cluster.go)")
 	n0 := cl.Nodes[0].HIB.Stats()
 	rep.Add("node 0: remote writes / remote reads", fmt.Sprintf("%d / %d", n0.RemoteWrites, n0.RemoteReads), "", "")
 

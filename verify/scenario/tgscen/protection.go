@@ -5,7 +5,6 @@ import (
 
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
-	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
@@ -72,9 +71,9 @@ func RunProtection(e *env.Env, p *ProtectionParams) (*scenario.Report, error) {
 	}
 	h := cl.Nodes[0].HIB
 	p0 := pr[0]
-	forger := tglib.New(cl, 0, 0, uint16(p.WrongKey)) // context 0, whose key is 0x100
-	intruder := tglib.New(cl, 0, 1, procKey(0))       // context 1, with its own context's key
-	intruder.Contexts = []int{0}                      // its page table maps context 0 only
+	forger := cl.Proc(0, 0, uint16(p.WrongKey)) // context 0, whose key is 0x100
+	intruder := cl.Proc(0, 1, procKey(0))       // context 1, with its own context's key
+	intruder.Contexts = []int{0}                // its page table maps context 0 only
 	var phases [4]protPhase
 	snap := func(i int) cpu.Op {
 		return p0.Do(func(clock.Time) {

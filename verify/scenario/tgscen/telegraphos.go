@@ -27,6 +27,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 )
 
 // Scenarios returns the Telegraphos scenarios, in the order of the paper's
@@ -57,8 +58,8 @@ const paper = "telegraphos.txt"
 // config returns the cluster configuration of n nodes with HIBs of the
 // given version: the paper's DEC 3000 model 300 workstations with
 // Telegraphos I HIBs (DefaultCluster), or with Telegraphos II's.
-func config(n, version int) tg.ClusterConfig {
-	c := tg.DefaultCluster(n)
+func config(n, version int) tgtb.ClusterConfig {
+	c := tgtb.DefaultCluster(n)
 	if version == 2 {
 		c.HIB = tg.TelegraphosII()
 	}
@@ -68,14 +69,14 @@ func config(n, version int) tg.ClusterConfig {
 // build creates the cluster c in e with a process on every node: node i's
 // process uses context i with key 0x100+i, which the OS (this function)
 // installs on Telegraphos II HIBs.
-func build(e *env.Env, c tg.ClusterConfig) (*tg.Cluster, []*tglib.Proc, error) {
-	cl, err := tg.BuildCluster(e, c)
+func build(e *env.Env, c tgtb.ClusterConfig) (*tgtb.Cluster, []*tglib.Proc, error) {
+	cl, err := tgtb.BuildCluster(e, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	procs := make([]*tglib.Proc, c.Nodes)
 	for i := range c.Nodes {
-		procs[i] = tglib.New(cl, i, i, procKey(i))
+		procs[i] = cl.Proc(i, i, procKey(i))
 		if c.HIB.Version == 2 {
 			if err := cl.Nodes[i].HIB.SetContextKey(i, procKey(i)); err != nil {
 				return nil, nil, err
@@ -94,14 +95,14 @@ func procKey(i int) uint16 { return uint16(0x100 + i) }
 // once the run is over. A run stopped by a time limit still has packets on
 // their way, so conservation is not judged then; the report's "completed"
 // check fails instead.
-func run(e *env.Env, cl *tg.Cluster) (env.Result, error) {
+func run(e *env.Env, cl *tgtb.Cluster) (env.Result, error) {
 	res, err := e.Run()
 	return finish(e, cl, res, err)
 }
 
 // finish adds the packet conservation check to a finished run (unless it
 // was cut off).
-func finish(e *env.Env, cl *tg.Cluster, res env.Result, err error) (env.Result, error) {
+func finish(e *env.Env, cl *tgtb.Cluster, res env.Result, err error) (env.Result, error) {
 	if res.Stopped {
 		return res, err
 	}
@@ -134,7 +135,7 @@ func completed(rep *scenario.Report, res env.Result) {
 
 // word reads word off of node's shared memory, as the testbench (not the
 // simulated system) sees it.
-func word(cl *tg.Cluster, node int, off uint32) uint32 {
+func word(cl *tgtb.Cluster, node int, off uint32) uint32 {
 	var b [tg.WordBytes]byte
 	if err := cl.Nodes[node].Shared.Storage().Read(uint64(off), b[:]); err != nil {
 		return 0

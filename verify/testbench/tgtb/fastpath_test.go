@@ -1,10 +1,11 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 	"github.com/nisim/nisim/verify/vtest"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -29,7 +30,7 @@ var _ = Describe("Telegraphos traced and untraced", func() {
 	It("applies every write and answers every load at the same time on both link paths", func() {
 		const n, rounds = 8, 150
 		got, diff := vtest.TracedAndUntraced(vtest.Options{Clock: tcClock}, func(e *env.Env) []seen {
-			cl, p := cluster(e, n, 2, func(c *tg.ClusterConfig) { c.HIB.CounterCache = 16 })
+			cl, p := cluster(e, n, 2, func(c *tgtb.ClusterConfig) { c.HIB.CounterCache = 16 })
 			Expect(cl.Replicate(rpage, 0, allNodes(n))).To(Succeed())
 			var out []seen
 			for i := range n {

@@ -1,4 +1,4 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	"fmt"
@@ -8,19 +8,20 @@ import (
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 )
 
 // benchCluster builds n nodes of Telegraphos II with a process each.
-func benchCluster(b *testing.B, e *env.Env, n int) (*tg.Cluster, []*tglib.Proc) {
-	c := tg.DefaultCluster(n)
+func benchCluster(b *testing.B, e *env.Env, n int) (*tgtb.Cluster, []*tglib.Proc) {
+	c := tgtb.DefaultCluster(n)
 	c.HIB = tg.TelegraphosII()
-	cl, err := tg.BuildCluster(e, c)
+	cl, err := tgtb.BuildCluster(e, c)
 	if err != nil {
 		b.Fatal(err)
 	}
 	procs := make([]*tglib.Proc, n)
 	for i := range procs {
-		procs[i] = tglib.New(cl, i, i, uint16(i))
+		procs[i] = cl.Proc(i, i, uint16(i))
 	}
 	return cl, procs
 }

@@ -1,9 +1,9 @@
-package telegraphos_test
+package tgtb_test
 
 import (
-	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 	"github.com/nisim/nisim/verify/vtest"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -21,7 +21,7 @@ var _ = Describe("Coherence checkers against a counter cache that forgets", func
 		GinkgoHelper()
 		const nodes, words, writes = 8, 4, 60
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock, Mutations: mut, Seed: 9})
-		cl, p := cluster(e, nodes, 2, func(c *tg.ClusterConfig) { c.HIB.CounterCache = 32 })
+		cl, p := cluster(e, nodes, 2, func(c *tgtb.ClusterConfig) { c.HIB.CounterCache = 32 })
 		Expect(cl.Replicate(rpage, 0, allNodes(nodes))).To(Succeed())
 		co := cl.WatchCoherence(rpage, 0, allNodes(nodes))
 		rng := e.Rand("Writers")

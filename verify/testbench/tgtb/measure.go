@@ -1,8 +1,7 @@
-package telegraphos
+package tgtb
 
 import (
-	"encoding/binary"
-
+	"github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -14,21 +13,6 @@ import (
 type Basics struct {
 	Write, Read, Stream100 clock.Time
 	Ops                    int
-}
-
-// Addr returns the processor's physical address of word off of node's
-// shared memory.
-func Addr(node int, off uint32) uint64 { return WindowBase + uint64(SharedAddr(node, off)) }
-
-// RegAddr returns the processor's physical address of special register
-// reg.
-func RegAddr(reg uint32) uint64 { return WindowBase + uint64(SpecialAddr(reg)) }
-
-// Word encodes v as a store's data.
-func Word(v uint32) []byte {
-	var b [WordBytes]byte
-	binary.LittleEndian.PutUint32(b[:], v)
-	return b[:]
 }
 
 // MeasureBasics runs the paper's measurements in e on a two-node cluster
@@ -47,23 +31,23 @@ func MeasureBasics(e *env.Env, c ClusterConfig, ops int) (Basics, *Cluster, env.
 	mark := func(i int) cpu.Op {
 		return cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool { t[i] = now; return true }}
 	}
-	fence := []cpu.Op{{Kind: cpu.Fence}, {Kind: cpu.Load, Addr: RegAddr(RegFence), Len: WordBytes}}
-	words := uint32(PageBytes / WordBytes)
+	fence := []cpu.Op{{Kind: cpu.Fence}, {Kind: cpu.Load, Addr: telegraphos.RegAddr(telegraphos.RegFence), Len: telegraphos.WordBytes}}
+	words := uint32(telegraphos.PageBytes / telegraphos.WordBytes)
 	prog := []cpu.Op{mark(0)}
 	for i := range ops {
-		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: Addr(1, uint32(i)%words*WordBytes), Data: Word(uint32(i)), Label: label(i, "write")})
+		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: telegraphos.Addr(1, uint32(i)%words*telegraphos.WordBytes), Data: telegraphos.Word(uint32(i)), Label: label(i, "write")})
 	}
 	prog = append(prog, mark(1))
 	prog = append(prog, fence...)
 	prog = append(prog, mark(2))
 	for i := range ops {
-		prog = append(prog, cpu.Op{Kind: cpu.Load, Addr: Addr(1, uint32(i)%words*WordBytes), Len: WordBytes, Label: label(i, "read")})
+		prog = append(prog, cpu.Op{Kind: cpu.Load, Addr: telegraphos.Addr(1, uint32(i)%words*telegraphos.WordBytes), Len: telegraphos.WordBytes, Label: label(i, "read")})
 	}
 	prog = append(prog, mark(3))
 	prog = append(prog, fence...)
 	prog = append(prog, mark(4))
 	for i := range 100 {
-		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: Addr(1, words*WordBytes+uint32(i)*WordBytes), Data: Word(uint32(i))})
+		prog = append(prog, cpu.Op{Kind: cpu.Store, Addr: telegraphos.Addr(1, words*telegraphos.WordBytes+uint32(i)*telegraphos.WordBytes), Data: telegraphos.Word(uint32(i))})
 	}
 	prog = append(prog, mark(5))
 	prog = append(prog, fence...)

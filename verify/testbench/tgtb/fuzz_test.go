@@ -1,4 +1,4 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 )
 
 // fuzzOpBytes is one processor access of FuzzHostAccess's program: a flags
@@ -59,12 +60,12 @@ func FuzzHostAccess(f *testing.F) {
 		access(true, tg.Shadow(sh(1, 0x100)), tg.ShadowData(3, 0xbad)), access(false, tg.ContextAddr(63, tg.CtxLaunch), 0)))
 	f.Add(uint8(2), program(access(false, 0xffff_fffc, 0), access(true, 0x7fff_fffc, 0xffff_ffff), access(false, reg(0x2c), 0), access(true, reg(0x1000), 1)))
 	f.Fuzz(func(t *testing.T, version uint8, prog []byte) {
-		c := tg.DefaultCluster(2)
+		c := tgtb.DefaultCluster(2)
 		if version%2 == 0 {
 			c.HIB = tg.TelegraphosII()
 		}
 		e := env.New(env.Options{Seed: 1, TimeLimit: 100 * clock.Millisecond})
-		cl, err := tg.BuildCluster(e, c)
+		cl, err := tgtb.BuildCluster(e, c)
 		if err != nil {
 			t.Fatal(err)
 		}

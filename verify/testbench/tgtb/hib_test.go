@@ -1,4 +1,4 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 	"github.com/nisim/nisim/verify/vtest"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,20 +20,20 @@ var tcClock = clock.Hz(12_500_000)
 
 // cluster builds n nodes of the given HIB version with every process on
 // context = node, key = 0x100+node.
-func cluster(e *env.Env, n, version int, mod ...func(*tg.ClusterConfig)) (*tg.Cluster, []*tglib.Proc) {
+func cluster(e *env.Env, n, version int, mod ...func(*tgtb.ClusterConfig)) (*tgtb.Cluster, []*tglib.Proc) {
 	GinkgoHelper()
-	c := tg.DefaultCluster(n)
+	c := tgtb.DefaultCluster(n)
 	if version == 2 {
 		c.HIB = tg.TelegraphosII()
 	}
 	for _, m := range mod {
 		m(&c)
 	}
-	cl, err := tg.BuildCluster(e, c)
+	cl, err := tgtb.BuildCluster(e, c)
 	Expect(err).NotTo(HaveOccurred())
 	procs := make([]*tglib.Proc, n)
 	for i := range n {
-		procs[i] = tglib.New(cl, i, i, uint16(0x100+i))
+		procs[i] = cl.Proc(i, i, uint16(0x100+i))
 		if version == 2 {
 			Expect(cl.Nodes[i].HIB.SetContextKey(i, uint16(0x100+i))).To(Succeed())
 		}
@@ -42,7 +43,7 @@ func cluster(e *env.Env, n, version int, mod ...func(*tg.ClusterConfig)) (*tg.Cl
 
 // run runs the simulation and expects every checker and the watchdog to be
 // clean and every packet to be accounted for.
-func run(e *env.Env, cl *tg.Cluster) env.Result {
+func run(e *env.Env, cl *tgtb.Cluster) env.Result {
 	GinkgoHelper()
 	res, err := e.Run()
 	Expect(err).NotTo(HaveOccurred())
@@ -52,7 +53,7 @@ func run(e *env.Env, cl *tg.Cluster) env.Result {
 }
 
 // mem reads word off of node's shared memory directly.
-func mem(cl *tg.Cluster, node int, off uint32) uint32 {
+func mem(cl *tgtb.Cluster, node int, off uint32) uint32 {
 	b := make([]byte, 4)
 	Expect(cl.Nodes[node].Shared.Storage().Read(uint64(off), b)).To(Succeed())
 	return binary.LittleEndian.Uint32(b)
@@ -62,7 +63,7 @@ var _ = Describe("Telegraphos HIB", func() {
 	It("reproduces the paper's measurements within 10% (section 3.2)", func() {
 		// Two DEC 3000/300s; node 0 makes remote accesses to node 1 (TG-P3).
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
-		b, cl, _, err := tg.MeasureBasics(e, tg.DefaultCluster(2), 2000)
+		b, cl, _, err := tgtb.MeasureBasics(e, tgtb.DefaultCluster(2), 2000)
 		Expect(err).NotTo(HaveOccurred())
 		cl.Packets.Finish(e.Now())
 		Expect(e.Monitor.Err()).NotTo(HaveOccurred())

@@ -1,10 +1,12 @@
-package telegraphos
+package tgtb
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -18,7 +20,7 @@ import (
 // each, on one Telegraphos switch.
 type ClusterConfig struct {
 	Nodes int
-	HIB   Config
+	HIB   telegraphos.Config
 	// CPUClock is the host processor's clock: the DEC 3000 model 300's
 	// 150 MHz Alpha 21064 (TG-P2).
 	CPUClock clock.Clock
@@ -42,7 +44,7 @@ func DefaultCluster(n int) ClusterConfig {
 	// its own VC and its own buffer, so that a request waiting for a
 	// response's room can never hold that room (deadlock freedom, TG-P5,
 	// by VC-level flow control).
-	sw.BufferPolicy, sw.VCBufSize = "private", TelegraphosLink().BufferFlits
+	sw.BufferPolicy, sw.VCBufSize = "private", telegraphos.TelegraphosLink().BufferFlits
 	// calibrated: fitted to the remote read of 7.2 µs (section 3.2),
 	// whose request and response each cross the switch: 54 cycles of 25
 	// MHz, 2.16 µs per crossing, as a pipeline a flit takes to traverse
@@ -56,7 +58,7 @@ func DefaultCluster(n int) ClusterConfig {
 	// one's tail has left, without waiting for its credit (the VC stays in
 	// order, TG-P5).
 	sw.WaitForTailCredit = false
-	return ClusterConfig{Nodes: n, HIB: TelegraphosI(),
+	return ClusterConfig{Nodes: n, HIB: telegraphos.TelegraphosI(),
 		// «DEC 3000 model 300 (Pelican)» (TG-P2): a 150 MHz Alpha 21064.
 		CPUClock: clock.MHz(150),
 		// assumed: a store or load instruction and the loop around it,
@@ -70,8 +72,8 @@ func DefaultCluster(n int) ClusterConfig {
 // Validate checks the configuration.
 func (c ClusterConfig) Validate() error {
 	switch {
-	case c.Nodes < 1 || c.Nodes > MaxNodes:
-		return fmt.Errorf("nodes: %d must be in 1..%d", c.Nodes, MaxNodes)
+	case c.Nodes < 1 || c.Nodes > telegraphos.MaxNodes:
+		return fmt.Errorf("nodes: %d must be in 1..%d", c.Nodes, telegraphos.MaxNodes)
 	case !c.CPUClock.Valid():
 		return errors.New("no CPU clock")
 	case c.IssueCycles < 1:
@@ -88,8 +90,8 @@ func (c ClusterConfig) Validate() error {
 	if err := c.Switch.Validate(); err != nil {
 		return fmt.Errorf("switch: %w", err)
 	}
-	if c.Switch.NumVCs < int(numClasses) {
-		return fmt.Errorf("switch: %d VCs, the two message classes need 2", c.Switch.NumVCs)
+	if c.Switch.NumVCs < telegraphos.MessageClasses {
+		return fmt.Errorf("switch: %d VCs, the two message classes need %d", c.Switch.NumVCs, telegraphos.MessageClasses)
 	}
 	return nil
 }
@@ -98,7 +100,7 @@ func (c ClusterConfig) Validate() error {
 type Node struct {
 	CPU *cpu.CPU
 	Bus *bus.Bus
-	HIB *HIB
+	HIB *telegraphos.HIB
 	// Shared is the node's shared memory: the board's own memory
 	// (Telegraphos I) or the part of host memory set aside for it
 	// (Telegraphos II).
@@ -115,7 +117,7 @@ type Cluster struct {
 	// that each message class arrives in order from a source to a
 	// destination (the switch's promise, TG-P5), in the order the packets
 	// were handed to the link. That is not the order of their ids: an id
-	// is given when a packet is built, and two engines of one HIB may
+	// is given when a packet is built, and two sequencers of one HIB may
 	// build packets of one class in one order and win its link interface
 	// in the other.
 	Packets *check.Conservation[uint64]
@@ -174,19 +176,19 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 		return nil, err
 	}
 	n.CPU.Attach(ch)
-	if n.HIB, err = MakeBuilder().WithEnv(e).WithConfig(c.HIB).WithNode(i, c.Nodes).Build(name + ".HIB"); err != nil {
+	if n.HIB, err = telegraphos.MakeBuilder().WithEnv(e).WithConfig(c.HIB).WithNode(i, c.Nodes).Build(name + ".HIB"); err != nil {
 		return nil, err
 	}
-	if err := n.Bus.AddTarget(name+".HIB", WindowBase, WindowBytes, n.HIB.Port()); err != nil {
+	if err := n.Bus.AddTarget(name+".HIB", telegraphos.WindowBase, telegraphos.WindowBytes, n.HIB.Port()); err != nil {
 		return nil, err
 	}
-	if n.Shared, err = mem.MakeBuilder().WithEnv(e).WithClock(c.HIB.Clock).WithSize(SharedBytes).WithPorts(3).WithPortWidth(WordBytes).
+	if n.Shared, err = mem.MakeBuilder().WithEnv(e).WithClock(c.HIB.Clock).WithSize(telegraphos.SharedBytes).WithPorts(3).WithPortWidth(telegraphos.WordBytes).
 		WithLatency(c.HIB.MemLatency).WithBytesPerCycle(c.HIB.MemBytesPerCycle).Build(name + ".Shared"); err != nil {
 		return nil, err
 	}
 	n.HIB.AttachMemory(0, [3]*mem.Channel{n.Shared.Port(0), n.Shared.Port(1), n.Shared.Port(2)})
 	n.HIB.OnInterrupt(n.CPU.Interrupt)
-	n.HIB.onPacket = cl.observe
+	n.HIB.OnPacket(cl.observe)
 	if n.Link, err = link.MakeBuilder().WithEnv(e).WithConfig(c.HIB.Link).Build(name + ".Link"); err != nil {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 // observe feeds the cluster's checkers with every packet sent and
 // received. A packet's number in its flow (source, destination, class) is
 // kept only while it is on its way.
-func (cl *Cluster) observe(now clock.Time, p *Packet, sent bool) {
+func (cl *Cluster) observe(now clock.Time, p *telegraphos.Packet, sent bool) {
 	flow := [3]int{p.Src, p.Dst, int(p.Kind.Class())}
 	if sent {
 		cl.Packets.Sent(now, p.ID)
@@ -209,4 +211,52 @@ func (cl *Cluster) observe(now clock.Time, p *Packet, sent bool) {
 		delete(cl.sendNo, p.ID)
 		cl.Order.Observe(now, flow, n)
 	}
+}
+
+// Replicate sets up page page of every node in nodes as copies of one
+// replicated page owned by owner (the first-listed node need not be the
+// owner): the owner maps the page out to the others, each other node holds
+// a copy whose writes go to the owner (or, without owner ordering, to every
+// other copy), section 2.3.
+func (cl *Cluster) Replicate(page, owner int, nodes []int) error {
+	var copies []telegraphos.Copy
+	for _, n := range nodes {
+		if n != owner {
+			copies = append(copies, telegraphos.Copy{Node: n, Page: page})
+		}
+	}
+	if err := cl.Nodes[owner].HIB.MapOut(page, copies...); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n == owner {
+			continue
+		}
+		var peers []telegraphos.Copy
+		for _, m := range nodes {
+			if m != n {
+				peers = append(peers, telegraphos.Copy{Node: m, Page: page})
+			}
+		}
+		if err := cl.Nodes[n].HIB.SetReplica(page, telegraphos.Copy{Node: owner, Page: page}, peers...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WatchCoherence hooks a coherence checker (telegraphos.Coherence) onto the
+// HIBs of nodes for page page owned by owner.
+func (cl *Cluster) WatchCoherence(page, owner int, nodes []int) *telegraphos.Coherence {
+	c := telegraphos.NewCoherence(page, owner, nodes)
+	for _, n := range nodes {
+		c.Watch(n, cl.Nodes[n].HIB)
+	}
+	return c
+}
+
+// Proc returns a process (host/tglib) on node's processor, using context
+// ctx with key key (Telegraphos II).
+func (cl *Cluster) Proc(node, ctx int, key uint16) *tglib.Proc {
+	return tglib.New(cl.Nodes[node].CPU, cl.Config.HIB.Version, node, ctx, key)
 }

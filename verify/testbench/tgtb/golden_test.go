@@ -1,10 +1,11 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	"strings"
 
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/verify/testbench/tgtb"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 	"github.com/nisim/nisim/waves/vcd"
@@ -64,7 +65,7 @@ var _ = Describe("Telegraphos goldens", Label("golden"), func() {
 
 	It("shows the counter cache ignoring reflected writes at the writer (2.3.3)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true})
-		cl, p := cluster(e, 2, 1, func(c *tg.ClusterConfig) { c.HIB.CounterCache = 16 })
+		cl, p := cluster(e, 2, 1, func(c *tgtb.ClusterConfig) { c.HIB.CounterCache = 16 })
 		Expect(cl.Replicate(rpage, 0, allNodes(2))).To(Succeed())
 		p[1].Start(p[1].Store(1, rbase, 2), p[1].Store(1, rbase, 3))
 		run(e, cl)

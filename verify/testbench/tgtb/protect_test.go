@@ -1,11 +1,10 @@
-package telegraphos_test
+package tgtb_test
 
 import (
 	"encoding/binary"
 
 	tg "github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
-	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/vtest"
 
@@ -68,7 +67,7 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 	It("refuses a shadow store with a wrong key and leaves the context and memory untouched", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
 		cl, p := cluster(e, 2, 2)
-		forger := tglib.New(cl, 0, 0, 0xbad) // its own context 0, whose key is 0x100
+		forger := cl.Proc(0, 0, 0xbad) // its own context 0, whose key is 0x100
 		var got uint32 = 99
 		ops := []cpu.Op{p[0].Store(1, 0x40, 5)}
 		ops = append(ops, forger.FetchAndInc(1, 0x40, func(_ clock.Time, v uint32) { got = v })...)
@@ -90,7 +89,7 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 		cl, p := cluster(e, 2, 2)
 		// Node 0's process (context 0, key 0x100) tries context 1, which
 		// its page table does not map and whose key it does not know.
-		intruder := tglib.New(cl, 0, 1, 0x100)
+		intruder := cl.Proc(0, 1, 0x100)
 		intruder.Contexts = []int{0}
 		p[0].Start(intruder.FetchAndInc(1, 0x40, nil)...)
 		run(e, cl)
@@ -121,7 +120,7 @@ var _ = Describe("Protection (section 2.2.4)", func() {
 	It("resumes an interrupted special operation from its preserved context", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
 		cl, p := cluster(e, 2, 2)
-		other := tglib.New(cl, 0, 5, 0x55)
+		other := cl.Proc(0, 5, 0x55)
 		Expect(cl.Nodes[0].HIB.SetContextKey(5, 0x55)).To(Succeed())
 		var a, b uint32
 		seqA := p[0].FetchAndInc(1, 0x80, func(_ clock.Time, v uint32) { a = v })
