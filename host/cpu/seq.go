@@ -91,8 +91,9 @@ type Proc struct {
 // CPU returns the processor the program runs on.
 func (p *Proc) CPU() *CPU { return p.cpu }
 
-// Now returns the simulated time: when the last operation retired (or the
-// program started).
+// Now returns the simulated time at which the program's Go code is
+// running: when the processor resumed it (the retirement of its last
+// operation, or later if an interrupt handler ran in between).
 func (p *Proc) Now() clock.Time { return p.now }
 
 // As labels the next operation (its cpu.retire trace record) and returns
