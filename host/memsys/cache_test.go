@@ -1,0 +1,419 @@
+package memsys_test
+
+import (
+	"github.com/google/go-cmp/cmp"
+	"github.com/nisim/nisim/host/memsys"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/vtest"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// clk is every clock of the test node (CPU, bus, memory), so cycle numbers
+// line up across components.
+var clk = clock.MHz(100)
+
+// testBus is a small memory bus: 8-byte data path, one arbitration cycle
+// on an idle bus, one address cycle, one turnaround cycle before read data,
+// no decode wait and no idle cycle after a transaction.
+func testBus() bus.Config {
+	return bus.Config{Name: "membus", Clock: clk, WidthBytes: 8, ArbCycles: 1, AddrCycles: 1,
+		DecodeCycles: 0, ReadTurnaround: 1, IdleCycles: 0, MaxBurstBytes: 64}
+}
+
+// testCache has 32-byte lines, 2 sets of 2 ways (so lines 0x0, 0x40 and
+// 0x80 compete for set 0) and a 1-cycle hit.
+func testCache() memsys.CacheConfig {
+	c := memsys.DefaultCacheConfig()
+	c.LineBytes, c.CapacityBytes, c.Ways, c.HitCycles = 32, 128, 2, 1
+	return c
+}
+
+// Timing of a line fill on this node, used by the specs below. A fill read
+// pushed by the cache at cycle p: the bus arbitrates at p+1, sends the
+// address to the memory at p+2 and turns around at p+3; the memory takes
+// the request at p+3 and, with its latency of 2, pushes the four 8-byte
+// beats at p+5..p+8; the bus moves them at p+6..p+9 and the cache pops
+// them at p+7..p+10. The cache answers in the cycle it pops the last beat.
+
+// step is one access of a scripted CPU.
+type step struct {
+	At     clock.Cycle // earliest cycle to issue
+	Op     mem.Op
+	Addr   uint64
+	Data   []byte // a store's data
+	Len    int    // a load's length
+	Atomic mem.Atomic
+	Posted bool
+}
+
+// done is an answer the scripted CPU got.
+type done struct {
+	Cycle      clock.Cycle
+	Data       string
+	CondFailed bool
+}
+
+// cpuAgent issues the steps in order on the cache's port, one at a time: a
+// load or non-posted store waits for its answer, a posted store moves on.
+func cpuAgent(e *env.Env, name string, ch *mem.Channel, steps []step, got *[]done) {
+	i, waiting := 0, false
+	var data []byte
+	a := vtest.NewAgent(e, name, clk, func(now clock.Time, c clock.Cycle) bool {
+		if b, ok := ch.Up.Pop(now); ok {
+			data = append(data, b.Data...)
+			if b.Last {
+				*got = append(*got, done{c, string(data), b.CondFailed})
+				data, waiting = nil, false
+			}
+		}
+		if !waiting && i < len(steps) && c >= steps[i].At && ch.Down.CanPush(now) {
+			s := steps[i]
+			req := &mem.Req{Op: s.Op, Addr: s.Addr, Len: s.Len, Atomic: s.Atomic, Posted: s.Posted,
+				Class: "cpu", Master: name, Seq: uint64(i)}
+			if s.Op == mem.Write {
+				req.Len = len(s.Data)
+				ch.Down.Push(now, mem.WriteBeats(req, s.Data, ch.Width)[0])
+			} else {
+				ch.Down.Push(now, mem.Beat{Req: req, First: true, Last: true})
+			}
+			waiting = s.Op == mem.Read || !s.Posted
+			i++
+		}
+		return i < len(steps) || waiting
+	})
+	ch.ConnectMaster(a)
+	a.Start()
+}
+
+// dmaAgent writes data at addr as a posted bus write pushed at cycle at,
+// as an I/O device's DMA on the memory bus.
+func dmaAgent(e *env.Env, b *bus.Bus, at clock.Cycle, addr uint64, data []byte) {
+	ch, err := b.AddMaster("Dma")
+	Expect(err).NotTo(HaveOccurred())
+	sent := false
+	a := vtest.NewAgent(e, "Dma", clk, func(now clock.Time, c clock.Cycle) bool {
+		if !sent && c >= at && ch.Down.CanPush(now) {
+			req := &mem.Req{Op: mem.Write, Addr: addr, Len: len(data), Posted: true, Class: "dma", Master: "Dma"}
+			ch.Down.Push(now, mem.WriteBeats(req, data, ch.Width)[0])
+			sent = true
+		}
+		return !sent
+	})
+	ch.ConnectMaster(a)
+	a.Start()
+}
+
+// seen is a bus beat as an observer saw it.
+type seen struct {
+	Cycle  clock.Cycle
+	Master string
+	Class  string
+	Addr   uint64
+	Write  bool
+}
+
+var _ = Describe("Cache", func() {
+	var (
+		e *env.Env
+		n *memsys.Node
+		// beats are the first beats of every bus request, as a bus
+		// observer saw them.
+		beats []seen
+	)
+
+	build := func(cpus int, nb memsys.NodeBuilder) {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		var err error
+		n, err = nb.WithEnv(e).WithCPUs(cpus, clk).WithCache(testCache()).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		beats = nil
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		Expect(n.Memory.Storage().Write(0x100, []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"))).To(Succeed())
+	}
+
+	run := func() {
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	It("misses on the first load (arbitration, address, memory latency, line transfer) and hits on the second", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x108, Len: 8},
+			{Op: mem.Read, Addr: 0x108, Len: 8},
+		}, &got)
+		run()
+		// Load pushed at c0, taken by the cache at c1, looked up at c2
+		// (HitCycles 1): a miss, the fill pushed at p=2 and answered at
+		// p+10 = c12 (see the fill timing above), popped at c13. The second
+		// load is pushed at c13, taken at c14, hits at c15, popped at c16.
+		Expect(cmp.Diff([]done{{13, "IJKLMNOP", false}, {16, "IJKLMNOP", false}}, got)).To(BeEmpty())
+		Expect(beats).To(Equal([]seen{{8, "N.Cache[0]", memsys.ClassFill, 0x100, false}}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Hits, s.Misses, s.Fills}).To(Equal([]uint64{1, 1, 1}))
+		present, dirty := n.Caches[0].Holds(0x11f)
+		Expect([]bool{present, dirty}).To(Equal([]bool{true, false}))
+	})
+
+	It("sends a store to a write-through page to the bus, where an observer sees it", func() {
+		build(1, memsys.MakeNodeBuilder().WithPolicy(0x1000, 0x1000, memsys.WriteThrough))
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x1000, Data: []byte("12345678"), Posted: true},
+		}, &got)
+		var data []string
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			data = append(data, string(o.Data))
+		})
+		run()
+		// Store pushed at c0, taken at c1, looked up at c2: a write-through
+		// miss (no allocation) pushes the bus write at c2; the bus
+		// arbitrates at c3, sends the address at c4 and, with no decode
+		// wait for a write, moves the data at c5.
+		Expect(beats).To(Equal([]seen{{5, "N.Cache[0]", memsys.ClassWriteThrough, 0x1000, true}}))
+		Expect(data).To(Equal([]string{"12345678"}))
+		back, _ := n.Memory.Storage().Bytes(0x1000, 8)
+		Expect(string(back)).To(Equal("12345678"))
+		present, _ := n.Caches[0].Holds(0x1000)
+		Expect(present).To(BeFalse())
+		Expect(n.Caches[0].Stats().WriteThroughs).To(Equal(uint64(1)))
+	})
+
+	It("drops a line that a DMA write on the bus covers, so the next load misses and sees the DMA's data", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 30, Op: mem.Read, Addr: 0x100, Len: 8},
+		}, &got)
+		dmaAgent(e, n.Bus, 20, 0x100, []byte("dmadata!"))
+		run()
+		// First load: c13 as in the miss spec. The DMA write pushed at c20
+		// is arbitrated at c21, addressed at c22 and moves its data at c23;
+		// the cache applies the observation at its next edge, c24, and
+		// drops the line. The load pushed at c30 is taken at c31, misses
+		// at c32 (fill p=32) and is answered at c42, popped at c43, with
+		// the DMA's bytes (the memory wrote them at c26: taken c24 +
+		// latency 2).
+		Expect(got).To(Equal([]done{{13, "ABCDEFGH", false}, {43, "dmadata!", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{23, "Dma", "dma", 0x100, true},
+			{38, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+		}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Hits, s.Misses, s.Invalidations}).To(Equal([]uint64{0, 2, 1}))
+		Expect(records(e, "N.Cache[0]", "cache.invalidate")).To(Equal([]string{
+			"240000 24 N.Cache[0] cache.invalidate addr=0x100 by=Dma",
+		}))
+	})
+
+	It("lets a load-locked/store-conditional pair succeed when nothing touches the line", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8, Atomic: mem.LoadLocked},
+			{Op: mem.Write, Addr: 0x100, Data: []byte("locked!!"), Atomic: mem.StoreConditional},
+		}, &got)
+		run()
+		// LL: a miss answered at c12 (reservation set), popped at c13. The
+		// SC is pushed at c13, taken at c14, looked up at c15: the
+		// reservation holds but the line is only shared, so the cache reads
+		// it for ownership (p=15), answered at c25 and popped at c26.
+		Expect(got).To(Equal([]done{{13, "ABCDEFGH", false}, {26, "", false}}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("locked!!"))
+		_, dirty := n.Caches[0].Holds(0x100)
+		Expect(dirty).To(BeTrue())
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{21, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+		}))
+	})
+
+	It("fails a store-conditional after another CPU's store to the line", func() {
+		build(2, memsys.MakeNodeBuilder())
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8, Atomic: mem.LoadLocked},
+			{At: 30, Op: mem.Write, Addr: 0x100, Data: []byte("mine!!!!"), Atomic: mem.StoreConditional},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 14, Op: mem.Write, Addr: 0x104, Data: []byte("zz"), Posted: true},
+		}, &got1)
+		run()
+		// Cpu0's LL completes at c13. Cpu1's store, pushed at c14, is taken
+		// at c15 and misses at c16: a read for ownership (p=16) whose first
+		// data beat is on the bus at p+6 = c22. Cache 0 applies it at c23:
+		// line and reservation gone. The SC pushed at c30 is taken at c31
+		// and fails at its lookup, c32, without touching memory; popped at
+		// c33 with CondFailed.
+		Expect(got0).To(Equal([]done{{13, "ABCDEFGH", false}, {33, "", true}}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("ABCDzzGH"))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{22, "N.Cache[1]", memsys.ClassRFO, 0x100, false},
+		}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Invalidations, s.ReservationsLost, s.SCFailed}).To(Equal([]uint64{1, 1, 1}))
+		Expect(records(e, "N.Cache[0]", "cache.scfail")).To(Equal([]string{"320000 32 N.Cache[0] cache.scfail addr=0x100"}))
+	})
+
+	It("fails a store-conditional after a DMA write to the line", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8, Atomic: mem.LoadLocked},
+			{At: 30, Op: mem.Write, Addr: 0x100, Data: []byte("mine!!!!"), Atomic: mem.StoreConditional},
+		}, &got)
+		dmaAgent(e, n.Bus, 20, 0x118, []byte("dmadata!"))
+		run()
+		// The DMA write to the same line (bytes 0x118..0x11f) moves its
+		// data at c23 (as in the DMA spec); the cache applies it at c24.
+		// The SC fails at c32, popped at c33.
+		Expect(got).To(Equal([]done{{13, "ABCDEFGH", false}, {33, "", true}}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("ABCDEFGH"))
+		Expect(n.Caches[0].Stats().SCFailed).To(Equal(uint64(1)))
+	})
+
+	It("writes a dirty victim back before filling the line that evicts it", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x0, Data: []byte("dirty!!!"), Posted: true},
+			{Op: mem.Read, Addr: 0x40, Len: 8},
+			{Op: mem.Read, Addr: 0x80, Len: 8},
+		}, &got)
+		run()
+		// The store (pushed c0) misses at c2 and reads line 0x0 for
+		// ownership (p=2, done c12: dirty). The load of 0x40, pushed at c1,
+		// is taken at c12 and misses at c13 (p=13, answered c23, popped
+		// c24). The load of 0x80 (same set) is pushed at c24, taken at c25
+		// and misses at c26: the LRU way holds the dirty line 0x0, so the
+		// cache queues its write-back (four beats, pushed one per cycle at
+		// c26..c29) and then the fill (pushed at c30). The write-back is
+		// arbitrated at c27, addressed at c28 and moves data at c29, c30;
+		// the memory's 2-deep port is then full until the memory takes the
+		// request (c30, sees the first beat) and starts writing at c32
+		// (latency 2), so the last beats move at c33 and c34 (each freed
+		// slot is visible one cycle after the memory's pop). The fill is
+		// arbitrated at c35, addressed at c36; the memory, busy with the
+		// write until c35 (beats written at c32..c35), takes the read at
+		// c37 and pushes its beats at c39..c42; the bus moves them at
+		// c40..c43, the cache pops the last at c44 and answers; popped c45.
+		Expect(got).To(Equal([]done{{24, "\x00\x00\x00\x00\x00\x00\x00\x00", false}, {45, "\x00\x00\x00\x00\x00\x00\x00\x00", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x0, false},
+			{19, "N.Cache[0]", memsys.ClassFill, 0x40, false},
+			{29, "N.Cache[0]", memsys.ClassWriteBack, 0x0, true},
+			{40, "N.Cache[0]", memsys.ClassFill, 0x80, false},
+		}))
+		back, _ := n.Memory.Storage().Bytes(0, 8)
+		Expect(string(back)).To(Equal("dirty!!!"))
+		present, _ := n.Caches[0].Holds(0x0)
+		Expect(present).To(BeFalse())
+		Expect(n.Caches[0].Stats().WriteBacks).To(Equal(uint64(1)))
+		Expect(records(e, "N.Cache[0]", "cache.writeback")).To(Equal([]string{"260000 26 N.Cache[0] cache.writeback addr=0x0 why=evict"}))
+	})
+
+	It("sends accesses to uncached pages to the bus every time and allocates nothing", func() {
+		build(1, memsys.MakeNodeBuilder())
+		Expect(n.SetPolicy(0x0, 0x1000, memsys.Uncached)).To(Succeed())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+		}, &got)
+		run()
+		// Load pushed at c0, taken c1, looked up c2: uncached, the 8-byte
+		// read goes to the bus as it is (p=2): arbitration c3, address c4,
+		// turnaround c5; the memory takes it at c5 and pushes the beat at
+		// c7, the bus moves it at c8, the cache pops it at c9 and answers;
+		// popped c10. The second load, pushed at c10, is 10 cycles too.
+		Expect(got).To(Equal([]done{{10, "ABCDEFGH", false}, {20, "ABCDEFGH", false}}))
+		Expect(beats).To(Equal([]seen{{8, "N.Cache[0]", "cpu", 0x100, false}, {18, "N.Cache[0]", "cpu", 0x100, false}}))
+		present, _ := n.Caches[0].Holds(0x100)
+		Expect(present).To(BeFalse())
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Hits, s.Misses, s.Fills, s.Uncached}).To(Equal([]uint64{0, 0, 0, 2}))
+	})
+
+	It("makes a line dirty in one cache shared when another cache reads it, writing it back", func() {
+		build(2, memsys.MakeNodeBuilder())
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x100, Data: []byte("cpu0"), Posted: true},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+		}, &got1)
+		run()
+		// Cpu0's store reads line 0x100 for ownership (p=2, data on the bus
+		// from c8, dirty at c12). Cpu1's load, pushed at c20, misses at c22
+		// (p=22, data on the bus from c28). Cache 0 applies that beat at
+		// c29: it queues the line's write-back (first beat pushed at c29)
+		// and keeps the line shared. The bus, busy with cache 1's fill until
+		// its last beat at p+9 = c31, arbitrates the write-back at c32,
+		// addresses it at c33 and moves its first beat at c34. Cache 1's
+		// load is answered at p+10 = c32, popped at c33, with cpu0's bytes
+		// (memory holds them: the cache keeps no copy). The write-back
+		// costs bus time but does not delay the reader: observers cannot
+		// stall the bus.
+		Expect(got1).To(Equal([]done{{33, "cpu0EFGH", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{28, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{34, "N.Cache[0]", memsys.ClassWriteBack, 0x100, true},
+		}))
+		present, dirty := n.Caches[0].Holds(0x100)
+		Expect([]bool{present, dirty}).To(Equal([]bool{true, false}))
+	})
+})
+
+// records returns the formatted trace records of path with kind.
+func records(e *env.Env, path, kind string) []string {
+	var out []string
+	for _, r := range e.Trace.Records() {
+		if r.Path == path && r.Kind == kind {
+			out = append(out, r.Format())
+		}
+	}
+	return out
+}
+
+var _ = Describe("CacheConfig", func() {
+	DescribeTable("rejects impossible parameters, naming them",
+		func(mod func(*memsys.CacheConfig), msg string) {
+			c := testCache()
+			mod(&c)
+			e := env.New(env.Options{})
+			_, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(c).WithBus(testBus()).Build("N")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("line not a power of two", func(c *memsys.CacheConfig) { c.LineBytes = 48 }, "LineBytes 48"),
+		Entry("capacity not a multiple of line x ways", func(c *memsys.CacheConfig) { c.CapacityBytes = 100 }, "CapacityBytes 100"),
+		Entry("zero ways", func(c *memsys.CacheConfig) { c.Ways = 0 }, "Ways 0"),
+		Entry("negative hit time", func(c *memsys.CacheConfig) { c.HitCycles = -1 }, "HitCycles -1"),
+		Entry("page smaller than a line", func(c *memsys.CacheConfig) { c.PageBytes = 16 }, "PageBytes 16"),
+	)
+
+	It("rejects a policy region not aligned to pages", func() {
+		e := env.New(env.Options{})
+		_, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(testCache()).WithBus(testBus()).
+			WithPolicy(0x800, 0x1000, memsys.Uncached).Build("N")
+		Expect(err).To(MatchError(ContainSubstring("not aligned to PageBytes 4096")))
+	})
+})
