@@ -501,6 +501,11 @@ func (c *CPU) fetch(now clock.Time) bool {
 			return true
 		}
 		co := c.rest.Front().prog
+		if co == nil {
+			c.env.Report(now, c.Name(), "cpu.program", "a Program op not made by Go; skipped")
+			c.rest.Discard()
+			continue
+		}
 		op, ok := c.pull(now, co)
 		if !ok {
 			c.rest.Discard()
