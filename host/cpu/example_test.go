@@ -2,9 +2,15 @@ package cpu_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
+	"strings"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/env"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // The programs below are the ones docs/host-programs.md shows; a spec
@@ -171,3 +177,21 @@ func Example_pageFault() {
 	fmt.Printf("faults %d, dirty %#x, read %d, twin %d, page %v\n", c.Faults(), s.Dirty, x, twin[0], page)
 	// Output: faults 2, dirty [0x1000], read 41, twin 41, page [42 0 0 0 43]
 }
+
+var _ = Describe("docs/host-programs.md", func() {
+	It("shows only code that is in this package's compiled examples and specs", func() {
+		doc, err := os.ReadFile("../../docs/host-programs.md")
+		Expect(err).NotTo(HaveOccurred())
+		var src strings.Builder
+		for _, f := range []string{"example_test.go", "kernel_test.go"} {
+			b, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			src.Write(b)
+		}
+		blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+		Expect(len(blocks)).To(BeNumerically(">=", 6))
+		for _, b := range blocks {
+			Expect(src.String()).To(ContainSubstring(b[1]), "a block of docs/host-programs.md is not in host/cpu's tests")
+		}
+	})
+})
