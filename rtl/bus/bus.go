@@ -109,6 +109,9 @@ type target struct {
 	base, size uint64
 	ch         *mem.Channel
 	wait       int // initial wait states beyond the bus's decode
+	// claim, when set, answers a read's address phase: false terminates
+	// the transaction with a retry.
+	claim func(now clock.Time, req *mem.Req) bool
 }
 
 // txn is the transaction (one burst) on the bus.
@@ -142,7 +145,7 @@ type Bus struct {
 	rr     int
 	busyAt clock.Time // last edge the bus was not idle
 
-	dataCycles, waitCycles, busyCycles uint64
+	dataCycles, waitCycles, busyCycles, retries uint64
 
 	observers []func(now clock.Time, o Observation)
 
@@ -269,6 +272,23 @@ func (b *Bus) SetTargetWait(name string, n int) error {
 	return fmt.Errorf("%s: no target %s", b.Name(), name)
 }
 
+// SetTargetRetry makes target name answer every read's address phase with
+// claim, called with the request as the target would see it (its address
+// relative to the window): false is a target retry (PCI 2.1 section
+// 3.3.3.2.2, the start of a delayed transaction): the bus ends the
+// transaction after the address phase, the master keeps its request and
+// arbitrates for it again. A bridge uses it so that a read it must fetch
+// from the other bus does not hold this one.
+func (b *Bus) SetTargetRetry(name string, claim func(now clock.Time, req *mem.Req) bool) error {
+	for _, t := range b.targets {
+		if t.name == name {
+			t.claim = claim
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no target %s", b.Name(), name)
+}
+
 // Tick implements clock.Ticker: one bus cycle. The phase signal shows the
 // phase executed at each edge ("WAIT" for a data or completion cycle in
 // which nothing moved), held for the cycle that follows, as a state
@@ -301,9 +321,12 @@ func (b *Bus) Tick(now clock.Time) bool {
 	}
 	waited := x != nil && x.waits > waits
 	b.sigWait.SetBool(now, waited)
-	if waited {
+	switch {
+	case waited:
 		b.sigPhase.SetString(now, "WAIT")
-	} else {
+	case p == pAddr && b.cur == nil:
+		b.sigPhase.SetString(now, "RETRY")
+	default:
 		b.sigPhase.SetString(now, phaseNames[p])
 	}
 	return true
@@ -437,6 +460,10 @@ func (b *Bus) start(now clock.Time, mi int) {
 func (b *Bus) address(now clock.Time) {
 	x := b.cur
 	if x.mreq.Op == mem.Read {
+		if x.err == "" && b.targets[x.t].claim != nil && !b.targets[x.t].claim(now, x.treq) {
+			b.retry(now)
+			return
+		}
 		if x.err == "" {
 			tch := b.targets[x.t].ch
 			if !tch.Down.CanPush(now) {
@@ -451,6 +478,23 @@ func (b *Bus) address(now clock.Time) {
 		}
 	}
 	b.enter(now, pDecode)
+}
+
+// retry ends the current transaction in its address phase: the master's
+// request (or the rest of a split one) stays pending.
+func (b *Bus) retry(now clock.Time) {
+	x := b.cur
+	m := b.masters[x.m]
+	if x.off > 0 {
+		m.cont, m.contOff = x.mreq, x.off
+	}
+	m.stats.Retries++
+	b.retries++
+	// No trace record: a retried attempt moves nothing, and a delayed
+	// read retried every few cycles would bury the transactions; the
+	// counters and the RETRY phase in the waveform show them.
+	b.cur = nil
+	b.enter(now, pTurn)
 }
 
 // dataPhase moves at most one beat: a wait state when either side is not
@@ -613,22 +657,26 @@ func (b *Bus) emit(now clock.Time, x *txn) {
 	b.env.Trace.Emit(now, b.Clock().CycleAt(now), b.Name(), "bus."+class+"."+x.mreq.Op.String(), fields...)
 }
 
-// MasterStats are one master's counters.
+// MasterStats are one master's counters: requests finished, bursts
+// (tenures that moved data), bytes, wait cycles, and address phases a
+// target answered with a retry.
 type MasterStats struct {
-	Requests, Bursts, Bytes, WaitCycles uint64
+	Requests, Bursts, Bytes, WaitCycles, Retries uint64
 }
 
 // Stats are the bus's counters.
 type Stats struct {
 	// BusyCycles counts cycles the bus was not idle; DataCycles those that
-	// moved a beat; WaitCycles the data-phase cycles that did not.
-	BusyCycles, DataCycles, WaitCycles uint64
-	Masters                            []MasterStats
+	// moved a beat; WaitCycles the data-phase cycles that did not;
+	// Retries the address phases a target answered with a retry.
+	BusyCycles, DataCycles, WaitCycles, Retries uint64
+	// Masters are the masters' counters in AddMaster order.
+	Masters []MasterStats
 }
 
 // Stats returns the counters.
 func (b *Bus) Stats() Stats {
-	s := Stats{BusyCycles: b.busyCycles, DataCycles: b.dataCycles, WaitCycles: b.waitCycles}
+	s := Stats{BusyCycles: b.busyCycles, DataCycles: b.dataCycles, WaitCycles: b.waitCycles, Retries: b.retries}
 	for _, m := range b.masters {
 		s.Masters = append(s.Masters, m.stats)
 	}
