@@ -32,6 +32,11 @@
 // The switch talks to the links only through their receive buffers (Rx)
 // and the sender API (CanSend/Send), so its results do not depend on the
 // order in which components tick within a picosecond.
+//
+// The package holds the switch hardware only: switch/star wires it to a
+// link per port (StarBuilder), and the traffic endpoints that drive it in
+// tests and scenarios, with their permanent VCs and checkers, are
+// switch/fabric's ATMEndpoint.
 package atm
 
 import (
@@ -243,7 +248,7 @@ type Switch struct {
 // side with Dir.Connect (in.Connect(nil, switch), out.Connect(switch,
 // nil)); the endpoint at the other end must wire its own side afterwards,
 // naming the switch (in.Connect(endpoint, switch), out.Connect(switch,
-// endpoint)), or use Port.Connect of a Star.
+// endpoint)), or use star.Port.Connect of a Star.
 func (s *Switch) Attach(p int, in, out *link.Dir) error {
 	switch {
 	case p < 0 || p >= len(s.ports):

@@ -8,6 +8,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
@@ -35,7 +36,7 @@ type txCell struct {
 type endpoint struct {
 	idx    int
 	agent  *vtest.Agent
-	port   atm.Port
+	port   star.Port
 	clk    clock.Clock
 	script []txCell
 	next   int
@@ -44,7 +45,7 @@ type endpoint struct {
 	onRecv func(now clock.Time, f link.Flit)
 }
 
-func newEndpoint(e *env.Env, idx int, clk clock.Clock, p atm.Port) *endpoint {
+func newEndpoint(e *env.Env, idx int, clk clock.Clock, p star.Port) *endpoint {
 	ep := &endpoint{idx: idx, port: p, clk: clk}
 	ep.agent = vtest.NewAgent(e, fmt.Sprintf("Host%d", idx), ep.clk, ep.step)
 	p.Connect(ep.agent)
@@ -118,8 +119,8 @@ func testLink(delay int) link.Config {
 	return c
 }
 
-// star builds a star and one endpoint per port.
-func star(e *env.Env, sw atm.Builder, lc link.Config) (*atm.Star, []*endpoint) {
+// buildStar builds a star and one endpoint per port.
+func buildStar(e *env.Env, sw atm.Builder, lc link.Config) (*atm.Star, []*endpoint) {
 	st, err := atm.MakeStarBuilder().WithEnv(e).WithSwitch(sw).WithLink(lc).Build("Net")
 	Expect(err).NotTo(HaveOccurred())
 	var eps []*endpoint
@@ -151,7 +152,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("carries one cell through with every time worked out by hand", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(10).WithQueueDepth(4), testLink(2))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(10).WithQueueDepth(4), testLink(2))
 		Expect(st.Switch.AddRoute(0, 100, 2, 200)).To(Succeed())
 		eps[0].send(0, 1, 100, 0xca, 0xfe)
 		startAll(eps)
@@ -178,7 +179,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("adds about 7 µs to a cell's trip with the ASX-100 preset (AT-P9)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100(), atm.LinkConfig())
+		st, eps := buildStar(e, atm.ASX100(), atm.LinkConfig())
 		Expect(st.Switch.AddRoute(0, 100, 1, 100)).To(Succeed())
 		eps[0].send(0, 1, 100)
 		startAll(eps)
@@ -194,7 +195,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("translates the VCI and passes everything else through", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(3), testLink(0))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(3), testLink(0))
 		Expect(st.Switch.AddRoute(1, 0x1234, 3, 0x0042)).To(Succeed())
 		payload := bytes.Repeat([]byte{0x5a}, 48)
 		f, err := atm.NewCell(9, atm.Header{GFC: 3, VPI: 77, VCI: 0x1234, PT: 2, CLP: true}, payload)
@@ -224,7 +225,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("queues cells from two inputs for one output in arrival order at line rate", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(10).WithQueueDepth(4), testLink(2))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(10).WithQueueDepth(4), testLink(2))
 		Expect(st.Switch.AddRoute(0, 100, 2, 200)).To(Succeed())
 		Expect(st.Switch.AddRoute(1, 100, 2, 201)).To(Succeed())
 		eps[0].send(0, 10, 100)
@@ -244,7 +245,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("keeps line rate through the latency line", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(100).WithQueueDepth(2), testLink(2))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(100).WithQueueDepth(2), testLink(2))
 		Expect(st.Switch.AddRoute(0, 100, 1, 100)).To(Succeed())
 		var want []clock.Cycle
 		for k := range 20 {
@@ -266,7 +267,7 @@ var _ = Describe("ATM switch", func() {
 	// each, back to back and one cycle apart, to output 3 whose queue holds
 	// 2 cells.
 	overflow := func(e *env.Env) (*atm.Star, []*endpoint, *check.Conservation[uint64]) {
-		st, eps := star(e, atm.ASX100().WithLatency(10).WithQueueDepth(2), testLink(2))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(10).WithQueueDepth(2), testLink(2))
 		cons := check.NewConservation[uint64](e.Monitor, "Cells")
 		for i := range 3 {
 			Expect(st.Switch.AddRoute(i, uint16(100+i), 3, uint16(300+i))).To(Succeed())
@@ -359,7 +360,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("drops and counts cells without a route or with a bad header", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(3), testLink(0))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(3), testLink(0))
 		Expect(st.Switch.AddRoute(0, 100, 1, 100)).To(Succeed())
 		var why []atm.DropReason
 		st.Switch.OnDrop(func(_ clock.Time, port int, _ link.Flit, r atm.DropReason) {
@@ -384,7 +385,7 @@ var _ = Describe("ATM switch", func() {
 
 	It("delivers the cells of every VC in order", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, eps := star(e, atm.ASX100().WithLatency(7).WithQueueDepth(64), testLink(1))
+		st, eps := buildStar(e, atm.ASX100().WithLatency(7).WithQueueDepth(64), testLink(1))
 		order := check.NewOrdering[uint64](e.Monitor, "VCs")
 		seq := map[uint64][2]uint64{} // cell id -> (flow, seq)
 		n := 0
@@ -543,7 +544,7 @@ type randomResult struct {
 // VCI, payload and place in its VC.
 func runRandom(e *env.Env, perPort, depth int) randomResult {
 	rng := e.Rand("Workload")
-	st, eps := star(e, atm.ASX100().WithLatency(20).WithQueueDepth(depth), testLink(1))
+	st, eps := buildStar(e, atm.ASX100().WithLatency(20).WithQueueDepth(depth), testLink(1))
 	type expect struct {
 		out     int
 		vci     uint16

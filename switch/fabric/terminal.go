@@ -2,7 +2,10 @@
 // packet record, the network terminal (an endpoint that generates traffic
 // or replays a trace, injects one flit per cycle into its switch and ejects
 // what arrives, with the always-on conservation and ordering checkers) and
-// the experiment harness that runs warm-up, measurement and drain.
+// the experiment harness that runs warm-up, measurement and drain, and the
+// traffic endpoints of the star networks (ATMEndpoint on a switch/atm
+// switch, MCEndpoint on a switch/mchub hub), which share one endpoint core
+// (endpoint.go).
 //
 // The terminal follows BookSim's: a packet is created by a Bernoulli trial
 // (its creation cycle starts its latency, so source queueing counts), waits

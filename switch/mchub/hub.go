@@ -54,6 +54,11 @@
 // hub talks to the links only through their receive buffers and the
 // sender API, so its results do not depend on the order in which
 // components tick within a picosecond.
+//
+// The package holds the hub hardware only: switch/star wires it to a link
+// per port (StarBuilder), and the traffic endpoints that drive it in tests
+// and scenarios, with their page maps and checkers, are switch/fabric's
+// MCEndpoint.
 package mchub
 
 import (
@@ -331,6 +336,9 @@ func (h *Hub) OnOrder(fn func(now clock.Time, w *Write, dests []int)) { h.onOrde
 
 // Ports returns the number of ports.
 func (h *Hub) Ports() int { return len(h.ports) }
+
+// Format returns the packet format the adapters use.
+func (h *Hub) Format() Format { return h.format }
 
 // Queue returns the output queue of port p.
 func (h *Hub) Queue(p int) *fifo.FIFO[link.Flit] { return h.ports[p].q }

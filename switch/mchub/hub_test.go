@@ -9,6 +9,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
@@ -38,7 +39,7 @@ type txWrite struct {
 type adapter struct {
 	idx      int
 	agent    *vtest.Agent
-	port     mchub.Port
+	port     star.Port
 	clk      clock.Clock
 	format   mchub.Format
 	script   []txWrite
@@ -55,7 +56,7 @@ type adapter struct {
 	onRecv   func(now clock.Time, d delivered)
 }
 
-func newAdapter(e *env.Env, idx int, clk clock.Clock, f mchub.Format, p mchub.Port) *adapter {
+func newAdapter(e *env.Env, idx int, clk clock.Clock, f mchub.Format, p star.Port) *adapter {
 	a := &adapter{idx: idx, port: p, clk: clk, format: f, popEvery: 1}
 	a.agent = vtest.NewAgent(e, fmt.Sprintf("Adapter%d", idx), clk, a.step)
 	p.Connect(a.agent)
@@ -145,8 +146,8 @@ func (a *adapter) orders() []uint64 {
 	return out
 }
 
-// star builds a star and one adapter per port.
-func star(e *env.Env, hb mchub.Builder, lc link.Config) (*mchub.Star, []*adapter) {
+// buildStar builds a star and one adapter per port.
+func buildStar(e *env.Env, hb mchub.Builder, lc link.Config) (*mchub.Star, []*adapter) {
 	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hb).WithLink(lc).Build("MC")
 	Expect(err).NotTo(HaveOccurred())
 	var as []*adapter
@@ -195,7 +196,7 @@ var _ = Describe("Memory Channel hub", func() {
 	// twoWriters is the directed test: adapters 0 and 1 write
 	// interleaved to page 5, which adapters 2, 3 and 4 map.
 	twoWriters := func(e *env.Env) (*mchub.Star, []*adapter) {
-		st, as := star(e, mchub.MC1().WithPorts(5), mchub.LinkConfig())
+		st, as := buildStar(e, mchub.MC1().WithPorts(5), mchub.LinkConfig())
 		for _, r := range []int{2, 3, 4} {
 			Expect(st.Hub.Map(5, r)).To(Succeed())
 		}
@@ -286,7 +287,7 @@ var _ = Describe("Memory Channel hub", func() {
 	DescribeTable("delivers a write back to its sender only with loop-back on (MC-P8)",
 		func(loop bool, want []int, dests string) {
 			e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-			st, as := star(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
+			st, as := buildStar(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
 			Expect(st.Hub.Map(7, 0)).To(Succeed())
 			Expect(st.Hub.Map(7, 1)).To(Succeed())
 			st.Hub.SetLoopback(7, loop)
@@ -312,7 +313,7 @@ var _ = Describe("Memory Channel hub", func() {
 
 	It("consumes and counts writes to pages nobody maps", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := star(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
+		st, as := buildStar(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
 		Expect(st.Hub.Map(1, 0)).To(Succeed()) // only the writer maps page 1
 		Expect(st.Hub.Map(2, 2)).To(Succeed())
 		as[0].write(0, 9, 0, fill(1, 40)) // unmapped
@@ -338,7 +339,7 @@ var _ = Describe("Memory Channel hub", func() {
 
 	It("is held up by a slow receiver but loses nothing", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := star(e, mchub.MC1().WithPorts(4).WithQueueDepth(4), mchub.LinkConfig())
+		st, as := buildStar(e, mchub.MC1().WithPorts(4).WithQueueDepth(4), mchub.LinkConfig())
 		Expect(st.Hub.Map(3, 2)).To(Succeed())
 		Expect(st.Hub.Map(3, 3)).To(Succeed())
 		cons := check.NewConservation[check.Key](e.Monitor, "Writes")
@@ -408,7 +409,7 @@ var _ = Describe("Memory Channel hub", func() {
 
 	It("reports a write that crosses a page end and consumes it", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := star(e, mchub.MC1().WithPorts(2), mchub.LinkConfig())
+		st, as := buildStar(e, mchub.MC1().WithPorts(2), mchub.LinkConfig())
 		Expect(st.Hub.Map(0, 1)).To(Succeed())
 		w := &mchub.Write{Src: 0, Addr: mchub.PageSize - 8, Len: 16}
 		f := link.Flit{Packet: 1, Head: true, Tail: true, Data: make([]byte, 16), Meta: w}
@@ -581,7 +582,7 @@ type arrivalAt struct {
 func runRandom(e *env.Env, perPort int) randomResult {
 	const ports, pages = 6, 8
 	rng := e.Rand("Workload")
-	st, as := star(e, mchub.MC1().WithPorts(ports).WithQueueDepth(12), mchub.LinkConfig())
+	st, as := buildStar(e, mchub.MC1().WithPorts(ports).WithQueueDepth(12), mchub.LinkConfig())
 	// The reference's own mapping table.
 	var maps [pages][]int
 	var loop [pages]bool

@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/scenario"
@@ -100,7 +101,7 @@ func ATMScenario() *scenario.Scenario {
 // atmRun is what RunATM built and saw.
 type atmRun struct {
 	star  *atm.Star
-	sh    *atm.Shared
+	sh    *fabric.ATMShared
 	clk   clock.Clock
 	lc    link.Config
 	res   stats.Result
@@ -120,24 +121,24 @@ func RunATM(e *env.Env, p *ATMParams) (*scenario.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := atm.SetupVCs(st.Switch); err != nil {
+	if err := fabric.SetupATMVCs(st.Switch); err != nil {
 		return nil, err
 	}
 	clk := lc.Clock
 	win := p.window().stats()
 	col := stats.New(p.Ports, win)
-	sh := atm.NewShared(e, "ATM", p.Ports, col)
+	sh := fabric.NewATMShared(e, "ATM", p.Ports, col)
 	sh.Attach(st.Switch)
 	x := &atmRun{star: st, sh: sh, clk: clk, lc: lc}
 	x.drain = newDrainer(e, "ATM.Experiment", clk, win, sh.Open)
-	sh.OnResolve = func(now clock.Time, c *atm.Cell, _ bool) {
+	sh.OnResolve = func(now clock.Time, c *fabric.ATMCell, _ bool) {
 		if c.Measured {
 			x.drain.resolved(now)
 		}
 	}
-	var eps []*atm.Endpoint
+	var eps []*fabric.ATMEndpoint
 	for i := range p.Ports {
-		ep, err := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, p.InjectionRate).
+		ep, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, p.InjectionRate).
 			WithShared(sh).Build(fmt.Sprintf("ATM.Host%d", i))
 		if err != nil {
 			return nil, err
@@ -246,7 +247,7 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 	return rep
 }
 
-func corrupted(pcs []atm.PortCounts) uint64 {
+func corrupted(pcs []fabric.ATMPortCounts) uint64 {
 	var n uint64
 	for _, pc := range pcs {
 		n += pc.Corrupted

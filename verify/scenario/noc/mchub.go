@@ -6,6 +6,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
@@ -108,7 +109,7 @@ func MCScenario() *scenario.Scenario {
 // mcRun is what RunMC built and saw.
 type mcRun struct {
 	star  *mchub.Star
-	sh    *mchub.Shared
+	sh    *fabric.MCShared
 	clk   clock.Clock
 	lc    link.Config
 	res   stats.Result
@@ -130,16 +131,16 @@ func RunMC(e *env.Env, p *MCParams) (*scenario.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pages []mchub.PageMap
+	var pages []fabric.MCPageMap
 	if p.Mapping == "broadcast" {
-		pages = mchub.BroadcastPages(p.Pages, p.Ports, p.Loopback)
+		pages = fabric.MCBroadcastPages(p.Pages, p.Ports, p.Loopback)
 	} else {
-		pages = mchub.SinglePages(p.Pages, p.Ports, e.Rand("MC.Pages"), p.Loopback)
+		pages = fabric.MCSinglePages(p.Pages, p.Ports, e.Rand("MC.Pages"), p.Loopback)
 	}
 	clk := lc.Clock
 	win := p.window().stats()
 	col := stats.New(p.Ports, win)
-	sh, err := mchub.NewShared(e, "MC", p.Ports, pages, col)
+	sh, err := fabric.NewMCShared(e, "MC", p.Ports, pages, col)
 	if err != nil {
 		return nil, err
 	}
@@ -149,9 +150,9 @@ func RunMC(e *env.Env, p *MCParams) (*scenario.Report, error) {
 	x := &mcRun{star: st, sh: sh, clk: clk, lc: lc, win: win, mon: e.Monitor}
 	x.drain = newDrainer(e, "MC.Experiment", clk, win, sh.Open)
 	sh.OnDeliver = func(now clock.Time, _ *mchub.Write, _ int) { x.drain.resolved(now) }
-	var eps []*mchub.Endpoint
+	var eps []*fabric.MCEndpoint
 	for i := range p.Ports {
-		ep, err := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(p.InjectionRate, sizes).
+		ep, err := fabric.MakeMCEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(p.InjectionRate, sizes).
 			WithShared(sh).Build(fmt.Sprintf("MC.Adapter%d", i))
 		if err != nil {
 			// A single mapping can leave an adapter without a page to

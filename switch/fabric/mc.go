@@ -1,28 +1,28 @@
-package mchub
+package fabric
 
 import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/scoreboard"
 	"github.com/nisim/nisim/verify/trace"
-	"github.com/nisim/nisim/waves"
 )
 
-// PageMap is one page's receive mappings: the ports that map the page for
+// MCPageMap is one page's receive mappings: the ports that map the page for
 // receiving, and whether writes go back to a writer that maps it
 // (loop-back, MC-P8).
-type PageMap struct {
+type MCPageMap struct {
 	Page      uint64
 	Receivers []int
 	Loopback  bool
@@ -30,7 +30,7 @@ type PageMap struct {
 
 // Destinations returns the ports a write from src to the page must reach,
 // ascending: the receivers, without src unless loop-back is on.
-func (m PageMap) Destinations(src int) []int {
+func (m MCPageMap) Destinations(src int) []int {
 	var out []int
 	for _, r := range m.Receivers {
 		if r != src || m.Loopback {
@@ -41,12 +41,12 @@ func (m PageMap) Destinations(src int) []int {
 	return out
 }
 
-// BroadcastPages maps pages 0..pages-1 at every one of ports ports: a write
+// MCBroadcastPages maps pages 0..pages-1 at every one of ports ports: a write
 // reaches every other adapter (and its writer too with loop-back).
-func BroadcastPages(pages, ports int, loopback bool) []PageMap {
-	out := make([]PageMap, pages)
+func MCBroadcastPages(pages, ports int, loopback bool) []MCPageMap {
+	out := make([]MCPageMap, pages)
 	for pg := range out {
-		m := PageMap{Page: uint64(pg), Loopback: loopback}
+		m := MCPageMap{Page: uint64(pg), Loopback: loopback}
 		for p := range ports {
 			m.Receivers = append(m.Receivers, p)
 		}
@@ -55,28 +55,28 @@ func BroadcastPages(pages, ports int, loopback bool) []PageMap {
 	return out
 }
 
-// SinglePages maps each of pages 0..pages-1 at one port drawn from r.
-func SinglePages(pages, ports int, r *rand.Rand, loopback bool) []PageMap {
-	out := make([]PageMap, pages)
+// MCSinglePages maps each of pages 0..pages-1 at one port drawn from r.
+func MCSinglePages(pages, ports int, r *rand.Rand, loopback bool) []MCPageMap {
+	out := make([]MCPageMap, pages)
 	for pg := range out {
-		out[pg] = PageMap{Page: uint64(pg), Receivers: []int{r.IntN(ports)}, Loopback: loopback}
+		out[pg] = MCPageMap{Page: uint64(pg), Receivers: []int{r.IntN(ports)}, Loopback: loopback}
 	}
 	return out
 }
 
-// Delivery identifies one copy of a write: the write (source and its
+// MCDelivery identifies one copy of a write: the write (source and its
 // sequence number) at one receiver.
-type Delivery struct {
+type MCDelivery struct {
 	Src, Dst int
 	Seq      uint64
 }
 
 // String formats the delivery for messages.
-func (d Delivery) String() string { return fmt.Sprintf("write %d#%d at %d", d.Src, d.Seq, d.Dst) }
+func (d MCDelivery) String() string { return fmt.Sprintf("write %d#%d at %d", d.Src, d.Seq, d.Dst) }
 
-// Seen is a write as one receiver saw it; the scoreboard compares it with
+// MCSeen is a write as one receiver saw it; the scoreboard compares it with
 // the hub's global order.
-type Seen struct {
+type MCSeen struct {
 	Receiver int
 	Page     uint64
 	Src      int
@@ -87,10 +87,10 @@ type Seen struct {
 	Hash     uint64
 }
 
-func seenKey(s Seen) string { return fmt.Sprintf("receiver %d page %d", s.Receiver, s.Page) }
+func seenKey(s MCSeen) string { return fmt.Sprintf("receiver %d page %d", s.Receiver, s.Page) }
 
-// PortCounts are one port's write counts, from the endpoints' view.
-type PortCounts struct {
+// MCPortCounts are one port's write counts, from the endpoints' view.
+type MCPortCounts struct {
 	// Writes and Bytes count the writes endpoint p sent (their data bytes).
 	Writes, Bytes uint64
 	// Received and ReceivedBytes count the writes endpoint p received.
@@ -109,7 +109,7 @@ type writeKey struct {
 	seq uint64
 }
 
-// Shared is what the traffic endpoints of one star share: the page map,
+// MCShared is what the traffic endpoints of one Memory Channel star share: the page map,
 // the statistics collector (nil for none), per-port counts and the
 // always-on checkers:
 //
@@ -122,23 +122,23 @@ type writeKey struct {
 //     key, fed with the reference destinations of every write the hub
 //     orders (Attach) and with what each receiver gets;
 //   - Sources: each source's writes arrive in the order it sent them.
-type Shared struct {
+type MCShared struct {
 	env   *env.Env
 	clk   clock.Clock // the hub's
-	pages []PageMap
+	pages []MCPageMap
 	byNum map[uint64]int // page -> index in pages; lookup only
 	// Stats receives every delivery's creation and arrival (nil: none).
 	Stats *stats.Collector
 	// Deliveries is the conservation checker of (write, receiver) pairs.
-	Deliveries *check.Conservation[Delivery]
+	Deliveries *check.Conservation[MCDelivery]
 	// Pages compares each receiver's writes with the hub's order.
-	Pages *scoreboard.Scoreboard[Seen]
+	Pages *scoreboard.Scoreboard[MCSeen]
 	// Sources checks per-source order at each receiver.
 	Sources *check.Ordering[[2]int]
 	// OnDeliver, if set, runs for every write a receiver gets.
-	OnDeliver func(now clock.Time, w *Write, receiver int)
+	OnDeliver func(now clock.Time, w *mchub.Write, receiver int)
 
-	ports    []PortCounts
+	ports    []MCPortCounts
 	inflight map[writeKey]*written // lookup only, never iterated
 	// measured deliveries still to arrive
 	open int
@@ -148,14 +148,14 @@ type Shared struct {
 	offered, ordered, delivered uint64
 }
 
-// NewShared returns the shared state of a star of ports endpoints writing
+// NewMCShared returns the shared state of a star of ports endpoints writing
 // to pages; the checkers report to e's monitor under name.Deliveries,
 // name.Pages and name.Sources.
-func NewShared(e *env.Env, name string, ports int, pages []PageMap, st *stats.Collector) (*Shared, error) {
-	sh := &Shared{env: e, pages: pages, byNum: map[uint64]int{}, Stats: st, ports: make([]PortCounts, ports),
+func NewMCShared(e *env.Env, name string, ports int, pages []MCPageMap, st *stats.Collector) (*MCShared, error) {
+	sh := &MCShared{env: e, pages: pages, byNum: map[uint64]int{}, Stats: st, ports: make([]MCPortCounts, ports),
 		inflight:   map[writeKey]*written{},
-		Deliveries: check.NewConservation[Delivery](e.Monitor, name+".Deliveries"),
-		Pages:      scoreboard.New[Seen](name+".Pages", scoreboard.OutOfOrder, seenKey),
+		Deliveries: check.NewConservation[MCDelivery](e.Monitor, name+".Deliveries"),
+		Pages:      scoreboard.New[MCSeen](name+".Pages", scoreboard.OutOfOrder, seenKey),
 		Sources:    check.NewOrdering[[2]int](e.Monitor, name+".Sources")}
 	for i, m := range pages {
 		if _, dup := sh.byNum[m.Page]; dup {
@@ -174,7 +174,7 @@ func NewShared(e *env.Env, name string, ports int, pages []PageMap, st *stats.Co
 // Attach sets the receive mappings and loop-back of every page on the hub
 // and makes the hub report every write it orders to the page scoreboard
 // (it sets the hub's OnOrder callback).
-func (sh *Shared) Attach(h *Hub) error {
+func (sh *MCShared) Attach(h *mchub.Hub) error {
 	for _, m := range sh.pages {
 		for _, r := range m.Receivers {
 			if err := h.Map(m.Page, r); err != nil {
@@ -189,35 +189,35 @@ func (sh *Shared) Attach(h *Hub) error {
 }
 
 // PageMaps returns the page map.
-func (sh *Shared) PageMaps() []PageMap { return sh.pages }
+func (sh *MCShared) PageMaps() []MCPageMap { return sh.pages }
 
 // Ports returns the per-port counts.
-func (sh *Shared) Ports() []PortCounts { return sh.ports }
+func (sh *MCShared) Ports() []MCPortCounts { return sh.ports }
 
 // Open returns the measured deliveries that have not arrived yet.
-func (sh *Shared) Open() int { return sh.open }
+func (sh *MCShared) Open() int { return sh.open }
 
 // OfferedBytes returns the data bytes of the writes generated during the
 // measurement window (all writes without Stats).
-func (sh *Shared) OfferedBytes() uint64 { return sh.offered }
+func (sh *MCShared) OfferedBytes() uint64 { return sh.offered }
 
 // DeliveredBytes returns the data bytes all receivers got during the
 // measurement window (all writes without Stats).
-func (sh *Shared) DeliveredBytes() uint64 { return sh.delivered }
+func (sh *MCShared) DeliveredBytes() uint64 { return sh.delivered }
 
 // OrderedBytes returns the data bytes of the writes the hub put into its
 // global order during the measurement window (all writes without Stats).
-func (sh *Shared) OrderedBytes() uint64 { return sh.ordered }
+func (sh *MCShared) OrderedBytes() uint64 { return sh.ordered }
 
 // Finish runs the end-of-run checks: every delivery arrived, and every
 // write the hub ordered reached each of its receivers in order. Call it
 // after a run that was not stopped early.
-func (sh *Shared) Finish(t clock.Time) {
+func (sh *MCShared) Finish(t clock.Time) {
 	sh.Deliveries.Finish(t)
 	sh.Pages.ReportTo(sh.env.Monitor, t)
 }
 
-func (sh *Shared) destinations(src int, page uint64) []int {
+func (sh *MCShared) destinations(src int, page uint64) []int {
 	i, ok := sh.byNum[page]
 	if !ok {
 		return nil
@@ -225,7 +225,7 @@ func (sh *Shared) destinations(src int, page uint64) []int {
 	return sh.pages[i].Destinations(src)
 }
 
-func (sh *Shared) hubOrdered(now clock.Time, w *Write, dests []int) {
+func (sh *MCShared) hubOrdered(now clock.Time, w *mchub.Write, dests []int) {
 	want := sh.destinations(w.Src, w.Page())
 	if !slices.Equal(dests, want) {
 		sh.env.Report(now, sh.Pages.Name(), "mc.dests", "%v: the hub forwards to %v, the page map says %v", w, dests, want)
@@ -234,38 +234,38 @@ func (sh *Shared) hubOrdered(now clock.Time, w *Write, dests []int) {
 		sh.ordered += uint64(w.Len)
 	}
 	for _, r := range want {
-		sh.Pages.Expect(Seen{Receiver: r, Page: w.Page(), Src: w.Src, Seq: w.Seq, Order: w.Order,
-			Offset: w.Offset(), Len: w.Len, Hash: hashBytes(Payload(w.Src, w.Seq, w.Len))})
+		sh.Pages.Expect(MCSeen{Receiver: r, Page: w.Page(), Src: w.Src, Seq: w.Seq, Order: w.Order,
+			Offset: w.Offset(), Len: w.Len, Hash: hashBytes(MCPayload(w.Src, w.Seq, w.Len))})
 	}
 }
 
-// EndpointBuilder configures an Endpoint.
-type EndpointBuilder struct {
+// MCEndpointBuilder configures an MCEndpoint.
+type MCEndpointBuilder struct {
 	env     *env.Env
-	port    Port
+	port    star.Port
 	lnk     link.Config
-	format  Format
+	format  mchub.Format
 	id      int
 	hasPort bool
 	rate    float64
 	sizes   traffic.Sizes
 	traffic bool
-	shared  *Shared
+	shared  *MCShared
 }
 
-// MakeEndpointBuilder returns a builder of an endpoint that writes nothing
+// MakeMCEndpointBuilder returns a builder of an endpoint that writes nothing
 // (add WithTraffic) and only receives.
-func MakeEndpointBuilder() EndpointBuilder { return EndpointBuilder{} }
+func MakeMCEndpointBuilder() MCEndpointBuilder { return MCEndpointBuilder{} }
 
 // WithEnv sets the simulation (required).
-func (b EndpointBuilder) WithEnv(e *env.Env) EndpointBuilder { b.env = e; return b }
+func (b MCEndpointBuilder) WithEnv(e *env.Env) MCEndpointBuilder { b.env = e; return b }
 
 // WithStar attaches the endpoint to port i of st: it is adapter i, runs on
 // the clock of link i and uses the hub's packet format.
-func (b EndpointBuilder) WithStar(st *Star, i int) EndpointBuilder {
+func (b MCEndpointBuilder) WithStar(st *mchub.Star, i int) MCEndpointBuilder {
 	b.id, b.hasPort = i, false
 	if st != nil && i >= 0 && i < len(st.Ports) {
-		b.port, b.lnk, b.format, b.hasPort = st.Ports[i], st.Links[i].Config(), st.Hub.format, true
+		b.port, b.lnk, b.format, b.hasPort = st.Ports[i], st.Links[i].Config(), st.Hub.Format(), true
 	}
 	return b
 }
@@ -273,17 +273,17 @@ func (b EndpointBuilder) WithStar(st *Star, i int) EndpointBuilder {
 // WithTraffic sets the offered load and the write sizes: rate is the
 // fraction of the link's bandwidth the endpoint offers in data bytes (a
 // Bernoulli process in link cycles), sizes the write lengths in bytes.
-func (b EndpointBuilder) WithTraffic(rate float64, sizes traffic.Sizes) EndpointBuilder {
+func (b MCEndpointBuilder) WithTraffic(rate float64, sizes traffic.Sizes) MCEndpointBuilder {
 	b.rate, b.sizes, b.traffic = rate, sizes, true
 	return b
 }
 
 // WithShared sets the shared page map, statistics and checkers (required).
-func (b EndpointBuilder) WithShared(sh *Shared) EndpointBuilder { b.shared = sh; return b }
+func (b MCEndpointBuilder) WithShared(sh *MCShared) MCEndpointBuilder { b.shared = sh; return b }
 
 // Build creates the endpoint named name, connects it to its port and
 // registers it with the watchdog.
-func (b EndpointBuilder) Build(name string) (*Endpoint, error) {
+func (b MCEndpointBuilder) Build(name string) (*MCEndpoint, error) {
 	switch {
 	case b.env == nil:
 		return nil, errors.New(name + ": mc endpoint: no env")
@@ -294,13 +294,14 @@ func (b EndpointBuilder) Build(name string) (*Endpoint, error) {
 	case b.id >= len(b.shared.ports):
 		return nil, fmt.Errorf("%s: mc endpoint: port %d, but the shared state has %d ports", name, b.id, len(b.shared.ports))
 	}
-	ep := &Endpoint{env: b.env, id: b.id, port: b.port, format: b.format, sizes: b.sizes, sh: b.shared, rng: b.env.Rand(name)}
+	ep := &MCEndpoint{format: b.format, sizes: b.sizes, sh: b.shared}
+	ep.endpoint = endpoint{env: b.env, id: b.id, port: b.port, gen: true, rng: b.env.Rand(name)}
 	if b.traffic && b.rate > 0 {
 		if b.rate > 1 {
 			return nil, fmt.Errorf("%s: mc endpoint: rate %g of the link bandwidth must be in [0, 1]", name, b.rate)
 		}
-		if mx := b.sizes.Max(); mx > PageSize {
-			return nil, fmt.Errorf("%s: mc endpoint: writes of %d bytes do not fit a page of %d", name, mx, PageSize)
+		if mx := b.sizes.Max(); mx > mchub.PageSize {
+			return nil, fmt.Errorf("%s: mc endpoint: writes of %d bytes do not fit a page of %d", name, mx, mchub.PageSize)
 		}
 		// Writes per cycle: rate x bytes per cycle / mean write length.
 		inj, err := traffic.NewBernoulliPackets(b.rate * float64(b.lnk.BytesPerCycle) / b.sizes.Mean())
@@ -317,18 +318,13 @@ func (b EndpointBuilder) Build(name string) (*Endpoint, error) {
 			return nil, fmt.Errorf("%s: mc endpoint: no page reaches an adapter other than %d", name, b.id)
 		}
 	}
-	ep.Ticking = clock.NewTicking(name, b.env.Engine, b.lnk.Clock, ep)
-	ep.nextGen = ep.gap(0)
-	b.port.Connect(ep)
-	reg := b.env.Waves
-	ep.sigQueue = reg.Integer(name, "queue", 32)
-	ep.sigSent = reg.Integer(name, "writes", 32)
-	ep.sigRecv = reg.Integer(name, "received", 32)
+	// Without traffic the process never fires (a zero Bernoulli).
+	ep.init(name, b.lnk.Clock, ep, "writes")
 	b.env.Register(ep)
 	return ep, nil
 }
 
-// Endpoint is a traffic source and sink on one port of a Memory Channel
+// MCEndpoint is a traffic source and sink on one port of a Memory Channel
 // star: an adapter reduced to its writes. It generates writes by a
 // Bernoulli process, each of a length from its size distribution at a
 // random offset (aligned to the largest power of two up to 64 dividing the
@@ -340,73 +336,40 @@ func (b EndpointBuilder) Build(name string) (*Endpoint, error) {
 //
 // Timing, in link cycles: Tick runs send, receive, generate. A write
 // generated at edge c sends its head flit from c+1.
-type Endpoint struct {
-	*clock.Ticking
-	env    *env.Env
-	id     int
-	port   Port
-	format Format
+type MCEndpoint struct {
+	endpoint
+	format mchub.Format
 	sizes  traffic.Sizes
-	sh     *Shared
-	rng    *rand.Rand
-	inj    traffic.Bernoulli // writes per cycle
-	pages  []uint64          // pages this endpoint writes to
+	sh     *MCShared
+	pages  []uint64 // pages this endpoint writes to
 
-	nextGen uint64
-	stopGen bool
-	queue   []*Write // generated, not yet sent
+	queue   []*mchub.Write // generated, not yet sent
 	seq     uint64
 	cur     []link.Flit // flits of the write being sent
 	curFlit int
 
-	rxW    *Write // write being received
+	rxW    *mchub.Write // write being received
 	rxData []byte
-
-	sigQueue, sigSent, sigRecv *waves.Signal
 }
-
-// ID returns the endpoint's port number.
-func (ep *Endpoint) ID() int { return ep.id }
-
-// Start begins generating; call it before the simulation runs.
-func (ep *Endpoint) Start() {
-	if ep.nextGen == math.MaxUint64 {
-		return
-	}
-	ep.WakeAt(ep.Clock().TimeOf(clock.Cycle(ep.nextGen)))
-}
-
-// StopGenerating ends generation; writes already generated are still
-// sent.
-func (ep *Endpoint) StopGenerating() { ep.stopGen = true }
 
 // Queued returns the writes waiting in the source queue.
-func (ep *Endpoint) Queued() int { return len(ep.queue) }
+func (ep *MCEndpoint) Queued() int { return len(ep.queue) }
 
-func (ep *Endpoint) gap(c uint64) uint64 { return ep.inj.Next(c, ep.rng) }
+func (ep *MCEndpoint) queued() int { return len(ep.queue) }
 
-// Tick implements clock.Ticker: send (output), receive (input), generate.
-func (ep *Endpoint) Tick(now clock.Time) bool {
-	c := uint64(ep.Clock().CycleAt(now))
-	ep.send(now, c)
-	ep.receive(now, c)
-	ep.generate(now, c)
+// wakeSender: a busy serialiser is waited for; a missing credit wakes the
+// endpoint when it returns.
+func (ep *MCEndpoint) wakeSender(now clock.Time) {
 	if ep.cur != nil || len(ep.queue) > 0 {
-		// A busy serialiser is waited for; a missing credit wakes us when
-		// it returns.
 		if !ep.port.Send.Idle(now) {
 			ep.WakeAt(ep.port.Send.BusyUntil())
 		} else if ep.port.Send.Available(now, 0) > 0 {
 			ep.Wake(now)
 		}
 	}
-	if !ep.stopGen && ep.nextGen != math.MaxUint64 {
-		ep.WakeAt(ep.Clock().TimeOf(clock.Cycle(ep.nextGen)))
-	}
-	return false
 }
 
-func (ep *Endpoint) send(now clock.Time, c uint64) {
+func (ep *MCEndpoint) send(now clock.Time, c uint64) {
 	if ep.cur == nil {
 		if len(ep.queue) == 0 {
 			return
@@ -417,7 +380,7 @@ func (ep *Endpoint) send(now clock.Time, c uint64) {
 			ep.queue = nil
 		}
 		// Packet ids: src x 10^9 + seq, readable in traces.
-		fl, err := ep.format.Packet(w, Payload(w.Src, w.Seq, w.Len), uint64(ep.id)*1_000_000_000+w.Seq)
+		fl, err := ep.format.Packet(w, MCPayload(w.Src, w.Seq, w.Len), uint64(ep.id)*1_000_000_000+w.Seq)
 		if err != nil {
 			ep.env.Report(now, ep.Name(), "mc.endpoint", "%v: %v", w, err)
 			return
@@ -432,7 +395,7 @@ func (ep *Endpoint) send(now clock.Time, c uint64) {
 	f.Stamp = now
 	ep.port.Send.Send(now, f)
 	if f.Head {
-		w := f.Meta.(*Write)
+		w := f.Meta.(*mchub.Write)
 		if x := ep.sh.inflight[writeKey{ep.id, w.Seq}]; x != nil {
 			x.injected = c
 		}
@@ -451,7 +414,7 @@ func (ep *Endpoint) send(now clock.Time, c uint64) {
 	}
 }
 
-func (ep *Endpoint) receive(now clock.Time, c uint64) {
+func (ep *MCEndpoint) receive(now clock.Time, c uint64) {
 	f, ok := ep.port.Recv.Rx(0).Pop(now)
 	if !ok {
 		return
@@ -460,7 +423,7 @@ func (ep *Endpoint) receive(now clock.Time, c uint64) {
 		if ep.rxW != nil {
 			ep.env.Report(now, ep.Name(), "mc.protocol", "head of packet %d inside %v", f.Packet, ep.rxW)
 		}
-		w, ok := f.Meta.(*Write)
+		w, ok := f.Meta.(*mchub.Write)
 		if !ok {
 			ep.env.Report(now, ep.Name(), "mc.protocol", "packet %d carries %T, not a *mchub.Write", f.Packet, f.Meta)
 			w = nil
@@ -488,7 +451,7 @@ func (ep *Endpoint) receive(now clock.Time, c uint64) {
 	}
 }
 
-func (ep *Endpoint) deliver(now clock.Time, c uint64, w *Write, x *written) {
+func (ep *MCEndpoint) deliver(now clock.Time, c uint64, w *mchub.Write, x *written) {
 	sh := ep.sh
 	pc := &sh.ports[ep.id]
 	pc.Received++
@@ -497,9 +460,9 @@ func (ep *Endpoint) deliver(now clock.Time, c uint64, w *Write, x *written) {
 		sh.delivered += uint64(len(ep.rxData))
 	}
 	ep.sigRecv.Set(now, pc.Received)
-	sh.Deliveries.Received(now, Delivery{Src: w.Src, Dst: ep.id, Seq: w.Seq})
+	sh.Deliveries.Received(now, MCDelivery{Src: w.Src, Dst: ep.id, Seq: w.Seq})
 	sh.Sources.Observe(now, [2]int{w.Src, ep.id}, w.Seq)
-	sh.Pages.Actual(Seen{Receiver: ep.id, Page: w.Page(), Src: w.Src, Seq: w.Seq, Order: w.Order,
+	sh.Pages.Actual(MCSeen{Receiver: ep.id, Page: w.Page(), Src: w.Src, Seq: w.Seq, Order: w.Order,
 		Offset: w.Offset(), Len: len(ep.rxData), Hash: hashBytes(ep.rxData)})
 	if x != nil {
 		if x.measured {
@@ -529,43 +492,37 @@ func (ep *Endpoint) deliver(now clock.Time, c uint64, w *Write, x *written) {
 	}
 }
 
-func (ep *Endpoint) generate(now clock.Time, c uint64) {
-	n := len(ep.queue)
-	for !ep.stopGen && ep.nextGen <= c {
-		size := ep.sizes.Draw(ep.rng)
-		page := ep.pages[ep.rng.IntN(len(ep.pages))]
-		// assumed: writes are naturally aligned, up to a 64-byte cache
-		// line («A cache line is 64 bytes.», MC-P17), as the stores an
-		// adapter collects would be.
-		align := min(size&-size, 64)
-		off := ep.rng.IntN((PageSize-size)/align+1) * align
-		ep.seq++
-		w := &Write{Src: ep.id, Addr: page*PageSize + uint64(off), Len: size, Seq: ep.seq}
-		dests := ep.sh.destinations(ep.id, page)
-		x := &written{created: ep.nextGen, left: len(dests)}
-		at := ep.Clock().TimeOf(clock.Cycle(ep.nextGen))
-		for _, d := range dests {
-			if ep.sh.Stats != nil && ep.sh.Stats.Created(ep.nextGen, ep.format.Flits(size)) {
-				x.measured = true
-				ep.sh.open++
-			}
-			ep.sh.Deliveries.Sent(at, Delivery{Src: ep.id, Dst: d, Seq: ep.seq})
+// create makes the write of the Bernoulli success at cycle at.
+func (ep *MCEndpoint) create(at uint64) {
+	size := ep.sizes.Draw(ep.rng)
+	page := ep.pages[ep.rng.IntN(len(ep.pages))]
+	// assumed: writes are naturally aligned, up to a 64-byte cache line
+	// («A cache line is 64 bytes.», MC-P17), as the stores an adapter
+	// collects would be.
+	align := min(size&-size, 64)
+	off := ep.rng.IntN((mchub.PageSize-size)/align+1) * align
+	ep.seq++
+	w := &mchub.Write{Src: ep.id, Addr: page*mchub.PageSize + uint64(off), Len: size, Seq: ep.seq}
+	dests := ep.sh.destinations(ep.id, page)
+	x := &written{created: at, left: len(dests)}
+	t := ep.Clock().TimeOf(clock.Cycle(at))
+	for _, d := range dests {
+		if ep.sh.Stats != nil && ep.sh.Stats.Created(at, ep.format.Flits(size)) {
+			x.measured = true
+			ep.sh.open++
 		}
-		if ep.sh.Stats == nil || ep.sh.Stats.Measured(ep.nextGen) {
-			ep.sh.offered += uint64(size)
-		}
-		ep.sh.inflight[writeKey{ep.id, ep.seq}] = x
-		ep.queue = append(ep.queue, w)
-		ep.nextGen = ep.gap(ep.nextGen + 1)
+		ep.sh.Deliveries.Sent(t, MCDelivery{Src: ep.id, Dst: d, Seq: ep.seq})
 	}
-	if len(ep.queue) != n {
-		ep.sigQueue.Set(now, uint64(len(ep.queue)))
+	if ep.sh.Stats == nil || ep.sh.Stats.Measured(at) {
+		ep.sh.offered += uint64(size)
 	}
+	ep.sh.inflight[writeKey{ep.id, ep.seq}] = x
+	ep.queue = append(ep.queue, w)
 }
 
-// Payload returns the n data bytes of write seq from src: a pattern
+// MCPayload returns the n data bytes of write seq from src: a pattern
 // derived from both, so that receivers can check every byte.
-func Payload(src int, seq uint64, n int) []byte {
+func MCPayload(src int, seq uint64, n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = byte(seq>>(8*(i%8))) ^ byte(src*53+i*29+11)
@@ -581,10 +538,10 @@ func hashBytes(b []byte) uint64 {
 
 // Idle implements check.Unit: writes queued or being sent, and a write
 // half received, are unfinished work.
-func (ep *Endpoint) Idle() bool { return len(ep.queue) == 0 && ep.cur == nil && ep.rxW == nil }
+func (ep *MCEndpoint) Idle() bool { return len(ep.queue) == 0 && ep.cur == nil && ep.rxW == nil }
 
 // State implements check.Unit.
-func (ep *Endpoint) State() string {
+func (ep *MCEndpoint) State() string {
 	if ep.Idle() {
 		return "idle"
 	}

@@ -1,4 +1,4 @@
-package atm_test
+package fabric_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/trace"
@@ -20,16 +21,16 @@ import (
 // shared checkers (reporting to col, which may be nil) and one traffic
 // endpoint per port sending pat at rates[i]; every endpoint stops
 // generating at cycle stop.
-func trafficStar(e *env.Env, sw atm.Builder, lc link.Config, pat traffic.Pattern, rates []float64,
-	col *stats.Collector, stop clock.Cycle) (*atm.Star, *atm.Shared, []*atm.Endpoint) {
+func atmStar(e *env.Env, sw atm.Builder, lc link.Config, pat traffic.Pattern, rates []float64,
+	col *stats.Collector, stop clock.Cycle) (*atm.Star, *fabric.ATMShared, []*fabric.ATMEndpoint) {
 	st, err := atm.MakeStarBuilder().WithEnv(e).WithSwitch(sw).WithLink(lc).Build("Net")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(atm.SetupVCs(st.Switch)).To(Succeed())
-	sh := atm.NewShared(e, "Net", len(st.Ports), col)
+	Expect(fabric.SetupATMVCs(st.Switch)).To(Succeed())
+	sh := fabric.NewATMShared(e, "Net", len(st.Ports), col)
 	sh.Attach(st.Switch)
-	var eps []*atm.Endpoint
+	var eps []*fabric.ATMEndpoint
 	for i := range st.Ports {
-		ep, err := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, rates[i]).
+		ep, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, rates[i]).
 			WithShared(sh).Build(fmt.Sprintf("Net.Host%d", i))
 		Expect(err).NotTo(HaveOccurred())
 		eps = append(eps, ep)
@@ -46,7 +47,7 @@ func trafficStar(e *env.Env, sw atm.Builder, lc link.Config, pat traffic.Pattern
 }
 
 // runChecked runs e and the end-of-run checks and returns the first error.
-func runChecked(e *env.Env, sh *atm.Shared) error {
+func runATM(e *env.Env, sh *fabric.ATMShared) error {
 	res, err := e.Run()
 	sh.Finish(res.End)
 	if err != nil {
@@ -68,12 +69,12 @@ var _ = Describe("ATM traffic endpoints", func() {
 		e := env.New(env.Options{})
 		st, err := atm.MakeStarBuilder().WithEnv(e).Build("Net")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(atm.SetupVCs(st.Switch)).To(Succeed())
-		out, vci, ok := st.Switch.Route(1, atm.PeerVCI(3))
+		Expect(fabric.SetupATMVCs(st.Switch)).To(Succeed())
+		out, vci, ok := st.Switch.Route(1, fabric.ATMPeerVCI(3))
 		Expect([]any{out, vci, ok}).To(Equal([]any{3, uint16(33), true}))
-		_, _, ok = st.Switch.Route(2, atm.PeerVCI(2))
+		_, _, ok = st.Switch.Route(2, fabric.ATMPeerVCI(2))
 		Expect(ok).To(BeFalse()) // no VC to itself
-		Expect(atm.PeerVCI(0)).To(Equal(uint16(atm.FirstVCI)))
+		Expect(fabric.ATMPeerVCI(0)).To(Equal(uint16(fabric.ATMFirstVCI)))
 	})
 
 	It("sends at line rate and delivers every cell 176 cycles after it left on an idle switch", func() {
@@ -82,9 +83,9 @@ var _ = Describe("ATM traffic endpoints", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, Seed: 1})
 		col := stats.New(4, stats.Window{Measure: 20000})
 		// Only host 1 sends, to host 2 (bitcomp on 4 ports).
-		_, sh, _ := trafficStar(e, atm.ASX100(), atm.LinkConfig(), mustPattern("bitcomp", 4, traffic.Options{}),
+		_, sh, _ := atmStar(e, atm.ASX100(), atm.LinkConfig(), mustPattern("bitcomp", 4, traffic.Options{}),
 			[]float64{0, 0.3, 0, 0}, col, 20000)
-		Expect(runChecked(e, sh)).To(Succeed())
+		Expect(runATM(e, sh)).To(Succeed())
 		// A cell generated at c is sent at c+1 if the link is free; as in
 		// the switch's tests it reaches the switch at c+54, its output
 		// queue at c+54+69 = c+123, leaves at c+124 and is taken by host 2
@@ -118,9 +119,9 @@ var _ = Describe("ATM traffic endpoints", func() {
 		// Hosts 1..3 send every cell to host 0 at 0.6 of the link rate
 		// each: 1.8 times what output 0 carries. Host 0 sends uniformly.
 		pat := mustPattern("hotspot", 4, traffic.Options{Hotspots: []int{0}, HotFraction: 1})
-		st, sh, _ := trafficStar(e, atm.ASX100().WithQueueDepth(8), atm.LinkConfig(), pat,
+		st, sh, _ := atmStar(e, atm.ASX100().WithQueueDepth(8), atm.LinkConfig(), pat,
 			[]float64{0.3, 0.6, 0.6, 0.6}, nil, 15000)
-		Expect(runChecked(e, sh)).To(Succeed())
+		Expect(runATM(e, sh)).To(Succeed())
 		sent, recv, dropped := sh.Cells.Counts()
 		Expect(sent).To(Equal(recv + dropped))
 		Expect(dropped).To(BeNumerically(">", 100)) // about 0.8 x 15000 / 53 = 226 expected
@@ -148,14 +149,14 @@ var _ = Describe("ATM traffic endpoints", func() {
 		st, err := atm.MakeStarBuilder().WithEnv(e).Build("Net")
 		Expect(err).NotTo(HaveOccurred())
 		// Only the VC from 2 to 1: host 1's cells to 2 find no route.
-		Expect(st.Switch.AddRoute(2, atm.PeerVCI(1), 1, atm.PeerVCI(2))).To(Succeed())
-		sh := atm.NewShared(e, "Net", 4, nil)
+		Expect(st.Switch.AddRoute(2, fabric.ATMPeerVCI(1), 1, fabric.ATMPeerVCI(2))).To(Succeed())
+		sh := fabric.NewATMShared(e, "Net", 4, nil)
 		sh.Attach(st.Switch)
 		pat := mustPattern("bitcomp", 4, traffic.Options{}) // 1 <-> 2
-		var eps []*atm.Endpoint
+		var eps []*fabric.ATMEndpoint
 		for i := range 4 {
 			rate := map[bool]float64{true: 0.5, false: 0}[i == 1 || i == 2]
-			ep, err := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, rate).WithShared(sh).Build(fmt.Sprintf("Net.Host%d", i))
+			ep, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, rate).WithShared(sh).Build(fmt.Sprintf("Net.Host%d", i))
 			Expect(err).NotTo(HaveOccurred())
 			eps = append(eps, ep)
 			ep.Start()
@@ -165,7 +166,7 @@ var _ = Describe("ATM traffic endpoints", func() {
 				ep.StopGenerating()
 			}
 		})
-		Expect(runChecked(e, sh)).To(Succeed())
+		Expect(runATM(e, sh)).To(Succeed())
 		pcs := sh.Ports()
 		Expect(pcs[1].Sent).To(BeNumerically(">", 20))
 		Expect(pcs[1].DroppedFrom).To(Equal(pcs[1].Sent))
@@ -178,30 +179,30 @@ var _ = Describe("ATM traffic endpoints", func() {
 		st, err := atm.MakeStarBuilder().WithEnv(e).Build("Net")
 		Expect(err).NotTo(HaveOccurred())
 		// A wrong table entry: host 1's VC to host 2 leads to port 3.
-		Expect(st.Switch.AddRoute(1, atm.PeerVCI(2), 3, atm.PeerVCI(1))).To(Succeed())
-		sh := atm.NewShared(e, "Net", 4, nil)
+		Expect(st.Switch.AddRoute(1, fabric.ATMPeerVCI(2), 3, fabric.ATMPeerVCI(1))).To(Succeed())
+		sh := fabric.NewATMShared(e, "Net", 4, nil)
 		sh.Attach(st.Switch)
-		ep, err := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, 1).
+		ep, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, 1).
 			WithTraffic(mustPattern("bitcomp", 4, traffic.Options{}), 0.5).WithShared(sh).Build("Net.Host1")
 		Expect(err).NotTo(HaveOccurred())
 		for _, i := range []int{0, 2, 3} {
-			_, err := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithShared(sh).Build(fmt.Sprintf("Net.Host%d", i))
+			_, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, i).WithShared(sh).Build(fmt.Sprintf("Net.Host%d", i))
 			Expect(err).NotTo(HaveOccurred())
 		}
 		ep.Start()
 		vtest.AtCycle(e, "Stopper", clk, 1000, func(clock.Time) { ep.StopGenerating() })
-		Expect(runChecked(e, sh)).To(MatchError(ContainSubstring("misroute")))
+		Expect(runATM(e, sh)).To(MatchError(ContainSubstring("misroute")))
 	})
 
 	It("reports cells lost on a link, which nothing counts", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
 		lc := atm.LinkConfig()
 		lc.DropProb = 0.2
-		_, sh, _ := trafficStar(e, atm.ASX100(), lc, mustPattern("uniform", 4, traffic.Options{}),
+		_, sh, _ := atmStar(e, atm.ASX100(), lc, mustPattern("uniform", 4, traffic.Options{}),
 			[]float64{0.3, 0.3, 0.3, 0.3}, nil, 5000)
 		// The watchdog finds the conservation checker holding the lost
 		// cells when events run out; Finish reports them lost.
-		err := runChecked(e, sh)
+		err := runATM(e, sh)
 		Expect(err).To(MatchError(MatchRegexp(`\n  Net\.Cells: \d+ outstanding .*, the oldest \d+ sent at `)))
 		Expect(e.Monitor.Err()).To(MatchError(ContainSubstring("Net.Cells [lost]")))
 	})
@@ -210,10 +211,10 @@ var _ = Describe("ATM traffic endpoints", func() {
 		run := func(seed uint64) []trace.Record {
 			rec := trace.NewRecorder()
 			e := env.New(env.Options{Trace: rec, Seed: seed})
-			_, sh, _ := trafficStar(e, atm.ASX100().WithQueueDepth(4), atm.LinkConfig(),
+			_, sh, _ := atmStar(e, atm.ASX100().WithQueueDepth(4), atm.LinkConfig(),
 				mustPattern("hotspot", 4, traffic.Options{Hotspots: []int{2}, HotFraction: 0.7}),
 				[]float64{0.7, 0.7, 0.7, 0.7}, nil, 3000)
-			Expect(runChecked(e, sh)).To(Succeed())
+			Expect(runATM(e, sh)).To(Succeed())
 			return rec.Records()
 		}
 		a := run(7)
@@ -223,20 +224,20 @@ var _ = Describe("ATM traffic endpoints", func() {
 	})
 
 	DescribeTable("rejects endpoints it cannot build, naming the problem",
-		func(mod func(atm.EndpointBuilder, *atm.Star) atm.EndpointBuilder, msg string) {
+		func(mod func(fabric.ATMEndpointBuilder, *atm.Star) fabric.ATMEndpointBuilder, msg string) {
 			e := env.New(env.Options{})
 			st, err := atm.MakeStarBuilder().WithEnv(e).Build("Net")
 			Expect(err).NotTo(HaveOccurred())
-			b := atm.MakeEndpointBuilder().WithEnv(e).WithStar(st, 0).WithShared(atm.NewShared(e, "Net", 4, nil)).
+			b := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, 0).WithShared(fabric.NewATMShared(e, "Net", 4, nil)).
 				WithTraffic(mustPattern("uniform", 4, traffic.Options{}), 0.5)
 			_, err = mod(b, st).Build("Host")
 			Expect(err).To(MatchError(ContainSubstring(msg)))
 		},
-		Entry("no env", func(b atm.EndpointBuilder, _ *atm.Star) atm.EndpointBuilder { return b.WithEnv(nil) }, "no env"),
-		Entry("no star", func(b atm.EndpointBuilder, _ *atm.Star) atm.EndpointBuilder { return b.WithStar(nil, 0) }, "no star port 0"),
-		Entry("port out of range", func(b atm.EndpointBuilder, st *atm.Star) atm.EndpointBuilder { return b.WithStar(st, 4) }, "no star port 4"),
-		Entry("no shared state", func(b atm.EndpointBuilder, _ *atm.Star) atm.EndpointBuilder { return b.WithShared(nil) }, "no shared"),
-		Entry("rate above 1", func(b atm.EndpointBuilder, _ *atm.Star) atm.EndpointBuilder {
+		Entry("no env", func(b fabric.ATMEndpointBuilder, _ *atm.Star) fabric.ATMEndpointBuilder { return b.WithEnv(nil) }, "no env"),
+		Entry("no star", func(b fabric.ATMEndpointBuilder, _ *atm.Star) fabric.ATMEndpointBuilder { return b.WithStar(nil, 0) }, "no star port 0"),
+		Entry("port out of range", func(b fabric.ATMEndpointBuilder, st *atm.Star) fabric.ATMEndpointBuilder { return b.WithStar(st, 4) }, "no star port 4"),
+		Entry("no shared state", func(b fabric.ATMEndpointBuilder, _ *atm.Star) fabric.ATMEndpointBuilder { return b.WithShared(nil) }, "no shared"),
+		Entry("rate above 1", func(b fabric.ATMEndpointBuilder, _ *atm.Star) fabric.ATMEndpointBuilder {
 			return b.WithTraffic(mustPattern("uniform", 4, traffic.Options{}), 1.5)
 		}, "injection rate 1.5"),
 	)

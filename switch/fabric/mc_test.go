@@ -1,4 +1,4 @@
-package mchub_test
+package fabric_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
@@ -20,17 +21,17 @@ import (
 // checkers (reporting to col, which may be nil) and one traffic endpoint
 // per port writing sizes at rates[i]; every endpoint stops generating at
 // cycle stop.
-func trafficStar(e *env.Env, hb mchub.Builder, pages []mchub.PageMap, sizes traffic.Sizes, rates []float64,
-	col *stats.Collector, stop clock.Cycle) (*mchub.Star, *mchub.Shared) {
+func mcStar(e *env.Env, hb mchub.Builder, pages []fabric.MCPageMap, sizes traffic.Sizes, rates []float64,
+	col *stats.Collector, stop clock.Cycle) (*mchub.Star, *fabric.MCShared) {
 	lc := mchub.LinkConfig()
 	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hb).WithLink(lc).Build("MC")
 	Expect(err).NotTo(HaveOccurred())
-	sh, err := mchub.NewShared(e, "MC", len(st.Ports), pages, col)
+	sh, err := fabric.NewMCShared(e, "MC", len(st.Ports), pages, col)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(sh.Attach(st.Hub)).To(Succeed())
-	var eps []*mchub.Endpoint
+	var eps []*fabric.MCEndpoint
 	for i := range st.Ports {
-		b := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, i).WithShared(sh)
+		b := fabric.MakeMCEndpointBuilder().WithEnv(e).WithStar(st, i).WithShared(sh)
 		if rates[i] > 0 {
 			b = b.WithTraffic(rates[i], sizes)
 		}
@@ -55,7 +56,7 @@ func trafficStar(e *env.Env, hb mchub.Builder, pages []mchub.PageMap, sizes traf
 }
 
 // runChecked runs e and the end-of-run checks and returns the first error.
-func runChecked(e *env.Env, sh *mchub.Shared) error {
+func runMC(e *env.Env, sh *fabric.MCShared) error {
 	res, err := e.Run()
 	sh.Finish(res.End)
 	if err != nil {
@@ -64,7 +65,7 @@ func runChecked(e *env.Env, sh *mchub.Shared) error {
 	return e.Monitor.Err()
 }
 
-func sizes(s string) traffic.Sizes {
+func mcSizes(s string) traffic.Sizes {
 	z, err := traffic.ParseSizes(s)
 	Expect(err).NotTo(HaveOccurred())
 	return z
@@ -74,12 +75,12 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 	clk := mchub.LinkClock()
 
 	It("maps pages everywhere or at one adapter each", func() {
-		b := mchub.BroadcastPages(2, 3, false)
-		Expect(b).To(Equal([]mchub.PageMap{{Page: 0, Receivers: []int{0, 1, 2}}, {Page: 1, Receivers: []int{0, 1, 2}}}))
+		b := fabric.MCBroadcastPages(2, 3, false)
+		Expect(b).To(Equal([]fabric.MCPageMap{{Page: 0, Receivers: []int{0, 1, 2}}, {Page: 1, Receivers: []int{0, 1, 2}}}))
 		Expect(b[0].Destinations(1)).To(Equal([]int{0, 2}))
-		b = mchub.BroadcastPages(1, 3, true)
+		b = fabric.MCBroadcastPages(1, 3, true)
 		Expect(b[0].Destinations(1)).To(Equal([]int{0, 1, 2}))
-		s := mchub.SinglePages(50, 4, rand.New(rand.NewPCG(1, 2)), false)
+		s := fabric.MCSinglePages(50, 4, rand.New(rand.NewPCG(1, 2)), false)
 		seen := map[int]bool{}
 		for pg, m := range s {
 			Expect(m.Page).To(Equal(uint64(pg)))
@@ -93,9 +94,9 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 	It("delivers each write of a lone writer 32 cycles after its head left, to every other adapter", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 		col := stats.New(5, stats.Window{Measure: 20000})
-		st, sh := trafficStar(e, mchub.MC1().WithPorts(5), mchub.BroadcastPages(4, 5, false), traffic.Fixed(32),
+		st, sh := mcStar(e, mchub.MC1().WithPorts(5), fabric.MCBroadcastPages(4, 5, false), traffic.Fixed(32),
 			[]float64{0, 0, 0.2, 0, 0}, col, 20000)
-		Expect(runChecked(e, sh)).To(Succeed())
+		Expect(runMC(e, sh)).To(Succeed())
 		// A 32-byte write is one 40-byte flit (8 header bytes): 10 cycles
 		// on a 4-byte link. Sent at t, it is in the hub's input buffer
 		// from t+10+1 (wire delay 1); the hub picks it then, takes it at
@@ -130,18 +131,18 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 		// Six adapters; pages 0..3 mapped everywhere with loop-back on
 		// 2 and 3, pages 4..7 at one adapter each (4 with loop-back), and
 		// page 8 at adapters 1, 3 and 5.
-		pages := mchub.BroadcastPages(4, 6, false)
+		pages := fabric.MCBroadcastPages(4, 6, false)
 		pages[2].Loopback, pages[3].Loopback = true, true
 		for pg := 4; pg < 8; pg++ {
-			pages = append(pages, mchub.PageMap{Page: uint64(pg), Receivers: []int{pg % 6}, Loopback: pg == 4})
+			pages = append(pages, fabric.MCPageMap{Page: uint64(pg), Receivers: []int{pg % 6}, Loopback: pg == 4})
 		}
-		pages = append(pages, mchub.PageMap{Page: 8, Receivers: []int{1, 3, 5}})
+		pages = append(pages, fabric.MCPageMap{Page: 8, Receivers: []int{1, 3, 5}})
 		// Traced (the links' slow path) and untraced (their fast path):
 		// every write at every receiver at the same time. The checks
 		// below are on the untraced run.
 		var (
 			st *mchub.Star
-			sh *mchub.Shared
+			sh *fabric.MCShared
 		)
 		type got struct {
 			Src, Receiver int
@@ -149,11 +150,11 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 			At            clock.Time
 		}
 		_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []got {
-			st, sh = trafficStar(e, mchub.MC1().WithPorts(6).WithQueueDepth(8), pages, sizes("4:0.3,64:0.4,200:0.3"),
+			st, sh = mcStar(e, mchub.MC1().WithPorts(6).WithQueueDepth(8), pages, mcSizes("4:0.3,64:0.4,200:0.3"),
 				[]float64{0.15, 0.15, 0.15, 0.15, 0.15, 0.15}, nil, 15000)
 			var out []got
 			sh.OnDeliver = func(now clock.Time, w *mchub.Write, r int) { out = append(out, got{w.Src, r, w.Seq, now}) }
-			Expect(runChecked(e, sh)).To(Succeed())
+			Expect(runMC(e, sh)).To(Succeed())
 			return out
 		})
 		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
@@ -174,11 +175,11 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 
 	It("sends writes back to the writer only with loop-back (MC-P8)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		pages := []mchub.PageMap{{Page: 0, Receivers: []int{0, 1, 2}, Loopback: true}, {Page: 1, Receivers: []int{0, 1, 2}}}
-		_, sh := trafficStar(e, mchub.MC1().WithPorts(3), pages, traffic.Fixed(8), []float64{0.05, 0, 0}, nil, 4000)
+		pages := []fabric.MCPageMap{{Page: 0, Receivers: []int{0, 1, 2}, Loopback: true}, {Page: 1, Receivers: []int{0, 1, 2}}}
+		_, sh := mcStar(e, mchub.MC1().WithPorts(3), pages, traffic.Fixed(8), []float64{0.05, 0, 0}, nil, 4000)
 		got := [2][3]int{} // [page][receiver]: copies of adapter 0's writes
 		sh.OnDeliver = func(_ clock.Time, w *mchub.Write, r int) { got[w.Page()][r]++ }
-		Expect(runChecked(e, sh)).To(Succeed())
+		Expect(runMC(e, sh)).To(Succeed())
 		n0, n1 := got[0][1], got[1][1] // writes to each page
 		Expect(n0).To(BeNumerically(">", 10))
 		Expect(n1).To(BeNumerically(">", 10))
@@ -187,10 +188,10 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 
 	It("reports a write the hub delivers where the page map does not say", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		st, sh := trafficStar(e, mchub.MC1().WithPorts(4), []mchub.PageMap{{Page: 3, Receivers: []int{1, 2}}},
+		st, sh := mcStar(e, mchub.MC1().WithPorts(4), []fabric.MCPageMap{{Page: 3, Receivers: []int{1, 2}}},
 			traffic.Fixed(16), []float64{0.1, 0, 0, 0}, nil, 1000)
 		Expect(st.Hub.Map(3, 3)).To(Succeed()) // a mapping only the hub has
-		err := runChecked(e, sh)
+		err := runMC(e, sh)
 		Expect(err).To(MatchError(ContainSubstring("mc.dests")))
 		Expect(err).To(MatchError(ContainSubstring("never sent")))
 	})
@@ -199,9 +200,9 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 		run := func(seed uint64) []trace.Record {
 			rec := trace.NewRecorder()
 			e := env.New(env.Options{Trace: rec, Seed: seed})
-			_, sh := trafficStar(e, mchub.MC1().WithPorts(4), mchub.BroadcastPages(3, 4, false), sizes("8,64"),
+			_, sh := mcStar(e, mchub.MC1().WithPorts(4), fabric.MCBroadcastPages(3, 4, false), mcSizes("8,64"),
 				[]float64{0.1, 0.1, 0.1, 0.1}, nil, 1500)
-			Expect(runChecked(e, sh)).To(Succeed())
+			Expect(runMC(e, sh)).To(Succeed())
 			return rec.Records()
 		}
 		a := run(3)
@@ -212,38 +213,38 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 
 	It("rejects a page map it cannot honour", func() {
 		e := env.New(env.Options{})
-		_, err := mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 1}, {Page: 1}}, nil)
+		_, err := fabric.NewMCShared(e, "MC", 4, []fabric.MCPageMap{{Page: 1}, {Page: 1}}, nil)
 		Expect(err).To(MatchError(ContainSubstring("page 1 is mapped twice")))
-		_, err = mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 2, Receivers: []int{4}}}, nil)
+		_, err = fabric.NewMCShared(e, "MC", 4, []fabric.MCPageMap{{Page: 2, Receivers: []int{4}}}, nil)
 		Expect(err).To(MatchError(ContainSubstring("receiver 4 is not in 0..3")))
 	})
 
 	DescribeTable("rejects endpoints it cannot build, naming the problem",
-		func(mod func(mchub.EndpointBuilder, *mchub.Star) mchub.EndpointBuilder, msg string) {
+		func(mod func(fabric.MCEndpointBuilder, *mchub.Star) fabric.MCEndpointBuilder, msg string) {
 			e := env.New(env.Options{})
 			st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(mchub.MC1().WithPorts(4)).Build("MC")
 			Expect(err).NotTo(HaveOccurred())
 			// Page 0 is mapped only at adapter 0, page 1 everywhere.
-			sh, err := mchub.NewShared(e, "MC", 4, []mchub.PageMap{{Page: 0, Receivers: []int{0}}, {Page: 1, Receivers: []int{0, 1, 2, 3}}}, nil)
+			sh, err := fabric.NewMCShared(e, "MC", 4, []fabric.MCPageMap{{Page: 0, Receivers: []int{0}}, {Page: 1, Receivers: []int{0, 1, 2, 3}}}, nil)
 			Expect(err).NotTo(HaveOccurred())
-			b := mchub.MakeEndpointBuilder().WithEnv(e).WithStar(st, 0).WithShared(sh).WithTraffic(0.1, traffic.Fixed(64))
+			b := fabric.MakeMCEndpointBuilder().WithEnv(e).WithStar(st, 0).WithShared(sh).WithTraffic(0.1, traffic.Fixed(64))
 			_, err = mod(b, st).Build("Adapter")
 			Expect(err).To(MatchError(ContainSubstring(msg)))
 		},
-		Entry("no env", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithEnv(nil) }, "no env"),
-		Entry("no star", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithStar(nil, 1) }, "no star port 1"),
-		Entry("port out of range", func(b mchub.EndpointBuilder, st *mchub.Star) mchub.EndpointBuilder { return b.WithStar(st, 7) }, "no star port 7"),
-		Entry("no shared state", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder { return b.WithShared(nil) }, "no shared"),
-		Entry("rate above 1", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+		Entry("no env", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder { return b.WithEnv(nil) }, "no env"),
+		Entry("no star", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder { return b.WithStar(nil, 1) }, "no star port 1"),
+		Entry("port out of range", func(b fabric.MCEndpointBuilder, st *mchub.Star) fabric.MCEndpointBuilder { return b.WithStar(st, 7) }, "no star port 7"),
+		Entry("no shared state", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder { return b.WithShared(nil) }, "no shared"),
+		Entry("rate above 1", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder {
 			return b.WithTraffic(1.2, traffic.Fixed(64))
 		}, "rate 1.2"),
-		Entry("writes larger than a page", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+		Entry("writes larger than a page", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder {
 			return b.WithTraffic(0.1, traffic.Fixed(mchub.PageSize+1))
 		}, "do not fit a page"),
-		Entry("nobody to write to", func(b mchub.EndpointBuilder, _ *mchub.Star) mchub.EndpointBuilder {
+		Entry("nobody to write to", func(b fabric.MCEndpointBuilder, _ *mchub.Star) fabric.MCEndpointBuilder {
 			e := env.New(env.Options{})
 			st, _ := mchub.MakeStarBuilder().WithEnv(e).WithHub(mchub.MC1().WithPorts(2)).Build("MC")
-			sh, _ := mchub.NewShared(e, "MC", 2, []mchub.PageMap{{Page: 0, Receivers: []int{0}}}, nil)
+			sh, _ := fabric.NewMCShared(e, "MC", 2, []fabric.MCPageMap{{Page: 0, Receivers: []int{0}}}, nil)
 			return b.WithEnv(e).WithStar(st, 0).WithShared(sh)
 		}, "no page reaches an adapter other than 0"),
 	)

@@ -1,9 +1,10 @@
-package mchub_test
+package fabric_test
 
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/check"
@@ -19,9 +20,9 @@ var _ = Describe("MC global order against a hub that reorders", func() {
 	run := func(mut map[string]int) []check.Violation {
 		GinkgoHelper()
 		e := vtest.NewEnv(vtest.Options{Clock: mchub.LinkClock(), Mutations: mut, Seed: 3})
-		_, sh := trafficStar(e, mchub.MC1().WithPorts(4), mchub.BroadcastPages(1, 4, false), traffic.Fixed(32),
+		_, sh := mcStar(e, mchub.MC1().WithPorts(4), fabric.MCBroadcastPages(1, 4, false), traffic.Fixed(32),
 			[]float64{0.2, 0.2, 0.2, 0.2}, nil, 20000)
-		_ = runChecked(e, sh)
+		_ = runMC(e, sh)
 		sent, recv, _ := sh.Deliveries.Counts()
 		GinkgoWriter.Printf("deliveries %d sent, %d received\n", sent, recv)
 		Expect(sent).To(BeNumerically(">", 1000))

@@ -1,4 +1,4 @@
-package atm_test
+package fabric_test
 
 import (
 	. "github.com/onsi/ginkgo/v2"
@@ -20,9 +20,9 @@ var _ = Describe("ATM checkers against switch mutations", func() {
 	run := func(mut map[string]int) []check.Violation {
 		GinkgoHelper()
 		e := vtest.NewEnv(vtest.Options{Clock: atm.LinkClock(), Mutations: mut, Seed: 5})
-		_, sh, _ := trafficStar(e, atm.ASX100(), atm.LinkConfig(), mustPattern("uniform", 4, traffic.Options{}),
+		_, sh, _ := atmStar(e, atm.ASX100(), atm.LinkConfig(), mustPattern("uniform", 4, traffic.Options{}),
 			[]float64{0.4, 0.4, 0.4, 0.4}, nil, 20000)
-		_ = runChecked(e, sh)
+		_ = runATM(e, sh)
 		sent, recv, dropped := sh.Cells.Counts()
 		Expect(sent).To(BeNumerically(">", 400))
 		GinkgoWriter.Printf("cells sent %d, received %d, dropped %d\n", sent, recv, dropped)
