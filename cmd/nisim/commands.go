@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/nisim/nisim/firmware/remotewrite"
-	lcisc "github.com/nisim/nisim/verify/scenario/lciscen"
 	"io"
 	"os"
 	"strconv"
@@ -16,7 +14,9 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
+	"github.com/nisim/nisim/verify/scenario/lciscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
+	"github.com/nisim/nisim/verify/scenario/rwscen"
 	"github.com/nisim/nisim/verify/scenario/tgscen"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves/vcd"
@@ -28,8 +28,8 @@ func catalog() scenario.Catalog {
 	c := scenario.Catalog{demo.Scenario()}
 	c = append(c, noc.Scenarios()...)
 	c = append(c, tgscen.Scenarios()...)
-	c = append(c, lcisc.Scenarios()...)
-	c = append(c, remotewrite.Scenario())
+	c = append(c, lciscen.Scenarios()...)
+	c = append(c, rwscen.Scenario())
 	return c
 }
 

@@ -1,8 +1,9 @@
-// Package lci is the host side of LCI (lci-myrinet-cluster-protocols.txt
+// Package lcilib is the host side of LCI (lci-myrinet-cluster-protocols.txt
 // section 2): the library a process calls to send, multicast, poll,
 // release and fetch-and-add, running as operations of the host CPU model
-// on the PCI bus, and the cluster builder that puts hosts, LANai cards
-// running firmware/lci and the Myrinet network together on a platform.
+// on the PCI bus, and the PPro and P3 platforms of Table I. Clusters of
+// hosts, LANai cards running firmware/lci and the Myrinet network, and the
+// paper's measurements on them, are assembled in verify/testbench/lcitb.
 //
 // What the library costs emerges from the parts: its own code in host
 // cycles (Costs), programmed I/O over PCI through the write-combining

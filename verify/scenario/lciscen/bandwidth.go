@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	fw "github.com/nisim/nisim/firmware/lci"
-	hl "github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 )
 
 // --- lci-throughput ---
@@ -79,7 +79,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 		if i > 0 {
 			run = nil
 		}
-		t, err := hl.Stream(run, c, hl.Bench{Size: n, Warm: 0, Iters: 2, Stream: p.Messages}, p.Copy)
+		t, err := lcitb.Stream(run, c, lcitb.Bench{Size: n, Warm: 0, Iters: 2, Stream: p.Messages}, p.Copy)
 		if err != nil {
 			return nil, fmt.Errorf("%d bytes: %w", n, err)
 		}
@@ -95,7 +95,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 
 // addThroughputNotes states what the paper says about the curves (it gives
 // them only as figures).
-func addThroughputNotes(rep *scenario.Report, c hl.Config) {
+func addThroughputNotes(rep *scenario.Report, c lcitb.Config) {
 	switch {
 	case c.Platform.Name == "P3" && c.Variant == fw.PIO:
 		rep.Add("paper: I-pio on the P3 is bounded by PIO", "see the sizes above", "~120 MB/s",
@@ -177,20 +177,20 @@ func RunBroadcast(e *env.Env, p *BroadcastParams) (*scenario.Report, error) {
 	return rep, nil
 }
 
-func measureBroadcast(e *env.Env, c hl.Config, iters, size, msgs int) (lat float64, tp hl.Throughput, res env.Result, err error) {
-	b := hl.Bench{Size: 16, Warm: 2, Iters: iters, Stream: 8}
-	l, r, err := hl.Broadcast(e, c, b)
+func measureBroadcast(e *env.Env, c lcitb.Config, iters, size, msgs int) (lat float64, tp lcitb.Throughput, res env.Result, err error) {
+	b := lcitb.Bench{Size: 16, Warm: 2, Iters: iters, Stream: 8}
+	l, r, err := lcitb.Broadcast(e, c, b)
 	if err != nil {
 		return 0, tp, r, fmt.Errorf("broadcast latency: %w", err)
 	}
-	tp, err = hl.BroadcastStream(nil, c, hl.Bench{Size: size, Warm: 0, Iters: 2, Stream: msgs}, true)
+	tp, err = lcitb.BroadcastStream(nil, c, lcitb.Bench{Size: size, Warm: 0, Iters: 2, Stream: msgs}, true)
 	if err != nil {
 		return 0, tp, r, fmt.Errorf("broadcast throughput: %w", err)
 	}
 	return usf(l), tp, r, nil
 }
 
-func addBroadcast(rep *scenario.Report, c hl.Config, nodes int, lat float64, tp hl.Throughput, size int) {
+func addBroadcast(rep *scenario.Report, c lcitb.Config, nodes int, lat float64, tp lcitb.Throughput, size int) {
 	name := fmt.Sprintf("%s %s %s tree", c.Platform.Name, c.Variant, c.Tree)
 	pl, pt := paperBroadcastLatency(c.Platform.Name, c.Variant, c.Tree), paperBroadcastThroughput(c.Platform.Name, c.Variant, c.Tree)
 	if nodes != 64 {

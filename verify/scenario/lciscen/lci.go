@@ -27,10 +27,11 @@ import (
 	"strings"
 
 	fw "github.com/nisim/nisim/firmware/lci"
-	hl "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 )
 
 // Scenarios returns the LCI scenarios.
@@ -54,7 +55,7 @@ type Platform struct {
 }
 
 func (p Platform) validate() error {
-	_, err1 := hl.PlatformPreset(p.Platform)
+	_, err1 := lcilib.PlatformPreset(p.Platform)
 	_, err2 := fw.ParseVariant(p.Variant)
 	var errs []error
 	if err1 != nil {
@@ -67,9 +68,9 @@ func (p Platform) validate() error {
 }
 
 // config is the cluster configuration of a platform and variant.
-func config(platform, variant string, nodes int) (hl.Config, error) {
-	c := hl.DefaultConfig()
-	pl, err := hl.PlatformPreset(platform)
+func config(platform, variant string, nodes int) (lcitb.Config, error) {
+	c := lcitb.DefaultConfig()
+	pl, err := lcilib.PlatformPreset(platform)
 	if err != nil {
 		return c, err
 	}
@@ -99,7 +100,7 @@ const calibTolerance = 10
 
 // addLogP reports a LogP row, checking it against the paper when it is the
 // calibration row.
-func addLogP(rep *scenario.Report, name string, r hl.LogP, p logp, calibrated bool) {
+func addLogP(rep *scenario.Report, name string, r lcitb.LogP, p logp, calibrated bool) {
 	figs := []struct {
 		metric string
 		model  clock.Time
@@ -171,8 +172,8 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := hl.Bench{Size: p.Size, Warm: p.Warm, Iters: p.Iters, Stream: p.Stream}
-	r, err := hl.MeasureLogP(e, c, b)
+	b := lcitb.Bench{Size: p.Size, Warm: p.Warm, Iters: p.Iters, Stream: p.Stream}
+	r, err := lcitb.MeasureLogP(e, c, b)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func LatencyDefaults() *LatencyParams {
 
 // Validate implements scenario.Params.
 func (p *LatencyParams) Validate() error {
-	_, perr := hl.PlatformPreset(p.Platform)
+	_, perr := lcilib.PlatformPreset(p.Platform)
 	var pe error
 	if perr != nil {
 		pe = &scenario.KeyError{Key: "platform", Msg: perr.Error()}
@@ -253,7 +254,7 @@ func MeasureCrossover(e *env.Env, platform string, sizes []int, iters int) (Cros
 			if i == 0 && v == "sdma" {
 				run = e
 			}
-			r, err := hl.PingPong(run, c, hl.Bench{Size: n, Warm: 2, Iters: iters, Stream: 8})
+			r, err := lcitb.PingPong(run, c, lcitb.Bench{Size: n, Warm: 2, Iters: iters, Stream: 8})
 			if err != nil {
 				return x, first, fmt.Errorf("%s %d bytes: %w", v, n, err)
 			}
@@ -289,7 +290,7 @@ func RunLatency(e *env.Env, p *LatencyParams) (*scenario.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, _ := hl.PlatformPreset(p.Platform)
+	pl, _ := lcilib.PlatformPreset(p.Platform)
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-latency: end-to-end latency (half a ping-pong) on the %s platform, I-sdma and I-pio, %d to %d bytes", pl.Name, p.From, p.To)}
 	for i, n := range sizes {
 		rep.Add(fmt.Sprintf("%5d bytes: I-sdma / I-pio", n), fmt.Sprintf("%.2f / %.2f µs", usf(x.SDMA[i]), usf(x.PIO[i])), "", "")

@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	fw "github.com/nisim/nisim/firmware/lci"
-	hl "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 )
 
 // --- lci-traffic ---
@@ -72,7 +73,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 		return nil, err
 	}
 	c.Tree, _ = fw.ParseTree(p.Tree)
-	r, runErr := hl.RunTraffic(e, c, hl.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
+	r, runErr := lcitb.RunTraffic(e, c, lcitb.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
 		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
 		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
@@ -139,7 +140,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		return nil, err
 	}
 	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
-	b := hl.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
+	b := lcitb.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
 	for _, pl := range []string{"ppro", "p3"} {
 		for _, v := range []string{"sdma", "pio"} {
 			c, err := config(pl, v, 2)
@@ -150,7 +151,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			if pl == "ppro" && v == "sdma" {
 				run = e
 			}
-			r, err := hl.MeasureLogP(run, c, b)
+			r, err := lcitb.MeasureLogP(run, c, b)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", pl, v, err)
 			}
@@ -191,7 +192,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		tp, err := hl.Stream(nil, c, hl.Bench{Size: t.size, Iters: 2, Stream: 8}, t.copy)
+		tp, err := lcitb.Stream(nil, c, lcitb.Bench{Size: t.size, Iters: 2, Stream: 8}, t.copy)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s throughput: %w", t.platform, t.variant, err)
 		}
@@ -221,9 +222,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			}
 		}
 	}
-	hc := hl.DefaultCosts()
+	hc := lcilib.DefaultCosts()
 	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge read %d cycles; library send %d, receive %d cycles",
-		float64(fw.CPI100)/100, hl.PPro().BridgeReadCycles, hc.Send, hc.Recv), "",
+		float64(fw.CPI100)/100, lcilib.PPro().BridgeReadCycles, hc.Send, hc.Recv), "",
 		"fitted to the PPro I-sdma row of Table III (firmware/lci/config.go, host/lcilib/platform.go, host/lcilib/host.go)")
 	return rep, nil
 }

@@ -1,9 +1,9 @@
-package lcilib_test
+package lcitb_test
 
 import (
 	fw "github.com/nisim/nisim/firmware/lci"
-	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -17,10 +17,10 @@ func within(model clock.Time, paper, frac float64) {
 }
 
 var _ = Describe("PPro I-sdma calibration (Table III)", Ordered, func() {
-	var r lcilib.LogP
+	var r lcitb.LogP
 	BeforeAll(func() {
 		var err error
-		r, err = lcilib.MeasureLogP(nil, lcilib.DefaultConfig(), lcilib.DefaultBench())
+		r, err = lcitb.MeasureLogP(nil, lcitb.DefaultConfig(), lcitb.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 	})
 	It("send overhead os = 1.8 µs within 10%", func() { within(r.Os, 1.8, 0.10) })
@@ -37,11 +37,11 @@ var _ = Describe("PPro I-sdma calibration (Table III)", Ordered, func() {
 
 var _ = Describe("I-pio against I-sdma on the PPro (Table IV, validation)", func() {
 	It("has the lower end-to-end latency for 16-byte messages", func() {
-		c := lcilib.DefaultConfig()
-		sd, err := lcilib.PingPong(nil, c, lcilib.DefaultBench())
+		c := lcitb.DefaultConfig()
+		sd, err := lcitb.PingPong(nil, c, lcitb.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 		c.Variant = fw.PIO
-		pio, err := lcilib.PingPong(nil, c, lcilib.DefaultBench())
+		pio, err := lcitb.PingPong(nil, c, lcitb.DefaultBench())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(pio.E2E).To(BeNumerically("<", sd.E2E))
 	})
@@ -49,15 +49,15 @@ var _ = Describe("I-pio against I-sdma on the PPro (Table IV, validation)", func
 
 var _ = Describe("Config", func() {
 	DescribeTable("refuses an impossible cluster",
-		func(mod func(c *lcilib.Config), msg string) {
-			c := lcilib.DefaultConfig()
+		func(mod func(c *lcitb.Config), msg string) {
+			c := lcitb.DefaultConfig()
 			mod(&c)
 			Expect(c.Validate()).To(MatchError(ContainSubstring(msg)))
 		},
-		Entry("one node", func(c *lcilib.Config) { c.Nodes = 1 }, "2 to 64"),
-		Entry("too many nodes", func(c *lcilib.Config) { c.Nodes = 65 }, "2 to 64"),
-		Entry("no receive buffers for a window", func(c *lcilib.Config) { c.Platform.RecvBufs = 64 }, "window"),
-		Entry("an SRAM too small", func(c *lcilib.Config) { c.Platform.NI.SRAMBytes = 64 << 10 }, "SRAM"),
-		Entry("an unknown topology", func(c *lcilib.Config) { c.Platform.Topology = "ring" }, "topology"),
+		Entry("one node", func(c *lcitb.Config) { c.Nodes = 1 }, "2 to 64"),
+		Entry("too many nodes", func(c *lcitb.Config) { c.Nodes = 65 }, "2 to 64"),
+		Entry("no receive buffers for a window", func(c *lcitb.Config) { c.Platform.RecvBufs = 64 }, "window"),
+		Entry("an SRAM too small", func(c *lcitb.Config) { c.Platform.NI.SRAMBytes = 64 << 10 }, "SRAM"),
+		Entry("an unknown topology", func(c *lcitb.Config) { c.Platform.Topology = "ring" }, "topology"),
 	)
 })

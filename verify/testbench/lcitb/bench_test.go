@@ -1,12 +1,12 @@
-package lcilib_test
+package lcitb_test
 
 import (
 	"runtime"
 	"testing"
 
-	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 )
 
 // heapNow returns the heap in use (the env passed in keeps its cluster
@@ -25,7 +25,7 @@ func BenchmarkPingPong(b *testing.B) {
 	var sim clock.Time
 	for b.Loop() {
 		e := env.New(env.Options{})
-		r, err := lcilib.PingPong(e, lcilib.DefaultConfig(), lcilib.DefaultBench())
+		r, err := lcitb.PingPong(e, lcitb.DefaultConfig(), lcitb.DefaultBench())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -40,11 +40,11 @@ func BenchmarkPingPong(b *testing.B) {
 func BenchmarkBroadcast64(b *testing.B) {
 	var sim clock.Time
 	var peak uint64
-	c := lcilib.DefaultConfig()
+	c := lcitb.DefaultConfig()
 	c.Nodes = 64
 	for b.Loop() {
 		e := env.New(env.Options{})
-		t, err := lcilib.BroadcastStream(e, c, lcilib.Bench{Size: 4096, Iters: 2, Stream: 12}, true)
+		t, err := lcitb.BroadcastStream(e, c, lcitb.Bench{Size: 4096, Iters: 2, Stream: 12}, true)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,8 @@
-package lcilib_test
+package lcitb_test
 
 import (
-	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -80,10 +80,10 @@ var _ = Describe("FIFO checks in an LCI ping-pong against lying FIFOs", func() {
 	DescribeTable("fire on the first lie a producer acts on",
 		func(mut map[string]int, first string) {
 			e := env.New(env.Options{Seed: 1})
-			_, err := lcilib.PingPong(e, lcilib.DefaultConfig(), lcilib.DefaultBench())
+			_, err := lcitb.PingPong(e, lcitb.DefaultConfig(), lcitb.DefaultBench())
 			Expect(err).NotTo(HaveOccurred())
 			e = env.New(env.Options{Seed: 1, Mutations: mut})
-			_, err = lcilib.PingPong(e, lcilib.DefaultConfig(), lcilib.DefaultBench())
+			_, err = lcitb.PingPong(e, lcitb.DefaultConfig(), lcitb.DefaultBench())
 			Expect(err).To(HaveOccurred())
 			v := e.Monitor.Violations()
 			Expect(v[0].Path + " [" + v[0].Check + "] " + v[0].Msg).To(Equal(first))

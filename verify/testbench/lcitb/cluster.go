@@ -1,8 +1,9 @@
-package lcilib
+package lcitb
 
 import (
 	"fmt"
 	"github.com/nisim/nisim/firmware"
+	"github.com/nisim/nisim/host/lcilib"
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
@@ -16,7 +17,7 @@ import (
 
 // Config is a cluster to build.
 type Config struct {
-	Platform Platform
+	Platform lcilib.Platform
 	// Nodes is how many of the 64 hosts of the network get a node (the
 	// first ones); the buffers are reserved for all 64 regardless.
 	Nodes   int
@@ -25,13 +26,13 @@ type Config struct {
 	// Interrupts enables the polling watchdog and network signals.
 	Interrupts bool
 	// Host are the library's costs, Firmware the control program's.
-	Host     Costs
+	Host     lcilib.Costs
 	Firmware lci.Costs
 }
 
 // DefaultConfig is two PPro nodes running I-sdma.
 func DefaultConfig() Config {
-	return Config{Platform: PPro(), Nodes: 2, Host: DefaultCosts(), Firmware: lci.DefaultCosts()}
+	return Config{Platform: lcilib.PPro(), Nodes: 2, Host: lcilib.DefaultCosts(), Firmware: lci.DefaultCosts()}
 }
 
 // FirmwareConfig is the control program's configuration on the platform.
@@ -60,7 +61,7 @@ func (c Config) Validate() error {
 // Node is one host with its NI.
 type Node struct {
 	ID   int
-	Host *Host
+	Host *lcilib.Host
 	CPU  *cpu.CPU
 	Bus  *bus.Bus
 	Mem  *mem.Memory
@@ -111,7 +112,7 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 	cl.Net = net
 	routeOf = net.Route
 	for _, n := range cl.Nodes {
-		if err := n.Host.init(n.Card.SRAM().Storage(), c.Tree); err != nil {
+		if err := n.Host.Init(n.Card.SRAM().Storage(), c.Tree); err != nil {
 			return nil, err
 		}
 		n.Card.Start()
@@ -130,7 +131,7 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 	if err != nil {
 		return nil, err
 	}
-	host := newHost(e, name+".LCI", h, cl.Config.Nodes, p, cl.Config.Host, fw, hw.CPU, hw.Mem)
+	host := lcilib.NewHost(e, name+".LCI", h, cl.Config.Nodes, p, cl.Config.Host, fw, hw.CPU, hw.Mem)
 	return &Node{ID: h, Host: host, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
 }
 
@@ -147,7 +148,7 @@ type Hardware struct {
 // BuildHardware builds node's hardware (of a cluster of nodes) named name,
 // the card running prog; the caller connects the card's link and starts
 // it.
-func BuildHardware(e *env.Env, name string, p Platform, node, nodes int, prog firmware.Program) (*Hardware, error) {
+func BuildHardware(e *env.Env, name string, p lcilib.Platform, node, nodes int, prog firmware.Program) (*Hardware, error) {
 	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBufferBeats()).Build(name + ".PCI")
 	if err != nil {
 		return nil, err
@@ -156,13 +157,13 @@ func BuildHardware(e *env.Env, name string, p Platform, node, nodes int, prog fi
 	// waits the measured memory latency (MY-P6) and the bridge's delayed
 	// read, but a read that continues the previous one finds its data
 	// prefetched; a write is posted in the bridge.
-	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(hostMemSize).WithPortWidth(p.Bus.WidthBytes).
+	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(lcilib.HostMemBytes).WithPortWidth(p.Bus.WidthBytes).
 		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles() + p.BridgeReadCycles).
 		WithSequentialReadLatency(p.BridgeWriteCycles).WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
 	if err != nil {
 		return nil, err
 	}
-	if err := b.AddTarget(name+".Mem", 0, hostMemSize, hm.Port(0)); err != nil {
+	if err := b.AddTarget(name+".Mem", 0, lcilib.HostMemBytes, hm.Port(0)); err != nil {
 		return nil, err
 	}
 	c, err := cpu.MakeBuilder().WithEnv(e).WithClock(p.CPU).Build(name + ".CPU")
@@ -179,7 +180,7 @@ func BuildHardware(e *env.Env, name string, p Platform, node, nodes int, prog fi
 	if err != nil {
 		return nil, err
 	}
-	if err := card.AttachPCI(b, NIBase); err != nil {
+	if err := card.AttachPCI(b, lcilib.NIBase); err != nil {
 		return nil, err
 	}
 	card.OnInterrupt(c.Interrupt)

@@ -1,27 +1,32 @@
-package remotewrite
+// Package rwscen is the scenario of the firmware tutorial's example
+// (docs/firmware-tutorial.md): one remote write of the firmware/remotewrite
+// control program on the testbench verify/testbench/remotewritetb.
+package rwscen
 
 import (
 	"fmt"
 
+	"github.com/nisim/nisim/firmware/remotewrite"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/remotewritetb"
 )
 
 // Params are the parameters of the remotewrite scenario.
 type Params struct {
 	// Nodes is the cluster size; Src and Dst the writer and the node
 	// written to; Size the bytes written.
-	Nodes    int    `toml:"nodes"`
-	Src      int    `toml:"src"`
-	Dst      int    `toml:"dst"`
-	Size     int    `toml:"size"`
-	Firmware Config `toml:"firmware"`
+	Nodes    int                `toml:"nodes"`
+	Src      int                `toml:"src"`
+	Dst      int                `toml:"dst"`
+	Size     int                `toml:"size"`
+	Firmware remotewrite.Config `toml:"firmware"`
 }
 
 // Defaults are a 100-byte write from node 0 to node 1 of two.
 func Defaults() *Params {
-	return &Params{Nodes: 2, Src: 0, Dst: 1, Size: 100, Firmware: DefaultConfig()}
+	return &Params{Nodes: 2, Src: 0, Dst: 1, Size: 100, Firmware: remotewrite.DefaultConfig()}
 }
 
 // Validate implements scenario.Params.
@@ -36,8 +41,8 @@ func (p *Params) Validate() error {
 		// first, their size overflowed and let 2^63 through.
 		scenario.Check(f.Slots < 1 || f.Slots > 1<<16, "firmware.slots", "must be 1..%d (got %d)", 1<<16, f.Slots),
 		scenario.Check(f.MaxLen < 4 || f.MaxLen > 1<<20, "firmware.max_len", "must be 4..%d (got %d)", 1<<20, f.MaxLen),
-		scenario.Check(f.Counter < 0 || f.Counter%4 != 0 || f.Counter > hostMemSize-4 || f.Counter > SrcBase-4,
-			"firmware.counter", "must be a 4-byte aligned host address below %#x (got %#x)", SrcBase, f.Counter),
+		scenario.Check(f.Counter < 0 || f.Counter%4 != 0 || f.Counter > remotewritetb.HostMemBytes-4 || f.Counter > remotewritetb.SrcBase-4,
+			"firmware.counter", "must be a 4-byte aligned host address below %#x (got %#x)", remotewritetb.SrcBase, f.Counter),
 	}
 	for _, c := range []struct {
 		key string
@@ -45,7 +50,7 @@ func (p *Params) Validate() error {
 	}{{"dispatch", k.Dispatch}, {"desc", k.Desc}, {"dma_start", k.DMAStart}, {"dma_done", k.DMADone}, {"transmit", k.Transmit},
 		{"send_done", k.SendDone}, {"receive", k.Receive}, {"count", k.Count}, {"boot", k.Boot}} {
 		errs = append(errs, scenario.Check(c.v < 0, "firmware.costs."+c.key, "must not be negative (got %d)", c.v),
-			scenario.CheckCycles("firmware.costs."+c.key, int64(c.v), DefaultClusterConfig().Platform.NI.Clock, scenario.MaxDelay))
+			scenario.CheckCycles("firmware.costs."+c.key, int64(c.v), remotewritetb.DefaultClusterConfig().Platform.NI.Clock, scenario.MaxDelay))
 	}
 	return scenario.FirstError(errs...)
 }
@@ -65,9 +70,9 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c := DefaultClusterConfig()
+	c := remotewritetb.DefaultClusterConfig()
 	c.Nodes, c.Firmware = p.Nodes, p.Firmware
-	r, err := Write(e, c, p.Src, p.Dst, p.Size)
+	r, err := remotewritetb.Write(e, c, p.Src, p.Dst, p.Size)
 	if r.Cluster == nil {
 		return nil, err
 	}
@@ -77,7 +82,7 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	rep.Add("latency: descriptor store to counter in memory", us(r.Latency), "", "")
 	rep.Add("counter seen by the destination's poll", us(r.Seen-r.Start), "", "")
 	rep.Add("switches crossed", fmt.Sprint(r.Cluster.Net.Hops(p.Src, p.Dst)), "", "")
-	for _, n := range []*Node{r.Cluster.Nodes[p.Src], r.Cluster.Nodes[p.Dst]} {
+	for _, n := range []*remotewritetb.Node{r.Cluster.Nodes[p.Src], r.Cluster.Nodes[p.Dst]} {
 		s := n.Card.Stats()
 		rep.Add(fmt.Sprintf("node %d NI: handlers, processor busy (boot included)", n.ID), fmt.Sprintf("%d, %s", s.Handlers, us(s.Busy)), "", "")
 	}

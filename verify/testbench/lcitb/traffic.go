@@ -1,8 +1,9 @@
-package lcilib
+package lcitb
 
 import (
 	"fmt"
 	"github.com/nisim/nisim/firmware"
+	"github.com/nisim/nisim/host/lcilib"
 	"math/rand/v2"
 
 	"github.com/nisim/nisim/firmware/lci"
@@ -129,7 +130,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		sentUni[i] = make([]uint32, n)
 		faVals[i] = map[uint32]bool{}
 	}
-	var hosts []*Host
+	var hosts []*lcilib.Host
 	cl, err := Build(e, c)
 	if err != nil {
 		return r, err
@@ -137,9 +138,9 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	for _, nd := range cl.Nodes {
 		hosts = append(hosts, nd.Host)
 	}
-	handler := func(h *Host) Handler {
-		return func(now clock.Time, m *Msg) []cpu.Op {
-			me := h.node
+	handler := func(h *lcilib.Host) lcilib.Handler {
+		return func(now clock.Time, m *lcilib.Msg) []cpu.Op {
+			me := h.Node()
 			got[me]++
 			r.Deliveries++
 			var want uint32
@@ -154,11 +155,11 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 				want = nextMc[me][m.Src]
 				dst = -1
 			default:
-				h.env.Report(now, h.name, "lci.traffic", "unexpected packet type %d from %d", m.Type, m.Src)
+				h.Report(now, "lci.traffic", "unexpected packet type %d from %d", m.Type, m.Src)
 				return nil
 			}
 			if m.Seq != want {
-				h.env.Report(now, h.name, "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost, duplicated or out of order", m.Seq, m.Type, m.Src, want)
+				h.Report(now, "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost, duplicated or out of order", m.Seq, m.Type, m.Src, want)
 			}
 			checkData(h, now, m, trafficData(m.Type, m.Src, dst, m.Seq, int(m.Tag)))
 			return nil
@@ -179,7 +180,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 				target := op.dst
 				ops = append(ops, h.FetchAndAdd(target, 1, func(now clock.Time, old uint32) {
 					if faVals[target][old] {
-						h.env.Report(now, h.name, "lci.fetchadd", "node %d's variable handed out %d twice", target, old)
+						h.Report(now, "lci.fetchadd", "node %d's variable handed out %d twice", target, old)
 					}
 					faVals[target][old] = true
 					r.FetchAddsDone++
@@ -194,7 +195,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		var drain func() []cpu.Op
 		drain = func() []cpu.Op {
 			return []cpu.Op{{Kind: cpu.Call, Fn: func(clock.Time) bool {
-				if got[h.node] < expect[h.node] {
+				if got[h.Node()] < expect[h.Node()] {
 					h.CPU.Insert(append(h.Recv(handler(h)), drain()...)...)
 				}
 				return true

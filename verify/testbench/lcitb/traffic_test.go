@@ -1,4 +1,4 @@
-package lcilib_test
+package lcitb_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 	"github.com/nisim/nisim/verify/trace"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -22,21 +23,21 @@ type trafficEntry struct {
 	platform lcilib.Platform
 	variant  fw.Variant
 	tree     fw.Tree
-	traffic  lcilib.Traffic
+	traffic  lcitb.Traffic
 	seed     uint64
 }
 
 // uniform is traffic to random destinations with 15% multicasts and 15%
 // fetch-and-adds.
-func uniform(ops, maxSize int) lcilib.Traffic {
-	return lcilib.Traffic{Ops: ops, MaxSize: maxSize, McastPct: 15, FAPct: 15}
+func uniform(ops, maxSize int) lcitb.Traffic {
+	return lcitb.Traffic{Ops: ops, MaxSize: maxSize, McastPct: 15, FAPct: 15}
 }
 
 // hot is the same mix with every unicast and fetch-and-add aimed at node
 // 0, whose host computes 300 µs after each of its own operations before it
 // polls: its receive side backs up and every sender's window towards it
 // fills, the traffic that shows a sender exceeding its window.
-func hot(ops, maxSize int) lcilib.Traffic {
+func hot(ops, maxSize int) lcitb.Traffic {
 	t := uniform(ops, maxSize)
 	t.HotPct, t.HotPause = 100, 300*clock.Microsecond
 	return t
@@ -64,11 +65,11 @@ var (
 )
 
 // runTraffic runs an entry with the given test-only faults.
-func runTraffic(x trafficEntry, mut map[string]int) (lcilib.TrafficResult, *env.Env, error) {
-	c := lcilib.DefaultConfig()
+func runTraffic(x trafficEntry, mut map[string]int) (lcitb.TrafficResult, *env.Env, error) {
+	c := lcitb.DefaultConfig()
 	c.Nodes, c.Platform, c.Variant, c.Tree = x.nodes, x.platform, x.variant, x.tree
 	e := env.New(env.Options{Seed: x.seed, Mutations: mut})
-	r, err := lcilib.RunTraffic(e, c, x.traffic)
+	r, err := lcitb.RunTraffic(e, c, x.traffic)
 	return r, e, err
 }
 
@@ -102,7 +103,7 @@ var _ = Describe("randomised traffic with the checkers on", func() {
 		func(x trafficEntry) {
 			_, e, err := runTraffic(x, map[string]int{"lci.overdraw": 1})
 			Expect(err).To(HaveOccurred())
-			w := lcilib.DefaultConfig()
+			w := lcitb.DefaultConfig()
 			w.Platform = x.platform
 			window := w.FirmwareConfig().Window()
 			v := e.Monitor.Violations()
@@ -120,9 +121,9 @@ var _ = Describe("randomised traffic with the checkers on", func() {
 		runOnce := func() []trace.Record {
 			rec := trace.NewRecorder()
 			e := env.New(env.Options{Seed: 9, Trace: rec})
-			c := lcilib.DefaultConfig()
+			c := lcitb.DefaultConfig()
 			c.Nodes = 4
-			_, err := lcilib.RunTraffic(e, c, lcilib.Traffic{Ops: 10, MaxSize: 256, McastPct: 20, FAPct: 20})
+			_, err := lcitb.RunTraffic(e, c, lcitb.Traffic{Ops: 10, MaxSize: 256, McastPct: 20, FAPct: 20})
 			Expect(err).NotTo(HaveOccurred())
 			return rec.Records()
 		}
@@ -134,10 +135,10 @@ var _ = Describe("randomised traffic with the checkers on", func() {
 
 var _ = Describe("the base implementation on an unreliable link", func() {
 	It("aborts with an error naming the link and the packet", func() {
-		c := lcilib.DefaultConfig()
+		c := lcitb.DefaultConfig()
 		c.Platform.Net.Link.CorruptProb = 1
 		e := env.New(env.Options{Seed: 1})
-		_, err := lcilib.PingPong(e, c, lcilib.DefaultBench())
+		_, err := lcitb.PingPong(e, c, lcitb.DefaultBench())
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(And(ContainSubstring("lci.crc"), ContainSubstring("failed the CRC check on link Net.LH[1]"),
 			ContainSubstring("from node 0 (32 bytes")))
@@ -146,10 +147,10 @@ var _ = Describe("the base implementation on an unreliable link", func() {
 
 var _ = Describe("the polling watchdog", func() {
 	It("interrupts a host that does not poll, and the signal handler receives", func() {
-		c := lcilib.DefaultConfig()
+		c := lcitb.DefaultConfig()
 		c.Interrupts = true
 		e := env.New(env.Options{})
-		cl, err := lcilib.Build(e, c)
+		cl, err := lcitb.Build(e, c)
 		Expect(err).NotTo(HaveOccurred())
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		var got []clock.Time
@@ -168,10 +169,10 @@ var _ = Describe("the polling watchdog", func() {
 	})
 
 	It("does not interrupt a host that polls in time", func() {
-		c := lcilib.DefaultConfig()
+		c := lcitb.DefaultConfig()
 		c.Interrupts = true
 		e := env.New(env.Options{})
-		cl, err := lcilib.Build(e, c)
+		cl, err := lcitb.Build(e, c)
 		Expect(err).NotTo(HaveOccurred())
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		h1.OnSignal(func(now clock.Time, m *lcilib.Msg) []cpu.Op { return nil })

@@ -1,8 +1,9 @@
-package lcilib
+package lcitb
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/nisim/nisim/host/lcilib"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
@@ -76,9 +77,9 @@ func pattern(n, i int) []byte {
 }
 
 // checkData reports a payload that is not what was sent.
-func checkData(h *Host, now clock.Time, m *Msg, want []byte) {
+func checkData(h *lcilib.Host, now clock.Time, m *lcilib.Msg, want []byte) {
 	if !bytes.Equal(m.Data, want) {
-		h.env.Report(now, h.name, "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
+		h.Report(now, "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
 	}
 }
 
@@ -108,7 +109,7 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 					os += now - t0
 				}
 			})...)
-			ops = append(ops, h0.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+			ops = append(ops, h0.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
 				checkData(h0, now, m, pattern(b.Size, -i))
 				return nil
 			})...)
@@ -125,7 +126,7 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 				return nil
 			}
 			var hit clock.Time
-			ops := h1.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+			ops := h1.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
 				hit = m.At
 				checkData(h1, now, m, pattern(b.Size, i))
 				return nil
@@ -189,7 +190,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)
 		}
 		h0.CPU.Run(ops...)
-		h1.CPU.Run(h1.receiveStream(b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })...)
+		h1.CPU.Run(receiveStream(h1, b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })...)
 	})
 	if err != nil {
 		return t, err
@@ -207,7 +208,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 // packet's data, copying it out if recvCopy (at the memory copy rate if
 // big), and calling last with the message's number when its last packet
 // has arrived.
-func (h *Host) receiveStream(b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) []cpu.Op {
+func receiveStream(h *lcilib.Host, b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) []cpu.Op {
 	perMsg := max(1, (b.Size+mtu-1)/mtu)
 	var rx []cpu.Op
 	for i := range b.Stream {
@@ -215,13 +216,13 @@ func (h *Host) receiveStream(b Bench, mtu int, recvCopy, big bool, last func(i i
 		for k := range perMsg {
 			lo := k * mtu
 			want := msg[lo:min(lo+mtu, len(msg))]
-			rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+			rx = append(rx, h.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
 				checkData(h, now, m, want)
 				if k == perMsg-1 {
 					last(i, now)
 				}
 				if recvCopy {
-					return []cpu.Op{{Kind: cpu.Compute, Cycles: h.copyCycles(len(m.Data), big)}}
+					return []cpu.Op{{Kind: cpu.Compute, Cycles: h.CopyCycles(len(m.Data), big)}}
 				}
 				return nil
 			})...)

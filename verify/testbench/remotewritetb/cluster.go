@@ -1,4 +1,4 @@
-package remotewrite
+package remotewritetb
 
 import (
 	"bytes"
@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nisim/nisim/firmware/remotewrite"
 	"github.com/nisim/nisim/host/cpu"
-	hostlci "github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/lanai"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -15,17 +16,18 @@ import (
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/topology"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 )
 
 // Host memory map of a node (bus addresses).
 const (
-	hostMemSize = hostlci.HostMemBytes
+	HostMemBytes = lcilib.HostMemBytes
 	// SrcBase is where Write puts the data to send, DstBase where it asks
 	// for it to be written at the destination.
 	SrcBase = 0x0010_0000
 	DstBase = 0x0020_0000
 	// NIBase is the PCI address of the card's SRAM window.
-	NIBase = hostlci.NIBase
+	NIBase = lcilib.NIBase
 )
 
 // ClusterConfig is a cluster to build: Nodes hosts of the PPro platform's
@@ -35,14 +37,14 @@ type ClusterConfig struct {
 	// lci-myrinet-cluster-protocols.txt: 200 MHz Pentium Pro, 32-bit
 	// 33 MHz PCI, LANai 4.1 at 33 MHz, 160 MB/s Myrinet), whose parameters
 	// carry their sources there.
-	Platform hostlci.Platform
+	Platform lcilib.Platform
 	Nodes    int
-	Firmware Config
+	Firmware remotewrite.Config
 }
 
 // DefaultClusterConfig is two nodes of the PPro platform.
 func DefaultClusterConfig() ClusterConfig {
-	return ClusterConfig{Platform: hostlci.PPro(), Nodes: 2, Firmware: DefaultConfig()}
+	return ClusterConfig{Platform: lcilib.PPro(), Nodes: 2, Firmware: remotewrite.DefaultConfig()}
 }
 
 // Validate checks the configuration.
@@ -63,8 +65,9 @@ type Node struct {
 	Bus  *bus.Bus
 	Mem  *mem.Memory
 	Card *lanai.Card
-	FW   *Program
-	seq  uint32 // descriptors posted
+	FW   *remotewrite.Program
+	cfg  remotewrite.Config // the program's configuration
+	seq  uint32             // descriptors posted
 }
 
 // Cluster is a built cluster.
@@ -108,17 +111,18 @@ func Build(e *env.Env, c ClusterConfig) (*Cluster, error) {
 
 func (cl *Cluster) buildNode(e *env.Env, h int) (*Node, error) {
 	name := fmt.Sprintf("N%d", h)
-	prog, err := New(e, name+".FW", cl.Config.Firmware)
+	prog, err := remotewrite.New(e, name+".FW", cl.Config.Firmware)
 	if err != nil {
 		return nil, err
 	}
 	// The node's hardware (PCI bus, host memory behind its bridge, CPU,
-	// LANai card) is host/lcilib's, with this program on the card.
-	hw, err := hostlci.BuildHardware(e, name, cl.Config.Platform, h, cl.Config.Nodes, prog)
+	// LANai card) is the LCI testbench's (lcitb.BuildHardware), with this program on
+	// the card.
+	hw, err := lcitb.BuildHardware(e, name, cl.Config.Platform, h, cl.Config.Nodes, prog)
 	if err != nil {
 		return nil, err
 	}
-	return &Node{ID: h, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
+	return &Node{ID: h, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog, cfg: cl.Config.Firmware}, nil
 }
 
 // Post returns the host operations that ask n's NI to write length bytes
@@ -128,14 +132,14 @@ func (cl *Cluster) buildNode(e *env.Env, h int) (*Node, error) {
 // does, and a bad descriptor is a checker error (rw.desc).
 func (n *Node) Post(dst int, from, to uint64, length int) []cpu.Op {
 	n.seq++
-	d := Desc{Src: from, Dst: to, Len: uint32(length), Node: uint8(dst), Seq: n.seq}
-	slot := n.FW.Layout().Ring + uint32(int(n.seq-1)%n.FW.cfg.Slots*DescBytes)
+	d := remotewrite.Desc{Src: from, Dst: to, Len: uint32(length), Node: uint8(dst), Seq: n.seq}
+	slot := n.FW.Layout().Ring + uint32(int(n.seq-1)%n.cfg.Slots*remotewrite.DescBytes)
 	return []cpu.Op{{Kind: cpu.Store, Addr: NIBase + uint64(slot), Data: d.Encode(), Burst: true, Label: "post"}}
 }
 
 // Counter returns the completion counter in n's host memory.
 func (n *Node) Counter() uint32 {
-	b, _ := n.Mem.Storage().Bytes(n.FW.cfg.Counter, 4)
+	b, _ := n.Mem.Storage().Bytes(n.cfg.Counter, 4)
 	return binary.LittleEndian.Uint32(b)
 }
 

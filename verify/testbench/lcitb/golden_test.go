@@ -1,4 +1,4 @@
-package lcilib_test
+package lcitb_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 	"github.com/nisim/nisim/waves/vcd"
@@ -32,12 +33,12 @@ func golden(recs []trace.Record) []trace.Record {
 	return out
 }
 
-func build(e *env.Env, mod func(c *lcilib.Config)) *lcilib.Cluster {
-	c := lcilib.DefaultConfig()
+func build(e *env.Env, mod func(c *lcitb.Config)) *lcitb.Cluster {
+	c := lcitb.DefaultConfig()
 	if mod != nil {
 		mod(&c)
 	}
-	cl, err := lcilib.Build(e, c)
+	cl, err := lcitb.Build(e, c)
 	Expect(err).NotTo(HaveOccurred())
 	return cl
 }
@@ -100,7 +101,7 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 	It("shows a credit stall and its release (W = 2)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
 		// 130 receive buffers, 4 spare, 63 senders: W = 2 (MY-P23's rule).
-		cl := build(e, func(c *lcilib.Config) { c.Platform.RecvBufs = 130; c.Variant = 1 })
+		cl := build(e, func(c *lcitb.Config) { c.Platform.RecvBufs = 130; c.Variant = 1 })
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		var ops []cpu.Op
 		ops = append(ops, cpu.Op{Kind: cpu.Compute, Cycles: 2000, Label: "boot-wait"})
@@ -145,9 +146,9 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 var _ = Describe("LCI waveforms", func() {
 	It("show the firmware states, the DMA engines, the queues and the credits of a ping-pong", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Seed: 1})
-		b := lcilib.DefaultBench()
+		b := lcitb.DefaultBench()
 		b.Warm, b.Iters = 1, 3
-		_, err := lcilib.PingPong(e, lcilib.DefaultConfig(), b)
+		_, err := lcitb.PingPong(e, lcitb.DefaultConfig(), b)
 		Expect(err).NotTo(HaveOccurred())
 		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/lci.vcd"))
 		Expect(err).NotTo(HaveOccurred())

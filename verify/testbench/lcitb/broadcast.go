@@ -1,7 +1,8 @@
-package lcilib
+package lcitb
 
 import (
 	"fmt"
+	"github.com/nisim/nisim/host/lcilib"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
@@ -28,10 +29,10 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 			h := n.Host
 			var rx []cpu.Op
 			for i := range total {
-				rx = append(rx, h.Recv(func(now clock.Time, m *Msg) []cpu.Op {
+				rx = append(rx, h.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
 					checkData(h, now, m, pattern(b.Size, i))
 					if m.Src != 0 || m.Tag != uint32(i) {
-						h.env.Report(now, h.name, "lci.mcast", "expected multicast %d from node 0, got tag %d from node %d", i, m.Tag, m.Src)
+						h.Report(now, "lci.mcast", "expected multicast %d from node 0, got tag %d from node %d", i, m.Tag, m.Src)
 					}
 					got[i]++
 					last[i] = now
@@ -93,7 +94,7 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 		root := cl.Nodes[0].Host
 		big := b.Size > c.Platform.L2Bytes
 		for _, n := range cl.Nodes[1:] {
-			n.Host.CPU.Run(n.Host.receiveStream(b, mtu, recvCopy, big, func(i int, now clock.Time) {
+			n.Host.CPU.Run(receiveStream(n.Host, b, mtu, recvCopy, big, func(i int, now clock.Time) {
 				got[i]++
 				done[i] = max(done[i], now)
 			})...)

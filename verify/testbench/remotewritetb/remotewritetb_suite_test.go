@@ -1,0 +1,13 @@
+package remotewritetb_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestRemotewritetb(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/testbench/remotewritetb")
+}
