@@ -5,9 +5,10 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 
-	_ "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
@@ -83,3 +84,238 @@ func runMaster(e *env.Env, b *bus.Bus, name string, ops []*op) {
 	ch.ConnectMaster(a)
 	a.Start()
 }
+
+// rig is a memory bus with host memory, a 32-bit PCI bus with a device,
+// and a bridge between them.
+type rig struct {
+	e        *env.Env
+	mb, pci  *bus.Bus
+	mem, dev *mem.Memory
+	br       *bus.Bridge
+}
+
+// testBridge is the bridge of the directed specs: small numbers so that
+// the cycles can be followed by hand.
+func testBridge() bus.BridgeConfig {
+	return bus.BridgeConfig{Name: "test", PostedWriteBytes: 64, CrossCycles: 1, DelayedReadCycles: 2,
+		ReadHitCycles: 1, LineBytes: 32, ReadBufferBytes: 128, PrefetchBytes: 0}
+}
+
+// newRig builds the rig: host memory at 0 on the memory bus (latency
+// memLatency memory-bus cycles, 8 bytes per cycle), a device memory at
+// 0x80000000 on PCI (latency 1), the DMA window [0, 64 KiB) on PCI onto
+// memory and the PIO window [0x80000000, +4 KiB) on the memory bus onto
+// the device.
+func newRig(mc bus.Config, cfg bus.BridgeConfig, memLatency int) *rig {
+	r := &rig{e: vtest.NewEnv(vtest.Options{Clock: mc.Clock, Trace: true})}
+	var err error
+	r.mb, err = bus.MakeBuilder().WithEnv(r.e).WithConfig(mc).Build("MemBus")
+	Expect(err).NotTo(HaveOccurred())
+	r.pci, err = bus.MakeBuilder().WithEnv(r.e).WithConfig(bus.PCI32()).Build("PCI")
+	Expect(err).NotTo(HaveOccurred())
+	r.mem, err = mem.MakeBuilder().WithEnv(r.e).WithClock(mc.Clock).WithSize(1 << 16).
+		WithLatency(memLatency).WithBytesPerCycle(8).WithPortWidth(8).Build("Mem")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.mb.AddTarget("Mem", 0, 1<<16, r.mem.Port(0))).To(Succeed())
+	r.dev, err = mem.MakeBuilder().WithEnv(r.e).WithClock(bus.PCI32().Clock).WithSize(1 << 12).
+		WithLatency(1).WithBytesPerCycle(4).WithPortWidth(4).Build("Dev")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.pci.AddTarget("Dev", 0x80000000, 1<<12, r.dev.Port(0))).To(Succeed())
+	r.br, err = bus.MakeBridgeBuilder().WithEnv(r.e).WithConfig(cfg).WithBuses(r.mb, r.pci).
+		WithDMAWindow(0, 1<<16, 0).WithPIOWindow(0x80000000, 1<<12, 0x80000000).Build("Br")
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+// records returns the formatted trace records of path.
+func (r *rig) records(path string) []string {
+	var out []string
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Path == path {
+			out = append(out, rec.Format())
+		}
+	}
+	return out
+}
+
+// beat is a memory-bus data phase as an observer saw it.
+type beat struct {
+	Cycle  clock.Cycle
+	Master string
+	Addr   uint64
+	Write  bool
+}
+
+func (r *rig) watch() *[]beat {
+	var got []beat
+	r.mb.Observe(func(_ clock.Time, o bus.Observation) {
+		got = append(got, beat{o.Cycle, o.Master, o.Addr, o.Write})
+	})
+	return &got
+}
+
+var _ = Describe("Bridge", func() {
+	// Clocks: PCI 33.33 MHz (30 ns), memory bus 66.67 MHz (15 ns), so PCI
+	// cycle p is memory-bus cycle 2p. The test memory bus has one
+	// arbitration and one address cycle and no decode, turnaround or idle
+	// cycles, and no hidden arbitration; PCI has arbitration 1 (hidden
+	// when the bus was busy the cycle before), address 1,
+	// decode/turnaround 1, idle 1.
+
+	It("posts a DMA write: the PCI master is done when the bridge has it, the memory-bus write follows", func() {
+		r := newRig(memBusConfig(), testBridge(), 16)
+		seen := r.watch()
+		data := []byte("ABCDEFGH")
+		ni := []*op{{Req: &mem.Req{Op: mem.Write, Addr: 0x100, Len: 8, Class: "dma", Posted: true}, Data: data}}
+		runMaster(r.e, r.pci, "NI", ni)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// PCI: the NI pushes its two beats at p0 and p1 (done at p1);
+		// ARB p1, ADDR p2, DECODE p3, data p4 and p5.
+		Expect(ni[0].Done).To(Equal(clock.Cycle(1)))
+		Expect(r.records("PCI")).To(Equal([]string{
+			"150000 5 PCI bus.dma.write master=NI target=Br.Up addr=0x100 len=8 start=1 waits=0 posted=1 hash=" + trace.HashBytes(data)}))
+		// The bridge sees the request at p5 and takes a beat at p5 and
+		// p6 into its posted-write buffer (memory-bus edges 10 and 12):
+		// the PCI side is done at p6.
+		Expect(r.records("Br.Up")).To(Equal([]string{
+			"180000 6 Br.Up bridge.dma.write master=NI addr=0x100 len=8 start=5 posted=1 hash=" + trace.HashBytes(data)}))
+		// The write op, pushed at p5, crosses in CrossCycles = 1 (p6 =
+		// memory edge 12) and is seen at memory edge 13, where the far
+		// half has the whole line piece (8 bytes) and starts it: ARB 14,
+		// ADDR 15, data phase 16 (no decode).
+		Expect(*seen).To(Equal([]beat{{16, "Br.Up", 0x100, true}}))
+		back, _ := r.mem.Storage().Bytes(0x100, 8)
+		Expect(back).To(Equal(data))
+	})
+
+	It("answers a first DMA read with retries until its delayed read has fetched the data", func() {
+		r := newRig(memBusConfig(), testBridge(), 4)
+		Expect(r.mem.Storage().Write(0x200, []byte("abcdefgh"))).To(Succeed())
+		seen := r.watch()
+		ni := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 8, Class: "dma"}}}
+		runMaster(r.e, r.pci, "NI", ni)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// p1 ARB, p2 ADDR: the bridge has nothing, latches the read and
+		// retries it; the NI tries again every 2 cycles (ADDR, idle;
+		// arbitration hidden) at p4, p6, ...
+		// p3: the near half takes the latch; the read crosses in
+		// CrossCycles + DelayedReadCycles = 3 cycles (p6 = memory edge
+		// 12) and the far half sees it at memory edge 13 and asks for
+		// the line piece [0x200, 0x208): ARB 14, ADDR 15, the memory takes
+		// it at 16 and has data at 16+4 = 20, the bus moves it at 21.
+		Expect(*seen).To(Equal([]beat{{21, "Br.Up", 0x200, false}}))
+		// The far half pushes it across at memory edge 22 (= p11); the near
+		// half has it at p12. The attempt at p12 still sees the state of
+		// p11 and is retried; the one at p14 goes ahead: DECODE p15, the
+		// bridge sees the request at p15 and has data ReadHitCycles = 1
+		// later, p16 and p17; the bus moves them at p17 and p18; the NI
+		// pops the last at p19.
+		Expect(ni[0].Done).To(Equal(clock.Cycle(19)))
+		Expect(ni[0].Got).To(Equal([]byte("abcdefgh")))
+		Expect(r.records("PCI")).To(Equal([]string{
+			"540000 18 PCI bus.dma.read master=NI target=Br.Up addr=0x200 len=8 start=14 waits=1 hash=" + trace.HashBytes([]byte("abcdefgh"))}))
+		Expect(r.records("Br.Up")).To(Equal([]string{
+			"510000 17 Br.Up bridge.dma.read master=NI addr=0x200 len=8 start=15 hit=0 first=16 hash=" + trace.HashBytes([]byte("abcdefgh"))}))
+		// Six retried attempts: p2, p4, p6, p8, p10, p12.
+		Expect(r.pci.Stats().Retries).To(Equal(uint64(6)))
+		_, up := r.br.Stats()
+		Expect(up.ReadMisses).To(Equal(uint64(1)))
+		Expect(up.ReadHits).To(Equal(uint64(0)))
+		Expect(up.Retries).To(Equal(uint64(6)))
+	})
+
+	It("serves a continuing DMA read from the prefetch buffer", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		for i := range 0x80 {
+			Expect(r.mem.Storage().Write(uint64(0x200+i), []byte{byte(i)})).To(Succeed())
+		}
+		seen := r.watch()
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "dma"}},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// First read, a delayed read as in the spec above with a 32-byte
+		// line: memory-bus data phases 21-24, crossed at memory edges
+		// 22-25, in the near half at p12 (16 bytes) and p13 (32). The
+		// attempt at p14 goes ahead: data beats p16-p23, moved p17-p24,
+		// the NI pops the last at p25.
+		Expect(ni[0].Done).To(Equal(clock.Cycle(25)))
+		// Meanwhile the prefetch: at p4 the near half asks for
+		// [0x220, 0x260) (demand end + 64 bytes), crossing behind the
+		// delayed read; the far half issues it as two line reads at
+		// memory edges 14 and 16 (the master channel holds two requests),
+		// which run after the demand line. The memory bus has no hidden
+		// arbitration: ARB 25, ADDR 26, the memory takes it at 27, data
+		// at 31, moved 32-35; ARB 36, ADDR 37, moved 43-46. When the
+		// second read is taken (p29, below) the demand end moves to
+		// 0x240 and the prefetch to 0x280: one more line, asked at p29,
+		// across at p30 = m60, seen at m61: ARB 62, ADDR 63, taken 64,
+		// moved 69-72.
+		var fetch []beat
+		for _, b := range *seen {
+			Expect(b.Master).To(Equal("Br.Up"))
+			fetch = append(fetch, beat{Cycle: b.Cycle, Addr: b.Addr})
+		}
+		want := []beat{}
+		for i, c := range []clock.Cycle{21, 32, 43, 69} {
+			for k := range 4 {
+				want = append(want, beat{Cycle: c + clock.Cycle(k), Addr: uint64(0x200 + 32*i + 8*k)})
+			}
+		}
+		Expect(fetch).To(Equal(want))
+		// Second read: the NI pushes it at p26; the bus was idle at p25,
+		// so ARB p27, ADDR p28: the buffer holds [0x220, 0x240) since
+		// p18, the read goes ahead at once: DECODE p29, data ready at
+		// p29+1, beats p30-p37, moved p31-p38, the NI pops the last at
+		// p39.
+		Expect(ni[1].Done).To(Equal(clock.Cycle(39)))
+		data := make([]byte, 32)
+		for i := range data {
+			data[i] = byte(0x20 + i)
+		}
+		Expect(ni[1].Got).To(Equal(data))
+		_, up := r.br.Stats()
+		Expect(up.ReadMisses).To(Equal(uint64(1)))
+		Expect(up.ReadHits).To(Equal(uint64(1)))
+		// Only the first read was retried (p2 ... p12).
+		Expect(r.pci.Stats().Retries).To(Equal(uint64(6)))
+		// [0x240, 0x280) stays prefetched.
+		Expect(up.FetchedBytes).To(Equal(uint64(128)))
+	})
+
+	It("carries a PIO read from the memory bus to a device on PCI as a delayed read", func() {
+		r := newRig(memBusConfig(), testBridge(), 4)
+		Expect(r.dev.Storage().Write(0x10, []byte{1, 2, 3, 4})).To(Succeed())
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x80000010, Len: 4, Class: "pio"}}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Memory bus (cycles m): ARB m1, ADDR m2: retried and latched;
+		// with no idle cycle and no hidden arbitration the CPU tries again
+		// every 2 cycles (ARB, ADDR) at m4, m6, ...
+		// The near half takes the latch at m3; it crosses in CrossCycles
+		// = 1 (m4 = p2) and the far half sees it at p3 and issues it: PCI
+		// ARB p4, ADDR p5, DECODE p6; the device takes it at p6 and has
+		// data at p7, moved at p8; the far half pushes it across at p9 (=
+		// m18); the near half has it at m19. The attempt at m18 was
+		// retried; the one at m20 goes ahead: the
+		// bridge sees it at m21, has the beat at m22, the bus moves it at
+		// m23, the CPU pops it at m24.
+		Expect(cpu[0].Done).To(Equal(clock.Cycle(24)))
+		Expect(cpu[0].Got).To(Equal([]byte{1, 2, 3, 4}))
+		Expect(r.records("PCI")).To(Equal([]string{
+			"240000 8 PCI bus.pio.read master=Br.Down target=Dev addr=0x80000010 len=4 start=4 waits=1 hash=" + trace.HashBytes([]byte{1, 2, 3, 4})}))
+		// Retried attempts at m2, m4, ..., m18.
+		Expect(r.mb.Stats().Retries).To(Equal(uint64(9)))
+		down, _ := r.br.Stats()
+		Expect(down.ReadMisses).To(Equal(uint64(1)))
+		Expect(down.Retries).To(Equal(uint64(9)))
+	})
+})
