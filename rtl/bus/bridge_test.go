@@ -318,4 +318,79 @@ var _ = Describe("Bridge", func() {
 		Expect(down.ReadMisses).To(Equal(uint64(1)))
 		Expect(down.Retries).To(Equal(uint64(9)))
 	})
+
+	Describe("holding the memory bus for a whole I/O burst (SH-P10)", func() {
+		// The NI writes 64 bytes (one PCI burst, 16 beats at p4-p19) to
+		// memory; from m20 a CPU on the memory bus posts 8-byte writes
+		// back to back. The memory bus takes 64-byte bursts here so that
+		// the whole I/O burst fits in one tenure.
+		run := func(hold bool) (bridge, cpu []clock.Cycle) {
+			mc := memBusConfig()
+			mc.MaxBurstBytes = 64
+			cfg := testBridge()
+			cfg.HoldMemoryBus = hold
+			r := newRig(mc, cfg, 1)
+			seen := r.watch()
+			data := make([]byte, 64)
+			for i := range data {
+				data[i] = byte(i)
+			}
+			runMaster(r.e, r.pci, "NI", []*op{{Req: &mem.Req{Op: mem.Write, Addr: 0x1000, Len: 64, Class: "dma", Posted: true}, Data: data}})
+			var cpuOps []*op
+			for i := range 6 {
+				cpuOps = append(cpuOps, &op{Req: &mem.Req{Op: mem.Write, Addr: uint64(0x8000 + 8*i), Len: 8, Posted: true, Class: "pio"},
+					Data: make([]byte, 8), At: 20})
+			}
+			runMaster(r.e, r.mb, "CPU", cpuOps)
+			_, err := r.e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			back, _ := r.mem.Storage().Bytes(0x1000, 64)
+			Expect(back).To(Equal(data))
+			for _, b := range *seen {
+				if b.Master == "Br.Up" {
+					bridge = append(bridge, b.Cycle)
+				} else {
+					cpu = append(cpu, b.Cycle)
+				}
+			}
+			return bridge, cpu
+		}
+
+		It("holds it: the CPU waits for the end of the I/O burst", func() {
+			bridge, cpu := run(true)
+			// The bridge takes PCI beat k at p(5+k) (memory edge 10+2k);
+			// the far half starts the write with the first 8 bytes at m13
+			// (ARB 14, ADDR 15, data 16) and feeds beat j once PCI beats
+			// 2j and 2j+1 are across, at m(13+4j); the bus moves it at
+			// m(14+4j), waiting in between: 16, 18, 22, ..., 42.
+			Expect(bridge).To(Equal([]clock.Cycle{16, 18, 22, 26, 30, 34, 38, 42}))
+			// The CPU asks from m20 but gets the bus only after m42: ARB
+			// 43, ADDR 44, data 45, then every 3 cycles.
+			Expect(cpu).To(Equal([]clock.Cycle{45, 48, 51, 54, 57, 60}))
+		})
+
+		It("re-arbitrates per line without it: the CPU's writes go between the lines", func() {
+			bridge, cpu := run(false)
+			// The first line's 8 PCI beats are across by m25 (the 8th
+			// pushed at p12 = m24): the far half starts it at m25; the CPU
+			// has had the bus since m21 (ARB 21, ADDR 22, data 23; ARB
+			// 24, ADDR 25, data 26); round-robin then grants the bridge:
+			// ARB 27, ADDR 28, data 29 and 30. The memory (write latency
+			// 1) sees the request at 30 and takes beat 0 at 31, so its
+			// 2-deep port is full at 31 and the bus waits a cycle: beats 2
+			// and 3 move at 32 and 33. The CPU gets the bus back: ARB 34,
+			// ADDR 35, data 36.
+			Expect(bridge[:4]).To(Equal([]clock.Cycle{29, 30, 32, 33}))
+			Expect(cpu[:3]).To(Equal([]clock.Cycle{23, 26, 36}))
+			// The second line goes out after more CPU writes.
+			Expect(bridge).To(HaveLen(8))
+			between := 0
+			for _, c := range cpu {
+				if c > bridge[3] && c < bridge[4] {
+					between++
+				}
+			}
+			Expect(between).To(BeNumerically(">", 0))
+		})
+	})
 })
