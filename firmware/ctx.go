@@ -76,9 +76,11 @@ func (c *Ctx) Reset(now clock.Time, cycle clock.Cycle) {
 
 // Fire runs machine m's transition on ev (a control transfer into m).
 // It reports whether the transition existed.
-func (c *Ctx) Fire(m *Machine, ev Event, arg any) bool { return m.fire(c, ev, arg) }
+func (c *Ctx) Fire(m *Machine, ev Event, arg any) bool { return m.Fire(c, ev, arg) }
 
-// Charge adds n processor cycles (work whose length depends on the data).
+// Charge adds n processor cycles (work whose length depends on the data);
+// it also takes the cost of every transition the handler fires
+// (fsm.Driver).
 func (c *Ctx) Charge(n int) { c.cycles += n }
 
 // Cycles and SRAMBytes return what the handler has been charged so far.

@@ -26,7 +26,9 @@
 //
 // Every machine's state is a waveform signal, every state change a trace
 // record (fw.state), and a transition the table does not allow is a checker
-// error (fw.transition), never a silent no-op.
+// error (fw.transition), never a silent no-op. The machine is rtl/fsm's,
+// driven here by the handler context (Ctx is its fsm.Driver); hardware
+// controllers drive the same machine from their own clock.
 package firmware
 
 import (
