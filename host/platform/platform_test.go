@@ -7,12 +7,14 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/host/memsys"
 	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -245,6 +247,81 @@ func uncommented(fset *token.FileSet, f *ast.File) []string {
 	return bad
 }
 
+// structs are the struct types presets.go writes out, by their name there.
+var structs = map[string]reflect.Type{
+	"Host":               reflect.TypeFor[platform.Host](),
+	"CPU":                reflect.TypeFor[platform.CPU](),
+	"Memory":             reflect.TypeFor[platform.Memory](),
+	"memsys.CacheConfig": reflect.TypeFor[memsys.CacheConfig](),
+	"bus.Config":         reflect.TypeFor[bus.Config](),
+	"bus.BridgeConfig":   reflect.TypeFor[bus.BridgeConfig](),
+	"cpu.OSCosts":        reflect.TypeFor[cpu.OSCosts](),
+}
+
+// unset returns, for every composite literal of a type in structs (an
+// element of a slice literal takes the slice's element type), the fields it
+// leaves out, as "Type.Field (line n)": a field left at its zero value
+// would have no source comment.
+func unset(fset *token.FileSet, f *ast.File) []string {
+	var out []string
+	var visit func(lit *ast.CompositeLit, typ string)
+	visit = func(lit *ast.CompositeLit, typ string) {
+		if at, ok := lit.Type.(*ast.ArrayType); ok {
+			for _, el := range lit.Elts {
+				if c, ok := el.(*ast.CompositeLit); ok {
+					visit(c, types(at.Elt))
+				}
+			}
+			return
+		}
+		t, ok := structs[typ]
+		if !ok {
+			out = append(out, fmt.Sprintf("unknown literal type %q (line %d)", typ, fset.Position(lit.Pos()).Line))
+			return
+		}
+		set := map[string]bool{}
+		for _, el := range lit.Elts {
+			kv := el.(*ast.KeyValueExpr)
+			set[types(kv.Key)] = true
+			if c, ok := kv.Value.(*ast.CompositeLit); ok {
+				fld, _ := t.FieldByName(types(kv.Key))
+				name := types(c.Type)
+				if c.Type == nil || name == "" {
+					name = fld.Type.Name()
+				}
+				if _, isArr := c.Type.(*ast.ArrayType); isArr {
+					visit(c, "")
+					continue
+				}
+				visit(c, name)
+			}
+		}
+		for i := range t.NumField() {
+			if fl := t.Field(i); fl.IsExported() && !set[fl.Name] {
+				out = append(out, fmt.Sprintf("%s.%s (line %d)", typ, fl.Name, fset.Position(lit.Pos()).Line))
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if r, ok := n.(*ast.ReturnStmt); ok {
+				for _, x := range r.Results {
+					if c, ok := x.(*ast.CompositeLit); ok {
+						visit(c, types(c.Type))
+					}
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // types prints a key expression (an identifier or a selector).
 func types(e ast.Expr) string {
 	switch e := e.(type) {
@@ -269,6 +346,11 @@ var _ = Describe("source comments", func() {
 	It("give every field value of every preset a source", func() {
 		fset, f := parseFile("presets.go", nil)
 		Expect(uncommented(fset, f)).To(BeEmpty())
+	})
+
+	It("cover every field: each preset sets every field of every struct it writes out", func() {
+		fset, f := parseFile("presets.go", nil)
+		Expect(unset(fset, f)).To(BeEmpty())
 	})
 
 	It("catch a value without one (the check is not vacuous)", func() {

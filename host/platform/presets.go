@@ -136,6 +136,9 @@ func DEC3000Model300() Host {
 			// assumed: one cycle to cross the TURBOchannel interface and one
 			// to answer from its buffer; the paper gives no figure.
 			CrossCycles: 1, ReadHitCycles: 1,
+			// assumed: 0: Telegraphos I makes no DMA reads of host memory
+			// (its shared data is in its own memory, TG-P18).
+			DelayedReadCycles: 0,
 			// assumed: the 21064's 32-byte line, one line of read buffer.
 			LineBytes: 32, ReadBufferBytes: 32,
 			// assumed: no read-ahead: Telegraphos I keeps its shared data in
@@ -250,11 +253,12 @@ func PPro() Host {
 		},
 		// «32 bit, 33 MHz PCI 127.2 Mbyte/s» (MY-P7)
 		IOBus: bus.PCI32(),
-		// calibrated: rtl/bus's PCIHostBridge: CrossCycles 56 PCI cycles, so
-		// that a first DMA read of host memory waits what host/lcilib's PPro
-		// model folds into memory latency (236 ns + 60 cycles, "fitted to the
-		// PPro I-sdma gap g = 11.1 µs (Table III)"); ReadHitCycles 2,
-		// host/lcilib's BridgeWriteCycles; its other values are assumed there.
+		// calibrated: rtl/bus's PCIHostBridge, whose crossing and
+		// delayed-read cycles are fitted so that a first DMA read of host
+		// memory waits what host/lcilib's PPro model folds into memory
+		// latency (236 ns + 60 cycles, "fitted to the PPro I-sdma gap g =
+		// 11.1 µs (Table III)"); ReadHitCycles 2 is host/lcilib's
+		// BridgeWriteCycles; its other values are assumed there.
 		Bridge: bus.PCIHostBridge(),
 		OS: cpu.OSCosts{
 			// assumed: 4000 cycles (20 µs on the PPro): host/lcilib's
@@ -477,6 +481,10 @@ func AlphaServer2100() Host {
 			// assumed: 4 PCI cycles to cross (sync to the system bus and
 			// arbitrate), 2 to answer a prefetched read.
 			CrossCycles: 4, ReadHitCycles: 2,
+			// assumed: 4 PCI cycles of delayed-read logic (the T2's
+			// "disconnected transaction": a DMA read is retried until its
+			// data is there); no figure in that paper's excerpts.
+			DelayedReadCycles: 4,
 			// derived: «A cache line is 64 bytes.» (MC-P17)
 			LineBytes: 64,
 			// assumed: two lines of read buffer, one line read ahead.
@@ -600,6 +608,9 @@ func DEC560ST() Host {
 			PostedWriteBytes: 32,
 			// assumed: 2 EISA cycles to cross, 1 to answer from the buffer.
 			CrossCycles: 2, ReadHitCycles: 1,
+			// assumed: 0: EISA has no delayed transactions (EISA
+			// Specification 3.12: a slow read holds the bus in wait states).
+			DelayedReadCycles: 0,
 			// assumed: the Pentium's 32-byte line, one line of read buffer.
 			LineBytes: 32, ReadBufferBytes: 32,
 			// assumed: no read-ahead (the EISA DMA of the NI's deliberate
@@ -728,6 +739,9 @@ func DECstation5000() Host {
 			// derived: 0: a cell of 14 words reads in «14 (40 nanosecond) I/O
 			// bus read cycles» (AT-P5), which leaves no time for a crossing.
 			CrossCycles: 0, ReadHitCycles: 0,
+			// derived: 0: the interface «does not have DMA capabilities»
+			// (AT-P3), so no DMA read is ever delayed.
+			DelayedReadCycles: 0,
 			// assumed: the D-cache's one-word line, one line of read buffer.
 			LineBytes: 4, ReadBufferBytes: 4,
 			// assumed: no read-ahead: the FORE interface «does not have DMA
