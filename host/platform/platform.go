@@ -23,9 +23,8 @@
 // guillemets, `derived:` with the arithmetic, `assumed:` with the reason, or
 // `calibrated:` where host/lcilib already fitted the value (the comment is
 // copied). A spec parses presets.go and fails on a field without one, and
-// another checks that every quote is in the papers. /work/notes/platforms.md
-// (the research notes) lists, per host, what the papers give and what is
-// assumed.
+// another checks that every quote is in the papers; a third that no preset
+// leaves a field of a struct it writes out unset.
 package platform
 
 import (
@@ -105,8 +104,11 @@ type Memory struct {
 	// Clock is the memory's clock.
 	Clock clock.Clock
 	// LatencyNs is the memory latency: a load that misses every cache
-	// waits this long for its data (measured where a paper gives it, so it
-	// includes the bus phases; LatencyCycles turns it into memory cycles).
+	// waits this long for its data. Where a paper gives it, it is measured
+	// load to use, so it includes the cache lookup, the bus phases and the
+	// line transfer that memsys models on their own: a memsys memory given
+	// all of it (LatencyCycles) makes a cold miss that much longer (the
+	// assembly spec prints by how much on each host).
 	LatencyNs int
 	// BytesPerCycle is the memory's data rate once the access has started.
 	BytesPerCycle int
