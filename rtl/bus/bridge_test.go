@@ -21,6 +21,15 @@ func memBusConfig() bus.Config {
 		DecodeCycles: 0, ReadTurnaround: 0, IdleCycles: 0, MaxBurstBytes: 32}
 }
 
+// ratio is a clock of num/den Hz.
+func ratio(num, den uint64) clock.Clock {
+	c, err := clock.Ratio(num, den)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
 // op is one request of a test master and when it finished.
 type op struct {
 	Req  *mem.Req
@@ -393,4 +402,79 @@ var _ = Describe("Bridge", func() {
 			Expect(between).To(BeNumerically(">", 0))
 		})
 	})
+
+	// host/lcilib folds the PCI bridge into host memory on the PCI bus: a
+	// DMA read waits MemLatencyBusCycles + BridgeReadCycles (60) before its
+	// first data, one that continues the previous read BridgeWriteCycles
+	// (2). The bridge on a memory bus must give the LANai's host DMA
+	// engine (256-byte bursts, one after the other) the same completion
+	// cycles.
+	DescribeTable("reproduces host/lcilib's folded PCI bridge",
+		func(pci bus.Config, memBus clock.Clock, memLatencyNs, delayed int) {
+			reads := func() []*op {
+				var o []*op
+				for i := range 6 {
+					o = append(o, &op{Req: &mem.Req{Op: mem.Read, Addr: uint64(256 * i), Len: 256, Class: "dma"}})
+				}
+				return o
+			}
+			lat := clock.Time(memLatencyNs) * clock.Nanosecond
+			// Today's model: host memory on PCI (lcilib BuildHardware).
+			e := vtest.NewEnv(vtest.Options{})
+			pb, err := bus.MakeBuilder().WithEnv(e).WithConfig(pci).Build("PCI")
+			Expect(err).NotTo(HaveOccurred())
+			folded, err := mem.MakeBuilder().WithEnv(e).WithClock(pci.Clock).WithSize(1 << 16).WithPortWidth(pci.WidthBytes).
+				WithBytesPerCycle(pci.WidthBytes).WithLatency(int(pci.Clock.Cycles(lat)) + 60).
+				WithSequentialReadLatency(2).WithWriteLatency(2).Build("Mem")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(pb.AddTarget("Mem", 0, 1<<16, folded.Port(0))).To(Succeed())
+			want := reads()
+			runMaster(e, pb, "NI", want)
+			_, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+
+			// The bridge: host memory on an 8-byte memory bus, its
+			// latency in memory-bus cycles, the next line of an open page
+			// in 2 (assumed, as the folded model's sequential reads;
+			// without it every line of the first read pays the full
+			// latency and the first read ends 48 PCI cycles later on the
+			// PPro, 24 on the P3).
+			e = vtest.NewEnv(vtest.Options{})
+			mc := memBusConfig()
+			mc.Clock = memBus
+			mb, err := bus.MakeBuilder().WithEnv(e).WithConfig(mc).Build("MemBus")
+			Expect(err).NotTo(HaveOccurred())
+			pb, err = bus.MakeBuilder().WithEnv(e).WithConfig(pci).Build("PCI")
+			Expect(err).NotTo(HaveOccurred())
+			hm, err := mem.MakeBuilder().WithEnv(e).WithClock(memBus).WithSize(1 << 16).WithPortWidth(8).WithBytesPerCycle(8).
+				WithLatency(int(memBus.Cycles(lat))).WithSequentialReadLatency(2).Build("Mem")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(mb.AddTarget("Mem", 0, 1<<16, hm.Port(0))).To(Succeed())
+			cfg := bus.PCIHostBridge()
+			cfg.DelayedReadCycles = delayed
+			_, err = bus.MakeBridgeBuilder().WithEnv(e).WithConfig(cfg).WithBuses(mb, pb).WithDMAWindow(0, 1<<16, 0).Build("Br")
+			Expect(err).NotTo(HaveOccurred())
+			got := reads()
+			runMaster(e, pb, "NI", got)
+			_, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			for i := range want {
+				Expect(got[i].Done).To(Equal(want[i].Done), "read %d", i)
+			}
+		},
+		// PPro: 32-bit PCI, 236 ns memory (MY-P6) = 8 PCI cycles folded,
+		// 16 cycles of a 66.67 MHz memory bus (the P6 bus's 66 MHz).
+		// Folded: the first read's data from p4+68, the NI done at p136,
+		// then every 71 cycles (64 beats, 2 cycles of latency, address,
+		// turnaround, idle, arbitration). Bridged: 2 + 16 cycles of
+		// crossing and delayed-read logic, the 8 line reads on the memory
+		// bus (16 + 2 x 7 cycles of latency and 4 beats each) and the
+		// retry loop reach p136 as well; continuing reads hit.
+		Entry("PPro: DelayedReadCycles 16", bus.PCI32(), ratio(200_000_000, 3), 236, 16),
+		// P3: 64-bit PCI, 113 ns memory (MY-P6) = 4 PCI cycles folded, 16
+		// cycles of a 133.33 MHz memory bus (assumed: the P3's 133 MHz
+		// front-side bus): the fetch is faster, so the delayed-read logic
+		// is longer.
+		Entry("P3: DelayedReadCycles 34", bus.PCI64(), ratio(400_000_000, 3), 113, 34),
+	)
 })
