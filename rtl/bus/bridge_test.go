@@ -477,4 +477,47 @@ var _ = Describe("Bridge", func() {
 		// is longer.
 		Entry("P3: DelayedReadCycles 34", bus.PCI64(), ratio(400_000_000, 3), 113, 34),
 	)
+
+	DescribeTable("rejects impossible bridge configurations, naming the parameter",
+		func(mod func(*bus.BridgeConfig), msg string) {
+			e := env.New(env.Options{})
+			mb, err := bus.MakeBuilder().WithEnv(e).WithConfig(memBusConfig()).Build("MemBus")
+			Expect(err).NotTo(HaveOccurred())
+			pci, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.PCI32()).Build("PCI")
+			Expect(err).NotTo(HaveOccurred())
+			c := bus.PCIHostBridge()
+			mod(&c)
+			_, err = bus.MakeBridgeBuilder().WithEnv(e).WithConfig(c).WithBuses(mb, pci).WithDMAWindow(0, 1<<16, 0).Build("Bad")
+			Expect(err).To(MatchError(ContainSubstring(msg)))
+		},
+		Entry("negative posted buffer", func(c *bus.BridgeConfig) { c.PostedWriteBytes = -1 }, "PostedWriteBytes -1"),
+		Entry("posted buffer not in lines", func(c *bus.BridgeConfig) { c.PostedWriteBytes = 40 }, "PostedWriteBytes 40"),
+		Entry("negative crossing", func(c *bus.BridgeConfig) { c.CrossCycles = -1 }, "CrossCycles -1"),
+		Entry("negative delayed read", func(c *bus.BridgeConfig) { c.DelayedReadCycles = -2 }, "DelayedReadCycles -2"),
+		Entry("negative hit", func(c *bus.BridgeConfig) { c.ReadHitCycles = -1 }, "ReadHitCycles -1"),
+		Entry("line not a power of two", func(c *bus.BridgeConfig) { c.LineBytes = 24 }, "LineBytes 24"),
+		Entry("line narrower than the memory bus", func(c *bus.BridgeConfig) {
+			c.LineBytes, c.ReadBufferBytes, c.PrefetchBytes, c.PostedWriteBytes = 4, 64, 0, 64
+		}, "LineBytes 4 must be a multiple of bus MemBus's width 8"),
+		Entry("read buffer below a line", func(c *bus.BridgeConfig) { c.ReadBufferBytes = 16 }, "ReadBufferBytes 16"),
+		Entry("prefetch beyond the buffer", func(c *bus.BridgeConfig) { c.PrefetchBytes = 2048 }, "PrefetchBytes 2048"),
+		Entry("prefetch not in lines", func(c *bus.BridgeConfig) { c.PrefetchBytes = 48 }, "PrefetchBytes 48"),
+	)
+
+	It("refuses a bridge without buses or windows, or with one bus on both sides", func() {
+		e := env.New(env.Options{})
+		mb, err := bus.MakeBuilder().WithEnv(e).WithConfig(memBusConfig()).Build("MemBus")
+		Expect(err).NotTo(HaveOccurred())
+		pci, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.PCI32()).Build("PCI")
+		Expect(err).NotTo(HaveOccurred())
+		_, err = bus.MakeBridgeBuilder().WithBuses(mb, pci).WithDMAWindow(0, 1, 0).Build("B")
+		Expect(err).To(MatchError("B: no env"))
+		_, err = bus.MakeBridgeBuilder().WithEnv(e).WithDMAWindow(0, 1, 0).Build("B")
+		Expect(err).To(MatchError(ContainSubstring("needs a memory bus and an I/O bus")))
+		_, err = bus.MakeBridgeBuilder().WithEnv(e).WithBuses(mb, mb).WithDMAWindow(0, 1, 0).Build("B")
+		Expect(err).To(MatchError(ContainSubstring("are the same bus MemBus")))
+		_, err = bus.MakeBridgeBuilder().WithEnv(e).WithBuses(mb, pci).Build("B")
+		Expect(err).To(MatchError(ContainSubstring("no window")))
+		Expect(bus.PCIHostBridge().Validate()).To(Succeed())
+	})
 })

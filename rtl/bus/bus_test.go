@@ -298,11 +298,15 @@ var _ = Describe("Bus", func() {
 	)
 
 	It("knows its presets and rejects unknown names", func() {
-		for _, n := range []string{"pci32", "pci64", "turbochannel", "eisa"} {
+		for _, n := range []string{"pci32", "pci64", "turbochannel", "turbochannel25", "eisa"} {
 			c, err := bus.Preset(n)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(c.Validate()).To(Succeed())
 		}
+		// The DECstation 5000/200's TURBOchannel runs the 40 ns cycle of
+		// AT-P5, twice the DEC 3000/300's 80 ns.
+		Expect(bus.TurboChannel25().Clock.Period()).To(Equal(40 * clock.Nanosecond))
+		Expect(bus.TurboChannel().Clock.Period()).To(Equal(80 * clock.Nanosecond))
 		_, err := bus.Preset("isa")
 		Expect(err).To(MatchError(ContainSubstring(`unknown bus preset "isa"`)))
 	})

@@ -131,6 +131,25 @@ func TurboChannel() Config {
 	}
 }
 
+// TurboChannel25 is the 25 MHz TURBOchannel of the DECstation 5000/200,
+// the host of the FORE ATM remote-memory paper (AT-P2, AT-P3: «The
+// interface is located on the TurboChannel I/O bus»). The clock is the
+// paper's: «the processor requires 14 (40 nanosecond) I/O bus read
+// cycles» to read a cell (AT-P5), a 40 ns cycle, the top of the
+// TURBOchannel range («clock frequencies from 12.5 to 25 MHz», see
+// TurboChannel). The FORE interface's FIFOs answer «with no wait states»
+// (AT-P4), which is the target's business (SetTargetWait 0), not the
+// bus's.
+func TurboChannel25() Config {
+	c := TurboChannel()
+	c.Name = "turbochannel25"
+	c.Clock = clock.Hz(25_000_000) // «14 (40 nanosecond) I/O bus read cycles» (AT-P5)
+	// assumed: the phases and the 64-longword DMA burst of the DEC
+	// 3000/300 (TurboChannel); the FORE interface does no DMA (AT-P3), so
+	// no figure of the paper depends on the burst limit.
+	return c
+}
+
 // EISA is the 32-bit EISA bus of the SHRIMP nodes (SH-P6; EISA
 // Specification 3.12): an 8.33 MHz BCLK, standard cycles of two BCLKs
 // (address then data) and burst cycles of one 32-bit transfer per BCLK,
@@ -147,7 +166,8 @@ func EISA() Config {
 	}
 }
 
-// Preset returns the named preset: pci32, pci64, turbochannel or eisa.
+// Preset returns the named preset: pci32, pci64, turbochannel,
+// turbochannel25 or eisa.
 func Preset(name string) (Config, error) {
 	switch name {
 	case "pci32":
@@ -156,8 +176,10 @@ func Preset(name string) (Config, error) {
 		return PCI64(), nil
 	case "turbochannel":
 		return TurboChannel(), nil
+	case "turbochannel25":
+		return TurboChannel25(), nil
 	case "eisa":
 		return EISA(), nil
 	}
-	return Config{}, fmt.Errorf("unknown bus preset %q (want pci32, pci64, turbochannel or eisa)", name)
+	return Config{}, fmt.Errorf("unknown bus preset %q (want pci32, pci64, turbochannel, turbochannel25 or eisa)", name)
 }
