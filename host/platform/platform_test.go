@@ -408,4 +408,26 @@ func P() H {
 		Expect(missing).To(BeEmpty())
 		Expect(n).To(BeNumerically(">", 40), "presets.go quotes the papers")
 	})
+
+	It("cite only parameter IDs that parameters.md has", func() {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "parameters.md"))
+		if err != nil {
+			Skip("parameters.md is not next to the repository: " + err.Error())
+		}
+		rows := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^\| ((TG|MC|MY|SH|AT)-P[0-9]+) \|`).FindAllStringSubmatch(string(b), -1) {
+			rows[m[1]] = true
+		}
+		src, err := os.ReadFile("presets.go")
+		Expect(err).NotTo(HaveOccurred())
+		var unknown []string
+		cited := regexp.MustCompile(`\b(TG|MC|MY|SH|AT)-P[0-9]+\b`).FindAllString(string(src), -1)
+		for _, id := range cited {
+			if !rows[id] {
+				unknown = append(unknown, id)
+			}
+		}
+		Expect(unknown).To(BeEmpty())
+		Expect(len(cited)).To(BeNumerically(">", 40))
+	})
 })
