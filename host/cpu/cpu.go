@@ -427,6 +427,11 @@ func (c *CPU) Tick(now clock.Time) bool {
 	c.collect(now)
 	for {
 		if c.state == sFetch {
+			// A sequential program in front gives its next operation first,
+			// so that an interrupt sees whether it is chained (and the
+			// program's code runs when its last operation retired, before a
+			// handler, as an Op list's continuation does).
+			c.prefetch(now)
 			c.takeInterrupt(now, "")
 			if !c.fetch(now) {
 				c.sigState.SetString(now, "IDLE")
@@ -490,16 +495,11 @@ func (c *CPU) Tick(now clock.Time) bool {
 	}
 }
 
-// fetch takes the next operation of the program into cur; a sequential
-// program in front gives its next operation (and stays in front of the
-// rest, behind it). False if there is none.
-func (c *CPU) fetch(now clock.Time) bool {
-	for c.rest.Len() > 0 {
-		if c.rest.Front().Kind != Program {
-			c.cur, c.busy = c.rest.Pop(), true
-			c.fetched++
-			return true
-		}
+// prefetch makes sure the front of the program is not a sequential
+// program: one in front gives its next operation, which goes in front of
+// it; one that has returned leaves.
+func (c *CPU) prefetch(now clock.Time) {
+	for c.rest.Len() > 0 && c.rest.Front().Kind == Program {
 		co := c.rest.Front().prog
 		if co == nil {
 			c.env.Report(now, c.Name(), "cpu.program", "a Program op not made by Go; skipped")
@@ -513,11 +513,21 @@ func (c *CPU) fetch(now clock.Time) bool {
 		}
 		// The operation leaves the program: what it inserts goes after
 		// it, in front of the program's next operation.
-		c.cur, c.busy = op, true
-		c.fetched++
-		return true
+		c.rest.PushFront(op)
+		return
 	}
-	return false
+}
+
+// fetch takes the next operation of the program into cur; false if there
+// is none.
+func (c *CPU) fetch(now clock.Time) bool {
+	c.prefetch(now)
+	if c.rest.Len() == 0 {
+		return false
+	}
+	c.cur, c.busy = c.rest.Pop(), true
+	c.fetched++
+	return true
 }
 
 // collect takes upstream beats: load data and store acknowledgements.

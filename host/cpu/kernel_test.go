@@ -171,6 +171,34 @@ var _ = Describe("interrupts inside operations", func() {
 	})
 })
 
+var _ = Describe("chained operations of a sequential program", func() {
+	It("takes no interrupt between them: the program's next operation is seen before the interrupt", func() {
+		nd := newNode(1, cpu.OSCosts{}, 2)
+		c := nd.cpus[0]
+		c.SetInterruptHandler(func(clock.Time) []cpu.Op { return []cpu.Op{{Kind: cpu.Compute, Cycles: 2, Label: "isr"}} })
+		c.Run(cpu.Go(func(p *cpu.Proc) {
+			p.Do(cpu.Op{Kind: cpu.Compute, Cycles: 3, Label: "a"})
+			p.Do(cpu.Op{Kind: cpu.Compute, Cycles: 10, Label: "pal", Chained: true})
+			p.Do(cpu.Op{Kind: cpu.Compute, Cycles: 2, Label: "pal2", Chained: true})
+			p.Do(cpu.Op{Kind: cpu.Compute, Cycles: 2, Label: "b"})
+		}))
+		vtest.AtCycle(nd.e, "Irq", clk100, 4, c.Interrupt)
+		_, err := nd.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// a c0..c2, pal c2..c11, pal2 (chained to pal) c11..c12: the
+		// interrupt (c4) waits for the sequence and runs c12..c13; b
+		// c13..c14.
+		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
+			"20000 2 Cpu0 cpu.retire op=a cycles=2",
+			"110000 11 Cpu0 cpu.retire op=pal cycles=9",
+			"120000 12 Cpu0 cpu.retire op=pal2 cycles=1",
+			"120000 12 Cpu0 cpu.irq in=\"\"",
+			"130000 13 Cpu0 cpu.retire op=isr cycles=1",
+			"140000 14 Cpu0 cpu.retire op=b cycles=1",
+		}))
+	})
+})
+
 var _ = Describe("kernel mode", func() {
 	costs := cpu.OSCosts{TrapEntry: 5, TrapReturn: 4}
 
@@ -200,9 +228,11 @@ var _ = Describe("kernel mode", func() {
 		// c4: body c4..c13 (the interrupt at c5 is masked and waits).
 		// Return 4 cycles: c13..c16, the trap retires at c16 (16 cycles,
 		// status 42); the pending interrupt is taken at once: isr
-		// c16..c18; then the program resumes (its Go code runs at c18,
-		// what p.Now says) and goes on: after c18..c19.
-		Expect(back).To(Equal(cyc(18)))
+		// c16..c18. The program's code after the trap ran at c16 (when the
+		// trap retired, before the handler, as an Op list's continuation
+		// would); its next operation runs after the handler: after
+		// c18..c19.
+		Expect(back).To(Equal(cyc(16)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"40000 4 Cpu0 cpu.trap trap=7 args=2",
 			"130000 13 Cpu0 cpu.retire op=syscall-body cycles=9",

@@ -92,8 +92,9 @@ type Proc struct {
 func (p *Proc) CPU() *CPU { return p.cpu }
 
 // Now returns the simulated time at which the program's Go code is
-// running: when the processor resumed it (the retirement of its last
-// operation, or later if an interrupt handler ran in between).
+// running: when its last operation retired (and what that operation's
+// callbacks inserted ran), before any interrupt handler taken then, as an
+// Op list's continuation would.
 func (p *Proc) Now() clock.Time { return p.now }
 
 // As labels the next operation (its cpu.retire trace record) and returns
