@@ -59,7 +59,8 @@ type BridgeConfig struct {
 	ReadBufferBytes int
 	// PrefetchBytes is how far a DMA read (I/O bus to memory) is read
 	// ahead: after a read of [a, a+n) the bridge keeps fetching up to
-	// a+n+PrefetchBytes (as far as the read buffer has room), so a read
+	// a+n+PrefetchBytes (as far as the read buffer has room, and not past
+	// the end of the DMA window), so a read
 	// that continues at a+n is served from the buffer. A multiple of
 	// LineBytes, at most ReadBufferBytes. PIO reads (memory bus to I/O
 	// bus) are never prefetched: device registers have read side effects.
@@ -133,23 +134,6 @@ func PCIHostBridge() BridgeConfig {
 		// assumed: PCI host bridges of the era re-arbitrate per line.
 		HoldMemoryBus: false,
 	}
-}
-
-// Side names one of the bridge's two buses.
-type Side uint8
-
-const (
-	// MemorySide is the memory bus (the host side).
-	MemorySide Side = iota
-	// IOSide is the I/O bus (PCI, EISA, TURBOchannel).
-	IOSide
-)
-
-func (s Side) String() string {
-	if s == MemorySide {
-		return "memory"
-	}
-	return "io"
 }
 
 // window is an address window on one bus forwarded to the other.
@@ -241,16 +225,33 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 	return br, nil
 }
 
-// Bridge joins a memory bus and an I/O bus (section 1 of issue 11): a
-// target on each bus for an address window, forwarding what it takes as a
-// master on the other bus. Down carries CPU PIO from the memory bus to
-// devices on the I/O bus; Up carries device DMA from the I/O bus to host
-// memory. Each direction has a posted-write buffer, delayed reads, and (Up
-// only) read prefetch; see BridgeConfig.
+// Bridge joins a memory bus and an I/O bus: a target on each bus for an
+// address window, forwarding what it takes as a master on the other bus.
+// Down carries CPU PIO from the memory bus to devices on the I/O bus; Up
+// carries device DMA from the I/O bus to host memory. Each direction has a
+// posted-write buffer and delayed reads, Up also read prefetch; see
+// BridgeConfig.
 //
-// The near-side master of a delayed read waits in wait states on its bus
-// (the bus model has no retry): the bus is held, as it would be by a
-// master that retries at once.
+// A read the bridge cannot answer from its buffer is a delayed
+// transaction (PCI 2.1 section 3.3.3.3): the bus retries the master
+// (SetTargetRetry), the bridge latches the read and fetches it, and the
+// master's later attempt finds the data. So neither bus waits for the
+// other, and a CPU's PIO read and a device's DMA read crossing at the same
+// time cannot deadlock. Writes are taken in wait states when the posted
+// buffer is full; if both posted buffers fill while each far bus is held
+// by a write into the other, the two directions deadlock, as real bridges
+// without write retry would (not seen in the specs).
+//
+// Names, for a bridge called B: the Down direction is target "B.Down" on
+// the memory bus and master "B.Down" on the I/O bus, Up the reverse; each
+// direction is two clocked halves, "B.Up.Near" (clocked by the bus the
+// requests come from) and "B.Up.Far", joined by FIFOs "B.Up.Ops",
+// ".WData", ".RData", ".Cpl" and ".Credits". Waveform signals: "B.Up.near"
+// and "B.Up.far" (each half's state), "B.Up.rbuf" (bytes in the read
+// buffer), "B.Up.credits" (free read-buffer bytes as the far half sees
+// them). Trace records, one per near-side transaction at path "B.Up" or
+// "B.Down": bridge.<class>.read (master, far addr, len, start cycle, hit,
+// first data cycle, hash) and bridge.<class>.write (posted).
 type Bridge struct {
 	env           *env.Env
 	name          string
@@ -449,7 +450,7 @@ func newPath(br *Bridge, name string, near, far *Bus, w window, up bool) (*path,
 
 func (p *path) idle() bool {
 	n, f := p.nh, p.fh
-	return n.cur == nil && n.owed == 0 && f.op == nil && len(f.issued) == 0 && len(f.wbuf) == 0
+	return n.cur == nil && n.owed == 0 && len(n.pending) == 0 && f.op == nil && len(f.issued) == 0 && len(f.wbuf) == 0
 }
 
 func (p *path) state() string {
@@ -804,7 +805,8 @@ func (n *nearHalf) topUp(now clock.Time) {
 		return
 	}
 	line := uint64(p.br.cfg.LineBytes)
-	target := min(n.demandEnd+uint64(p.prefetch), n.pos+uint64(p.br.cfg.ReadBufferBytes))
+	// Never beyond the window: what lies past it may not be memory.
+	target := min(n.demandEnd+uint64(p.prefetch), n.pos+uint64(p.br.cfg.ReadBufferBytes), p.win.to+p.win.size)
 	target -= target % line
 	if target > n.fetchEnd {
 		vis := n.Clock().After(now, clock.Cycle(p.br.cfg.CrossCycles))
@@ -904,6 +906,7 @@ func (n *nearHalf) serveWrite(now clock.Time) bool {
 func (n *nearHalf) finish(now clock.Time) {
 	p, x := n.p, n.cur
 	n.cur = nil
+	p.br.env.Progress() // a transaction crossed the bridge
 	if !p.br.env.Trace.Enabled() {
 		return
 	}

@@ -300,6 +300,21 @@ var _ = Describe("Bridge", func() {
 		Expect(up.FetchedBytes).To(Equal(uint64(128)))
 	})
 
+	It("does not prefetch past the end of its DMA window", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		ni := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0xffe0, Len: 32, Class: "dma"}}}
+		runMaster(r.e, r.pci, "NI", ni)
+		// The window ends at 64 KiB, where nothing decodes on the memory
+		// bus: a prefetch of [0x10000, 0x10040) would be a master abort
+		// (bus.unmapped) and fail the run.
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		_, up := r.br.Stats()
+		Expect(up.FetchedBytes).To(Equal(uint64(32)))
+	})
+
 	It("carries a PIO read from the memory bus to a device on PCI as a delayed read", func() {
 		r := newRig(memBusConfig(), testBridge(), 4)
 		Expect(r.dev.Storage().Write(0x10, []byte{1, 2, 3, 4})).To(Succeed())
