@@ -42,6 +42,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/rtl/netdma"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves"
 )
@@ -137,8 +138,25 @@ func (b Builder) Build(name string) (*Card, error) {
 	}
 	c.hdmaSRAM = c.hdma.AddMemPort("sram", sram.Port(portHostDMA))
 	c.hdma.OnDone(c.hostDMADone)
-	c.send = newSendEngine(c, name+".SDMA", b.linkClock, b.flitBytes)
-	c.recv = newRecvEngine(c, name+".RDMA", b.linkClock)
+	// The send and receive DMA engines (MY-P13) move packets between SRAM
+	// and the link, on the link clock.
+	c.send, err = netdma.MakeSendBuilder().WithEnv(b.env).WithClock(b.linkClock).WithMemory(sram.Port(portSend)).
+		WithFlitBytes(b.flitBytes).WithBurst(b.cfg.NetBurst).WithQueueDepth(b.cfg.SendQueue).WithNode(b.node).
+		Build(name + ".SDMA")
+	if err != nil {
+		return nil, err
+	}
+	c.send.OnSent(func(now clock.Time, p netdma.Packet) {
+		c.raise(now, firmware.HWEvent{Kind: firmware.SendDone, Tag: p.Tag, Addr: uint32(p.Addr), Len: p.Len})
+	})
+	c.recv, err = netdma.MakeRecvBuilder().WithEnv(b.env).WithClock(b.linkClock).WithMemory(sram.Port(portRecv)).
+		WithBurst(b.cfg.NetBurst).Build(name + ".RDMA")
+	if err != nil {
+		return nil, err
+	}
+	c.recv.OnReceived(func(now clock.Time, d netdma.Received) {
+		c.raise(now, firmware.HWEvent{Kind: firmware.RecvDone, Addr: uint32(d.Addr), Len: d.Len, Bad: d.Bad, Tag: d.Packet, Src: d.Src})
+	})
 	reg := b.env.Waves
 	c.sigState = reg.String(name+".cpu", "state")
 	c.sigState.SetString(0, "BOOT")
@@ -162,8 +180,8 @@ type Card struct {
 	hdmaSRAM int
 	hdmaPCI  int
 	pciBase  uint64
-	send     *sendEngine
-	recv     *recvEngine
+	send     *netdma.Sender
+	recv     *netdma.Receiver
 	route    func(dst int) []byte
 	onIRQ    func(now clock.Time)
 
@@ -225,8 +243,8 @@ func (c *Card) AttachPCI(b *bus.Bus, base uint64) error {
 // a node.
 func (c *Card) ConnectLink(out, in *link.Dir, route func(dst int) []byte) {
 	c.route = route
-	c.send.connect(out)
-	c.recv.connect(in)
+	c.send.Connect(out)
+	c.recv.Connect(in)
 }
 
 // OnInterrupt sets what the interrupt line drives (the host CPU).
@@ -270,8 +288,8 @@ type Stats struct {
 func (c *Card) Stats() Stats {
 	h := c.hdma.Stats()
 	return Stats{Handlers: c.handled, Busy: c.busy, Spin: c.spinTime, Interrupts: c.irqs,
-		PacketsSent: c.send.packets, PacketsReceived: c.recv.packets, HostDMAs: h.Descriptors,
-		BytesSent: c.send.bytes, BytesReceived: c.recv.bytes, HostDMABytes: h.Bytes}
+		PacketsSent: c.send.Packets(), PacketsReceived: c.recv.Packets(), HostDMAs: h.Descriptors,
+		BytesSent: c.send.Bytes(), BytesReceived: c.recv.Bytes(), HostDMABytes: h.Bytes}
 }
 
 // raise queues a hardware event for the main loop.
@@ -432,7 +450,7 @@ func (c *Card) hostDMADone(now clock.Time, d dma.Descriptor, err string) {
 // Idle implements check.Unit: no event waiting, no handler running, and
 // the program holds no work.
 func (c *Card) Idle() bool {
-	return c.pending == 0 && c.phase == phIdle && !c.spinning && c.prog.Idle() && c.send.idle() && c.recv.idle()
+	return c.pending == 0 && c.phase == phIdle && !c.spinning && c.prog.Idle() && c.send.Idle() && c.recv.Idle()
 }
 
 // State implements check.Unit: the card's engines, the program's queues and
@@ -446,7 +464,7 @@ func (c *Card) State() string {
 		fmt.Fprintf(&ms, "%s=%s", m.Name(), m.State())
 	}
 	return fmt.Sprintf("%d events pending, phase %d, program: %s; machines: %s; send: %s; recv: %s",
-		c.pending, c.phase, c.prog.State(), ms.String(), c.send.state(), c.recv.state())
+		c.pending, c.phase, c.prog.State(), ms.String(), c.send.State(), c.recv.State())
 }
 
 // firmware.NI: what the control program sees.
@@ -486,10 +504,10 @@ func (c *Card) HostDMAFree() int {
 }
 
 // SendFree implements firmware.NI.
-func (c *Card) SendFree() int { return c.send.free() }
+func (c *Card) SendFree() int { return c.send.Free() }
 
 // RecvArmed implements firmware.NI.
-func (c *Card) RecvArmed() bool { return c.recv.armed }
+func (c *Card) RecvArmed() bool { return c.recv.Armed() }
 
 // StartHostDMA implements firmware.NI.
 func (c *Card) StartHostDMA(now clock.Time, d firmware.HostDMA) {
@@ -513,11 +531,11 @@ func (c *Card) StartSend(now clock.Time, p firmware.Packet) {
 		c.env.Report(now, c.Name(), "ni.send", "packet to node %d from node %d in a cluster of %d", p.Dst, c.node, c.nodes)
 		return
 	}
-	c.send.submit(now, p, c.route(p.Dst))
+	c.send.Submit(now, netdma.Packet{Dst: p.Dst, Addr: uint64(p.SRAM), Len: p.Len, Tag: p.Tag, Route: c.route(p.Dst)})
 }
 
 // ArmRecv implements firmware.NI.
-func (c *Card) ArmRecv(now clock.Time, sram uint32, max int) { c.recv.arm(now, sram, max) }
+func (c *Card) ArmRecv(now clock.Time, sram uint32, max int) { c.recv.Arm(now, uint64(sram), max) }
 
 // SetTimer implements firmware.NI.
 func (c *Card) SetTimer(now clock.Time, cycles int) {

@@ -17,7 +17,7 @@ var _ = Describe("fixed defects", func() {
 	var e *env.Env
 	BeforeEach(func() { e = env.New(env.Options{Trace: trace.NewRecorder()}) })
 
-	// Defect (fixed): netdma.go recvEngine.Tick. When a packet overflows a buffer
+	// Defect (fixed): rtl/netdma Receiver.Tick. When a packet overflows a buffer
 	// whose end is burst-aligned, the buffer's last burst is written
 	// (posted) before the tail arrives; the tail is truncated to no bytes,
 	// so no last write is ever issued, complete never runs, RecvDone never

@@ -7,8 +7,10 @@
 // a memory) with an address, or a byte stream (a FIFO of chunks, such as a
 // network link's transmit queue).
 //
-// The LANai's three engines (host, send, receive; MY-P13) and the SHRIMP
-// deliberate-update engine are instances of this block.
+// The LANai's host DMA engine (host memory to and from NI SRAM, one of
+// MY-P13's three) is an instance of this block. Its send and receive
+// engines, which move packets between SRAM and the link flit by flit, are
+// not: they are rtl/netdma's Sender and Receiver.
 package dma
 
 import (
