@@ -326,6 +326,13 @@ func (c *Cache) observe(now clock.Time, o bus.Observation) {
 	}
 	k := snRead
 	switch {
+	case o.Write && o.Req.Class == ClassWriteBack:
+		// Another cache writing back its dirty line: the bytes are those
+		// memory already holds (this model keeps no second copy), and
+		// copies elsewhere were either dropped when that cache took the
+		// line or, when the write-back answers a read, are the reader's
+		// fresh shared copy, which it must keep (with its reservation).
+		return
 	case o.Write:
 		k = snWrite
 	case o.Req.Class == ClassRFO:
@@ -408,10 +415,21 @@ func (c *Cache) victim(line uint64) int {
 	return best
 }
 
-// lineData reads a line's bytes from memory for a write-back.
+// lineData is a write-back's data: the line's bytes in memory itself
+// (mem.Storage.View), not a copy taken now. Memory is the only copy of the
+// data, so it already holds the line; the write-back is the bus and memory
+// time of one, and carries whatever the memory holds when the bus moves
+// it. A snapshot would undo a store that another CPU performs after
+// taking the line and before the write-back lands (a lost update, which
+// the LL/SC counter spec catches). A line larger than a storage page falls
+// back to a copy.
 func (c *Cache) lineData(line uint64) []byte {
+	addr := (line << c.lineShift) - c.memBase
+	if v, err := c.store.View(addr, c.cfg.LineBytes); err == nil {
+		return v
+	}
 	buf := make([]byte, c.cfg.LineBytes)
-	_ = c.store.Read((line<<c.lineShift)-c.memBase, buf)
+	_ = c.store.Read(addr, buf)
 	return buf
 }
 

@@ -1,6 +1,9 @@
 package memsys_test
 
 import (
+	"encoding/binary"
+	"fmt"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/memsys"
@@ -128,7 +131,8 @@ var _ = Describe("Cache", func() {
 	)
 
 	build := func(cpus int, nb memsys.NodeBuilder) {
-		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
+		// The time limit turns a livelock into a failure, not a hang.
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
 		var err error
 		n, err = nb.WithEnv(e).WithCPUs(cpus, clk).WithCache(testCache()).WithBus(testBus()).
 			WithMemory(1<<16, 0, 2, 8).Build("N")
@@ -143,8 +147,9 @@ var _ = Describe("Cache", func() {
 	}
 
 	run := func() {
-		_, err := e.Run()
+		res, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
 	}
 
 	It("misses on the first load (arbitration, address, memory latency, line transfer) and hits on the second", func() {
@@ -455,6 +460,70 @@ var _ = Describe("Cache", func() {
 		present, dirty := n.Caches[0].Holds(0x208)
 		Expect([]bool{present, dirty}).To(Equal([]bool{true, true}))
 		Expect(p.Retired()).To(Equal(uint64(2)))
+	})
+
+	It("keeps an LL/SC counter exact when four CPUs increment it at once, and ends coherent", func() {
+		build(4, memsys.MakeNodeBuilder())
+		const perCPU = 40
+		const counter = 0x300
+		var failures [4]int
+		for i, c := range n.Caches {
+			ch := c.Port()
+			r := e.Rand(fmt.Sprintf("Cpu%d", i))
+			phase, incs, waiting := 0, 0, false
+			var val uint64
+			a := vtest.NewAgent(e, fmt.Sprintf("Cpu%d", i), clk, func(now clock.Time, _ clock.Cycle) bool {
+				if b, ok := ch.Up.Pop(now); ok {
+					waiting = false
+					switch phase {
+					case 0: // the load-locked's data
+						val = binary.LittleEndian.Uint64(b.Data)
+						phase = 1
+					case 1: // the store-conditional's completion
+						if b.CondFailed {
+							failures[i]++
+							phase = 0
+						} else {
+							incs++
+							phase = 2
+						}
+					}
+				}
+				if waiting || incs == perCPU && phase != 2 || !ch.Down.CanPush(now) {
+					return !waiting && incs < perCPU
+				}
+				switch phase {
+				case 0:
+					ch.Down.Push(now, mem.Beat{Req: &mem.Req{Op: mem.Read, Addr: counter, Len: 8, Atomic: mem.LoadLocked}, First: true, Last: true})
+					waiting = true
+				case 1:
+					req := &mem.Req{Op: mem.Write, Addr: counter, Len: 8, Atomic: mem.StoreConditional}
+					ch.Down.Push(now, mem.WriteBeats(req, binary.LittleEndian.AppendUint64(nil, val+1), 8)[0])
+					waiting = true
+				case 2: // a posted store elsewhere in memory, evicting now and then
+					addr := 0x1000 + uint64(i)*0x400 + r.Uint64N(128)*8
+					req := &mem.Req{Op: mem.Write, Addr: addr, Len: 8, Posted: true}
+					ch.Down.Push(now, mem.WriteBeats(req, []byte("otherwrk"), 8)[0])
+					phase = 0
+				}
+				return true
+			})
+			ch.ConnectMaster(a)
+			a.Start()
+		}
+		run()
+		v, _ := n.Memory.Storage().Bytes(counter, 8)
+		Expect(binary.LittleEndian.Uint64(v)).To(Equal(uint64(4 * perCPU)))
+		Expect(n.CheckCoherence()).To(Succeed())
+		var scFailed uint64
+		total := 0
+		for i, c := range n.Caches {
+			scFailed += c.Stats().SCFailed
+			total += failures[i]
+		}
+		Expect(scFailed).To(Equal(uint64(total)))
+		Expect(total).To(BeNumerically(">", 0), "the CPUs should have contended")
+		GinkgoWriter.Printf("store-conditionals failed: %v\n", failures)
 	})
 })
 

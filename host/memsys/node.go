@@ -3,6 +3,7 @@ package memsys
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -172,4 +173,42 @@ func (n *Node) SetPolicy(base, size uint64, p Policy) error {
 		}
 	}
 	return nil
+}
+
+// CheckCoherence checks the single-writer rule over the node's caches: a
+// line dirty in one cache is present in no other. Call it when the node is
+// quiet (between snoops a cache applies at its next edge, a line can be
+// held in two caches for a cycle); it returns an error naming the first
+// offending line.
+func (n *Node) CheckCoherence() error {
+	type holders struct{ present, dirty int }
+	lines := map[uint64]*holders{}
+	for _, c := range n.Caches {
+		for _, w := range c.ways {
+			if w.state == invalid {
+				continue
+			}
+			h := lines[w.line<<c.lineShift]
+			if h == nil {
+				h = &holders{}
+				lines[w.line<<c.lineShift] = h
+			}
+			h.present++
+			if w.state == modified {
+				h.dirty++
+			}
+		}
+	}
+	var bad []uint64
+	for addr, h := range lines {
+		if h.dirty > 0 && h.present > 1 {
+			bad = append(bad, addr)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	h := lines[bad[0]]
+	return fmt.Errorf("line %#x is dirty in %d caches and present in %d (%d lines break the single-writer rule)", bad[0], h.dirty, h.present, len(bad))
 }

@@ -236,3 +236,20 @@ var _ = Describe("Memory", func() {
 		Entry("negative latency", mem.MakeBuilder().WithClock(clk).WithLatency(-1), "latency"),
 	)
 })
+
+var _ = Describe("Storage.View", func() {
+	It("is the storage itself within a page, and refuses to cross one", func() {
+		s := mem.NewStorage(1 << 16)
+		v, err := s.View(0x1010, 8)
+		Expect(err).NotTo(HaveOccurred())
+		copy(v, "viewed!!")
+		back, _ := s.Bytes(0x1010, 8)
+		Expect(string(back)).To(Equal("viewed!!"))
+		Expect(s.Write(0x1010, []byte("written!"))).To(Succeed())
+		Expect(string(v)).To(Equal("written!"))
+		_, err = s.View(0x1ffc, 8)
+		Expect(err).To(MatchError(ContainSubstring("crosses")))
+		_, err = s.View(1<<16-4, 8)
+		Expect(err).To(MatchError(ContainSubstring("outside memory")))
+	})
+})

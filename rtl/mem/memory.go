@@ -422,3 +422,25 @@ func (m *Memory) State() string {
 	}
 	return fmt.Sprintf("serving %v on port %d, %d/%d bytes moved", m.cur.req, m.cur.port, m.cur.done, m.cur.req.Len)
 }
+
+// View returns the n bytes at addr as a slice of the storage itself, not a
+// copy, allocating their page; [addr, addr+n) must lie within one 4 KiB
+// page. It is for a model that keeps no copy of the data it moves: a host
+// cache's write-back carries whatever the memory holds when the bus moves
+// it (a write of the bytes onto themselves), so a store performed in the
+// meantime is never undone. Writing through the slice changes the memory.
+func (s *Storage) View(addr uint64, n int) ([]byte, error) {
+	if err := s.Check(addr, n); err != nil {
+		return nil, err
+	}
+	off := int(addr & (pageSize - 1))
+	if off+n > pageSize {
+		return nil, fmt.Errorf("view [%#x, %#x) crosses a %d-byte page", addr, addr+uint64(n), pageSize)
+	}
+	p := s.pages[addr>>pageBits]
+	if p == nil {
+		p = new([pageSize]byte)
+		s.pages[addr>>pageBits] = p
+	}
+	return p[off : off+n : off+n], nil
+}
