@@ -117,7 +117,12 @@ func testBridge() bus.BridgeConfig {
 // memory and the PIO window [0x80000000, +4 KiB) on the memory bus onto
 // the device.
 func newRig(mc bus.Config, cfg bus.BridgeConfig, memLatency int) *rig {
-	r := &rig{e: vtest.NewEnv(vtest.Options{Clock: mc.Clock, Trace: true})}
+	return newRigOn(vtest.NewEnv(vtest.Options{Clock: mc.Clock, Trace: true}), mc, cfg, memLatency)
+}
+
+// newRigOn builds the rig in e.
+func newRigOn(e *env.Env, mc bus.Config, cfg bus.BridgeConfig, memLatency int) *rig {
+	r := &rig{e: e}
 	var err error
 	r.mb, err = bus.MakeBuilder().WithEnv(r.e).WithConfig(mc).Build("MemBus")
 	Expect(err).NotTo(HaveOccurred())
@@ -313,6 +318,34 @@ var _ = Describe("Bridge", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, up := r.br.Stats()
 		Expect(up.FetchedBytes).To(Equal(uint64(32)))
+	})
+
+	It("lets a PIO read and a DMA read cross in opposite directions at once, the same with and without a trace", func() {
+		// Without retries each bus would be held by a read waiting for the
+		// other bus: the CPU's on the memory bus, the NI's on PCI.
+		type result struct {
+			CPU, NI       clock.Cycle
+			CPUGot, NIGot []byte
+		}
+		got, diff := vtest.TracedAndUntraced(vtest.Options{}, func(e *env.Env) result {
+			cfg := testBridge()
+			cfg.PrefetchBytes = 64
+			r := newRigOn(e, memBusConfig(), cfg, 4)
+			Expect(r.mem.Storage().Write(0x300, []byte("host mem"))).To(Succeed())
+			Expect(r.dev.Storage().Write(0x20, []byte("dev!"))).To(Succeed())
+			cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x80000020, Len: 4, Class: "pio"}}}
+			ni := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x300, Len: 8, Class: "dma"}}}
+			runMaster(r.e, r.mb, "CPU", cpu)
+			runMaster(r.e, r.pci, "NI", ni)
+			_, err := r.e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return result{cpu[0].Done, ni[0].Done, cpu[0].Got, ni[0].Got}
+		})
+		Expect(diff).To(BeEmpty())
+		Expect(string(got.CPUGot)).To(Equal("dev!"))
+		Expect(string(got.NIGot)).To(Equal("host mem"))
+		Expect(got.CPU).To(BeNumerically(">", 0))
+		Expect(got.NI).To(BeNumerically(">", 0))
 	})
 
 	It("carries a PIO read from the memory bus to a device on PCI as a delayed read", func() {

@@ -1,6 +1,8 @@
 package bus_test
 
 import (
+	"fmt"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -212,6 +214,33 @@ var _ = Describe("Bus", func() {
 			return v.Str
 		}
 		Expect([]string{at(1), at(2), at(3), at(4), at(5), at(6)}).To(Equal([]string{"ARB", "ADDR", "DECODE", "DATA", "TURN", "IDLE"}))
+	})
+
+	It("ends a read with a retry when its target says so; the master tries again", func() {
+		setup(bus.PCI32(), 1)
+		Expect(m.Storage().Write(0x200, []byte("WXYZ"))).To(Succeed())
+		var asked []string
+		Expect(b.SetTargetRetry("Mem", func(now clock.Time, r *mem.Req) bool {
+			asked = append(asked, fmt.Sprintf("c%d %#x+%d", clk.CycleAt(now), r.Addr, r.Len))
+			return len(asked) > 2
+		})).To(Succeed())
+		Expect(b.SetTargetRetry("Nope", nil)).To(MatchError(ContainSubstring("no target Nope")))
+		var got []rx
+		master("Cpu", []*mem.Req{{Op: mem.Read, Addr: 0x10200, Len: 4, Class: "pio"}}, nil, &got)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// ARB c1, ADDR c2: retry; idle c3; ADDR c4 (arbitration hidden
+		// behind the busy c3): retry; idle c5; ADDR c6: taken, with the
+		// window-relative address. Turnaround c7; the memory takes the
+		// request at c7 and has data at c8, moved at c9 (a wait state at
+		// c8); the master pops it at c10.
+		Expect(asked).To(Equal([]string{"c2 0x200+4", "c4 0x200+4", "c6 0x200+4"}))
+		Expect(got).To(Equal([]rx{{10, 4, true}}))
+		Expect(busRecords()).To(Equal([]string{
+			"270000 9 Bus bus.pio.read master=Cpu target=Mem addr=0x10200 len=4 start=6 waits=1 hash=" + trace.HashBytes([]byte("WXYZ"))}))
+		s := b.Stats()
+		Expect(s.Retries).To(Equal(uint64(2)))
+		Expect(s.Masters[0].Retries).To(Equal(uint64(2)))
 	})
 
 	// seen is one observer call, as the specs below record it.
