@@ -26,6 +26,18 @@
 // (an I/O DMA, another CPU's write-through or uncached store) invalidates
 // the lines it covers, so the next load misses and pays the memory latency
 // (Memory Channel's receive DMA into cached pages, Cashmere-2L section 2).
+// A write-back is not an invalidating write for the other caches: it moves
+// the line's bytes as memory holds them when the bus carries them
+// (mem.Storage.View), since memory is the only copy; a snapshot taken when
+// it was queued could undo a store another CPU made in the meantime.
+//
+// Because stores that hit are performed on memory at once, a store to a
+// write-through page is in memory before its bus write, which carries the
+// stored bytes (observers see what the CPU stored) and lands later; two
+// CPUs storing to the same word of a write-through page within that window
+// can leave the earlier store's bytes last. Write-back pages, where stores
+// need ownership, have no such window.
+//
 // Each cache keeps its CPU's load-locked reservation (Alpha LDL_L/STL_C,
 // which Cashmere-2L's locks use); another master's write to the line, a DMA
 // write or the line's eviction clears it, and a store-conditional without
@@ -46,9 +58,10 @@ const (
 	// (owned) in this cache, and memory sees the line only when it is
 	// written back (evicted, or read by another master).
 	WriteBack Policy = iota
-	// WriteThrough sends every store to memory as a bus write (and updates
-	// the line if present); lines are never dirty, and a store that
-	// misses does not allocate.
+	// WriteThrough sends every store to memory as a posted bus write (and
+	// updates the line if present); lines are never dirty, and a store
+	// that misses does not allocate. A non-posted store is acknowledged
+	// once the cache has queued its bus write.
 	WriteThrough
 	// Uncached sends every access to the bus as it is; nothing is
 	// allocated. Addresses outside the node's memory (I/O space) are
