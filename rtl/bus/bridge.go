@@ -65,9 +65,9 @@ type BridgeConfig struct {
 	// LineBytes, at most ReadBufferBytes. PIO reads (memory bus to I/O
 	// bus) are never prefetched: device registers have read side effects.
 	// The buffer is dropped when a read does not continue it, when a
-	// write passes the bridge in the same direction, and when any
-	// memory-bus master writes a byte it holds or has asked for (the
-	// bridge observes the memory bus).
+	// write through the bridge in the same direction overlaps it, and
+	// when any memory-bus master writes a byte it holds or has asked for
+	// (the bridge observes the memory bus).
 	PrefetchBytes int
 	// HoldMemoryBus makes the bridge hold the memory bus for a whole I/O
 	// burst: a DMA write's memory-bus transaction starts with its first
@@ -308,8 +308,8 @@ type BridgeStats struct {
 	FetchedBytes, DroppedBytes uint64
 	// FarTransactions counts the requests the bridge made on the far bus.
 	FarTransactions uint64
-	// Invalidations counts read buffers dropped because a memory-bus
-	// master wrote what they held.
+	// Invalidations counts read buffers dropped because a write (a
+	// memory-bus master's, or one through the bridge) overlapped them.
 	Invalidations uint64
 }
 
@@ -754,6 +754,13 @@ func (n *nearHalf) accept(now clock.Time) bool {
 	cross := n.Clock().After(now, clock.Cycle(p.br.cfg.CrossCycles))
 	n.cur = x
 	if req.Op == mem.Write {
+		// A read must not pass a posted write (PCI 2.1 appendix E): the
+		// write drops buffered or requested data it overlaps, so a later
+		// read fetches again, behind the write.
+		if n.valid && x.addr < n.fetchEnd && n.pos < x.addr+uint64(req.Len) {
+			p.stats.Invalidations++
+			n.reset()
+		}
 		x.waitCpl = !req.Posted && !p.posting
 		n.pending = append(n.pending, pendOp{farOp{write: true, addr: x.addr, n: req.Len, gen: n.gen,
 			posted: req.Posted || p.posting, cpl: x.waitCpl, class: req.Class, master: req.Master}, cross})

@@ -597,6 +597,25 @@ var _ = Describe("Bridge", func() {
 		Expect(r.pci.Stats().Retries).To(BeNumerically(">", 6))
 	})
 
+	It("keeps a DMA read behind the NI's own posted write to the prefetched range", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.mem.Storage().Write(0x200, make([]byte, 0x80))).To(Succeed())
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Write, Addr: 0x228, Len: 8, Posted: true, Class: "dma"}, Data: []byte("NEWDATA!")},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "dma"}},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// The write is still in the posted buffer when the read comes:
+		// the read must not be answered from the prefetched line (PCI 2.1
+		// appendix E: a read pushes posted writes ahead of it).
+		Expect(string(ni[2].Got[8:16])).To(Equal("NEWDATA!"))
+	})
+
 	DescribeTable("completes a non-posted DMA write when the bridge has it, or, without posting, when memory has it",
 		func(posted int, done clock.Cycle) {
 			cfg := testBridge()
