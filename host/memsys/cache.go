@@ -344,17 +344,17 @@ func (c *Cache) observe(now clock.Time, o bus.Observation) {
 
 // Tick implements clock.Ticker: drain what waits for the channels, apply
 // the snoops of earlier edges, take bus responses, then advance the access
-// in service (accepting the next one when it is done).
+// in service (accepting the next one when it is done). It asks for the
+// next edge only for what nothing else wakes it for: beats held back by a
+// channel's one-push-per-cycle rate and snoops of this edge; the channels
+// wake it for data and space, a lookup's end is a timer.
 func (c *Cache) Tick(now clock.Time) bool {
-	progress := c.drainUp(now)
-	progress = c.drainOut(now) || progress
-	progress = c.applySnoops(now) || progress
-	progress = c.collect(now) || progress
-	progress = c.step(now) || progress
-	if len(c.snoops) > 0 {
-		return true
-	}
-	return progress
+	c.drainUp(now)
+	c.drainOut(now)
+	c.applySnoops(now)
+	c.collect(now)
+	c.step(now)
+	return len(c.snoops) > 0 || len(c.up) > 0 || len(c.out) > 0
 }
 
 func (c *Cache) drainUp(now clock.Time) bool {
