@@ -20,7 +20,7 @@ import (
 // The mechanisms are those of the PCI Local Bus Specification, revision
 // 2.1, section 3.3.3.3 (delayed transactions) and appendix E (posted
 // writes and ordering), and the memory-bus arbitration of SHRIMP's nodes
-// (shrimp-design-choices.txt section 2, SH-P10).
+// (shrimp-design-choices.txt section 2.1, SH-P10).
 type BridgeConfig struct {
 	// Name of the preset, for reports.
 	Name string
@@ -28,7 +28,9 @@ type BridgeConfig struct {
 	// bytes. With a buffer, a write is done for the master that issued it
 	// (a non-posted write gets its completion) once its last byte is in
 	// the buffer, and the bridge writes it on the far bus as a posted
-	// write; a full buffer holds the near bus in wait states. Zero turns
+	// write; a full buffer holds the near bus in wait states. (The far
+	// side assembles a line at a time in a register of its own, which
+	// holds up to one line more.) Zero turns
 	// posting off: data passes through a two-beat register and a
 	// non-posted write completes only when the far write has completed.
 	PostedWriteBytes int
@@ -106,23 +108,29 @@ func (c BridgeConfig) Validate() error {
 	return nil
 }
 
-// PCIHostBridge is a PCI host bridge of the mid-1990s (Intel 440FX class)
-// as the LCI platforms see it; the values are those that reproduce
-// host/lcilib's folded bridge (BridgeReadCycles 60, BridgeWriteCycles 2)
-// on a 66 MHz, 8-byte memory bus; see the bus package's bridge specs.
+// PCIHostBridge is the PCI host bridge of the LCI paper's PPro platform
+// (lci-myrinet-cluster-protocols.txt Table I; the paper does not name the
+// chipset): the values reproduce host/lcilib's folded bridge
+// (BridgeReadCycles 60, BridgeWriteCycles 2, MY-P6's 236 ns memory) when
+// host memory sits on a 66.67 MHz, 8-byte memory bus with a latency of 16
+// cycles and 2 for the next line of an open page; see the spec
+// "reproduces host/lcilib's folded PCI bridge". On the P3 platform
+// (133.33 MHz memory bus, 113 ns) DelayedReadCycles 34 does the same.
 func PCIHostBridge() BridgeConfig {
 	return BridgeConfig{
 		Name: "pci-host",
-		// assumed: eight 32-byte lines each way, a common size of the
-		// era's host bridges' posted-write and read-prefetch buffers.
+		// assumed: 256 bytes (8 lines) of posted writes and 1 KiB of read
+		// buffer each way, sizes of the era's host bridges.
 		PostedWriteBytes: 256, ReadBufferBytes: 1024,
-		// calibrated: 56 PCI cycles, so that a first DMA read of host
-		// memory waits what host/lcilib's PPro model folds into memory
-		// latency (236 ns + 60 cycles, fitted to the I-sdma gap of Table
-		// III of lci-myrinet-cluster-protocols.txt): 56 crossing + 1 far
-		// arbitration/address/decode and 16 memory-bus cycles (8 PCI
-		// cycles) of memory latency, 2 clock crossings.
-		CrossCycles: 2, DelayedReadCycles: 16,
+		// assumed: 2 cycles to cross the bridge's clock boundary.
+		CrossCycles: 2,
+		// calibrated: 16 PCI cycles, so that a first DMA read of 256 bytes
+		// ends in the PCI cycle in which host/lcilib's PPro model (236 ns
+		// + 60 cycles before the first data, fitted to the I-sdma gap of
+		// Table III) ends it: 2 + 16 cycles of crossing and delayed-read
+		// logic, 8 line reads on the memory bus, the data's crossing and
+		// the master's retry loop add up to the same cycle.
+		DelayedReadCycles: 16,
 		// assumed: 2 cycles, host/lcilib's BridgeWriteCycles, for a read
 		// the prefetch buffer holds.
 		ReadHitCycles: 2,
@@ -131,7 +139,8 @@ func PCIHostBridge() BridgeConfig {
 		// assumed: 512 bytes ahead, two of the LANai's 256-byte host DMA
 		// bursts, so that the next burst's data is there when it asks.
 		PrefetchBytes: 512,
-		// assumed: PCI host bridges of the era re-arbitrate per line.
+		// assumed: a PC host bridge re-arbitrates for the memory bus per
+		// line rather than holding it for a PCI burst.
 		HoldMemoryBus: false,
 	}
 }

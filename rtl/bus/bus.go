@@ -1,11 +1,13 @@
-// Package bus models a shared host I/O bus (PCI, TURBOchannel, EISA): one
-// transaction at a time, masters granted by an arbiter, an address phase,
-// target decode and read turnaround cycles, one data phase per cycle when
-// both sides are ready (a wait state otherwise), a maximum burst after which
-// the master must re-arbitrate, and idle cycles between transactions.
-// Posted writes complete for the master when their data phases end;
-// non-posted writes and reads hold the bus until the target answers, so a
-// PIO load stalls its issuer for the whole transaction.
+// Package bus models a shared host bus, an I/O bus (PCI, TURBOchannel,
+// EISA) or a memory bus: one transaction at a time, masters granted by an
+// arbiter, an address phase, target decode and read turnaround cycles, one
+// data phase per cycle when both sides are ready (a wait state otherwise),
+// a maximum burst after which the master must re-arbitrate, and idle
+// cycles between transactions. Posted writes complete for the master when
+// their data phases end; non-posted writes and reads hold the bus until
+// the target answers, so a PIO load stalls its issuer for the whole
+// transaction, unless the target answers the address phase with a retry
+// (SetTargetRetry).
 //
 // Masters and targets attach through mem.Channels whose beats are exactly
 // one data phase wide: AddMaster creates a master's channel, AddTarget maps
@@ -13,11 +15,11 @@
 // register block).
 //
 // Observers (Observe) see every data phase of every transaction, the way a
-// snooping device on the bus would (SHRIMP's network interface «snoops» the
-// Xpress memory bus and «does not allow a memory write to be stalled»,
-// shrimp-design-choices.txt section 3; a host cache invalidates on I/O DMA
-// writes): they are called synchronously in the data phase and cannot stall
-// or change it.
+// snooping device on the bus would (SHRIMP's memory-bus board «simply
+// snoops all main-memory writes», and its Xpress connector «does not allow
+// a memory write to be stalled», shrimp-design-choices.txt sections 2.1
+// and 4.5.2; a host cache invalidates lines on I/O DMA writes): they are
+// called synchronously in the data phase and cannot stall or change it.
 //
 // A Bridge (bridge.go) joins two buses: a target on each side that is a
 // master on the other.
@@ -192,7 +194,7 @@ type Observation struct {
 // data phase's cycle, after the beat moved. They cannot stall the bus or
 // change the beat: a snooper that needs time must queue the observation
 // itself (SHRIMP: the network interface «does not allow a memory write to
-// be stalled», shrimp-design-choices.txt section 3).
+// be stalled», shrimp-design-choices.txt section 4.5.2).
 func (b *Bus) Observe(fn func(now clock.Time, o Observation)) {
 	b.observers = append(b.observers, fn)
 }
@@ -275,7 +277,8 @@ func (b *Bus) SetTargetWait(name string, n int) error {
 // SetTargetRetry makes target name answer every read's address phase with
 // claim, called with the request as the target would see it (its address
 // relative to the window): false is a target retry (PCI 2.1 section
-// 3.3.3.2.2, the start of a delayed transaction): the bus ends the
+// 3.3.3.2, target-initiated termination; the start of a delayed
+// transaction, section 3.3.3.3): the bus ends the
 // transaction after the address phase, the master keeps its request and
 // arbitrates for it again. A bridge uses it so that a read it must fetch
 // from the other bus does not hold this one.
