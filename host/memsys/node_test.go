@@ -1,0 +1,69 @@
+package memsys_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/trace"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// tracedNode runs four host/cpu CPUs of the benchmarks' mixed program (ops
+// each, over 64 KiB apiece and the shared 4 KiB) with seed and returns the
+// trace and the node.
+func tracedNode(seed uint64, ops int) ([]string, *memsys.Node) {
+	e := env.New(env.Options{Seed: seed, Trace: trace.NewRecorder()})
+	cclk := clock.MHz(233)
+	n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(4, cclk).WithBus(benchBus()).
+		WithMemory(4<<20, 0, 2, 0).Build("N")
+	Expect(err).NotTo(HaveOccurred())
+	for i, c := range n.Caches {
+		p, err := cpu.MakeBuilder().WithEnv(e).WithClock(cclk).Build(fmt.Sprintf("N.Cpu[%d]", i))
+		Expect(err).NotTo(HaveOccurred())
+		p.Attach(c.Port())
+		p.Run(program(e, p.Name(), ops, uint64(i)*64<<10, 64<<10)...)
+	}
+	res, err := e.Run()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Stopped).To(BeFalse())
+	var out []string
+	for _, r := range e.Trace.Records() {
+		out = append(out, r.Format())
+	}
+	return out, n
+}
+
+var _ = Describe("Node", func() {
+	It("runs four CPUs on one memory bus to the same trace every time, and ends coherent", func() {
+		a, n := tracedNode(7, 400)
+		b, _ := tracedNode(7, 400)
+		Expect(cmp.Diff(a, b)).To(BeEmpty())
+		kinds := map[string]bool{}
+		for _, l := range a {
+			kinds[strings.Fields(l)[3]] = true
+		}
+		// The shared region makes the caches invalidate each other and
+		// write dirty lines back.
+		for _, k := range []string{"cache.fill", "cache.invalidate", "cache.writeback", "bus.rfo.read", "bus.wb.write"} {
+			Expect(kinds).To(HaveKey(k))
+		}
+		Expect(n.CheckCoherence()).To(Succeed())
+		c, _ := tracedNode(8, 400)
+		Expect(c).NotTo(Equal(a), "another seed gives another program")
+	})
+
+	It("refuses a node without CPUs or a bus, naming what is missing", func() {
+		e := env.New(env.Options{})
+		_, err := memsys.MakeNodeBuilder().WithEnv(e).WithBus(testBus()).Build("N")
+		Expect(err).To(MatchError(ContainSubstring("CPUs")))
+		_, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).Build("N")
+		Expect(err).To(MatchError(ContainSubstring("memory bus")))
+	})
+})
