@@ -75,6 +75,9 @@ func (b CacheBuilder) Build(name string) (*Cache, error) {
 	if b.base+size < b.base {
 		return nil, fmt.Errorf("%s: memory at %#x of %#x bytes wraps the address space", name, b.base, size)
 	}
+	if b.base%uint64(b.cfg.PageBytes) != 0 || size%uint64(b.cfg.PageBytes) != 0 {
+		return nil, fmt.Errorf("%s: memory at %#x of %#x bytes is not aligned to PageBytes %d", name, b.base, size, b.cfg.PageBytes)
+	}
 	for _, r := range b.policies {
 		if err := checkRegion(r.base, r.size, r.policy, b.cfg.PageBytes); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)

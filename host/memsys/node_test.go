@@ -65,5 +65,7 @@ var _ = Describe("Node", func() {
 		Expect(err).To(MatchError(ContainSubstring("CPUs")))
 		_, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).Build("N")
 		Expect(err).To(MatchError(ContainSubstring("memory bus")))
+		_, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithBus(testBus()).WithMemory(1<<16, 0x800, 2, 8).Build("N")
+		Expect(err).To(MatchError(ContainSubstring("not aligned to PageBytes")))
 	})
 })
