@@ -145,6 +145,27 @@ func PCIHostBridge() BridgeConfig {
 	}
 }
 
+// XpressEISABridge is the bridge between the Xpress memory bus and the
+// EISA bus of SHRIMP's DEC 560ST nodes (SH-P6, SH-P8). The paper gives one
+// property: «the memory bus does not cycle-share between the CPU and any
+// other main memory master» (SH-P10, shrimp-design-choices.txt section
+// 2.1), so an EISA DMA burst holds the memory bus (HoldMemoryBus) and «DMA
+// competes with CPU initiation». The rest is assumed.
+func XpressEISABridge() BridgeConfig {
+	return BridgeConfig{
+		Name: "xpress-eisa",
+		// assumed: one 32-byte line (the Pentium's) of posted writes and
+		// two of read buffer each way, and no read prefetch: an EISA-era
+		// bridge streams a held DMA burst rather than reading ahead.
+		PostedWriteBytes: 32, ReadBufferBytes: 64, LineBytes: 32, PrefetchBytes: 0,
+		// assumed: one cycle to cross, no extra delayed-read logic, one
+		// cycle for data the buffer holds.
+		CrossCycles: 1, DelayedReadCycles: 0, ReadHitCycles: 1,
+		// «does not cycle-share» (SH-P10)
+		HoldMemoryBus: true,
+	}
+}
+
 // window is an address window on one bus forwarded to the other.
 type window struct {
 	set            bool
