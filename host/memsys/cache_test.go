@@ -361,6 +361,38 @@ var _ = Describe("Cache", func() {
 		Expect([]uint64{s.Hits, s.Misses, s.Fills, s.Uncached}).To(Equal([]uint64{0, 0, 0, 2}))
 	})
 
+	It("follows a page's policy changed at run time: a store after the switch to write-through reaches the bus", func() {
+		build(1, memsys.MakeNodeBuilder())
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x2000, Data: []byte("wb-store"), Posted: true},
+			{At: 30, Op: mem.Write, Addr: 0x2008, Data: []byte("wt-store"), Posted: true},
+		}, &got)
+		kernel := vtest.NewAgent(e, "Os", clk, func(_ clock.Time, c clock.Cycle) bool {
+			if c < 20 {
+				return true
+			}
+			Expect(n.SetPolicy(0x2000, 0x1000, memsys.WriteThrough)).To(Succeed())
+			return false
+		})
+		kernel.Start()
+		run()
+		// The first store misses at c2 and reads the line for ownership
+		// (data on the bus from p+6 = c8): nothing is written on the bus.
+		// At c20 the page becomes write-through. The second store, pushed
+		// at c30, is taken at c31 and hits the (still dirty) line at c32;
+		// its bus write is arbitrated at c33, addressed at c34 and moves
+		// its data at c35.
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x2000, false},
+			{35, "N.Cache[0]", memsys.ClassWriteThrough, 0x2008, true},
+		}))
+		Expect(n.Caches[0].PolicyAt(0x2fff)).To(Equal(memsys.WriteThrough))
+		Expect(n.Caches[0].PolicyAt(0x3000)).To(Equal(memsys.WriteBack))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Hits, s.Misses, s.WriteThroughs}).To(Equal([]uint64{1, 1, 1}))
+	})
+
 	It("makes a line dirty in one cache shared when another cache reads it, writing it back", func() {
 		build(2, memsys.MakeNodeBuilder())
 		var got0, got1 []done
