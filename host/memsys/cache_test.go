@@ -65,9 +65,14 @@ type done struct {
 // cpuAgent issues the steps in order on the cache's port, one at a time: a
 // load or non-posted store waits for its answer, a posted store moves on.
 func cpuAgent(e *env.Env, name string, ch *mem.Channel, steps []step, got *[]done) {
+	cpuAgentOn(e, clk, name, ch, steps, got)
+}
+
+// cpuAgentOn is cpuAgent on clock cclk.
+func cpuAgentOn(e *env.Env, cclk clock.Clock, name string, ch *mem.Channel, steps []step, got *[]done) {
 	i, waiting := 0, false
 	var data []byte
-	a := vtest.NewAgent(e, name, clk, func(now clock.Time, c clock.Cycle) bool {
+	a := vtest.NewAgent(e, name, cclk, func(now clock.Time, c clock.Cycle) bool {
 		if b, ok := ch.Up.Pop(now); ok {
 			data = append(data, b.Data...)
 			if b.Last {
@@ -174,6 +179,30 @@ var _ = Describe("Cache", func() {
 		Expect(e.Waves.Lookup("N.Cache[0].misses").Value()).To(Equal(uint64(1)))
 		Expect(e.Waves.Lookup("N.Cache[0].fill_addr").Value()).To(Equal(uint64(0x100)))
 		Expect(records(e, "N.Cache[0]", "cache.fill")).To(Equal([]string{"20000 2 N.Cache[0] cache.fill addr=0x100 class=fill"}))
+	})
+
+	It("crosses clocks: a 200 MHz CPU's miss on a 50 MHz bus and memory", func() {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
+		fast, slow := clock.MHz(200), clock.MHz(50)
+		bc := testBus()
+		bc.Clock = slow
+		var err error
+		n, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUClocks(fast).WithCache(testCache()).WithBus(bc).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n.Memory.Storage().Write(0x100, []byte("ABCDEFGH"))).To(Succeed())
+		var got []done
+		cpuAgentOn(e, fast, "Cpu", n.Caches[0].Port(), []step{{Op: mem.Read, Addr: 0x100, Len: 8}}, &got)
+		run()
+		// CPU cycles are 5 ns, bus and memory cycles 20 ns. Pushed at 0,
+		// taken at 5 ns, missed at 10 ns (HitCycles 1): the fill is pushed
+		// at 10 ns. The bus sees it at its next edge, 20 ns (arbitration),
+		// addresses it at 40 and turns around at 60, when the memory takes
+		// it; with its latency of 2 cycles it pushes the beats at 100, 120,
+		// 140 and 160 ns, which the bus moves at 120..180 ns. The cache pops
+		// the last at its first edge after 180 ns, 185 ns (CPU cycle 37),
+		// and answers; the CPU pops it at 190 ns, cycle 38.
+		Expect(got).To(Equal([]done{{38, "ABCDEFGH", false}}))
 	})
 
 	It("sends a store to a write-through page to the bus, where an observer sees it", func() {
