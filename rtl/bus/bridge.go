@@ -267,7 +267,11 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 // (SetTargetRetry), the bridge latches the read and fetches it, and the
 // master's later attempt finds the data. So neither bus waits for the
 // other, and a CPU's PIO read and a device's DMA read crossing at the same
-// time cannot deadlock. Writes are taken in wait states when the posted
+// time cannot deadlock. Each direction has one delayed-transaction slot:
+// while a delayed read waits for its master, reads elsewhere are retried
+// without being latched. A read is let through when the buffer holds all
+// of it (or as much as the buffer can hold); the rest of a longer one
+// streams behind it. Writes are taken in wait states when the posted
 // buffer is full; if both posted buffers fill while each far bus is held
 // by a write into the other, the two directions deadlock, as real bridges
 // without write retry would (not seen in the specs).
@@ -580,6 +584,8 @@ type nearView struct {
 	busy, valid   bool
 	pos, fetchEnd uint64
 	avail         int
+	delayed       uint64 // the delayed read waiting for its master
+	delayedSet    bool
 }
 
 // claim answers the near bus's address phase of a read (SetTargetRetry):
@@ -599,7 +605,11 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 			return true
 		}
 	}
-	if n.latch == nil {
+	// One delayed transaction at a time: while a delayed read waits for
+	// its master, a read elsewhere is retried without being latched
+	// (otherwise two masters would drop each other's streams for ever).
+	busySlot := v.delayedSet && a != v.delayed && !(v.valid && v.pos <= a && a < v.fetchEnd)
+	if n.latch == nil && !busySlot {
 		n.latch = &latched{addr: a, n: req.Len, class: req.Class, master: req.Master, at: now}
 		n.Wake(now)
 	}
@@ -625,6 +635,9 @@ func (n *nearHalf) takeLatch(now clock.Time) {
 			n.fetchEnd = end
 		}
 	} else {
+		if n.hasDelayed && l.addr != n.delayed {
+			return // the slot is taken: the read is retried until it frees
+		}
 		p.stats.ReadMisses++
 		if p.up {
 			cross = n.Clock().After(now, clock.Cycle(p.br.cfg.CrossCycles+p.br.cfg.DelayedReadCycles))
@@ -688,7 +701,8 @@ func (n *nearHalf) Tick(now clock.Time) bool {
 			p.sigNear.SetString(now, "IDLE")
 		}
 	}
-	n.view = nearView{at: now, busy: n.cur != nil, valid: n.valid, pos: n.pos, fetchEnd: n.fetchEnd, avail: len(n.sbuf)}
+	n.view = nearView{at: now, busy: n.cur != nil, valid: n.valid, pos: n.pos, fetchEnd: n.fetchEnd, avail: len(n.sbuf),
+		delayed: n.delayed, delayedSet: n.hasDelayed}
 	return busy || (n.cur != nil && n.cur.readyAt > now) || len(n.pending) > 0 || len(n.invalAt) > 0 || n.latch != nil
 }
 
