@@ -209,7 +209,8 @@ type Cache struct {
 	ways      []way
 	stamp     uint64
 
-	cur    *access
+	cur    *access // nil or &slot
+	slot   access
 	out    []mem.Beat // bus beats not yet in the bus channel, whole transactions in order
 	up     []mem.Beat // CPU beats not yet in the CPU channel
 	snoops []snoop
@@ -647,10 +648,13 @@ func (c *Cache) accept(now clock.Time) bool {
 		c.port.Down.Pop(now)
 		return false
 	}
-	x := &access{req: b.Req, stage: stLookup, readyAt: c.Clock().After(now, clock.Cycle(c.cfg.HitCycles))}
+	// One access is in service at a time: its record and its store-data
+	// buffer are reused (nothing keeps x.data once the access is done:
+	// memory, write-through and uncached writes take copies).
+	x := &c.slot
+	*x = access{req: b.Req, stage: stLookup, readyAt: c.Clock().After(now, clock.Cycle(c.cfg.HitCycles)), data: x.data[:0]}
 	if b.Req.Op == mem.Write {
 		x.stage = stGather
-		x.data = make([]byte, 0, b.Req.Len)
 	} else {
 		c.port.Down.Pop(now)
 	}
@@ -786,7 +790,7 @@ func (c *Cache) uncached(now clock.Time, x *access) {
 		x.wait = breq
 		x.stage = stBus
 	} else {
-		c.send(now, mem.WriteBeats(breq, x.data, c.busCh.Width)...)
+		c.send(now, mem.WriteBeats(breq, append([]byte(nil), x.data...), c.busCh.Width)...)
 		if req.Posted {
 			x.stage = stRespond
 		} else {
