@@ -59,6 +59,46 @@ var _ = Describe("Node", func() {
 		Expect(c).NotTo(Equal(a), "another seed gives another program")
 	})
 
+	It("loses no store under heavy eviction: each CPU's own words end with its last store", func() {
+		e := env.New(env.Options{Seed: 3})
+		cclk := clock.MHz(233)
+		cc := memsys.DefaultCacheConfig()
+		cc.CapacityBytes, cc.Ways = 4<<10, 2 // 4 KiB against 16 KiB per CPU: constant evictions
+		n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(4, cclk).WithCache(cc).WithBus(benchBus()).
+			WithMemory(4<<20, 0, 2, 0).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		want := map[uint64][]byte{}
+		for i, c := range n.Caches {
+			p, err := cpu.MakeBuilder().WithEnv(e).WithClock(cclk).Build(fmt.Sprintf("N.Cpu[%d]", i))
+			Expect(err).NotTo(HaveOccurred())
+			p.Attach(c.Port())
+			ops := program(e, p.Name(), 1500, uint64(i)*16<<10, 16<<10)
+			for _, op := range ops {
+				if op.Kind == cpu.Store && op.Addr < 0x10_0000 {
+					want[op.Addr] = op.Data
+				}
+			}
+			p.Run(ops...)
+		}
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		bad := 0
+		for addr, d := range want {
+			got, _ := n.Memory.Storage().Bytes(addr, 8)
+			if string(got) != string(d) {
+				bad++
+			}
+		}
+		Expect(bad).To(BeZero(), "of %d words", len(want))
+		Expect(n.CheckCoherence()).To(Succeed())
+		var wb uint64
+		for _, c := range n.Caches {
+			wb += c.Stats().WriteBacks
+		}
+		Expect(wb).To(BeNumerically(">", 100))
+	})
+
 	It("refuses a node without CPUs or a bus, naming what is missing", func() {
 		e := env.New(env.Options{})
 		_, err := memsys.MakeNodeBuilder().WithEnv(e).WithBus(testBus()).Build("N")
