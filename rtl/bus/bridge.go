@@ -267,14 +267,14 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 // (SetTargetRetry), the bridge latches the read and fetches it, and the
 // master's later attempt finds the data. So neither bus waits for the
 // other, and a CPU's PIO read and a device's DMA read crossing at the same
-// time cannot deadlock. Each direction has one delayed-transaction slot:
-// while a delayed read waits for its master, reads elsewhere are retried
-// without being latched. A read is let through when the buffer holds all
+// time cannot deadlock. A write is retried while the posted-write buffer
+// cannot take all of it, so a full buffer does not hold its bus either
+// (only a burst longer than the buffer, taken into an empty one, may wait
+// in wait states for the far bus). Each direction has one
+// delayed-transaction slot: while a delayed read waits for its master,
+// reads elsewhere are retried without being latched. A read is let through when the buffer holds all
 // of it (or as much as the buffer can hold); the rest of a longer one
-// streams behind it. Writes are taken in wait states when the posted
-// buffer is full; if both posted buffers fill while each far bus is held
-// by a write into the other, the two directions deadlock, as real bridges
-// without write retry would (not seen in the specs).
+// streams behind it.
 //
 // Names, for a bridge called B: the Down direction is target "B.Down" on
 // the memory bus and master "B.Down" on the I/O bus, Up the reverse; each
@@ -335,8 +335,9 @@ type BridgeStats struct {
 	// BytesRead and BytesWritten count near-side data.
 	BytesRead, BytesWritten uint64
 	// Retries counts near-bus reads answered with a retry (delayed
-	// reads waiting for their data).
-	Retries uint64
+	// reads waiting for their data); WriteRetries the writes retried
+	// because the bridge was busy or its posted-write buffer full.
+	Retries, WriteRetries uint64
 	// FetchedBytes counts far-side read data; DroppedBytes the part of it
 	// no read used (prefetched and discarded).
 	FetchedBytes, DroppedBytes uint64
@@ -599,6 +600,17 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 		v = n.prev
 	}
 	a := req.Addr + p.win.to
+	if req.Op == mem.Write {
+		// A write is taken when the bridge has finished the previous
+		// transaction and, posting, has room for all of it (or is
+		// empty, for a burst longer than the buffer).
+		room := p.wdata.Free(now) * p.nearW
+		if !v.busy && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
+			return true
+		}
+		p.stats.WriteRetries++
+		return false
+	}
 	if !v.busy && p.tch.Down.Len() == 0 && v.valid && v.pos <= a && a < v.fetchEnd {
 		have := int(v.pos + uint64(v.avail) - min(a, v.pos+uint64(v.avail)))
 		if have >= min(req.Len, p.br.cfg.ReadBufferBytes-int(a-v.pos)) {

@@ -228,6 +228,35 @@ var _ = Describe("Bridge", func() {
 		Expect(back).To(Equal(data))
 	})
 
+	It("retries a PIO write its full posted-write buffer cannot take instead of holding the memory bus", func() {
+		cfg := testBridge()
+		cfg.PostedWriteBytes = 32
+		r := newRig(memBusConfig(), cfg, 4)
+		var cpu []*op
+		var want []byte
+		for i := range 3 {
+			d := make([]byte, 32)
+			for k := range d {
+				d[k] = byte(32*i + k)
+			}
+			want = append(want, d...)
+			cpu = append(cpu, &op{Req: &mem.Req{Op: mem.Write, Addr: uint64(0x80000100 + 32*i), Len: 32, Class: "pio", Posted: true}, Data: d})
+		}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		back, _ := r.dev.Storage().Bytes(0x100, 96)
+		Expect(back).To(Equal(want))
+		// The memory bus moves 32 bytes in 4 cycles, PCI in 8 cycles of
+		// twice the length: the second and third writes find the buffer
+		// still full and are retried; the memory bus never waits in a
+		// data phase.
+		down, _ := r.br.Stats()
+		Expect(down.WriteRetries).To(BeNumerically(">", 0))
+		Expect(r.mb.Stats().Retries).To(Equal(down.WriteRetries))
+		Expect(r.mb.Stats().WaitCycles).To(BeZero())
+	})
+
 	It("answers a first DMA read with retries until its delayed read has fetched the data", func() {
 		r := newRig(memBusConfig(), testBridge(), 4)
 		Expect(r.mem.Storage().Write(0x200, []byte("abcdefgh"))).To(Succeed())

@@ -274,14 +274,15 @@ func (b *Bus) SetTargetWait(name string, n int) error {
 	return fmt.Errorf("%s: no target %s", b.Name(), name)
 }
 
-// SetTargetRetry makes target name answer every read's address phase with
-// claim, called with the request as the target would see it (its address
-// relative to the window): false is a target retry (PCI 2.1 section
+// SetTargetRetry makes target name answer every address phase (reads and
+// writes) with claim, called with the request as the target would see it
+// (its address relative to the window): false is a target retry (PCI 2.1 section
 // 3.3.3.2, target-initiated termination; the start of a delayed
 // transaction, section 3.3.3.3): the bus ends the
 // transaction after the address phase, the master keeps its request and
-// arbitrates for it again. A bridge uses it so that a read it must fetch
-// from the other bus does not hold this one.
+// arbitrates for it again (a write's data stays with the master). A bridge
+// uses it so that a read it must fetch from the other bus, or a write its
+// full buffer cannot take, does not hold this one.
 func (b *Bus) SetTargetRetry(name string, claim func(now clock.Time, req *mem.Req) bool) error {
 	for _, t := range b.targets {
 		if t.name == name {
@@ -462,11 +463,11 @@ func (b *Bus) start(now clock.Time, mi int) {
 // a write's request travels with its first data beat.
 func (b *Bus) address(now clock.Time) {
 	x := b.cur
+	if x.err == "" && b.targets[x.t].claim != nil && !b.targets[x.t].claim(now, x.treq) {
+		b.retry(now)
+		return
+	}
 	if x.mreq.Op == mem.Read {
-		if x.err == "" && b.targets[x.t].claim != nil && !b.targets[x.t].claim(now, x.treq) {
-			b.retry(now)
-			return
-		}
 		if x.err == "" {
 			tch := b.targets[x.t].ch
 			if !tch.Down.CanPush(now) {
