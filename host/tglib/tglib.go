@@ -7,10 +7,14 @@
 // Telegraphos II's writes to a context, shadow stores and a launching read;
 // Fence is MEMORY_BARRIER and Lock/Unlock embed it (2.3.5).
 //
-// Control flow that depends on data (a lock's retry, a spin on a flag) is
-// written in continuation style: an operation's callback appends what
-// comes next to the processor's program, so a program that loops must end
-// at the loop and continue in the callback.
+// Every call exists in two forms. The Op form (Store, Load, FetchAndInc,
+// ... on Proc) returns operations to put in the processor's program; a
+// result comes to a callback. The sequential form (Seq, from Proc.Go)
+// issues the same operations from a sequential host program (cpu.Go) and
+// returns the result, so control flow that depends on data (a lock's
+// retry, a spin on a flag) is a plain loop. The Op forms that loop (Lock,
+// SpinUntil) and the page-alarm handler are themselves sequential
+// programs; both forms issue the same operations in the same cycles.
 package tglib
 
 import (
@@ -155,17 +159,12 @@ func (p *Proc) RemoteCopy(from int, fromOff, toOff uint32) []cpu.Op {
 
 // Lock acquires the lock word off of node (0 free, 1 held) with
 // fetch-and-store, retrying after Backoff cycles, then fences (2.3.5) and
-// appends then().
+// runs then. It is one operation: a sequential program (Seq.Lock).
 func (p *Proc) Lock(node int, off uint32, then func(now clock.Time)) []cpu.Op {
-	return p.FetchAndStore(node, off, 1, func(now clock.Time, old uint32) {
-		if old != 0 {
-			p.CPU.Append(now, p.Compute(p.Backoff))
-			p.CPU.Append(now, p.Lock(node, off, then)...)
-			return
-		}
-		p.CPU.Append(now, p.Fence()...)
-		p.CPU.Append(now, p.Do(then))
-	})
+	return []cpu.Op{p.Go(func(s *Seq) {
+		s.Lock(node, off)
+		s.P.Do(p.Do(then))
+	})}
 }
 
 // Unlock fences, so that every write made in the critical section has
@@ -174,15 +173,14 @@ func (p *Proc) Unlock(node int, off uint32) []cpu.Op {
 	return append(p.Fence(), p.Store(node, off, 0))
 }
 
-// SpinUntil reads word off of node until cond holds for its value, then
-// appends then(v).
+// SpinUntil reads word off of node until cond holds for its value
+// (Backoff cycles between reads), then runs then(v) (which may append the
+// program's next operations). It is one operation: a sequential program
+// (Seq.SpinUntil).
 func (p *Proc) SpinUntil(node int, off uint32, cond func(v uint32) bool, then func(now clock.Time, v uint32)) cpu.Op {
-	return p.Load(node, off, func(now clock.Time, v uint32) {
-		if !cond(v) {
-			p.CPU.Append(now, p.Compute(p.Backoff), p.SpinUntil(node, off, cond, then))
-			return
-		}
-		then(now, v)
+	return p.Go(func(s *Seq) {
+		v := s.SpinUntil(node, off, cond)
+		then(s.P.Now(), v)
 	})
 }
 
@@ -190,21 +188,108 @@ func (p *Proc) SpinUntil(node int, off uint32, cond func(v uint32) bool, then fu
 // when a page access counter runs out: it reads the cause and the page,
 // calls fn with the page and clears the causes it saw.
 func (p *Proc) OnPageAlarm(fn func(now clock.Time, globalPage uint32)) {
-	p.CPU.SetInterruptHandler(func(clock.Time) []cpu.Op {
-		var status uint32
-		clear := make([]byte, telegraphos.WordBytes) // filled in before the store issues
-		return []cpu.Op{
-			{Kind: cpu.Load, Addr: telegraphos.RegAddr(telegraphos.RegIntStatus), Len: telegraphos.WordBytes,
-				Done: func(_ clock.Time, b []byte) { status = value(b); copy(clear, b) }},
-			{Kind: cpu.Load, Addr: telegraphos.RegAddr(telegraphos.RegIntPage), Len: telegraphos.WordBytes,
-				Done: func(now clock.Time, b []byte) {
-					if status&telegraphos.IntPageCounter != 0 {
-						fn(now, value(b))
-					}
-				}},
-			{Kind: cpu.Store, Addr: telegraphos.RegAddr(telegraphos.RegIntStatus), Data: clear},
+	p.CPU.SetInterruptProgram(func(cp *cpu.Proc) {
+		status := cp.Load(telegraphos.RegAddr(telegraphos.RegIntStatus), telegraphos.WordBytes)
+		page := value(cp.Load(telegraphos.RegAddr(telegraphos.RegIntPage), telegraphos.WordBytes))
+		if value(status)&telegraphos.IntPageCounter != 0 {
+			fn(cp.Now(), page)
 		}
+		clear := make([]byte, telegraphos.WordBytes)
+		copy(clear, status)
+		cp.Store(telegraphos.RegAddr(telegraphos.RegIntStatus), clear)
 	})
+}
+
+// Go makes a sequential program of the process: fn calls the library in
+// its sequential form.
+func (p *Proc) Go(fn func(s *Seq)) cpu.Op {
+	return cpu.Go(func(cp *cpu.Proc) { fn(&Seq{Proc: p, P: cp}) })
+}
+
+// Seq is the library in sequential form, for a program made with Go: each
+// call issues the operations of its Op form and returns when they have
+// retired, with the result.
+type Seq struct {
+	*Proc
+	// P is the sequential program's handle on the processor.
+	P *cpu.Proc
+}
+
+func (s *Seq) run(ops []cpu.Op) {
+	for _, op := range ops {
+		s.P.Do(op)
+	}
+}
+
+// Store writes v to word off of node's shared memory.
+func (s *Seq) Store(node int, off, v uint32) { s.P.Do(s.Proc.Store(node, off, v)) }
+
+// Load reads word off of node's shared memory.
+func (s *Seq) Load(node int, off uint32) uint32 {
+	var v uint32
+	s.P.Do(s.Proc.Load(node, off, func(_ clock.Time, x uint32) { v = x }))
+	return v
+}
+
+// Compute spends n processor cycles.
+func (s *Seq) Compute(n int) { s.P.Do(s.Proc.Compute(n)) }
+
+// Fence is MEMORY_BARRIER (TG-P32).
+func (s *Seq) Fence() { s.run(s.Proc.Fence()) }
+
+// Atomic runs atomic operation op on word off of node with operands d0
+// and d1 and returns the old value (0 if the MMU refused the context).
+func (s *Seq) Atomic(op telegraphos.AtomicOp, node int, off, d0, d1 uint32) uint32 {
+	var old uint32
+	s.run(s.Proc.Atomic(op, node, off, d0, d1, func(_ clock.Time, v uint32) { old = v }))
+	return old
+}
+
+// FetchAndInc adds one to word off of node and returns the old value.
+func (s *Seq) FetchAndInc(node int, off uint32) uint32 {
+	return s.Atomic(telegraphos.FetchAndInc, node, off, 0, 0)
+}
+
+// FetchAndStore writes v to word off of node and returns the old value.
+func (s *Seq) FetchAndStore(node int, off, v uint32) uint32 {
+	return s.Atomic(telegraphos.FetchAndStore, node, off, v, 0)
+}
+
+// CompareAndSwap writes nv to word off of node if it holds old and
+// returns the value it held.
+func (s *Seq) CompareAndSwap(node int, off, old, nv uint32) uint32 {
+	return s.Atomic(telegraphos.CompareAndSwap, node, off, old, nv)
+}
+
+// RemoteCopy copies word fromOff of node from to word toOff of the
+// process's own node without waiting for it (2.2.2).
+func (s *Seq) RemoteCopy(from int, fromOff, toOff uint32) {
+	s.run(s.Proc.RemoteCopy(from, fromOff, toOff))
+}
+
+// Lock acquires the lock word off of node: fetch-and-store of 1 until the
+// old value is 0 (free), Backoff cycles between tries, then the fence that
+// keeps the critical section after the acquire (2.3.5).
+func (s *Seq) Lock(node int, off uint32) {
+	for s.FetchAndStore(node, off, 1) != 0 {
+		s.Compute(s.Backoff)
+	}
+	s.Fence()
+}
+
+// Unlock fences, so that every write made in the critical section has
+// completed, and frees the lock.
+func (s *Seq) Unlock(node int, off uint32) { s.run(s.Proc.Unlock(node, off)) }
+
+// SpinUntil reads word off of node until cond holds for its value,
+// Backoff cycles between reads, and returns the value.
+func (s *Seq) SpinUntil(node int, off uint32, cond func(v uint32) bool) uint32 {
+	for {
+		if v := s.Load(node, off); cond(v) {
+			return v
+		}
+		s.Compute(s.Backoff)
+	}
 }
 
 // reg is a store to a special register.
