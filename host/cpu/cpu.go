@@ -512,9 +512,9 @@ func (c *CPU) prefetch(now clock.Time) {
 			continue
 		}
 		// The operation leaves the program: what it inserts goes after
-		// it, in front of the program's next operation.
+		// it, in front of the program's next operation. A program it
+		// issued (Proc.Do of a Go op) runs here, before the rest of it.
 		c.rest.PushFront(op)
-		return
 	}
 }
 

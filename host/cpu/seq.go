@@ -105,7 +105,9 @@ func (p *Proc) As(label string) *Proc {
 }
 
 // Do runs op and returns a load's data and a Trap's or
-// StoreConditional's status. op's own Done and Status still run.
+// StoreConditional's status. op's own Done and Status still run. Do of an
+// Op made by Go runs that program to its end in place (a subroutine
+// written as a program); it returns no data.
 func (p *Proc) Do(op Op) ([]byte, uint64) {
 	done, status := op.Done, op.Status
 	op.Done = func(now clock.Time, d []byte) {

@@ -159,6 +159,29 @@ var _ = Describe("sequential programs", func() {
 		Expect(reached).To(BeFalse())
 	})
 
+	It("runs a program that a program issues in place, to its end", func() {
+		nd := newNode(1, cpu.OSCosts{}, 2)
+		c := nd.cpus[0]
+		sub := func(p *cpu.Proc) {
+			p.As("sub1").Compute(2)
+			p.As("sub2").Compute(3)
+		}
+		c.Run(cpu.Go(func(p *cpu.Proc) {
+			p.As("a").Compute(2)
+			p.Do(cpu.Go(sub))
+			p.As("b").Compute(2)
+		}))
+		_, err := nd.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// a c0..c1, sub1 c1..c2, sub2 c2..c4, b c4..c5.
+		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
+			"10000 1 Cpu0 cpu.retire op=a cycles=1",
+			"20000 2 Cpu0 cpu.retire op=sub1 cycles=1",
+			"40000 4 Cpu0 cpu.retire op=sub2 cycles=2",
+			"50000 5 Cpu0 cpu.retire op=b cycles=1",
+		}))
+	})
+
 	It("runs operations a program's callback inserts before the program resumes", func() {
 		nd := newNode(1, cpu.OSCosts{}, 2)
 		c := nd.cpus[0]
