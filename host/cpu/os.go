@@ -121,6 +121,7 @@ const (
 	PermReadWrite = PermRead | PermWrite
 )
 
+// String names the permission.
 func (p Perm) String() string {
 	switch p {
 	case PermNone:
