@@ -259,7 +259,9 @@ func PPro() Host {
 		// latency (236 ns + 60 cycles, "fitted to the PPro I-sdma gap g =
 		// 11.1 µs (Table III)"); ReadHitCycles 2 is host/lcilib's
 		// BridgeWriteCycles; its other values are assumed there.
-		Bridge: bus.PCIHostBridge(),
+		// DelayedReadCycles is re-fitted to the same figure on the wired
+		// host (lciHostBridge).
+		Bridge: lciHostBridge(),
 		OS: cpu.OSCosts{
 			// assumed: 4000 cycles (20 µs on the PPro): host/lcilib's
 			// Costs.Signal, the kernel delivering a network interrupt as a
@@ -361,7 +363,8 @@ func P3() Host {
 		IOBus: bus.PCI64(),
 		// calibrated: rtl/bus's PCIHostBridge, fitted on the PPro (see PPro);
 		// host/lcilib: "the P3's 33 MHz PCI keeps the same count".
-		Bridge: bus.PCIHostBridge(),
+		// DelayedReadCycles is the PPro's re-fitted count (lciHostBridge).
+		Bridge: lciHostBridge(),
 		OS: cpu.OSCosts{
 			// assumed: 4000 cycles: host/lcilib's Costs.Signal, the same in
 			// cycles on both platforms (4 µs at 1 GHz).
@@ -374,6 +377,26 @@ func P3() Host {
 			TrapEntry: 0, TrapReturn: 0, FaultEntry: 0, FaultReturn: 0, Mprotect: 0,
 		},
 	}
+}
+
+// lciHostBridge is PCIHostBridge as the LCI hosts are wired: host memory
+// on the memory bus behind it (verify/testbench/lcitb), with the
+// delayed-read logic re-fitted there.
+func lciHostBridge() bus.BridgeConfig {
+	c := bus.PCIHostBridge()
+	// calibrated: 52 PCI cycles, fitted to the PPro I-sdma gap g = 11.1
+	// µs (Table III), the figure host/lcilib's folded BridgeReadCycles
+	// (60) was fitted to, once the memory, the memory bus and the cache
+	// time their own parts (lcitb's memory gets the measured latency less
+	// the bus phases and the cache lookup): the model's g is 10.64 µs
+	// (-4%); more cycles bring g closer but push the F&A latency (+8.4%
+	// at 52) past its 10%. PCIHostBridge's 16 reproduced the folded model
+	// cycle for cycle for 256-byte DMA reads only; the LogP benchmark's
+	// 16-byte reads took 68 folded cycles for one line, which the bridge
+	// fetches in about 30. The P3 keeps the count, as host/lcilib's P3
+	// did ("the P3's 33 MHz PCI keeps the same count").
+	c.DelayedReadCycles = 52
+	return c
 }
 
 // AlphaServer2100 is the DEC AlphaServer 2100 4/233 node of the Memory
@@ -714,21 +737,10 @@ func DECstation5000() Host {
 			// assumed: the CPU and the TURBOchannel in turn.
 			Arbitration: bus.RoundRobin,
 		},
-		IOBus: bus.Config{
-			// assumed: a name for reports.
-			Name: "turbochannel25",
-			// derived: 25 MHz: «14 (40 nanosecond) I/O bus read cycles» (AT-P5).
-			Clock: clock.MHz(25),
-			// assumed: TURBOchannel's 32-bit multiplexed address/data path
-			// (as rtl/bus.TurboChannel).
-			WidthBytes: 4,
-			// assumed: rtl/bus.TurboChannel's cycle counts at 25 MHz.
-			ArbCycles: 1, HiddenArb: false, AddrCycles: 1, DecodeCycles: 1, ReadTurnaround: 1, IdleCycles: 1,
-			// assumed: 64 longwords, as rtl/bus.TurboChannel.
-			MaxBurstBytes: 256,
-			// assumed: the CPU's accesses and option DMA in turn.
-			Arbitration: bus.RoundRobin,
-		},
+		// derived: 25 MHz: «14 (40 nanosecond) I/O bus read cycles» (AT-P5);
+		// rtl/bus's TurboChannel25 preset, whose phases and burst are
+		// assumed there as the DEC 3000/300's TURBOchannel.
+		IOBus: bus.TurboChannel25(),
 		Bridge: bus.BridgeConfig{
 			// assumed: a name for reports.
 			Name: "3max-tc",
