@@ -6,16 +6,21 @@
 // paper's measurements on them, are assembled in verify/testbench/lcitb.
 //
 // What the library costs emerges from the parts: its own code in host
-// cycles (Costs), programmed I/O over PCI through the write-combining
-// buffer (descriptors, I-pio data, buffer returns), memcpy at the
-// platform's rate, and cache misses on lines the NI's DMA has overwritten
-// (the receive queue's full/empty flag, the data, send completions), each
-// costing the measured memory latency.
+// cycles (Costs), programmed I/O through the processor's write-combining
+// buffer, its cache (uncached: the card is I/O space), the memory bus and
+// the PCI bridge (descriptors, I-pio data, buffer returns), memcpy at the
+// platform's rate, and the loads that read a received packet (the receive
+// queue's full/empty flag, the header, the data, send completions): real
+// loads through the processor's cache, which miss on every line the NI's
+// DMA has written since (the DMA crosses the bridge onto the memory bus and
+// the cache's snooping drops the line), so each pays a fill from host
+// memory over the memory bus.
 package lcilib
 
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
@@ -62,6 +67,9 @@ type Msg struct {
 	// At is when the poll found it.
 	At   clock.Time
 	slot uint64
+	// reads are the loads that read the slot's header and data through
+	// the cache, issued when the packet is handled.
+	reads []cpu.Op
 	// Keep, set by the upcall, keeps the packet for a later explicit
 	// Release (out of order allowed).
 	Keep bool
@@ -104,8 +112,6 @@ type Host struct {
 	ring      queue.Queue[uint64] // host buffers in the order the NI fills them
 	expect    uint32              // the next slot flag
 	pending   queue.Queue[*Msg]   // taken while waiting for an F&A reply
-	invalid   map[uint64]bool     // lines the NI's DMA wrote since the CPU read them
-	misses    int                 // misses not yet charged
 
 	// Counters.
 	Sent, Received, Released uint64
@@ -131,12 +137,14 @@ func (h *Host) SetUpcall(fn Handler) { h.upcallFn = fn }
 
 func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Costs, fw lci.Config, c *cpu.CPU, m *mem.Memory) *Host {
 	h := &Host{env: e, name: name, node: node, nodes: nodes, plat: plat, costs: costs, fw: fw, lay: lci.NewLayout(fw),
-		CPU: c, mem: m, invalid: map[uint64]bool{}, expect: 1, descSeq: 1, freeSeq: 1, deaf: e.Mutation(mutDeaf) == node+1}
+		CPU: c, mem: m, expect: 1, descSeq: 1, freeSeq: 1, deaf: e.Mutation(mutDeaf) == node+1}
 	h.slotBytes = uint64(fw.MTU+lci.HeaderBytes+63) &^ 63
 	for i := fw.SendBufs - 1; i >= 0; i-- {
 		h.freeSend = append(h.freeSend, i)
 	}
-	m.OnWrite(h.dmaWrote)
+	// A write to host memory (the NI's DMA, landing behind the bridge)
+	// may fill the slot a polling CPU waits on: wake it to look.
+	m.SubscribeWrites(func(now clock.Time, _ mem.WriteEvent) { h.CPU.Wake(now) })
 	return h
 }
 
@@ -176,32 +184,38 @@ func (h *Host) init(sram *mem.Storage, tree lci.Tree) error {
 	return nil
 }
 
-// dmaWrote notes lines the NI overwrote and wakes a polling CPU.
-func (h *Host) dmaWrote(now clock.Time, _ int, addr uint64, n int) {
-	lb := uint64(h.plat.LineBytes)
-	for l := addr / lb; l <= (addr+uint64(n)-1)/lb; l++ {
-		h.invalid[l] = true
-	}
-	h.CPU.Wake(now)
+// sendStride is the distance between the host-resident send buffers: the
+// MTU rounded up to whole 4 KB pages, plus a page left empty. The PCI
+// bridge reads ahead of a DMA read (bus.BridgeConfig.PrefetchBytes) and
+// serves the next read from that buffer if it continues where the last
+// one ended; the library's copy into a send buffer is not a memory-bus
+// transaction the bridge could see (the copy's cost is CopyCycles), so a
+// send buffer right behind another could be served stale from the read
+// ahead. With a page between buffers no read continues into another
+// buffer, and each packet's first read is a fresh delayed read.
+func (h *Host) sendStride() uint64 {
+	const page = 4096
+	return (uint64(h.fw.MTU)+page-1)&^(page-1) + page
 }
 
-// touch reads [addr, addr+n) from the CPU's point of view: every line the
-// NI has overwritten since is a miss.
-func (h *Host) touch(addr uint64, n int) {
-	lb := uint64(h.plat.LineBytes)
+// readWord is the size of the loads that read a received packet: a 32-bit
+// word, the width of the slot header's fields.
+const readWord = 4
+
+// reads returns the loads that read [addr, addr+n) from the CPU's point of
+// view: one word at the start of every cache line the range covers (the
+// first touch of a line decides hit or miss; the rest of the line is
+// within the library's Costs). A line the NI's DMA has written since the
+// CPU last read it is not in the cache, so its load misses and fills it
+// over the memory bus.
+func (h *Host) reads(addr uint64, n int) []cpu.Op {
+	lb := uint64(h.plat.Host.LastLevel().LineBytes)
+	var ops []cpu.Op
 	for l := addr / lb; l <= (addr+uint64(max(n, 1))-1)/lb; l++ {
-		if h.invalid[l] {
-			delete(h.invalid, l)
-			h.misses++
-		}
+		at := max(l*lb, addr)
+		ops = append(ops, cpu.Op{Kind: cpu.Load, Addr: at, Len: readWord})
 	}
-}
-
-// chargeMisses returns the cycles of the misses not yet charged.
-func (h *Host) chargeMisses() int {
-	n := h.misses * h.plat.MemLatencyCycles()
-	h.misses = 0
-	return n
+	return ops
 }
 
 // copyCycles is memcpy of n bytes: within the caches, or at the memory
@@ -210,7 +224,7 @@ func (h *Host) copyCycles(n int, big bool) int {
 	if !big {
 		return (n + h.plat.CachedCopyBytesPerCycle - 1) / h.plat.CachedCopyBytesPerCycle
 	}
-	num, den := h.plat.CPU.Hz()
+	num, den := h.plat.CPU().Hz()
 	// n bytes at CopyMBps: n / (CopyMBps*1e6) seconds of a num/den Hz clock.
 	return int((uint64(n)*num + uint64(h.plat.CopyMBps)*1_000_000*den - 1) / (uint64(h.plat.CopyMBps) * 1_000_000 * den))
 }
@@ -220,7 +234,7 @@ func (h *Host) copyCycles(n int, big bool) int {
 func (h *Host) pio(at uint32, data []byte) []cpu.Op {
 	var ops []cpu.Op
 	addr := NIBase + uint64(at)
-	wc := uint64(h.plat.WCBytes)
+	wc := uint64(h.plat.WCBytes())
 	for off := 0; off < len(data); {
 		n := min(int(wc-(addr+uint64(off))%wc), len(data)-off)
 		ops = append(ops, cpu.Op{Kind: cpu.Store, Addr: addr + uint64(off), Data: data[off : off+n], Burst: true})
@@ -233,8 +247,8 @@ func (h *Host) pio(at uint32, data []byte) []cpu.Op {
 // send buffer is free at once; the cost and the slot's return follow.
 func (h *Host) completion(m *Msg) []cpu.Op {
 	h.freeSend = append(h.freeSend, int(m.Tag))
-	return append([]cpu.Op{{Kind: cpu.Compute, CyclesFn: func(clock.Time) int { return h.costs.Completion + h.chargeMisses() }}},
-		h.Release(m)...)
+	ops := append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Completion})
+	return append(ops, h.Release(m)...)
 }
 
 // drainForBuffer looks through the receive queue for a send completion
@@ -339,7 +353,7 @@ func (h *Host) send(typ uint8, dst int, data []byte, tag uint32, done func(now c
 		if h.fw.Variant == lci.SDMA {
 			// «write the message data to a host-resident packet queue»
 			// (MY-P32), from which the NI fetches it.
-			d.HostBuf = sendData + uint64(buf)*uint64(h.fw.MTU)
+			d.HostBuf = sendData + uint64(buf)*h.sendStride()
 			_ = h.mem.Storage().Write(d.HostBuf, data)
 			cycles += h.copyCycles(len(data), false)
 		} else {
@@ -347,9 +361,8 @@ func (h *Host) send(typ uint8, dst int, data []byte, tag uint32, done func(now c
 		}
 		slot := h.lay.SendQ + uint32(int(d.Seq-1)%h.lay.SendQSlots*lci.DescBytes)
 		ops = append(ops, h.pio(slot, d.Encode())...)
-		miss := h.chargeMisses()
 		h.Sent++
-		first := cpu.Op{Kind: cpu.Compute, Cycles: cycles + miss}
+		first := cpu.Op{Kind: cpu.Compute, Cycles: cycles}
 		ops = append([]cpu.Op{first}, ops...)
 		ops[len(ops)-1].Done = func(now clock.Time, _ []byte) {
 			if done != nil {
@@ -375,19 +388,24 @@ func (h *Host) take(now clock.Time) *Msg {
 	if sh.Flag != h.expect {
 		return nil
 	}
-	h.touch(hdrAt, lci.HeaderBytes)
 	h.ring.Pop()
 	h.expect++
 	data, _ := h.mem.Storage().Bytes(hdrAt-uint64(sh.Len), int(sh.Len))
-	h.touch(hdrAt-uint64(sh.Len), int(sh.Len))
 	h.Received++
-	return &Msg{Type: sh.Type, Src: int(sh.Src), Tag: sh.Tag, Seq: sh.Arg, Data: data, At: now, slot: slot}
+	// The header's line first (the flag the poll found), then the data's.
+	reads := h.reads(hdrAt, lci.HeaderBytes)
+	if sh.Len > 0 {
+		reads = append(reads, h.reads(hdrAt-uint64(sh.Len), int(sh.Len))...)
+	}
+	reads = slices.Clip(reads) // each handler appends its own steps
+	return &Msg{Type: sh.Type, Src: int(sh.Src), Tag: sh.Tag, Seq: sh.Arg, Data: data, At: now, slot: slot, reads: reads}
 }
 
 // Recv waits (polling) for the next packet and runs handler on it, then
 // releases it unless the handler kept it. The poll that finds it, the
-// upcall and the release cost Costs.Recv plus the cache misses on the
-// slot plus the PIO that returns the buffer.
+// upcall and the release cost the loads of the slot through the cache
+// (misses on every line the NI wrote), Costs.Recv and the PIO that returns
+// the buffer.
 func (h *Host) Recv(handler Handler) []cpu.Op {
 	return []cpu.Op{{Kind: cpu.Wait, Fn: func(now clock.Time) bool {
 		m := h.next(now)
@@ -426,7 +444,7 @@ func (h *Host) next(now clock.Time) *Msg {
 }
 
 func (h *Host) upcall(m *Msg, handler Handler) []cpu.Op {
-	ops := []cpu.Op{{Kind: cpu.Compute, CyclesFn: func(clock.Time) int { return h.costs.Recv + h.chargeMisses() }}}
+	ops := append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Recv})
 	ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
 		var work []cpu.Op
 		if handler != nil {
@@ -480,7 +498,7 @@ func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old u
 				h.pending.Push(m)
 				continue
 			}
-			h.CPU.Insert(cpu.Op{Kind: cpu.Compute, CyclesFn: func(clock.Time) int { return h.costs.Recv + h.chargeMisses() }},
+			h.CPU.Insert(append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Recv},
 				cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
 					// The release comes first, then the caller's code (which
 					// may insert its next steps).
@@ -491,7 +509,7 @@ func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old u
 						return true
 					}})...)
 					return true
-				}})
+				}})...)
 			return true
 		}
 	}

@@ -33,9 +33,9 @@ var _ = Describe("Host.Init", func() {
 	It("writes the control block, the free host buffers in order and the forwarding rows", func() {
 		e := env.New(env.Options{})
 		plat := lcilib.PPro()
-		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(plat.CPU).Build("N1.CPU")
+		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(plat.CPU()).Build("N1.CPU")
 		Expect(err).NotTo(HaveOccurred())
-		m, err := mem.MakeBuilder().WithEnv(e).WithClock(plat.Bus.Clock).WithSize(lcilib.HostMemBytes).Build("N1.Mem")
+		m, err := mem.MakeBuilder().WithEnv(e).WithClock(plat.Host.Memory.Clock).WithSize(lcilib.HostMemBytes).Build("N1.Mem")
 		Expect(err).NotTo(HaveOccurred())
 		fw := lci.DefaultConfig()
 		fw.Interrupts = true

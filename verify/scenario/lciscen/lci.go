@@ -178,7 +178,7 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 		return nil, err
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-logp: %s on the %s platform (%s, %s, %s), nodes 0 and 1, %d-byte messages; the waveform shows the ping-pong",
-		c.Variant, c.Platform.Name, c.Platform.CPU, c.Platform.Bus.Name, c.Platform.NI.Name, p.Size)}
+		c.Variant, c.Platform.Name, c.Platform.CPU(), c.Platform.Host.IOBus.Name, c.Platform.NI.Name, p.Size)}
 	name := c.Platform.Name + " " + c.Variant.String()
 	pl := paperLogP(c.Platform.Name, c.Variant)
 	if p.Size != 16 {

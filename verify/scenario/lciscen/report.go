@@ -223,8 +223,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		}
 	}
 	hc := lcilib.DefaultCosts()
-	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge read %d cycles; library send %d, receive %d cycles",
-		float64(fw.CPI100)/100, lcilib.PPro().BridgeReadCycles, hc.Send, hc.Recv), "",
-		"fitted to the PPro I-sdma row of Table III (firmware/lci/config.go, host/lcilib/platform.go, host/lcilib/host.go)")
+	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge delayed read %d cycles; library send %d, receive %d cycles",
+		float64(fw.CPI100)/100, lcilib.PPro().Host.Bridge.DelayedReadCycles, hc.Send, hc.Recv), "",
+		"fitted to the PPro I-sdma row of Table III (firmware/lci/config.go, rtl/bus/bridge.go PCIHostBridge, host/lcilib/host.go)")
 	return rep, nil
 }

@@ -92,7 +92,7 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 	done := make([]clock.Time, b.Stream)
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
-		big := b.Size > c.Platform.L2Bytes
+		big := b.Size > c.Platform.L2Bytes()
 		for _, n := range cl.Nodes[1:] {
 			n.Host.CPU.Run(receiveStream(n.Host, b, mtu, recvCopy, big, func(i int, now clock.Time) {
 				got[i]++

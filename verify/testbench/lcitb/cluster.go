@@ -7,8 +7,11 @@ import (
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
+	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/lanai"
 	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
@@ -60,13 +63,16 @@ func (c Config) Validate() error {
 
 // Node is one host with its NI.
 type Node struct {
-	ID   int
-	Host *lcilib.Host
-	CPU  *cpu.CPU
-	Bus  *bus.Bus
-	Mem  *mem.Memory
-	Card *lanai.Card
-	FW   *lci.Program
+	ID     int
+	Host   *lcilib.Host
+	CPU    *cpu.CPU
+	Cache  *memsys.Cache
+	MemBus *bus.Bus
+	Bus    *bus.Bus
+	Bridge *bus.Bridge
+	Mem    *mem.Memory
+	Card   *lanai.Card
+	FW     *lci.Program
 }
 
 // Cluster is a built LCI cluster.
@@ -132,51 +138,121 @@ func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) 
 		return nil, err
 	}
 	host := lcilib.NewHost(e, name+".LCI", h, cl.Config.Nodes, p, cl.Config.Host, fw, hw.CPU, hw.Mem)
-	return &Node{ID: h, Host: host, CPU: hw.CPU, Bus: hw.Bus, Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
+	return &Node{ID: h, Host: host, CPU: hw.CPU, Cache: hw.Cache, MemBus: hw.MemBus, Bus: hw.Bus, Bridge: hw.Bridge,
+		Mem: hw.Mem, Card: hw.Card, FW: prog}, nil
 }
 
-// Hardware is one node's hardware on a platform: the PCI bus, host memory
-// behind its bridge, the host CPU and a LANai card (its SRAM window at
-// NIBase) running a control program. Any firmware.Program runs on it.
+// dramCycles is host memory's own latency in memory cycles. derived: the
+// platform's LatencyNs is measured load to use («measured latency of 236
+// ns», 113 ns on the P3, MY-P6), so it includes what the model times on its
+// own: the CPU channel's two register cycles and the cache's lookup
+// (HitCycles) in CPU cycles, and the memory bus's arbitration, address
+// phase and line transfer (LineBytes/WidthBytes beats) in bus cycles; the
+// memory gets the rest, rounded to the nearest memory cycle. PPro: 236 ns
+// - (2+6) x 5 ns - (1+1+4) x 15 ns = 106 ns = 7 cycles of 15 ns; P3: 113
+// ns - (2+7) x 1 ns - (1+1+4) x 7.5 ns = 59 ns = 8 cycles of 7.5 ns. A cold
+// load then takes about the measured latency (host/platform's assembly
+// spec prints the cold miss with the whole of it given to memory: 385 ns
+// on the PPro).
+func dramCycles(h platform.Host) int {
+	ll := h.LastLevel()
+	cpuSide := clock.Time(2+ll.HitCycles) * h.CPU.Clock.Period()
+	busSide := clock.Time(h.MemBus.ArbCycles+h.MemBus.AddrCycles+ll.LineBytes/h.MemBus.WidthBytes) * h.MemBus.Clock.Period()
+	rest := clock.Time(h.Memory.LatencyNs)*clock.Nanosecond - cpuSide - busSide
+	per := h.Memory.Clock.Period()
+	return max(1, int((rest+per/2)/per))
+}
+
+// Host memory timing that host/platform's Memory does not give, in
+// memory-bus cycles.
+const (
+	// pageHitCycles is the latency of a read that continues the previous
+	// one on the memory's port (the next line of an open DRAM page, EDO
+	// or SDRAM page mode). assumed: 2 cycles, the value with which
+	// rtl/bus's PCIHostBridge reproduces the DMA-read timing the LCI
+	// calibration was fitted on (its spec "reproduces host/lcilib's
+	// folded PCI bridge"); without it the first DMA read of a burst ends
+	// 48 PCI cycles later on the PPro.
+	pageHitCycles = 2
+	// writeCycles is a write's latency: the memory controller posts it.
+	// assumed: 2 cycles, as the folded model's posted bridge writes
+	// (host/lcilib's former BridgeWriteCycles); with the full read
+	// latency a 32-byte line would hold the memory bus 20 cycles and DMA
+	// writes could not keep up with PCI.
+	writeCycles = 2
+)
+
+// Hardware is one node's hardware on a platform (host/platform's PPro or
+// P3): the host CPU, its last-level cache (memsys), the memory bus with
+// host memory, the PCI host bridge (rtl/bus), the PCI bus and a LANai card
+// (its SRAM window at NIBase) running a control program. The CPU's
+// accesses go through the cache; accesses to the card are uncached and
+// cross the bridge as posted writes (PIO); the card's DMA crosses it the
+// other way, its writes invalidating the cache's copies of the lines they
+// cover (the cache snoops the memory bus), its reads delayed and
+// prefetched by the bridge. Any firmware.Program runs on it.
 type Hardware struct {
-	Bus  *bus.Bus
-	Mem  *mem.Memory
-	CPU  *cpu.CPU
-	Card *lanai.Card
+	// MemBus is the memory bus, Bus the PCI bus.
+	MemBus *bus.Bus
+	Bus    *bus.Bus
+	Bridge *bus.Bridge
+	Mem    *mem.Memory
+	Cache  *memsys.Cache
+	CPU    *cpu.CPU
+	Card   *lanai.Card
 }
 
 // BuildHardware builds node's hardware (of a cluster of nodes) named name,
 // the card running prog; the caller connects the card's link and starts
 // it.
 func BuildHardware(e *env.Env, name string, p lcilib.Platform, node, nodes int, prog firmware.Program) (*Hardware, error) {
-	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(p.Bus).WithMasterChannelDepth(p.WriteBufferBeats()).Build(name + ".PCI")
+	h := p.Host
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	// The memory bus's master channels hold one write-combining line:
+	// the processor's posted-write buffer (host/platform CPU).
+	wb := h.CPU.WriteBufferEntries * h.CPU.WriteCombineBytes / h.MemBus.WidthBytes
+	mb, err := bus.MakeBuilder().WithEnv(e).WithConfig(h.MemBus).WithMasterChannelDepth(wb).Build(name + ".MemBus")
 	if err != nil {
 		return nil, err
 	}
-	// Host memory as the NI's DMA sees it: behind the bridge, a read
-	// waits the measured memory latency (MY-P6) and the bridge's delayed
-	// read, but a read that continues the previous one finds its data
-	// prefetched; a write is posted in the bridge.
-	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(p.Bus.Clock).WithSize(lcilib.HostMemBytes).WithPortWidth(p.Bus.WidthBytes).
-		WithBytesPerCycle(p.Bus.WidthBytes).WithLatency(p.MemLatencyBusCycles() + p.BridgeReadCycles).
-		WithSequentialReadLatency(p.BridgeWriteCycles).WithWriteLatency(p.BridgeWriteCycles).Build(name + ".Mem")
+	hm, err := mem.MakeBuilder().WithEnv(e).WithClock(h.Memory.Clock).WithSize(h.Memory.SizeBytes).
+		WithPortWidth(h.MemBus.WidthBytes).WithBytesPerCycle(h.Memory.BytesPerCycle).
+		WithLatency(dramCycles(h)).WithSequentialReadLatency(pageHitCycles).WithWriteLatency(writeCycles).
+		Build(name + ".Mem")
 	if err != nil {
 		return nil, err
 	}
-	if err := b.AddTarget(name+".Mem", 0, lcilib.HostMemBytes, hm.Port(0)); err != nil {
+	if err := mb.AddTarget(name+".Mem", 0, h.Memory.SizeBytes, hm.Port(0)); err != nil {
 		return nil, err
 	}
-	c, err := cpu.MakeBuilder().WithEnv(e).WithClock(p.CPU).Build(name + ".CPU")
+	cache, err := memsys.MakeCacheBuilder().WithEnv(e).WithClock(h.CPU.Clock).WithConfig(h.LastLevel()).
+		WithBus(mb).WithMemory(hm, 0).Build(name + ".Cache")
 	if err != nil {
 		return nil, err
 	}
-	ch, err := b.AddMaster(name + ".CPU")
+	// The PCI masters' channels (the bridge's PIO side, the card's DMA
+	// engine) are as deep as the processor's write buffer in PCI beats.
+	b, err := bus.MakeBuilder().WithEnv(e).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).Build(name + ".PCI")
 	if err != nil {
 		return nil, err
 	}
-	c.Attach(ch)
+	br, err := bus.MakeBridgeBuilder().WithEnv(e).WithConfig(h.Bridge).WithBuses(mb, b).
+		WithPIOWindow(lcilib.NIBase, uint64(p.NI.SRAMBytes), lcilib.NIBase).
+		WithDMAWindow(0, h.Memory.SizeBytes, 0).Build(name + ".Bridge")
+	if err != nil {
+		return nil, err
+	}
+	c, err := cpu.MakeBuilder().WithEnv(e).WithClock(h.CPU.Clock).WithIssueCycles(h.CPU.IssueCycles).
+		WithPostedStores(h.CPU.PostedStores).WithCPI(h.CPU.CPICycles, h.CPU.CPIInstrs).WithOSCosts(h.OS).
+		Build(name + ".CPU")
+	if err != nil {
+		return nil, err
+	}
+	c.Attach(cache.Port())
 	card, err := lanai.MakeBuilder().WithEnv(e).WithConfig(p.NI).WithNode(node, nodes).WithProgram(prog).
-		WithBusWidth(p.Bus.WidthBytes).WithLink(p.Net.Link.Clock, p.Net.FlitBytes).Build(name + ".NI")
+		WithBusWidth(h.IOBus.WidthBytes).WithLink(p.Net.Link.Clock, p.Net.FlitBytes).Build(name + ".NI")
 	if err != nil {
 		return nil, err
 	}
@@ -184,5 +260,5 @@ func BuildHardware(e *env.Env, name string, p lcilib.Platform, node, nodes int, 
 		return nil, err
 	}
 	card.OnInterrupt(c.Interrupt)
-	return &Hardware{Bus: b, Mem: hm, CPU: c, Card: card}, nil
+	return &Hardware{MemBus: mb, Bus: b, Bridge: br, Mem: hm, Cache: cache, CPU: c, Card: card}, nil
 }

@@ -184,7 +184,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	var done []clock.Time // when each message's last packet was received
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
-		big := b.Size > c.Platform.L2Bytes
+		big := b.Size > c.Platform.L2Bytes()
 		var ops []cpu.Op
 		for i := range b.Stream {
 			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)

@@ -74,7 +74,7 @@ var _ = Describe("LCI checkers against mutations, on randomised traffic", func()
 
 // The FIFO checks in a real system: the 2-node ping-pong of the LogP
 // benchmark on FIFOs whose flow-control outputs lie (rtl/fifo's
-// mutations). The processor's bus master and the LANai's SRAM ports are
+// mutations). The processor, the bridge and the LANai's SRAM ports are
 // among the producers that push as long as CanPush says yes.
 var _ = Describe("FIFO checks in an LCI ping-pong against lying FIFOs", func() {
 	DescribeTable("fire on the first lie a producer acts on",
@@ -88,9 +88,14 @@ var _ = Describe("FIFO checks in an LCI ping-pong against lying FIFOs", func() {
 			v := e.Monitor.Violations()
 			Expect(v[0].Path + " [" + v[0].Check + "] " + v[0].Msg).To(Equal(first))
 		},
-		Entry("fifo.nofull: a push into a full SRAM port", map[string]int{"fifo.nofull": 1},
-			"N1.NI.SRAM.Port[3].Down [fifo.overflow] push into a full FIFO (2 entries)"),
-		Entry("fifo.norate: two pushes in a cycle into the PCI master's port", map[string]int{"fifo.norate": 1},
-			"N0.PCI.Master[0].Down [fifo.rate] more than 1 pushes in one cycle"),
+		// Master[1] of the memory bus is the bridge's DMA side (the
+		// cache is Master[0]): the card's first DMA write into host
+		// memory, 4 beats of 8 bytes, meets the lie first.
+		Entry("fifo.nofull: a push into the bridge's full memory-bus port", map[string]int{"fifo.nofull": 1},
+			"N0.MemBus.Master[1].Down [fifo.overflow] push into a full FIFO (4 entries)"),
+		// The processor's burst stores (PIO through the write-combining
+		// buffer) go into its cache's port a beat per cycle.
+		Entry("fifo.norate: two pushes in a cycle into the cache's CPU port", map[string]int{"fifo.norate": 1},
+			"N0.Cache.Port.Down [fifo.rate] more than 1 pushes in one cycle"),
 	)
 })
