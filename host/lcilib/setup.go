@@ -11,7 +11,9 @@ import (
 // NewHost returns node's library (of a cluster of nodes), named name, on
 // the platform plat, with the library's costs and the control program's
 // configuration fw, running on the processor c with host memory m: it
-// watches m for the NI's DMA writes (their lines become misses). A
+// watches m for writes (the NI's DMA landing behind the bridge) to wake a
+// polling c; c reads received slots with loads through its cache, which
+// miss on the lines the DMA wrote. A
 // testbench (verify/testbench/lcitb) builds the node's hardware first and
 // calls Init once the card's SRAM exists.
 func NewHost(e *env.Env, name string, node, nodes int, plat Platform, costs Costs, fw lci.Config, c *cpu.CPU, m *mem.Memory) *Host {

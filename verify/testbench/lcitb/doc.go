@@ -1,6 +1,8 @@
 // Package lcitb is the LANai + LCI testbench
 // (lci-myrinet-cluster-protocols.txt): it assembles whole systems out of
-// the host hardware (host/cpu, rtl/bus, rtl/mem), the LANai card (lanai)
+// the host hardware (host/platform's PPro or P3 built from host/cpu, a
+// host/memsys cache, an rtl/bus memory bus with rtl/mem host memory, an
+// rtl/bus PCI host bridge and PCI), the LANai card (lanai)
 // running the LCI control program (firmware/lci), the LCI host library
 // (host/lcilib) and the Myrinet grid or Clos network (switch/topology), on
 // the PPro or P3 platform of Table I, and drives the paper's measurements
