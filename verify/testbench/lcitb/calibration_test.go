@@ -59,5 +59,7 @@ var _ = Describe("Config", func() {
 		Entry("no receive buffers for a window", func(c *lcitb.Config) { c.Platform.RecvBufs = 64 }, "window"),
 		Entry("an SRAM too small", func(c *lcitb.Config) { c.Platform.NI.SRAMBytes = 64 << 10 }, "SRAM"),
 		Entry("an unknown topology", func(c *lcitb.Config) { c.Platform.Topology = "ring" }, "topology"),
+		Entry("host memory below the library's memory map", func(c *lcitb.Config) { c.Platform.Host.Memory.SizeBytes = 64 << 20 }, "memory map"),
+		Entry("a host platform without caches", func(c *lcitb.Config) { c.Platform.Host.Caches = nil }, "Caches"),
 	)
 })
