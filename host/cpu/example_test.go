@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/rtl/env"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -100,7 +101,7 @@ func (s *SVM) copy(p *cpu.Proc, from, to uint64) {
 // exampleNode is n processors on the stand-in memory (2 cycles of
 // latency) at 100 MHz, with the AlphaServer's OS costs.
 func exampleNode(n int) *node {
-	return buildNode(env.New(env.Options{}), n, cpu.AlphaServer2100OSCosts(), 2)
+	return buildNode(env.New(env.Options{}), n, platform.AlphaServer2100().OS, 2)
 }
 
 // Two processors each add to a shared counter 3 times inside the lock.

@@ -339,11 +339,6 @@ var _ = Describe("page protection", func() {
 			return err
 		}, "cpi 0/1"),
 	)
-
-	It("has platform presets that validate", func() {
-		Expect(cpu.AlphaServer2100OSCosts().Validate()).To(Succeed())
-		Expect(cpu.DECstation5000OSCosts().Validate()).To(Succeed())
-	})
 })
 
 var _ = Describe("load-locked / store-conditional", func() {

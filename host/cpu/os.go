@@ -53,58 +53,6 @@ func (o OSCosts) Validate() error {
 	return nil
 }
 
-// AlphaServer2100OSCosts are Digital Unix 4.0D's costs on the 233 MHz
-// 21064A of the AlphaServer 2100 4/233 (Cashmere-2L,
-// cashmere-2l-memory-channel.txt section 3.1).
-func AlphaServer2100OSCosts() OSCosts {
-	return OSCosts{
-		// derived: «Memory protection operations on the AlphaServers cost
-		// about 55 μs» × 233 MHz = 12815 cycles.
-		Mprotect: 12815,
-		// derived: «Page faults on already-resident pages cost 72 μs» =
-		// 16776 cycles at 233 MHz; assumed: that figure includes the
-		// handler's mprotect (12815 cycles, the only work a fault on a
-		// resident page needs), leaving 3961 cycles for the kernel entry,
-		// the signal delivery and the return, split evenly (the paper
-		// gives no split).
-		FaultEntry:     1320,
-		SignalDelivery: 1321,
-		FaultReturn:    1320,
-		// assumed: a system call's entry and exit cost what the fault's
-		// kernel entry and return cost (the same PALcode entry path); the
-		// paper measures no system call.
-		TrapEntry:  1320,
-		TrapReturn: 1320,
-		// assumed: an interrupt's dispatch and return cost what a fault's
-		// kernel entry and return cost; the paper measures no interrupt.
-		InterruptEntry:  1320,
-		InterruptReturn: 1320,
-	}
-}
-
-// DECstation5000OSCosts are the tuned Ultrix 4.2A kernel entry and exit
-// of the FORE ATM remote-memory prototype on the DECstation 5000/200's
-// 25 MHz R3000 (atm-remote-memory-access.txt, section 2.2 and Table 1).
-func DECstation5000OSCosts() OSCosts {
-	return OSCosts{
-		// derived: Table 1 «Protection Crossing 25» instructions, at one
-		// cycle each (assumed: the R3000 issues one instruction per
-		// cycle; the crossing's loads and stores are few since «the
-		// amount of state saved and restored was minimized»); split
-		// assumed 13 on entry, 12 on exit.
-		TrapEntry:  13,
-		TrapReturn: 12,
-		// derived: Table 1 «MIPS Interrupt Dispatcher (on Destination)
-		// 73» instructions at one cycle each (assumed as above); the
-		// return is part of the dispatcher's count (assumed), so 0.
-		InterruptEntry:  73,
-		InterruptReturn: 0,
-		// assumed: 0: the ATM stack takes no page faults and calls no
-		// mprotect on any measured path; a stack that does must set them.
-		FaultEntry: 0, SignalDelivery: 0, FaultReturn: 0, Mprotect: 0,
-	}
-}
-
 // Perm is a page's access permission.
 type Perm uint8
 

@@ -108,18 +108,6 @@ var _ = Describe("presets", func() {
 		cpuHz, _ := s.CPU.Clock.Hz()
 		Expect(s.OS.InterruptEntry).To(Equal(int(1024 * cpuHz / (uint64(s.MemBus.WidthBytes) * busHz))))
 	})
-
-	It("agrees with host/cpu's OS cost presets where both give them", func() {
-		Expect(cmp.Diff(cpu.DECstation5000OSCosts(), platform.DECstation5000().OS)).To(BeEmpty())
-		// The AlphaServer's fault, signal, mprotect and trap costs are
-		// cpu.AlphaServer2100OSCosts'; its interrupt is derived from the
-		// shootdown figures of section 3.3.4 instead of assumed equal to
-		// a fault's entry (see notes/platforms.md).
-		want := cpu.AlphaServer2100OSCosts()
-		got := platform.AlphaServer2100().OS
-		want.InterruptEntry, want.InterruptReturn = got.InterruptEntry, got.InterruptReturn
-		Expect(cmp.Diff(want, got)).To(BeEmpty())
-	})
 })
 
 var _ = DescribeTable("is the host host/lcilib's platforms run on",

@@ -523,7 +523,7 @@ func AlphaServer2100() Host {
 			// derived: «Page faults on already-resident pages cost 72 μ s» =
 			// 16776 cycles; assumed: that includes the handler's mprotect
 			// (12815), leaving 3961 for entry, signal and return, split
-			// evenly (as cpu.AlphaServer2100OSCosts).
+			// evenly.
 			FaultEntry: 1320, SignalDelivery: 1321, FaultReturn: 1320,
 			// assumed: a system call's entry and exit cost the fault's entry
 			// and return (the same PALcode path); the paper measures none.
@@ -684,13 +684,13 @@ func DECstation5000() Host {
 			// «The DECstations contain 25 MHz MIPS R3000 processors» (AT-P2)
 			Clock: clock.MHz(25),
 			// assumed: 1 cycle per access: the R3000 issues one instruction a
-			// cycle (as cpu.DECstation5000OSCosts).
+			// cycle.
 			IssueCycles: 1,
 			// assumed: stores are posted in the write buffer of the
 			// write-through cache.
 			PostedStores: true,
-			// assumed: CPI 1, as cpu.DECstation5000OSCosts counts Table 1's
-			// instructions.
+			// assumed: CPI 1, so Table 1's instruction counts are
+			// cycles.
 			CPICycles: 1, CPIInstrs: 1,
 			// assumed: a four-stage write buffer of one word each, as the
 			// DECstation 3100's R2020 (Digital Technical Journal: "four-stage
@@ -765,14 +765,14 @@ func DECstation5000() Host {
 		OS: cpu.OSCosts{
 			// derived: the paper's «the cost of crossing protection boundaries
 			// is only 25 instructions» at one cycle each; split assumed 13 on
-			// entry, 12 on exit (as cpu.DECstation5000OSCosts).
+			// entry, 12 on exit.
 			TrapEntry: 13, TrapReturn: 12,
 			// derived: Table 1's MIPS interrupt dispatcher, 73 instructions at
 			// one cycle each; the return is part of that count (assumed), so
-			// 0 (as cpu.DECstation5000OSCosts).
+			// 0.
 			InterruptEntry: 73, InterruptReturn: 0,
 			// assumed: 0: the ATM stack takes no page faults and calls no
-			// mprotect on any measured path (as cpu.DECstation5000OSCosts).
+			// mprotect on any measured path.
 			FaultEntry: 0, SignalDelivery: 0, FaultReturn: 0, Mprotect: 0,
 		},
 	}
