@@ -178,7 +178,8 @@ const (
 	snRead snoopKind = iota
 	snRFO
 	snWrite
-	snOwnFill // this cache's own fill reached the bus
+	snOwnFill  // this cache's own fill reached the bus
+	snOwnWrite // the last beat of one of this cache's bus writes was on the bus
 )
 
 // snoop is an observed bus beat (or a memory write off the bus), applied
@@ -209,12 +210,17 @@ type Cache struct {
 	ways      []way
 	stamp     uint64
 
-	cur    *access // nil or &slot
-	slot   access
-	out    []mem.Beat // bus beats not yet in the bus channel, whole transactions in order
-	up     []mem.Beat // CPU beats not yet in the CPU channel
-	snoops []snoop
-	seq    uint64
+	cur  *access // nil or &slot
+	slot access
+	out  []mem.Beat // bus beats not yet in the bus channel, whole transactions in order
+	// outWrites is the number of bus write transactions issued whose last
+	// beat the memory bus has not carried yet (seen by the cache's own
+	// observer, applied at the next edge): the write buffers in use
+	// (CacheConfig.BusWriteEntries).
+	outWrites int
+	up        []mem.Beat // CPU beats not yet in the CPU channel
+	snoops    []snoop
+	seq       uint64
 
 	resvValid bool
 	resvLine  uint64
@@ -316,6 +322,12 @@ func (c *Cache) SnoopWrite(now clock.Time, addr uint64, n int, master string) {
 // changes at the cache's next edge, so the result does not depend on
 // whether the cache or the bus ticks first.
 func (c *Cache) observe(now clock.Time, o bus.Observation) {
+	if o.Master == c.Name() && o.Write && o.Last {
+		// A write buffer is free (also for an aborted write).
+		c.snoops = append(c.snoops, snoop{t: now, kind: snOwnWrite})
+		c.Wake(now)
+		return
+	}
 	if o.Err != "" {
 		return
 	}
@@ -383,9 +395,16 @@ func (c *Cache) drainOut(now clock.Time) bool {
 
 // send queues a bus transaction's beats and pushes what fits.
 func (c *Cache) send(now clock.Time, beats ...mem.Beat) {
+	if len(beats) > 0 && beats[0].Req.Op == mem.Write {
+		c.outWrites++
+	}
 	c.out = append(c.out, beats...)
 	c.drainOut(now)
 }
+
+// writeBufferFull reports whether the cache's bus writes fill its write
+// buffers: it then takes no new access from the CPU.
+func (c *Cache) writeBufferFull() bool { return c.outWrites >= c.cfg.BusWriteEntries }
 
 // find returns the way index holding line, or -1.
 func (c *Cache) find(line uint64) int {
@@ -476,10 +495,14 @@ func (c *Cache) applySnoops(now clock.Time) bool {
 }
 
 func (c *Cache) applySnoop(now clock.Time, s snoop) {
-	if s.kind == snOwnFill {
+	switch s.kind {
+	case snOwnFill:
 		if c.cur != nil {
 			c.cur.onBus = true
 		}
+		return
+	case snOwnWrite:
+		c.outWrites--
 		return
 	}
 	first := s.addr >> c.lineShift
@@ -638,6 +661,13 @@ func (c *Cache) step(now clock.Time) bool {
 func (c *Cache) accept(now clock.Time) bool {
 	if len(c.up) > 0 {
 		return false // the previous answer has not left yet
+	}
+	if c.writeBufferFull() {
+		// Every write buffer holds a bus write the bus has not taken: the
+		// CPU's next access waits in the port (and the CPU behind it once
+		// the port is full). drainOut frees an entry at a later edge,
+		// which Tick asks for while out is not empty.
+		return false
 	}
 	b, ok := c.port.Down.Peek(now)
 	if !ok {
@@ -849,14 +879,15 @@ func (c *Cache) respond(now clock.Time, x *access) bool {
 
 // Idle implements check.Unit.
 func (c *Cache) Idle() bool {
-	return c.cur == nil && len(c.out) == 0 && len(c.up) == 0 && len(c.snoops) == 0
+	return c.cur == nil && len(c.out) == 0 && len(c.up) == 0 && len(c.snoops) == 0 && c.outWrites == 0
 }
 
 // State implements check.Unit.
 func (c *Cache) State() string {
 	if c.cur == nil {
-		if len(c.out) > 0 || len(c.up) > 0 {
-			return fmt.Sprintf("idle, %d bus beats and %d CPU beats waiting for channel space", len(c.out), len(c.up))
+		if len(c.out) > 0 || len(c.up) > 0 || c.outWrites > 0 {
+			return fmt.Sprintf("idle, %d bus beats and %d CPU beats waiting for channel space, %d bus writes not yet on the bus",
+				len(c.out), len(c.up), c.outWrites)
 		}
 		return "idle"
 	}

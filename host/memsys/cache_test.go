@@ -613,6 +613,7 @@ var _ = Describe("CacheConfig", func() {
 		Entry("zero ways", func(c *memsys.CacheConfig) { c.Ways = 0 }, "Ways 0"),
 		Entry("negative hit time", func(c *memsys.CacheConfig) { c.HitCycles = -1 }, "HitCycles -1"),
 		Entry("page smaller than a line", func(c *memsys.CacheConfig) { c.PageBytes = 16 }, "PageBytes 16"),
+		Entry("no write buffer", func(c *memsys.CacheConfig) { c.BusWriteEntries = 0 }, "BusWriteEntries 0"),
 	)
 
 	It("rejects a policy region not aligned to pages", func() {
@@ -620,5 +621,73 @@ var _ = Describe("CacheConfig", func() {
 		_, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(testCache()).WithBus(testBus()).
 			WithPolicy(0x800, 0x1000, memsys.Uncached).Build("N")
 		Expect(err).To(MatchError(ContainSubstring("not aligned to PageBytes 4096")))
+	})
+})
+
+var _ = Describe("Cache write buffers (BusWriteEntries)", func() {
+	// storeBurst builds a node whose cache has entries write buffers and a
+	// 2-deep CPU port, and an agent that pushes n posted 8-byte stores to a
+	// write-through page as fast as the port takes them. It returns the
+	// cycles the agent pushed each store at and the cycles of the bus's
+	// data beats.
+	storeBurst := func(entries, n int) (pushed, onBus []clock.Cycle) {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, TimeLimit: 100 * clock.Microsecond})
+		c := testCache()
+		c.BusWriteEntries, c.PortDepth = entries, 2
+		node, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(c).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).WithPolicy(0x1000, 0x1000, memsys.WriteThrough).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		node.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.Write {
+				onBus = append(onBus, o.Cycle)
+			}
+		})
+		ch := node.Caches[0].Port()
+		i := 0
+		a := vtest.NewAgent(e, "Cpu", clk, func(now clock.Time, cy clock.Cycle) bool {
+			if i < n && ch.Down.CanPush(now) {
+				req := &mem.Req{Op: mem.Write, Addr: 0x1000 + uint64(8*i), Len: 8, Posted: true, Class: "cpu", Master: "Cpu"}
+				ch.Down.Push(now, mem.WriteBeats(req, []byte("abcdefgh"), ch.Width)[0])
+				pushed = append(pushed, cy)
+				i++
+			}
+			return i < n
+		})
+		ch.ConnectMaster(a)
+		a.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
+		Expect(node.Caches[0].Idle()).To(BeTrue())
+		return pushed, onBus
+	}
+
+	It("stalls the CPU while every write buffer holds a bus write the bus has not carried", func() {
+		pushed, onBus := storeBurst(1, 5)
+		// One write buffer. S0 pushed c0, taken c1, looked up c2, its bus
+		// write pushed c2: arbitration c3, address c4, data c5 (as in the
+		// write-through spec). The cache sees its own last beat at c5 and
+		// frees the buffer at its next edge, c6, where it takes S1: lookup
+		// c7, bus data c10; likewise S2 taken c11, data c15, S3 c16 -> c20,
+		// S4 c21 -> c25: one store per 5 cycles, the bus's pace.
+		Expect(onBus).To(Equal([]clock.Cycle{5, 10, 15, 20, 25}))
+		// The CPU pushes S0 c0, S1 c1, S2 c2 (the port holds S1 and S2
+		// after the cache took S0 at c1); S3 finds the port full until the
+		// cache takes S1 at c6 and is pushed at c7, S4 after S2 is taken
+		// (c11) at c12: the CPU stalls on its port.
+		Expect(pushed).To(Equal([]clock.Cycle{0, 1, 2, 7, 12}))
+	})
+
+	It("lets the CPU run ahead of the bus with enough write buffers", func() {
+		pushed, onBus := storeBurst(4, 5)
+		// Four write buffers: the cache takes S0 at c1 and each next store
+		// in the cycle its predecessor's lookup ends (S1 c2, S2 c3, S3 c4,
+		// whose bus write at c5 fills the fourth buffer; S4 is taken when
+		// S0's buffer is free, c6). The bus carries a write every 3 cycles
+		// (arbitration, address, data), back to back from S0's data at c5:
+		// 5, 8, 11, 14, 17. The port never fills: the CPU pushes a store
+		// every cycle.
+		Expect(onBus).To(Equal([]clock.Cycle{5, 8, 11, 14, 17}))
+		Expect(pushed).To(Equal([]clock.Cycle{0, 1, 2, 3, 4}))
 	})
 })

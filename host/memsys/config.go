@@ -122,6 +122,18 @@ type CacheConfig struct {
 	// PortDepth is the depth of the CPU-side channel's FIFOs: the stores
 	// the CPU can post before the cache takes them.
 	PortDepth int
+	// BusWriteEntries bounds the bus writes (write-backs, write-throughs
+	// and uncached stores, one entry per transaction) the cache has issued
+	// and the memory bus has not yet carried to their last beat: the
+	// processor's write buffers, or the outstanding bus transactions it
+	// may have. While that many are outstanding the cache takes no new
+	// access from its CPU, so the CPU stalls on its port once the port's
+	// FIFO is full too, and a burst of stores runs at the pace of the bus
+	// and of what lies behind it (a bridge's posted-write buffer, then the
+	// I/O bus). Write-backs that a snoop forces (the bus cannot be
+	// stalled) and a victim's write-back for a fill already accepted may
+	// exceed it.
+	BusWriteEntries int
 }
 
 // DefaultCacheConfig is a generic second-level cache of a mid-1990s
@@ -143,6 +155,11 @@ func DefaultCacheConfig() CacheConfig {
 		PortWidthBytes: 8,
 		// assumed: a 4-entry write buffer between CPU and cache.
 		PortDepth: 4,
+		// assumed: 4 bus writes queued between cache and bus, as many as
+		// the CPU-side queue: the Pentium-class processors of the papers
+		// keep a few line-sized write buffers (host/platform sets each
+		// host's).
+		BusWriteEntries: 4,
 	}
 }
 
@@ -165,6 +182,8 @@ func (c CacheConfig) Validate() error {
 		return fmt.Errorf("cache PortWidthBytes %d must be at least 1", c.PortWidthBytes)
 	case c.PortDepth < 1:
 		return fmt.Errorf("cache PortDepth %d must be at least 1", c.PortDepth)
+	case c.BusWriteEntries < 1:
+		return fmt.Errorf("cache BusWriteEntries %d must be at least 1", c.BusWriteEntries)
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ func DEC3000Model300() Host {
 			// assumed: 8-byte (quadword) loads and stores, a 4-deep queue
 			// (the write buffer's 4 entries).
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4, the 21064's 4-entry write buffer (CPU
+			// WriteBufferEntries) between the chip and the bus.
+			BusWriteEntries: 4,
 		}, {
 			// assumed: 32-byte lines and a direct-mapped B-cache (21064 data
 			// sheet: the B-cache is direct mapped and write-back).
@@ -91,6 +94,9 @@ func DEC3000Model300() Host {
 			PageBytes: 8 << 10,
 			// assumed: the 21064's 128-bit B-cache data path, a 4-deep queue.
 			PortWidthBytes: 16, PortDepth: 4,
+			// assumed: 4, the 21064's 4-entry write buffer (CPU
+			// WriteBufferEntries) between the chip and the bus.
+			BusWriteEntries: 4,
 		}},
 		Memory: Memory{
 			// assumed: 64 MB; the paper gives no size (the Pelican takes eight
@@ -207,6 +213,12 @@ func PPro() Host {
 			PageBytes: 4 << 10,
 			// assumed: 8-byte accesses, a 4-deep queue.
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4: a P6-family processor has at most four bus
+			// transactions of its own outstanding on the P6 bus and holds the
+			// lines it writes in its four L1 fill / write-combining buffers
+			// (Pentium Pro and Pentium III data sheets, Intel's
+			// write-combining guidelines); the paper gives none.
+			BusWriteEntries: 4,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -222,6 +234,12 @@ func PPro() Host {
 			PageBytes: 4 << 10,
 			// assumed: the 64-bit L2 data path, a 4-deep queue.
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4: a P6-family processor has at most four bus
+			// transactions of its own outstanding on the P6 bus and holds the
+			// lines it writes in its four L1 fill / write-combining buffers
+			// (Pentium Pro and Pentium III data sheets, Intel's
+			// write-combining guidelines); the paper gives none.
+			BusWriteEntries: 4,
 		}},
 		Memory: Memory{
 			// «128 MB EDO RAM (66 MHz)» (MY-P5)
@@ -318,6 +336,12 @@ func P3() Host {
 			PageBytes: 4 << 10,
 			// assumed: 8-byte accesses, a 4-deep queue.
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4: a P6-family processor has at most four bus
+			// transactions of its own outstanding on the P6 bus and holds the
+			// lines it writes in its four L1 fill / write-combining buffers
+			// (Pentium Pro and Pentium III data sheets, Intel's
+			// write-combining guidelines); the paper gives none.
+			BusWriteEntries: 4,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -334,6 +358,12 @@ func P3() Host {
 			// assumed: the on-die L2's 256-bit path seen as 8-byte accesses,
 			// a 4-deep queue.
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4: a P6-family processor has at most four bus
+			// transactions of its own outstanding on the P6 bus and holds the
+			// lines it writes in its four L1 fill / write-combining buffers
+			// (Pentium Pro and Pentium III data sheets, Intel's
+			// write-combining guidelines); the paper gives none.
+			BusWriteEntries: 4,
 		}},
 		Memory: Memory{
 			// «1 GB SDRAM (133 MHz)» (MY-P5)
@@ -438,6 +468,9 @@ func AlphaServer2100() Host {
 			PageBytes: 8 << 10,
 			// assumed: 8-byte accesses, a 4-deep queue (the write buffer).
 			PortWidthBytes: 8, PortDepth: 4,
+			// assumed: 4, the 21064A's 4-entry write buffer (CPU
+			// WriteBufferEntries).
+			BusWriteEntries: 4,
 		}, {
 			// «A cache line is 64 bytes.» (MC-P17)
 			LineBytes: 64,
@@ -453,6 +486,9 @@ func AlphaServer2100() Host {
 			PageBytes: 8 << 10,
 			// assumed: the 21064A's 128-bit B-cache data path, a 4-deep queue.
 			PortWidthBytes: 16, PortDepth: 4,
+			// assumed: 4, the 21064A's 4-entry write buffer (CPU
+			// WriteBufferEntries).
+			BusWriteEntries: 4,
 		}},
 		Memory: Memory{
 			// «four 21064A processors operating at 233 MHz and with 256MB of
@@ -576,6 +612,9 @@ func DEC560ST() Host {
 			PageBytes: 4 << 10,
 			// assumed: 8-byte accesses, a 2-deep queue (the write buffers).
 			PortWidthBytes: 8, PortDepth: 2,
+			// assumed: 2, the Pentium's two write buffers (CPU
+			// WriteBufferEntries).
+			BusWriteEntries: 2,
 		}, {
 			// assumed: the board cache of the «two-level cache hierarchy»
 			// (SH-P8): 256 KB, direct mapped, 32-byte lines, the usual
@@ -587,6 +626,9 @@ func DEC560ST() Host {
 			PageBytes: 4 << 10,
 			// assumed: the 64-bit Pentium data bus, a 2-deep queue.
 			PortWidthBytes: 8, PortDepth: 2,
+			// assumed: 2, the Pentium's two write buffers (CPU
+			// WriteBufferEntries).
+			BusWriteEntries: 2,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.
@@ -710,6 +752,9 @@ func DECstation5000() Host {
 			PageBytes: 4 << 10,
 			// assumed: word accesses, a 4-deep queue (the write buffer).
 			PortWidthBytes: 4, PortDepth: 4,
+			// assumed: 4, the four-stage write buffer (CPU
+			// WriteBufferEntries).
+			BusWriteEntries: 4,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.
