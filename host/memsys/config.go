@@ -47,6 +47,8 @@ package memsys
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nisim/nisim/rtl/bus"
 )
 
 // Policy is a page's write policy.
@@ -88,8 +90,9 @@ const (
 	// ClassFill is a line fill for a load.
 	ClassFill = "fill"
 	// ClassRFO is a line fill for a store: a read for ownership, which
-	// every other cache takes as an invalidation.
-	ClassRFO = "rfo"
+	// every other cache takes as an invalidation, and a bridge as the end
+	// of its read-ahead data for the line (rtl/bus ClassRFO).
+	ClassRFO = bus.ClassRFO
 	// ClassWriteBack is a dirty line written back to memory.
 	ClassWriteBack = "wb"
 	// ClassWriteThrough is a store to a write-through page.

@@ -68,8 +68,9 @@ type BridgeConfig struct {
 	// bus) are never prefetched: device registers have read side effects.
 	// The buffer is dropped when a read does not continue it, when a
 	// write through the bridge in the same direction overlaps it, and
-	// when any memory-bus master writes a byte it holds or has asked for
-	// (the bridge observes the memory bus).
+	// when any memory-bus master writes a byte it holds or has asked for,
+	// or reads it for ownership (ClassRFO: a cache about to store to the
+	// line) (the bridge observes the memory bus).
 	PrefetchBytes int
 	// HoldMemoryBus makes the bridge hold the memory bus for a whole I/O
 	// burst: a DMA write's memory-bus transaction starts with its first
@@ -344,7 +345,8 @@ type BridgeStats struct {
 	// FarTransactions counts the requests the bridge made on the far bus.
 	FarTransactions uint64
 	// Invalidations counts read buffers dropped because a write (a
-	// memory-bus master's, or one through the bridge) overlapped them.
+	// memory-bus master's, or one through the bridge) or a memory-bus
+	// read for ownership overlapped them.
 	Invalidations uint64
 }
 
@@ -511,13 +513,33 @@ func (p *path) state() string {
 	return s
 }
 
-// snoop watches the memory bus for writes into what the DMA read buffer
-// holds or has asked for; the near half drops the buffer at its next edge.
+// ClassRFO is the request class (mem.Req.Class) of a read for ownership
+// on a memory bus: a master reads a line in order to write it (a cache's
+// store to a write-back line it does not own; host/memsys's ClassRFO is
+// this value). Observers that hold copies of the line drop them, as for a
+// write: the owner's stores will change memory without another bus
+// transaction that they could see.
+const ClassRFO = "rfo"
+
+// snoop watches the memory bus for writes, and reads for ownership
+// (ClassRFO), into what the DMA read buffer holds or has asked for; the
+// near half drops the buffer at its next edge. A read for ownership is the
+// last the bridge sees of a line before the new owner's stores change it
+// (a write-back cache writes the line back only when it is read again or
+// evicted), so read-ahead data that outlived it would be served stale to
+// the I/O bus. Its first beat drops the whole line it claims.
 func (p *path) snoop(now clock.Time, o Observation) {
-	if !o.Write || !p.nh.valid {
+	if !p.nh.valid {
 		return
 	}
 	lo, hi := o.Addr, o.Addr+uint64(len(o.Data))
+	switch {
+	case o.Write:
+	case o.Req != nil && o.Req.Class == ClassRFO && o.First:
+		lo, hi = o.Req.Addr, o.Req.Addr+uint64(o.Req.Len)
+	default:
+		return
+	}
 	if lo < p.nh.fetchEnd && p.nh.pos < hi {
 		p.nh.invalAt = append(p.nh.invalAt, now)
 		p.nh.Wake(now)

@@ -677,6 +677,69 @@ var _ = Describe("Bridge", func() {
 		Expect(r.pci.Stats().Retries).To(BeNumerically(">", 6))
 	})
 
+	It("drops prefetched data that a memory-bus master reads for ownership, so a later DMA read sees its stores", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.mem.Storage().Write(0x200, make([]byte, 0x80))).To(Succeed())
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "dma"}, At: 32},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		// A write-back cache's store to 0x228: it reads the line
+		// [0x220, 0x240) for ownership (no write on the bus) and, once the
+		// fill is in, stores to memory directly (as host/memsys does).
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: bus.ClassRFO}, At: 44}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		var rfo []clock.Cycle
+		r.mb.Observe(func(_ clock.Time, o bus.Observation) {
+			if o.Master == "CPU" {
+				rfo = append(rfo, o.Cycle)
+				if o.Last {
+					Expect(r.mem.Storage().Write(0x228, []byte("NEWDATA!"))).To(Succeed())
+				}
+			}
+		})
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// As in the prefetch spec, [0x220, 0x260) is in the bridge by
+		// m46. The RFO pushed at m44 waits for the prefetch: ARB 47, ADDR
+		// 48, the memory takes it at 49 and with its latency of 4 pushes
+		// data at 53, moved 54-57.
+		Expect(rfo).To(Equal([]clock.Cycle{54, 55, 56, 57}))
+		// The bridge sees the first beat at m54 = p27 and drops the
+		// buffer at its next PCI edge, p28. The NI's second read (pushed
+		// at p32, ARB p33, ADDR p34) misses: a delayed read, which fetches
+		// the stored bytes. Before RFOs dropped read-ahead data it was a
+		// prefetch hit that returned the old zeros.
+		Expect(string(ni[1].Got[8:16])).To(Equal("NEWDATA!"))
+		_, up := r.br.Stats()
+		Expect(up.Invalidations).To(Equal(uint64(1)))
+		Expect(up.ReadMisses).To(Equal(uint64(2)))
+		Expect(up.ReadHits).To(Equal(uint64(0)))
+	})
+
+	It("keeps read-ahead data that a plain read (not for ownership) covers", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "dma"}, At: 32},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "fill"}, At: 44}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// The same timing as above with a cache's plain line fill: the
+		// second read is served from the read-ahead buffer.
+		_, up := r.br.Stats()
+		Expect(up.Invalidations).To(Equal(uint64(0)))
+		Expect(up.ReadHits).To(Equal(uint64(1)))
+	})
+
 	It("keeps a DMA read behind the NI's own posted write to the prefetched range", func() {
 		cfg := testBridge()
 		cfg.PrefetchBytes = 64
