@@ -527,7 +527,13 @@ func (c *Cache) applySnoop(now clock.Time, s snoop) {
 		switch s.kind {
 		case snRead:
 			if c.ways[i].state == modified {
-				c.writeBack(now, i, "snoop "+s.master)
+				if c.cfg.ImplicitWriteBack {
+					// The reader's transaction carried the line to memory.
+					c.ways[i].state = shared
+					c.stats.WriteBacks++
+				} else {
+					c.writeBack(now, i, "snoop "+s.master)
+				}
 			}
 		case snRFO, snWrite:
 			if c.ways[i].state == modified && s.kind == snRFO {

@@ -453,6 +453,44 @@ var _ = Describe("Cache", func() {
 		Expect([]bool{present, dirty}).To(Equal([]bool{true, false}))
 	})
 
+	It("with an implicit write-back, keeps a dirty line read by another master shared without a write-back of its own", func() {
+		c := testCache()
+		c.ImplicitWriteBack = true
+		// The node of build, with the option.
+		var err error
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
+		n, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(2, clk).WithCache(c).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		beats = nil
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x100, Data: []byte("cpu0"), Posted: true},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+		}, &got1)
+		run()
+		// As in the spec above up to cache 1's fill (RFO data from c8,
+		// the fill's from c28, the load answered at c32 and popped at c33
+		// with cpu0's bytes); cache 0 applies the fill's beat at c29 and
+		// only marks its line shared: the reader's transaction carried it,
+		// so the bus sees no write-back at c34.
+		Expect(got1).To(Equal([]done{{33, "cpu0\x00\x00\x00\x00", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{28, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+		}))
+		present, dirty := n.Caches[0].Holds(0x100)
+		Expect([]bool{present, dirty}).To(Equal([]bool{true, false}))
+		Expect(n.Caches[0].Stats().WriteBacks).To(Equal(uint64(1)))
+	})
+
 	It("drops lines that a device writes through a memory port of its own (the memory's write hook)", func() {
 		build(1, memsys.MakeNodeBuilder().WithDevicePorts(1))
 		var got []done

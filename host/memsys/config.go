@@ -137,6 +137,12 @@ type CacheConfig struct {
 	// stalled) and a victim's write-back for a fill already accepted may
 	// exceed it.
 	BusWriteEntries int
+	// ImplicitWriteBack: when another master reads a line this cache
+	// holds dirty, the line reaches memory within that read (the snooping
+	// cache supplies it and memory takes it from the bus), so no separate
+	// write-back transaction follows; the line stays shared. Without it
+	// the cache writes the line back with a bus write of its own.
+	ImplicitWriteBack bool
 }
 
 // DefaultCacheConfig is a generic second-level cache of a mid-1990s

@@ -79,6 +79,10 @@ func DEC3000Model300() Host {
 			// assumed: 4, the 21064's 4-entry write buffer (CPU
 			// WriteBufferEntries) between the chip and the bus.
 			BusWriteEntries: 4,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}, {
 			// assumed: 32-byte lines and a direct-mapped B-cache (21064 data
 			// sheet: the B-cache is direct mapped and write-back).
@@ -97,6 +101,10 @@ func DEC3000Model300() Host {
 			// assumed: 4, the 21064's 4-entry write buffer (CPU
 			// WriteBufferEntries) between the chip and the bus.
 			BusWriteEntries: 4,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}},
 		Memory: Memory{
 			// assumed: 64 MB; the paper gives no size (the Pelican takes eight
@@ -219,6 +227,12 @@ func PPro() Host {
 			// (Pentium Pro and Pentium III data sheets, Intel's
 			// write-combining guidelines); the paper gives none.
 			BusWriteEntries: 4,
+			// assumed: the P6 bus's implicit write-back: a snoop that hits a
+			// modified line (HITM) makes the cache drive the line in the
+			// reader's data phase and memory take it from there, with no
+			// write-back transaction of its own (Pentium Pro family
+			// developer's manual, bus protocol); the paper gives none.
+			ImplicitWriteBack: true,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -240,6 +254,12 @@ func PPro() Host {
 			// (Pentium Pro and Pentium III data sheets, Intel's
 			// write-combining guidelines); the paper gives none.
 			BusWriteEntries: 4,
+			// assumed: the P6 bus's implicit write-back: a snoop that hits a
+			// modified line (HITM) makes the cache drive the line in the
+			// reader's data phase and memory take it from there, with no
+			// write-back transaction of its own (Pentium Pro family
+			// developer's manual, bus protocol); the paper gives none.
+			ImplicitWriteBack: true,
 		}},
 		Memory: Memory{
 			// «128 MB EDO RAM (66 MHz)» (MY-P5)
@@ -342,6 +362,12 @@ func P3() Host {
 			// (Pentium Pro and Pentium III data sheets, Intel's
 			// write-combining guidelines); the paper gives none.
 			BusWriteEntries: 4,
+			// assumed: the P6 bus's implicit write-back: a snoop that hits a
+			// modified line (HITM) makes the cache drive the line in the
+			// reader's data phase and memory take it from there, with no
+			// write-back transaction of its own (Pentium Pro family
+			// developer's manual, bus protocol); the paper gives none.
+			ImplicitWriteBack: true,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -364,6 +390,12 @@ func P3() Host {
 			// (Pentium Pro and Pentium III data sheets, Intel's
 			// write-combining guidelines); the paper gives none.
 			BusWriteEntries: 4,
+			// assumed: the P6 bus's implicit write-back: a snoop that hits a
+			// modified line (HITM) makes the cache drive the line in the
+			// reader's data phase and memory take it from there, with no
+			// write-back transaction of its own (Pentium Pro family
+			// developer's manual, bus protocol); the paper gives none.
+			ImplicitWriteBack: true,
 		}},
 		Memory: Memory{
 			// «1 GB SDRAM (133 MHz)» (MY-P5)
@@ -471,6 +503,10 @@ func AlphaServer2100() Host {
 			// assumed: 4, the 21064A's 4-entry write buffer (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 4,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}, {
 			// «A cache line is 64 bytes.» (MC-P17)
 			LineBytes: 64,
@@ -489,6 +525,10 @@ func AlphaServer2100() Host {
 			// assumed: 4, the 21064A's 4-entry write buffer (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 4,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}},
 		Memory: Memory{
 			// «four 21064A processors operating at 233 MHz and with 256MB of
@@ -615,6 +655,10 @@ func DEC560ST() Host {
 			// assumed: 2, the Pentium's two write buffers (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 2,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}, {
 			// assumed: the board cache of the «two-level cache hierarchy»
 			// (SH-P8): 256 KB, direct mapped, 32-byte lines, the usual
@@ -629,6 +673,10 @@ func DEC560ST() Host {
 			// assumed: 2, the Pentium's two write buffers (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 2,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.
@@ -755,6 +803,10 @@ func DECstation5000() Host {
 			// assumed: 4, the four-stage write buffer (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 4,
+			// assumed: false: a dirty line another master reads is written
+			// back by a bus write of its own (memsys's default); the paper
+			// gives no bus protocol.
+			ImplicitWriteBack: false,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.

@@ -541,9 +541,16 @@ func (p *path) snoop(now clock.Time, o Observation) {
 		return
 	}
 	if lo < p.nh.fetchEnd && p.nh.pos < hi {
-		p.nh.invalAt = append(p.nh.invalAt, now)
+		p.nh.invalAt = append(p.nh.invalAt, inval{at: now, lo: lo, hi: hi})
 		p.nh.Wake(now)
 	}
+}
+
+// inval is a memory-bus write or read for ownership of [lo, hi) that
+// overlapped the read stream when the bridge saw it at at.
+type inval struct {
+	at     clock.Time
+	lo, hi uint64
 }
 
 // nearTxn is the near bus's transaction the near half is serving.
@@ -576,11 +583,11 @@ type nearHalf struct {
 	sbuf          []byte
 	drop          int
 	serr          string
-	owed          int          // credit bytes to return to the far half
-	invalAt       []clock.Time // memory-bus writes into the stream
-	pending       []pendOp     // ops waiting for room in the ops FIFO
-	lastVis       clock.Time   // when the last op pushed reaches the far side
-	class, master string       // of the stream's reads, for its prefetches
+	owed          int        // credit bytes to return to the far half
+	invalAt       []inval    // memory-bus writes and RFOs into the stream
+	pending       []pendOp   // ops waiting for room in the ops FIFO
+	lastVis       clock.Time // when the last op pushed reaches the far side
+	class, master string     // of the stream's reads, for its prefetches
 
 	// latch is the delayed read the near bus was told to retry, taken at
 	// the near half's next edge; delayed is the address of the read
@@ -740,10 +747,11 @@ func (n *nearHalf) Tick(now clock.Time) bool {
 	return busy || (n.cur != nil && n.cur.readyAt > now) || len(n.pending) > 0 || len(n.invalAt) > 0 || n.latch != nil
 }
 
-// invalidate drops the stream for memory-bus writes seen before now.
+// invalidate drops the read stream's data from the first line that a
+// memory-bus write or read for ownership seen before now covers.
 func (n *nearHalf) invalidate(now clock.Time) {
 	k := 0
-	for k < len(n.invalAt) && n.invalAt[k] < now {
+	for k < len(n.invalAt) && n.invalAt[k].at < now {
 		k++
 	}
 	if k == 0 {
@@ -752,11 +760,38 @@ func (n *nearHalf) invalidate(now clock.Time) {
 	if n.cur != nil && n.cur.req.Op == mem.Read {
 		return // the read in progress keeps its data; drop the rest after it
 	}
-	n.invalAt = n.invalAt[k:]
-	if n.valid {
-		n.p.stats.Invalidations++
-		n.reset()
+	for _, v := range n.invalAt[:k] {
+		if n.valid && v.lo < n.fetchEnd && n.pos < v.hi {
+			n.p.stats.Invalidations++
+			n.truncate(v.lo)
+		}
 	}
+	n.invalAt = n.invalAt[k:]
+}
+
+// truncate drops the stream's data from the line holding far address a
+// on: the bytes before it that have arrived stay (a read continuing the
+// stream is still served from them), everything at or after it, and
+// whatever is still on its way, is dropped, and the read-ahead asks again
+// from where the kept bytes end (topUp), behind the write or read for
+// ownership that caused it. The whole stream is dropped when the line is
+// its first, when bytes still to arrive are being skipped, or when a
+// delayed read still waits for bytes on their way.
+func (n *nearHalf) truncate(a uint64) {
+	cut := a &^ uint64(n.p.br.cfg.LineBytes-1)
+	arrived := n.pos + uint64(len(n.sbuf))
+	if cut <= n.pos || n.drop > 0 || (n.hasDelayed && cut > arrived) {
+		n.reset()
+		return
+	}
+	keep := int(min(cut, arrived) - n.pos)
+	n.p.stats.DroppedBytes += uint64(len(n.sbuf) - keep)
+	n.owed += len(n.sbuf) - keep
+	n.sbuf = n.sbuf[:keep]
+	n.fetchEnd = n.pos + uint64(keep)
+	// Reads on their way belong to the old generation: dropped on
+	// arrival, and skipped by the far half once a newer op is behind them.
+	n.gen++
 }
 
 // reset abandons the stream: buffered bytes are dropped, bytes still

@@ -720,6 +720,38 @@ var _ = Describe("Bridge", func() {
 		Expect(up.ReadHits).To(Equal(uint64(0)))
 	})
 
+	It("keeps the read-ahead before the line an RFO claims, and fetches the rest again", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.mem.Storage().Write(0x200, make([]byte, 0x80))).To(Succeed())
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 64, Class: "dma"}, At: 32},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		// The second line of the read-ahead, [0x240, 0x260), is claimed.
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x240, Len: 32, Class: bus.ClassRFO}, At: 44}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		r.mb.Observe(func(_ clock.Time, o bus.Observation) {
+			if o.Master == "CPU" && o.Last {
+				Expect(r.mem.Storage().Write(0x248, []byte("NEWDATA!"))).To(Succeed())
+			}
+		})
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// [0x220, 0x260) is in the bridge by m46; the RFO's first beat at
+		// m54 (as above) cuts the buffer at 0x240: [0x220, 0x240) stays, so
+		// the NI's read at p34 is a prefetch hit for its first line and
+		// waits in the buffer for the second, fetched again behind the RFO,
+		// with the stored bytes.
+		Expect(string(ni[1].Got[0x28:0x30])).To(Equal("NEWDATA!"))
+		_, up := r.br.Stats()
+		Expect(up.Invalidations).To(Equal(uint64(1)))
+		Expect(up.ReadHits).To(Equal(uint64(1)))
+		Expect(up.ReadMisses).To(Equal(uint64(1)))
+	})
+
 	It("keeps read-ahead data that a plain read (not for ownership) covers", func() {
 		cfg := testBridge()
 		cfg.PrefetchBytes = 64
