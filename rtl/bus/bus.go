@@ -102,7 +102,10 @@ type master struct {
 	// boundary: offset of the next byte.
 	cont    *mem.Req
 	contOff int
-	stats   MasterStats
+	// condFailed collects a store-conditional's failure from the bursts of
+	// a split request until the final one's completion carries it back.
+	condFailed bool
+	stats      MasterStats
 }
 
 // target is one mapped address window.
@@ -449,8 +452,12 @@ func (b *Bus) start(now clock.Time, mi int) {
 		x.err = fmt.Sprintf("burst [%#x,%#x) leaves the window of %s", addr, addr+uint64(n), t.name)
 		b.env.Report(now, b.Name(), "bus.unmapped", "%v: %s", req, x.err)
 	} else {
+		// The Atomic qualifier travels with the request: the target that
+		// keeps reservations (a host cache, memsys) decides whether a
+		// StoreConditional takes effect, and the bus only carries its
+		// answer back (completion below).
 		x.treq = &mem.Req{Op: req.Op, Addr: addr - t.base, Len: n, Posted: req.Posted,
-			Class: req.Class, Master: req.Master, Seq: req.Seq}
+			Class: req.Class, Master: req.Master, Seq: req.Seq, Atomic: req.Atomic}
 	}
 	b.cur = x
 	b.sigMaster.Set(now, uint64(mi))
@@ -599,13 +606,20 @@ func (b *Bus) completion(now clock.Time) {
 	} else {
 		beat = mem.Beat{Err: x.err}
 	}
+	m := b.masters[x.m]
 	if x.final {
-		mch := b.masters[x.m].ch
-		if !mch.Up.CanPush(now) {
+		if !m.ch.Up.CanPush(now) {
 			x.waits++
 			return
 		}
-		mch.Up.Push(now, mem.Beat{Req: x.mreq, First: true, Last: true, Err: beat.Err})
+		// A store-conditional's outcome reaches the master on its
+		// completion beat (rtl/mem Beat.CondFailed); a split request
+		// failed if any of its bursts did.
+		m.ch.Up.Push(now, mem.Beat{Req: x.mreq, First: true, Last: true, Err: beat.Err,
+			CondFailed: m.condFailed || beat.CondFailed})
+		m.condFailed = false
+	} else if beat.CondFailed {
+		m.condFailed = true
 	}
 	if x.err == "" {
 		b.targets[x.t].ch.Up.Pop(now)

@@ -243,6 +243,71 @@ var _ = Describe("Bus", func() {
 		Expect(s.Masters[0].Retries).To(Equal(uint64(2)))
 	})
 
+	It("forwards a request's Atomic qualifier to its target and carries a failed store-conditional back to the master", func() {
+		setup(bus.PCI32(), 1)
+		// A stand-in for a cache that keeps reservations: it answers every
+		// non-posted write at once, failing each StoreConditional.
+		sc, err := mem.NewChannel(e, "SC", cfg.WidthBytes, 2)
+		Expect(err).NotTo(HaveOccurred())
+		var atomics []string
+		tgt := vtest.NewAgent(e, "SC", clk, func(now clock.Time, c clock.Cycle) bool {
+			beat, ok := sc.Down.Pop(now)
+			if !ok {
+				return false
+			}
+			atomics = append(atomics, fmt.Sprintf("c%d %s %#x atomic=%d", c, beat.Req.Op, beat.Req.Addr, beat.Req.Atomic))
+			if beat.Req.Op == mem.Write && beat.Last && !beat.Req.Posted {
+				sc.Up.Push(now, mem.Beat{Req: beat.Req, First: true, Last: true,
+					CondFailed: beat.Req.Atomic == mem.StoreConditional})
+			}
+			return true
+		})
+		sc.ConnectTarget(tgt)
+		Expect(b.AddTarget("SC", 0x40000, 0x1000, sc)).To(Succeed())
+
+		type done struct {
+			Cycle      clock.Cycle
+			Seq        uint64
+			CondFailed bool
+		}
+		var got []done
+		ch, err := b.AddMaster("Cpu")
+		Expect(err).NotTo(HaveOccurred())
+		reqs := []*mem.Req{
+			{Op: mem.Write, Addr: 0x40010, Len: 4, Class: "pio", Master: "Cpu", Seq: 1, Atomic: mem.StoreConditional},
+			{Op: mem.Write, Addr: 0x40010, Len: 4, Class: "pio", Master: "Cpu", Seq: 2},
+		}
+		i := 0
+		cpu := vtest.NewAgent(e, "Cpu", clk, func(now clock.Time, c clock.Cycle) bool {
+			if beat, ok := ch.Up.Pop(now); ok {
+				got = append(got, done{c, beat.Req.Seq, beat.CondFailed})
+			}
+			// One write at a time, as a CPU waits for a store-conditional's
+			// outcome before it goes on.
+			if i < len(reqs) && len(got) == i && ch.Down.CanPush(now) {
+				ch.Down.Push(now, mem.WriteBeats(reqs[i], []byte{1, 2, 3, 4}, cfg.WidthBytes)[0])
+				i++
+			}
+			return len(got) < len(reqs)
+		})
+		ch.ConnectMaster(cpu)
+		cpu.Start()
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// SC pushed at c0: ARB c1, ADDR c2, DECODE c3, data phase c4 hands
+		// the beat to the stand-in, which pops it at c5 and answers; the bus
+		// sees the completion at c6 and forwards it, the master pops it at
+		// c7 (the bus's idle turnaround cycle) and pushes the plain write,
+		// seen at c8: ADDR c8 (arbitration hidden behind the busy c7),
+		// DECODE c9, data c10, the stand-in answers at c11, the bus forwards
+		// at c12 and the master pops at c13.
+		Expect(atomics).To(Equal([]string{
+			fmt.Sprintf("c5 write 0x10 atomic=%d", mem.StoreConditional),
+			fmt.Sprintf("c11 write 0x10 atomic=%d", mem.NotAtomic),
+		}))
+		Expect(got).To(Equal([]done{{7, 1, true}, {13, 2, false}}))
+	})
+
 	// seen is one observer call, as the specs below record it.
 	type seen struct {
 		Who         string
