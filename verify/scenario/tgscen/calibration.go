@@ -87,8 +87,10 @@ func RunCalibration(e *env.Env, p *CalibrationParams) (*scenario.Report, error) 
 	rep.Add("calibrated: switch traversal delay (Switch.STPrepareDelay + STFinalDelay)",
 		fmt.Sprintf("%d cycles of %v = %s per crossing", st, lc.Clock, us(lc.Clock.TimeOf(clock.Cycle(st)))),
 		"", "fitted to the remote read, whose request and response each cross the switch (verify/testbench/tgtb/cluster.go)")
+	host := cl.Config.Host
 	rep.Add("other timing parameters", "paper figures or assumed", "",
-		"TURBOchannel 12.5 MHz, Alpha 150 MHz (TG-P1/P2); link rate, memory and bus timing assumed (hib/telegraphos/config.go, verify/testbench/tgtb/cluster.go)")
+		fmt.Sprintf("%s: TURBOchannel %v, CPU %v (TG-P1/P2; host/platform %s); link rate, memory and bus timing assumed (hib/telegraphos/config.go, host/platform/presets.go)",
+			host.Model, host.IOBus.Clock, host.CPU.Clock, host.Name))
 	n0 := cl.Nodes[0].HIB.Stats()
 	rep.Add("node 0: remote writes / remote reads", fmt.Sprintf("%d / %d", n0.RemoteWrites, n0.RemoteReads), "", "")
 

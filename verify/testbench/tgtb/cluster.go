@@ -1,11 +1,11 @@
 package tgtb
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/nisim/nisim/hib/telegraphos"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/host/tglib"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -21,17 +21,12 @@ import (
 type ClusterConfig struct {
 	Nodes int
 	HIB   telegraphos.Config
-	// CPUClock is the host processor's clock: the DEC 3000 model 300's
-	// 150 MHz Alpha 21064 (TG-P2).
-	CPUClock clock.Clock
-	// IssueCycles is the processor cycles an uncached load or store spends
-	// before it reaches the write buffer.
-	IssueCycles int
-	// WriteBuffer is the number of posted stores the processor can have on
-	// their way to the TURBOchannel.
-	WriteBuffer int
-	// Bus is the TURBOchannel.
-	Bus bus.Config
+	// Host is each workstation: host/platform's DEC 3000 model 300
+	// (TG-P2, TG-P3). The node takes its processor (clock, issue cycles,
+	// posted stores, CPI, OS costs), its write buffer (Host.WriteBufferBeats:
+	// the depth of the processor's TURBOchannel master channel) and its
+	// TURBOchannel (Host.IOBus) from it.
+	Host platform.Host
 	// Switch is the Telegraphos switch's router; its clock is the link's.
 	Switch wormhole.Config
 }
@@ -59,14 +54,10 @@ func DefaultCluster(n int) ClusterConfig {
 	// order, TG-P5).
 	sw.WaitForTailCredit = false
 	return ClusterConfig{Nodes: n, HIB: telegraphos.TelegraphosI(),
-		// «DEC 3000 model 300 (Pelican)» (TG-P2): a 150 MHz Alpha 21064.
-		CPUClock: clock.MHz(150),
-		// assumed: a store or load instruction and the loop around it,
-		// about 4 cycles of a dual-issue Alpha.
-		IssueCycles: 4,
-		// assumed: the 21064's 4-entry write buffer.
-		WriteBuffer: 4,
-		Bus:         bus.TurboChannel(), Switch: sw}
+		// «two DEC 3000 model 300 workstations» (TG-P3): every value and
+		// its source is in host/platform.
+		Host:   platform.DEC3000Model300(),
+		Switch: sw}
 }
 
 // Validate checks the configuration.
@@ -74,18 +65,17 @@ func (c ClusterConfig) Validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > telegraphos.MaxNodes:
 		return fmt.Errorf("nodes: %d must be in 1..%d", c.Nodes, telegraphos.MaxNodes)
-	case !c.CPUClock.Valid():
-		return errors.New("no CPU clock")
-	case c.IssueCycles < 1:
-		return fmt.Errorf("issue cycles %d must be at least 1", c.IssueCycles)
-	case c.WriteBuffer < 1:
-		return fmt.Errorf("write buffer of %d stores must hold at least one", c.WriteBuffer)
+	case c.Host.CPU.Count != 1:
+		return fmt.Errorf("host: CPU.Count %d: a Telegraphos node has one processor (the DEC 3000 model 300)", c.Host.CPU.Count)
+	}
+	if err := c.Host.Validate(); err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	if c.Host.WriteBufferBeats() < 1 {
+		return fmt.Errorf("host: write buffer of %d TURBOchannel beats must hold at least one", c.Host.WriteBufferBeats())
 	}
 	if err := c.HIB.Validate(); err != nil {
 		return fmt.Errorf("hib: %w", err)
-	}
-	if err := c.Bus.Validate(); err != nil {
-		return fmt.Errorf("bus: %w", err)
 	}
 	if err := c.Switch.Validate(); err != nil {
 		return fmt.Errorf("switch: %w", err)
@@ -165,10 +155,13 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 	name := fmt.Sprintf("Node%d", i)
 	n := &Node{}
 	var err error
-	if n.CPU, err = cpu.MakeBuilder().WithEnv(e).WithClock(c.CPUClock).WithIssueCycles(c.IssueCycles).Build(name + ".Cpu"); err != nil {
+	h := c.Host
+	if n.CPU, err = cpu.MakeBuilder().WithEnv(e).WithClock(h.CPU.Clock).WithIssueCycles(h.CPU.IssueCycles).
+		WithPostedStores(h.CPU.PostedStores).WithCPI(h.CPU.CPICycles, h.CPU.CPIInstrs).WithOSCosts(h.OS).
+		Build(name + ".Cpu"); err != nil {
 		return nil, err
 	}
-	if n.Bus, err = bus.MakeBuilder().WithEnv(e).WithConfig(c.Bus).WithMasterChannelDepth(c.WriteBuffer).Build(name + ".TC"); err != nil {
+	if n.Bus, err = bus.MakeBuilder().WithEnv(e).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).Build(name + ".TC"); err != nil {
 		return nil, err
 	}
 	ch, err := n.Bus.AddMaster(name + ".Cpu")
