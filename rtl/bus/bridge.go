@@ -616,6 +616,11 @@ type nearView struct {
 	avail         int
 	delayed       uint64 // the delayed read waiting for its master
 	delayedSet    bool
+	// opsBlocked: an op waits for room in the crossing FIFO, or the FIFO
+	// is full; a write taken then could not finish its data phase until
+	// the far bus moved, and the far bus may be held by a write crossing
+	// the other way (both buses in wait states for ever).
+	opsBlocked bool
 }
 
 // claim answers the near bus's address phase of a read (SetTargetRetry):
@@ -631,10 +636,15 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 	a := req.Addr + p.win.to
 	if req.Op == mem.Write {
 		// A write is taken when the bridge has finished the previous
-		// transaction and, posting, has room for all of it (or is
-		// empty, for a burst longer than the buffer).
+		// transaction, its op can cross at once and, posting, it has
+		// room for all of it (or is empty, for a burst longer than the
+		// buffer): a write taken otherwise would hold the near bus in
+		// wait states on the far bus, which a write crossing the other
+		// way may hold in turn (a deadlock the LCI regression found:
+		// a CPU's PIO burst on the memory bus and the NI's DMA write on
+		// PCI, each waiting on the other's bus).
 		room := p.wdata.Free(now) * p.nearW
-		if !v.busy && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
+		if !v.busy && !v.opsBlocked && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
 			return true
 		}
 		p.stats.WriteRetries++
@@ -743,7 +753,7 @@ func (n *nearHalf) Tick(now clock.Time) bool {
 		}
 	}
 	n.view = nearView{at: now, busy: n.cur != nil, valid: n.valid, pos: n.pos, fetchEnd: n.fetchEnd, avail: len(n.sbuf),
-		delayed: n.delayed, delayedSet: n.hasDelayed}
+		delayed: n.delayed, delayedSet: n.hasDelayed, opsBlocked: len(n.pending) > 0 || !p.ops.CanPush(now)}
 	return busy || (n.cur != nil && n.cur.readyAt > now) || len(n.pending) > 0 || len(n.invalAt) > 0 || n.latch != nil
 }
 
