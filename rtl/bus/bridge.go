@@ -535,7 +535,7 @@ func (p *path) snoop(now clock.Time, o Observation) {
 	lo, hi := o.Addr, o.Addr+uint64(len(o.Data))
 	switch {
 	case o.Write:
-	case o.Req != nil && o.Req.Class == ClassRFO && o.First:
+	case o.Req != nil && (o.Req.Class == ClassRFO || o.Req.Class == ClassUpgrade) && o.First:
 		lo, hi = o.Req.Addr, o.Req.Addr+uint64(o.Req.Len)
 	default:
 		return

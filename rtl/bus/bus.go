@@ -21,6 +21,13 @@
 // and 4.5.2; a host cache invalidates lines on I/O DMA writes): they are
 // called synchronously in the data phase and cannot stall or change it.
 //
+// An address-only transaction (a request of class ClassUpgrade) has an
+// address phase and no data phase: a cache that holds a line clean and
+// shared claims it for a store, and every other cache drops its copy, with
+// no line of data on the bus (the P6 bus's zero-length Memory Read and
+// Invalidate; a MESI bus's upgrade or invalidate). Observers see it once,
+// in its address phase, with no data.
+//
 // A Bridge (bridge.go) joins two buses: a target on each side that is a
 // master on the other.
 package bus
@@ -133,6 +140,9 @@ type txn struct {
 	data   []byte // collected for the trace
 	reqSnt bool   // read: request beat delivered to the target
 	err    string
+	// addrOnly: an address-only transaction (ClassUpgrade), which ends
+	// in its address phase.
+	addrOnly bool
 }
 
 // Bus is a clocked shared bus.
@@ -157,7 +167,25 @@ type Bus struct {
 	sigPhase, sigMaster, sigTarget, sigAddr, sigWait *waves.Signal
 }
 
-// Observation is one data phase as a bus observer sees it.
+// ClassUpgrade is the request class (mem.Req.Class) of an address-only
+// transaction: a master that holds [Addr, Addr+Len) (a cache line) clean
+// and shared claims it for writing without reading it (a cache's store to
+// a line it holds shared; host/memsys's ClassUpgrade is this value). The
+// master sends one request beat (Op Read, no data); the bus arbitrates,
+// runs the address phase, in which the observers see it (one observation,
+// no data, First and Last set) and the master gets a completion beat
+// without data, then its idle cycles: no decode, turnaround or data phase,
+// and the target never sees it (memory has nothing to do). Observers that
+// hold copies of the line drop them, as for a read for ownership
+// (ClassRFO): the owner's stores will change memory without another bus
+// transaction that they could see.
+const ClassUpgrade = "upgrade"
+
+// addressOnly reports whether req is an address-only transaction.
+func addressOnly(req *mem.Req) bool { return req.Class == ClassUpgrade }
+
+// Observation is one data phase as a bus observer sees it, or the address
+// phase of an address-only transaction (ClassUpgrade: no Data).
 type Observation struct {
 	// Cycle is the bus cycle of the data phase (the bus clock's cycle at
 	// the time the observer is called with).
@@ -175,8 +203,9 @@ type Observation struct {
 	Req *mem.Req
 	// Addr is this beat's bus address.
 	Addr uint64
-	// Data is the beat's write data, or the read data the target returns.
-	// It is the bus's own slice: an observer must not modify it, and must
+	// Data is the beat's write data, or the read data the target returns
+	// (nil for an address-only transaction, whose extent is Req.Len). It
+	// is the bus's own slice: an observer must not modify it, and must
 	// copy it to keep it beyond the call.
 	Data []byte
 	// Write is set for a write, clear for a read.
@@ -219,6 +248,9 @@ func (b *Bus) observe(now clock.Time, x *txn, at int, data []byte, err string) {
 		Write: x.mreq.Op == mem.Write,
 		First: reqOff == 0, Last: reqOff+len(data) == x.mreq.Len,
 		BurstFirst: at == 0, BurstLast: at+len(data) >= x.n, Err: err,
+	}
+	if x.addrOnly {
+		o.Write, o.Last, o.BurstLast = false, true, true
 	}
 	for _, fn := range b.observers {
 		fn(now, o)
@@ -331,7 +363,7 @@ func (b *Bus) Tick(now clock.Time) bool {
 	switch {
 	case waited:
 		b.sigPhase.SetString(now, "WAIT")
-	case p == pAddr && b.cur == nil:
+	case p == pAddr && b.cur == nil && !x.addrOnly:
 		b.sigPhase.SetString(now, "RETRY")
 	default:
 		b.sigPhase.SetString(now, phaseNames[p])
@@ -437,8 +469,12 @@ func (b *Bus) start(now clock.Time, mi int) {
 	left := req.Len - off
 	burst := uint64(b.cfg.MaxBurstBytes)
 	n := min(left, int(burst-addr%burst))
+	ao := addressOnly(req)
+	if ao {
+		n = left // never split: no data moves
+	}
 	x := &txn{m: mi, t: -1, mreq: req, off: off, n: n, final: off+n == req.Len,
-		start: b.Clock().CycleAt(now)}
+		start: b.Clock().CycleAt(now), addrOnly: ao}
 	for ti, t := range b.targets {
 		if addr >= t.base && addr-t.base < t.size {
 			x.t = ti
@@ -470,6 +506,10 @@ func (b *Bus) start(now clock.Time, mi int) {
 // a write's request travels with its first data beat.
 func (b *Bus) address(now clock.Time) {
 	x := b.cur
+	if x.addrOnly {
+		b.addressOnly(now, x)
+		return
+	}
 	if x.err == "" && b.targets[x.t].claim != nil && !b.targets[x.t].claim(now, x.treq) {
 		b.retry(now)
 		return
@@ -489,6 +529,26 @@ func (b *Bus) address(now clock.Time) {
 		}
 	}
 	b.enter(now, pDecode)
+}
+
+// addressOnly is the address phase of an address-only transaction: the
+// observers see it and the master gets its completion beat now, and the
+// transaction ends (a wait state while the master's channel has no room
+// for the completion).
+func (b *Bus) addressOnly(now clock.Time, x *txn) {
+	m := b.masters[x.m]
+	if !m.ch.Up.CanPush(now) {
+		x.waits++
+		b.waitCycles++
+		return
+	}
+	if x.mreq.Op != mem.Read {
+		b.env.Report(now, b.Name(), "bus.protocol", "%v: an address-only (%s) request must be a read", x.mreq, ClassUpgrade)
+	}
+	m.ch.Down.Pop(now) // the request beat, the only one
+	m.ch.Up.Push(now, mem.Beat{Req: x.mreq, First: true, Last: true, Err: x.err})
+	b.observe(now, x, 0, nil, x.err)
+	b.finish(now)
 }
 
 // retry ends the current transaction in its address phase: the master's
@@ -638,11 +698,13 @@ func (b *Bus) finish(now clock.Time) {
 	} else {
 		m.cont, m.contOff = x.mreq, x.off+x.n
 	}
-	if x.off == 0 && x.mreq.Op == mem.Read && x.err == "" && !x.reqSnt {
+	if x.off == 0 && x.mreq.Op == mem.Read && x.err == "" && !x.reqSnt && !x.addrOnly {
 		b.env.Report(now, b.Name(), "bus.protocol", "read finished without its request")
 	}
 	m.stats.Bursts++
-	m.stats.Bytes += uint64(x.n)
+	if !x.addrOnly {
+		m.stats.Bytes += uint64(x.n)
+	}
 	m.stats.WaitCycles += uint64(x.waits)
 	if b.env.Trace.Enabled() {
 		b.emit(now, x)
@@ -664,6 +726,14 @@ func (b *Bus) emit(now clock.Time, x *txn) {
 		trace.Str("master", b.masters[x.m].name), trace.Str("target", tname),
 		trace.Addr("addr", x.mreq.Addr+uint64(x.off)), trace.Int("len", int64(x.n)),
 		trace.Uint("start", uint64(x.start)), trace.Int("waits", int64(x.waits)),
+	}
+	if x.addrOnly {
+		// No data: the kind says so (bus.upgrade.addr) and no hash.
+		if x.err != "" {
+			fields = append(fields, trace.Str("err", x.err))
+		}
+		b.env.Trace.Emit(now, b.Clock().CycleAt(now), b.Name(), "bus."+x.mreq.Class+".addr", fields...)
+		return
 	}
 	if x.mreq.Op == mem.Write {
 		fields = append(fields, trace.Bool("posted", x.mreq.Posted))

@@ -377,6 +377,75 @@ var _ = Describe("Bus", func() {
 		Expect(b.Stats().DataCycles).To(Equal(uint64(4)))
 	})
 
+	It("runs an address-only upgrade: arbitration and address phase, no data, the target never sees it", func() {
+		setup(bus.PCI32(), 1)
+		Expect(m.Storage().Write(0x100, []byte("12345678"))).To(Succeed())
+		var got []rx
+		master("Cpu", []*mem.Req{
+			{Op: mem.Read, Addr: 0x10100, Len: 32, Class: bus.ClassUpgrade},
+			{Op: mem.Write, Addr: 0x10200, Len: 4, Posted: true, Class: "pio"},
+		}, [][]byte{nil, {1, 2, 3, 4}}, &got)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// The upgrade's request beat is pushed at c0 and the write's at c1.
+		// Upgrade: ARB c1, ADDR c2, where it ends: the completion beat is
+		// pushed to the master (popped at c3), and there is no decode,
+		// turnaround or data phase. Idle c3 (IdleCycles 1). The write's
+		// arbitration is hidden (the bus was busy at c3): ADDR c4, DECODE
+		// c5, data c6. A 32-byte read would have taken ARB, ADDR,
+		// turnaround and 8 data phases after the memory's latency.
+		Expect(got).To(Equal([]rx{{3, 0, true}}))
+		Expect(busRecords()).To(Equal([]string{
+			"60000 2 Bus bus.upgrade.addr master=Cpu target=Mem addr=0x10100 len=32 start=1 waits=0",
+			"180000 6 Bus bus.pio.write master=Cpu target=Mem addr=0x10200 len=4 start=4 waits=0 posted=1 hash=" + trace.HashBytes([]byte{1, 2, 3, 4}),
+		}))
+		s := b.Stats()
+		// Busy: ARB, ADDR and idle of the upgrade, ADDR, DECODE, data and
+		// idle of the write; one data cycle, the write's.
+		Expect([]uint64{s.BusyCycles, s.DataCycles, s.WaitCycles}).To(Equal([]uint64{7, 1, 0}))
+		Expect(s.Masters[0]).To(Equal(bus.MasterStats{Requests: 2, Bursts: 2, Bytes: 4}))
+		// The memory never saw it: its only access is the write.
+		Expect(m.Stats().Writes).To(Equal(uint64(1)))
+		Expect(m.Stats().Reads).To(BeZero())
+		back, _ := m.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("12345678"))
+	})
+
+	It("shows an address-only upgrade to its observers once, in its address phase, with no data", func() {
+		setup(bus.PCI32(), 1)
+		var got []seen
+		var reqs []*mem.Req
+		watch("A", &got)
+		b.Observe(func(_ clock.Time, o bus.Observation) {
+			reqs = append(reqs, o.Req)
+			Expect(o.Data).To(BeNil())
+			Expect([]bool{o.BurstFirst, o.BurstLast}).To(Equal([]bool{true, true}))
+			Expect(o.Target).To(Equal("Mem"))
+			Expect(o.Err).To(BeEmpty())
+		})
+		master("Cpu", []*mem.Req{{Op: mem.Read, Addr: 0x10140, Len: 32, Class: bus.ClassUpgrade}}, nil, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// ARB c1, ADDR c2 (as in the spec above): one observation, a read
+		// (not a write: no data changes memory), first and last at once.
+		Expect(cmp.Diff([]seen{{"A", 2, "Cpu", 0x10140, "", false, true, true}}, got)).To(BeEmpty())
+		Expect(reqs).To(HaveLen(1))
+		Expect([]any{reqs[0].Class, reqs[0].Len}).To(Equal([]any{bus.ClassUpgrade, 32}))
+	})
+
+	It("ends an address-only upgrade that nothing decodes with an error, without a data phase", func() {
+		setup(bus.PCI32(), 1)
+		var got []rx
+		var errs []string
+		b.Observe(func(_ clock.Time, o bus.Observation) { errs = append(errs, o.Err) })
+		master("Cpu", []*mem.Req{{Op: mem.Read, Addr: 0x900, Len: 32, Class: bus.ClassUpgrade}}, nil, &got)
+		_, err := e.Run()
+		Expect(err).To(MatchError(ContainSubstring("bus.unmapped")))
+		// ARB c1, ADDR c2 with the error; popped at c3.
+		Expect(got).To(Equal([]rx{{3, 0, true}}))
+		Expect(errs).To(Equal([]string{"no target at 0x900"}))
+	})
+
 	DescribeTable("rejects impossible configurations",
 		func(mod func(*bus.Config), msg string) {
 			c := bus.PCI32()
@@ -403,5 +472,49 @@ var _ = Describe("Bus", func() {
 		Expect(bus.TurboChannel().Clock.Period()).To(Equal(80 * clock.Nanosecond))
 		_, err := bus.Preset("isa")
 		Expect(err).To(MatchError(ContainSubstring(`unknown bus preset "isa"`)))
+	})
+})
+
+var _ = Describe("Bridge and address-only upgrades", func() {
+	It("drops prefetched data that a memory-bus master claims with an upgrade, so a later DMA read sees its stores", func() {
+		cfg := testBridge()
+		cfg.PrefetchBytes = 64
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.mem.Storage().Write(0x200, make([]byte, 0x80))).To(Succeed())
+		ni := []*op{
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 32, Class: "dma"}},
+			{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: "dma"}, At: 32},
+		}
+		runMaster(r.e, r.pci, "NI", ni)
+		// A write-back cache holding [0x220, 0x240) shared stores to
+		// 0x228: it claims the line with an upgrade (no data on the bus)
+		// and, once it owns it, stores to memory directly (as host/memsys
+		// does), which no bus transaction shows.
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x220, Len: 32, Class: bus.ClassUpgrade}, At: 44}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		var up []clock.Cycle
+		r.mb.Observe(func(_ clock.Time, o bus.Observation) {
+			if o.Master == "CPU" {
+				up = append(up, o.Cycle)
+				Expect(r.mem.Storage().Write(0x228, []byte("NEWDATA!"))).To(Succeed())
+			}
+		})
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// As in the bridge's RFO spec, [0x220, 0x260) is in the bridge by
+		// m46 and the upgrade pushed at m44 waits for the prefetch: ARB
+		// m47, ADDR m48, where the observers see it and it ends (the CPU
+		// pops its completion at m49), six cycles before an RFO's first
+		// data beat (m54).
+		Expect(up).To(Equal([]clock.Cycle{48}))
+		Expect(cpu[0].Done).To(Equal(clock.Cycle(49)))
+		// The bridge drops the buffer at its next PCI edge, p25 (m50). The
+		// NI's second read (ADDR p34) misses: a delayed read, which
+		// fetches the stored bytes instead of the stale prefetched zeros.
+		Expect(string(ni[1].Got[8:16])).To(Equal("NEWDATA!"))
+		_, st := r.br.Stats()
+		Expect(st.Invalidations).To(Equal(uint64(1)))
+		Expect(st.ReadMisses).To(Equal(uint64(2)))
+		Expect(st.ReadHits).To(Equal(uint64(0)))
 	})
 })
