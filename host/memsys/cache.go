@@ -162,7 +162,9 @@ type access struct {
 	fillLine uint64
 	fillWay  int
 	fillRFO  bool
-	onBus    bool // the fill's first data beat has been on the bus
+	upgrade  bool // the bus request is an upgrade (address only) of a shared line
+	lost     bool // upgrade: another master took the line before the upgrade was on the bus
+	onBus    bool // the fill's first data beat (an upgrade's address phase) has been on the bus
 	stale    bool // another master wrote the line after the fill read it
 	demoted  bool // another master read the line after the fill read it
 	pieceN   int  // bytes of the access the fill serves
@@ -177,6 +179,7 @@ type snoopKind uint8
 const (
 	snRead snoopKind = iota
 	snRFO
+	snUpgrade
 	snWrite
 	snOwnFill  // this cache's own fill reached the bus
 	snOwnWrite // the last beat of one of this cache's bus writes was on the bus
@@ -238,6 +241,10 @@ type Stats struct {
 	Hits, Misses uint64
 	// Fills counts line fills (ClassFill and ClassRFO bus reads).
 	Fills uint64
+	// Upgrades counts stores' claims on lines held shared (ClassUpgrade
+	// address-only transactions); UpgradesLost those whose line another
+	// master took first, which the cache then read for ownership.
+	Upgrades, UpgradesLost uint64
 	// WriteBacks counts dirty lines written back (evicted, or read or
 	// claimed by another master).
 	WriteBacks uint64
@@ -353,6 +360,11 @@ func (c *Cache) observe(now clock.Time, o bus.Observation) {
 		k = snWrite
 	case o.Req.Class == ClassRFO:
 		k = snRFO
+	case o.Req.Class == ClassUpgrade:
+		// Address only: the line it claims is the request's extent.
+		c.snoops = append(c.snoops, snoop{t: now, kind: snUpgrade, addr: o.Req.Addr, n: max(o.Req.Len, 1), master: o.Master})
+		c.Wake(now)
+		return
 	}
 	c.snoops = append(c.snoops, snoop{t: now, kind: k, addr: o.Addr, n: max(len(o.Data), 1), master: o.Master})
 	c.Wake(now)
@@ -508,13 +520,20 @@ func (c *Cache) applySnoop(now clock.Time, s snoop) {
 	first := s.addr >> c.lineShift
 	last := (s.addr + uint64(s.n) - 1) >> c.lineShift
 	for line := first; line <= last; line++ {
-		if x := c.cur; x != nil && x.wait != nil && !x.uncached && x.fillLine == line && x.onBus {
-			// The fill already read the line: a later write makes the
-			// filled copy stale, a later read makes it shared.
-			if s.kind == snRead {
+		if x := c.cur; x != nil && x.wait != nil && !x.uncached && x.fillLine == line {
+			switch {
+			case x.onBus && s.kind == snRead:
+				// The fill already read the line (the upgrade claimed
+				// it): a later read makes the copy shared, a later write
+				// or claim stale.
 				x.demoted = true
-			} else {
+			case x.onBus:
 				x.stale = true
+			case x.upgrade && s.kind != snRead:
+				// Another master claimed or wrote the line first: the
+				// upgrade, still queued, claims a line the cache no longer
+				// holds (fillDone reads it for ownership then).
+				x.lost = true
 			}
 		}
 		if s.kind != snRead {
@@ -535,7 +554,14 @@ func (c *Cache) applySnoop(now clock.Time, s snoop) {
 					c.writeBack(now, i, "snoop "+s.master)
 				}
 			}
-		case snRFO, snWrite:
+		case snRFO, snUpgrade, snWrite:
+			if c.ways[i].state == modified && s.kind == snUpgrade {
+				// Only a lost upgrade meets a dirty copy: its master's
+				// shared copy went when this cache claimed the line, and
+				// it reads the line for ownership next, which this cache
+				// answers then.
+				continue
+			}
 			if c.ways[i].state == modified && s.kind == snRFO {
 				c.writeBack(now, i, "snoop "+s.master)
 			}
@@ -587,6 +613,19 @@ func (c *Cache) collect(now clock.Time) bool {
 // fillDone installs a filled line and completes the piece it served.
 func (c *Cache) fillDone(now clock.Time, x *access) {
 	c.env.Monitor.Progress(now)
+	if x.upgrade && x.lost && x.err == "" {
+		c.stats.UpgradesLost++
+		if x.req.Atomic == mem.StoreConditional {
+			// The line was taken, and the reservation with it: the
+			// store-conditional fails (piece) without the line.
+			c.sigState.SetString(now, "LOOKUP")
+			c.piece(now, x, x.pieceN)
+			return
+		}
+		// The store still needs the line: read it for ownership now.
+		c.fill(now, x, x.fillLine, c.find(x.fillLine), true, x.pieceN)
+		return
+	}
 	if !x.stale && x.err == "" {
 		w := &c.ways[x.fillWay]
 		w.line = x.fillLine
@@ -759,10 +798,33 @@ func (c *Cache) lookup(now clock.Time, x *access) {
 			c.sigMisses.Set(now, c.stats.Misses)
 		}
 		c.writeThrough(now, x, addr, n)
+	case write && pol == WriteBack && i >= 0:
+		// A store to a line held shared: claim it without its data.
+		c.stats.Misses++
+		c.sigMisses.Set(now, c.stats.Misses)
+		c.upgrade(now, x, line, i, n)
 	default:
 		c.stats.Misses++
 		c.sigMisses.Set(now, c.stats.Misses)
 		c.fill(now, x, line, i, write, n)
+	}
+}
+
+// upgrade issues the address-only claim (ClassUpgrade) on line, which the
+// cache holds shared in way i, for a store of n bytes.
+func (c *Cache) upgrade(now clock.Time, x *access, line uint64, i, n int) {
+	c.seq++
+	req := &mem.Req{Op: mem.Read, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Class: ClassUpgrade,
+		Master: c.Name(), Seq: c.seq}
+	c.send(now, mem.Beat{Req: req, First: true, Last: true})
+	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, true, n
+	x.upgrade, x.lost, x.onBus, x.stale, x.demoted = true, false, false, false, false
+	x.stage = stBus
+	c.stats.Upgrades++
+	c.sigFill.Set(now, req.Addr)
+	c.sigState.SetString(now, "UPGRADE")
+	if c.env.Trace.Enabled() {
+		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.upgrade", trace.Addr("addr", req.Addr))
 	}
 }
 
@@ -804,7 +866,7 @@ func (c *Cache) fill(now clock.Time, x *access, line uint64, i int, rfo bool, n 
 		Master: c.Name(), Seq: c.seq}
 	c.send(now, mem.Beat{Req: req, First: true, Last: true})
 	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, rfo, n
-	x.onBus, x.stale, x.demoted = false, false, false
+	x.upgrade, x.lost, x.onBus, x.stale, x.demoted = false, false, false, false, false
 	x.stage = stBus
 	c.stats.Fills++
 	c.sigFill.Set(now, req.Addr)

@@ -268,17 +268,22 @@ var _ = Describe("Cache", func() {
 		run()
 		// LL: a miss answered at c12 (reservation set), popped at c13. The
 		// SC is pushed at c13, taken at c14, looked up at c15: the
-		// reservation holds but the line is only shared, so the cache reads
-		// it for ownership (p=15), answered at c25 and popped at c26.
-		Expect(got).To(Equal([]done{{13, "ABCDEFGH", false}, {26, "", false}}))
+		// reservation holds but the line is only shared, so the cache
+		// claims it with an upgrade (pushed p=15): the bus arbitrates at
+		// c16 and runs the address phase at c17, where the upgrade ends;
+		// the cache pops its completion at c18, stores and answers; popped
+		// at c19 (an RFO would have been answered at p+10 = c25).
+		Expect(got).To(Equal([]done{{13, "ABCDEFGH", false}, {19, "", false}}))
 		back, _ := n.Memory.Storage().Bytes(0x100, 8)
 		Expect(string(back)).To(Equal("locked!!"))
 		_, dirty := n.Caches[0].Holds(0x100)
 		Expect(dirty).To(BeTrue())
 		Expect(beats).To(Equal([]seen{
 			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
-			{21, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{17, "N.Cache[0]", memsys.ClassUpgrade, 0x100, false},
 		}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Fills, s.Upgrades, s.UpgradesLost}).To(Equal([]uint64{1, 1, 0}))
 	})
 
 	It("fails a store-conditional after another CPU's store to the line", func() {
@@ -727,5 +732,210 @@ var _ = Describe("Cache write buffers (BusWriteEntries)", func() {
 		// every cycle.
 		Expect(onBus).To(Equal([]clock.Cycle{5, 8, 11, 14, 17}))
 		Expect(pushed).To(Equal([]clock.Cycle{0, 1, 2, 3, 4}))
+	})
+})
+
+// dmaReadAgent reads n bytes at addr with a bus read pushed at cycle at, as
+// an I/O device's DMA read through a bridge; it records the cycle it
+// popped the last beat in.
+func dmaReadAgent(e *env.Env, b *bus.Bus, at clock.Cycle, addr uint64, n int, doneAt *clock.Cycle) {
+	ch, err := b.AddMaster("Dma")
+	Expect(err).NotTo(HaveOccurred())
+	sent, finished := false, false
+	a := vtest.NewAgent(e, "Dma", clk, func(now clock.Time, c clock.Cycle) bool {
+		if bt, ok := ch.Up.Pop(now); ok && bt.Last {
+			*doneAt, finished = c, true
+		}
+		if !sent && c >= at && ch.Down.CanPush(now) {
+			req := &mem.Req{Op: mem.Read, Addr: addr, Len: n, Class: "dma", Master: "Dma"}
+			ch.Down.Push(now, mem.Beat{Req: req, First: true, Last: true})
+			sent = true
+		}
+		return !finished
+	})
+	ch.ConnectMaster(a)
+	a.Start()
+}
+
+var _ = Describe("Cache upgrades (a store to a line held shared)", func() {
+	var (
+		e     *env.Env
+		n     *memsys.Node
+		beats []seen
+	)
+	build := func(cpus int) {
+		e = vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
+		var err error
+		n, err = memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(cpus, clk).WithCache(testCache()).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		beats = nil
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		Expect(n.Memory.Storage().Write(0x100, []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"))).To(Succeed())
+	}
+	run := func() {
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
+		Expect(n.CheckCoherence()).To(Succeed())
+	}
+
+	It("claims a line a DMA read made shared with an address-only upgrade, not a line fill", func() {
+		build(1)
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x100, Data: []byte("st1!")},
+			{At: 50, Op: mem.Write, Addr: 0x108, Data: []byte("st2!")},
+		}, &got)
+		var dmaDone clock.Cycle
+		dmaReadAgent(e, n.Bus, 20, 0x100, 32, &dmaDone)
+		run()
+		// The first store misses at c2 and reads the line for ownership
+		// (p=2, data c8..c11): dirty at c12, popped c13. The DMA read
+		// pushed at c20 is arbitrated at c21, addressed at c22, turned
+		// around at c23 and moves the memory's beats at c26..c29 (popped
+		// c27..c30). Cache 0 applies its first beat at c27: the line is
+		// dirty, and without ImplicitWriteBack the cache queues its
+		// write-back (pushed from c27) and keeps it shared. The bus, busy
+		// until c29, arbitrates the write-back at c30, addresses it at c31
+		// and moves its first beat at c32. The second store, pushed at
+		// c50, is taken at c51 and looked up at c52: the line is shared,
+		// so the cache claims it with an upgrade (p=52): arbitration c53,
+		// address phase c54, where it ends; the cache pops the completion
+		// at c55, stores and answers, popped at c56. An RFO would have
+		// been answered at p+10 = c62 (popped c63).
+		Expect(got).To(Equal([]done{{13, "", false}, {56, "", false}}))
+		Expect(dmaDone).To(Equal(clock.Cycle(30)))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{26, "Dma", "dma", 0x100, false},
+			{32, "N.Cache[0]", memsys.ClassWriteBack, 0x100, true},
+			{54, "N.Cache[0]", memsys.ClassUpgrade, 0x100, false},
+		}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 12)
+		Expect(string(back)).To(Equal("st1!EFGHst2!"))
+		present, dirty := n.Caches[0].Holds(0x100)
+		Expect([]bool{present, dirty}).To(Equal([]bool{true, true}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Fills, s.Upgrades, s.WriteBacks, s.Misses}).To(Equal([]uint64{1, 1, 1, 2}))
+		Expect(records(e, "N.Cache[0]", "cache.upgrade")).To(Equal([]string{"520000 52 N.Cache[0] cache.upgrade addr=0x100"}))
+		Expect(records(e, "N.Bus", "bus.upgrade.addr")).To(Equal([]string{
+			"540000 54 N.Bus bus.upgrade.addr master=N.Cache[0] target=N.Mem addr=0x100 len=32 start=53 waits=0",
+		}))
+	})
+
+	It("invalidates the line in another cache that holds it shared; that cache's next load misses", func() {
+		build(2)
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x100, Data: []byte("cpu0")},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 50, Op: mem.Read, Addr: 0x100, Len: 8},
+		}, &got1)
+		run()
+		// Cpu0's load misses (p=2), popped c13. Cpu1's, pushed at c20,
+		// misses at c22 (p=22, data c28..c31), popped c33: both caches
+		// hold the line shared. Cpu0's store, pushed at c40, is looked up
+		// at c42 and upgrades (p=42): arbitration c43, address phase c44;
+		// cache 0 pops the completion at c45 (popped by Cpu0 at c46), and
+		// cache 1 applies the observation at c45 and drops its copy.
+		// Cpu1's second load, pushed at c50, misses at c52 (p=52, data
+		// c58..c61) and is answered at c62 with cpu0's bytes, popped c63.
+		// Cache 0 applies that read at c59 and writes its dirty line back
+		// (no ImplicitWriteBack): arbitration c62, address c63, data c64.
+		Expect(got0).To(Equal([]done{{13, "ABCDEFGH", false}, {46, "", false}}))
+		Expect(got1).To(Equal([]done{{33, "ABCDEFGH", false}, {63, "cpu0EFGH", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{28, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{44, "N.Cache[0]", memsys.ClassUpgrade, 0x100, false},
+			{58, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{64, "N.Cache[0]", memsys.ClassWriteBack, 0x100, true},
+		}))
+		Expect(records(e, "N.Cache[1]", "cache.invalidate")).To(Equal([]string{
+			"450000 45 N.Cache[1] cache.invalidate addr=0x100 by=N.Cache[0]",
+		}))
+		Expect(n.Caches[1].Stats().Invalidations).To(Equal(uint64(1)))
+	})
+
+	It("breaks another CPU's load-locked reservation with its upgrade", func() {
+		build(2)
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8, Atomic: mem.LoadLocked},
+			{At: 50, Op: mem.Write, Addr: 0x100, Data: []byte("mine!!!!"), Atomic: mem.StoreConditional},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x104, Data: []byte("zz")},
+		}, &got1)
+		run()
+		// Cpu0's LL: c13 (reservation on 0x100). Cpu1's load: c33, the line
+		// shared in both caches. Cpu1's store, pushed at c40, upgrades at
+		// c42 (arbitration c43, address phase c44; popped c46); cache 0
+		// applies it at c45: line and reservation gone. Cpu0's SC, pushed
+		// at c50, is taken at c51 and fails at its lookup, c52, without
+		// touching memory; popped at c53 with CondFailed.
+		Expect(got0).To(Equal([]done{{13, "ABCDEFGH", false}, {53, "", true}}))
+		Expect(got1).To(Equal([]done{{33, "ABCDEFGH", false}, {46, "", false}}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("ABCDzzGH"))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{28, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{44, "N.Cache[1]", memsys.ClassUpgrade, 0x100, false},
+		}))
+		s := n.Caches[0].Stats()
+		Expect([]uint64{s.Invalidations, s.ReservationsLost, s.SCFailed}).To(Equal([]uint64{1, 1, 1}))
+	})
+
+	It("reads the line for ownership after an upgrade that another cache's upgrade beat to the bus", func() {
+		build(2)
+		var got0, got1 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x100, Data: []byte("0000")},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x102, Data: []byte("11")},
+		}, &got1)
+		run()
+		// Both caches hold the line shared by c33 (as above) and both
+		// stores, pushed at c40, upgrade at c42. Round robin grants cache
+		// 0 first (cache 1 had the last grant): arbitration c43, address
+		// c44, popped by Cpu0 at c46. Cache 1's upgrade follows:
+		// arbitration c45, address c46. Cache 1 applied cache 0's upgrade
+		// at c45, before its own was on the bus: its line is gone, so the
+		// completion it pops at c47 finds the upgrade lost and it reads the
+		// line for ownership (p=47, data c53..c56), popped c57, stored, and
+		// Cpu1 pops the answer at c58. Cache 0 applies that RFO at c54:
+		// it writes its dirty line back (arbitration c57, address c58,
+		// data from c59) and drops it.
+		Expect(got0).To(Equal([]done{{13, "ABCDEFGH", false}, {46, "", false}}))
+		Expect(got1).To(Equal([]done{{33, "ABCDEFGH", false}, {58, "", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{28, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{44, "N.Cache[0]", memsys.ClassUpgrade, 0x100, false},
+			{46, "N.Cache[1]", memsys.ClassUpgrade, 0x100, false},
+			{53, "N.Cache[1]", memsys.ClassRFO, 0x100, false},
+			{59, "N.Cache[0]", memsys.ClassWriteBack, 0x100, true},
+		}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("0011EFGH"))
+		s1 := n.Caches[1].Stats()
+		Expect([]uint64{s1.Upgrades, s1.UpgradesLost, s1.Fills}).To(Equal([]uint64{1, 1, 2}))
+		present, dirty := n.Caches[1].Holds(0x100)
+		Expect([]bool{present, dirty}).To(Equal([]bool{true, true}))
+		present, _ = n.Caches[0].Holds(0x100)
+		Expect(present).To(BeFalse())
 	})
 })

@@ -18,14 +18,36 @@
 // stores appear on the memory bus.
 //
 // Coherence is write-invalidate by snooping the memory bus (the caches are
-// observers of it and cannot stall it): a store to a write-back line that
-// the cache does not hold dirty reads the line for ownership (a bus read of
-// class ClassRFO) and every other cache drops its copy, writing it back
-// first if it was dirty; a plain read of a line dirty in another cache makes
-// that cache write it back and keep it shared; a write by any other master
-// (an I/O DMA, another CPU's write-through or uncached store) invalidates
-// the lines it covers, so the next load misses and pays the memory latency
-// (Memory Channel's receive DMA into cached pages, Cashmere-2L section 2).
+// observers of it and cannot stall it). A line is invalid, shared (clean,
+// perhaps in other caches too) or modified (dirty, in this cache only): MSI,
+// without MESI's exclusive state, so the first store after a load miss
+// claims the line on the bus even when no other cache holds it. A store to
+// a write-back line the cache does not hold reads it for ownership (a bus
+// read of class ClassRFO: a full line fill); a store to a line it holds
+// shared claims it with an upgrade (class ClassUpgrade, an address-only bus
+// transaction: no data, the cache's bytes are already right; the P6 bus's
+// zero-length Memory Read and Invalidate). Either way every other cache
+// drops its copy (after an RFO a dirty copy is written back first; after an
+// upgrade no copy can be dirty), and so does a bridge's read-ahead (rtl/bus
+// Bridge). An upgrade whose line another master takes (RFO, upgrade or
+// write) before the upgrade reaches the bus completes for nothing, and the
+// cache then reads the line for ownership: the bus cannot turn a queued
+// upgrade into an RFO. Such a lost upgrade is the only one that can meet a
+// dirty copy in another cache, which therefore ignores it and answers the
+// RFO that follows.
+//
+// A read by another master (another CPU's fill, an I/O DMA read through a
+// bridge) of a line dirty in this cache gets the line's current bytes,
+// which memory always holds in this model, with the memory's timing; with
+// ImplicitWriteBack (the P6 bus's HITM: the owner drives the line in the
+// reader's data phase and memory takes it) the line becomes shared and
+// clean with no transaction of its own; without it the cache writes the
+// line back with a bus write of its own after the read, and keeps it
+// shared. Either way the cache's next store to the line claims it again
+// with an upgrade. A write by any other master (an I/O DMA, another CPU's
+// write-through or uncached store) invalidates the lines it covers, so the
+// next load misses and pays the memory latency (Memory Channel's receive
+// DMA into cached pages, Cashmere-2L section 2).
 // A write-back is not an invalidating write for the other caches: it moves
 // the line's bytes as memory holds them when the bus carries them
 // (mem.Storage.View), since memory is the only copy; a snapshot taken when
@@ -93,6 +115,11 @@ const (
 	// every other cache takes as an invalidation, and a bridge as the end
 	// of its read-ahead data for the line (rtl/bus ClassRFO).
 	ClassRFO = bus.ClassRFO
+	// ClassUpgrade is a store's claim on a line the cache already holds
+	// shared: an address-only bus transaction (rtl/bus ClassUpgrade), no
+	// data, which every other cache takes as an invalidation and a bridge
+	// as the end of its read-ahead data for the line, as for an RFO.
+	ClassUpgrade = bus.ClassUpgrade
 	// ClassWriteBack is a dirty line written back to memory.
 	ClassWriteBack = "wb"
 	// ClassWriteThrough is a store to a write-through page.
