@@ -15,12 +15,31 @@
 // DMA has written since (the DMA crosses the bridge onto the memory bus and
 // the cache's snooping drops the line), so each pays a fill from host
 // memory over the memory bus.
+//
+// The library is sequential code, as the paper describes the client: a
+// process is a program on its host's processor (Host.Go or Host.Run,
+// cpu.Go underneath) that calls Seq's methods, each returning when the
+// operations it issued have retired, with its result:
+//
+//	h.Run(func(s *lcilib.Seq) {
+//		s.Send(1, data, tag) // a send buffer, the copy (or PIO), the descriptor
+//		s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+//			// The upcall: copy the data out.
+//			s.Compute(s.Host().CopyCycles(len(m.Data), false))
+//		}) // the packet is released when the upcall returns, unless m.Keep
+//		old := s.FetchAndAdd(1, 1) // the variable's value before the add
+//	})
+//
+// Upcalls (Handler) are sequential code too, running in the program that
+// found the packet: a Recv, a TryRecv, a Send waiting for a free send
+// buffer or a FetchAndAdd waiting for its reply (SetUpcall), or the
+// signal handler of a network interrupt (OnSignal), itself a program
+// taken between the process's operations or inside its computes and waits.
 package lcilib
 
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
@@ -61,23 +80,26 @@ type Msg struct {
 	Src int
 	Tag uint32
 	// Seq is the sender's sequence number for this destination (or the
-	// root's multicast sequence), Arg the F&A value of a reply.
+	// root's multicast sequence); in a fetch-and-add reply, Tag is the
+	// variable's old value.
 	Seq  uint32
 	Data []byte
 	// At is when the poll found it.
 	At   clock.Time
 	slot uint64
-	// reads are the loads that read the slot's header and data through
-	// the cache, issued when the packet is handled.
-	reads []cpu.Op
+	// reads are the addresses of the loads that read the slot's header and
+	// data through the cache, issued when the packet is handled.
+	reads []uint64
 	// Keep, set by the upcall, keeps the packet for a later explicit
 	// Release (out of order allowed).
 	Keep bool
 }
 
-// Handler is an upcall: it gets the packet and returns the work the
-// process does with it (operations run before the packet is released).
-type Handler func(now clock.Time, m *Msg) []cpu.Op
+// Handler is an upcall: sequential code that runs in the process's
+// program s when a packet m is handed to it. What it does (s.Compute, a
+// copy, even a Send) runs before the packet is released, unless it sets
+// m.Keep and calls s.Release(m) later.
+type Handler func(s *Seq, m *Msg)
 
 // Host memory map of a node (bus addresses).
 const (
@@ -202,20 +224,19 @@ func (h *Host) sendStride() uint64 {
 // word, the width of the slot header's fields.
 const readWord = 4
 
-// reads returns the loads that read [addr, addr+n) from the CPU's point of
-// view: one word at the start of every cache line the range covers (the
-// first touch of a line decides hit or miss; the rest of the line is
-// within the library's Costs). A line the NI's DMA has written since the
-// CPU last read it is not in the cache, so its load misses and fills it
-// over the memory bus.
-func (h *Host) reads(addr uint64, n int) []cpu.Op {
+// reads returns the addresses of the loads that read [addr, addr+n) from
+// the CPU's point of view: one word at the start of every cache line the
+// range covers (the first touch of a line decides hit or miss; the rest of
+// the line is within the library's Costs). A line the NI's DMA has written
+// since the CPU last read it is not in the cache, so its load misses and
+// fills it over the memory bus.
+func (h *Host) reads(addr uint64, n int) []uint64 {
 	lb := uint64(h.plat.Host.LastLevel().LineBytes)
-	var ops []cpu.Op
+	var at []uint64
 	for l := addr / lb; l <= (addr+uint64(max(n, 1))-1)/lb; l++ {
-		at := max(l*lb, addr)
-		ops = append(ops, cpu.Op{Kind: cpu.Load, Addr: at, Len: readWord})
+		at = append(at, max(l*lb, addr))
 	}
-	return ops
+	return at
 }
 
 // copyCycles is memcpy of n bytes: within the caches, or at the memory
@@ -229,149 +250,18 @@ func (h *Host) copyCycles(n int, big bool) int {
 	return int((uint64(n)*num + uint64(h.plat.CopyMBps)*1_000_000*den - 1) / (uint64(h.plat.CopyMBps) * 1_000_000 * den))
 }
 
-// pio returns the stores that write data to SRAM address at, one
-// write-combining burst per WCBytes-aligned piece.
-func (h *Host) pio(at uint32, data []byte) []cpu.Op {
-	var ops []cpu.Op
-	addr := NIBase + uint64(at)
-	wc := uint64(h.plat.WCBytes())
-	for off := 0; off < len(data); {
-		n := min(int(wc-(addr+uint64(off))%wc), len(data)-off)
-		ops = append(ops, cpu.Op{Kind: cpu.Store, Addr: addr + uint64(off), Data: data[off : off+n], Burst: true})
-		off += n
-	}
-	return ops
-}
-
-// completion handles a send completion taken from the receive queue: its
-// send buffer is free at once; the cost and the slot's return follow.
-func (h *Host) completion(m *Msg) []cpu.Op {
-	h.freeSend = append(h.freeSend, int(m.Tag))
-	ops := append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Completion})
-	return append(ops, h.Release(m)...)
-}
-
-// drainForBuffer looks through the receive queue for a send completion
-// when the process has no free send buffer: completions are handled,
-// packets kept for the next Recv. It reports whether it found one.
-func (h *Host) drainForBuffer(now clock.Time) ([]cpu.Op, bool) {
-	var ops []cpu.Op
-	for {
-		m := h.take(now)
-		if m == nil {
-			return ops, len(ops) > 0
-		}
-		switch {
-		case m.Type == lci.TypeCompl:
-			ops = append(ops, h.completion(m)...)
-		case h.upcallFn != nil:
-			// Upcall it, then look again.
-			return append(ops, h.upcall(m, h.upcallFn)...), true
-		default:
-			h.pending.Push(m)
-		}
-	}
-}
-
-// Send sends data (at most the MTU) to node dst with a tag: «an LCI
-// client allocates a send buffer in network interface (NI) memory (step 1)
-// and it writes a descriptor telling the NI to use DMA to transfer the
-// data, or (2) uses programmed I/O (PIO) to copy data into this packet
-// buffer directly. Next, the client hands the packet to a point-to-point
-// or multicast routine which passes a send request to the NI (3).» done,
-// if set, runs when the call returns.
-func (h *Host) Send(dst int, data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
-	return h.send(lci.TypeData, dst, data, tag, done)
-}
-
-// SendMessage sends a message of any size as packets of at most the MTU
-// (the last may be shorter), all with the same tag; done runs when the
-// last send call returns.
-func (h *Host) SendMessage(dst int, data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
-	return h.fragments(data, func(piece []byte, last bool) []cpu.Op {
-		if last {
-			return h.Send(dst, piece, tag, done)
-		}
-		return h.Send(dst, piece, tag, nil)
-	})
-}
-
-// MulticastMessage multicasts a message of any size, packet by packet.
-func (h *Host) MulticastMessage(data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
-	return h.fragments(data, func(piece []byte, last bool) []cpu.Op {
-		if last {
-			return h.Multicast(piece, tag, done)
-		}
-		return h.Multicast(piece, tag, nil)
-	})
-}
-
-func (h *Host) fragments(data []byte, each func(piece []byte, last bool) []cpu.Op) []cpu.Op {
+// fragments cuts a message into packets of at most the MTU (the last may
+// be shorter; a message that fits, even an empty one, is one packet).
+func (h *Host) fragments(data []byte) [][]byte {
 	mtu := h.fw.MTU
 	if len(data) <= mtu {
-		return each(data, true)
+		return [][]byte{data}
 	}
-	var ops []cpu.Op
+	pieces := make([][]byte, 0, (len(data)+mtu-1)/mtu)
 	for off := 0; off < len(data); off += mtu {
-		end := min(off+mtu, len(data))
-		ops = append(ops, each(data[off:end], end == len(data))...)
+		pieces = append(pieces, data[off:min(off+mtu, len(data))])
 	}
-	return ops
-}
-
-// Multicast sends data to every other node along the forwarding tree
-// rooted at this node.
-func (h *Host) Multicast(data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
-	return h.send(lci.TypeMcast, h.node, data, tag, done)
-}
-
-func (h *Host) send(typ uint8, dst int, data []byte, tag uint32, done func(now clock.Time)) []cpu.Op {
-	if len(data) > h.fw.MTU {
-		h.env.Report(h.env.Now(), h.name, "lci.api", "send of %d bytes exceeds the %d-byte MTU", len(data), h.fw.MTU)
-		return nil
-	}
-	if typ != lci.TypeMcast && (dst < 0 || dst >= h.nodes || dst == h.node) {
-		h.env.Report(h.env.Now(), h.name, "lci.api", "send to node %d from node %d of %d", dst, h.node, h.nodes)
-		return nil
-	}
-	return []cpu.Op{{Kind: cpu.Wait, Label: "", Fn: func(now clock.Time) bool {
-		if len(h.freeSend) == 0 {
-			ops, ok := h.drainForBuffer(now)
-			if !ok {
-				return false // the NI's next completion wakes us
-			}
-			// Handle the completions, then try again.
-			h.CPU.Insert(append(ops, h.send(typ, dst, data, tag, done)...)...)
-			return true
-		}
-		buf := h.freeSend[len(h.freeSend)-1]
-		h.freeSend = h.freeSend[:len(h.freeSend)-1]
-		d := lci.Desc{Seq: h.descSeq, Type: typ, Dst: uint8(dst), Len: uint16(len(data)), Buf: uint32(buf), Tag: tag}
-		h.descSeq++
-		cycles := h.costs.Send
-		var ops []cpu.Op
-		if h.fw.Variant == lci.SDMA {
-			// «write the message data to a host-resident packet queue»
-			// (MY-P32), from which the NI fetches it.
-			d.HostBuf = sendData + uint64(buf)*h.sendStride()
-			_ = h.mem.Storage().Write(d.HostBuf, data)
-			cycles += h.copyCycles(len(data), false)
-		} else {
-			ops = h.pio(h.lay.SendBuf(buf)+lci.HeaderBytes, data)
-		}
-		slot := h.lay.SendQ + uint32(int(d.Seq-1)%h.lay.SendQSlots*lci.DescBytes)
-		ops = append(ops, h.pio(slot, d.Encode())...)
-		h.Sent++
-		first := cpu.Op{Kind: cpu.Compute, Cycles: cycles}
-		ops = append([]cpu.Op{first}, ops...)
-		ops[len(ops)-1].Done = func(now clock.Time, _ []byte) {
-			if done != nil {
-				done(now)
-			}
-		}
-		h.CPU.Insert(ops...)
-		return true
-	}}}
+	return pieces
 }
 
 // take takes the packet at the head of the receive queue if its flag says
@@ -397,45 +287,11 @@ func (h *Host) take(now clock.Time) *Msg {
 	if sh.Len > 0 {
 		reads = append(reads, h.reads(hdrAt-uint64(sh.Len), int(sh.Len))...)
 	}
-	reads = slices.Clip(reads) // each handler appends its own steps
 	return &Msg{Type: sh.Type, Src: int(sh.Src), Tag: sh.Tag, Seq: sh.Arg, Data: data, At: now, slot: slot, reads: reads}
 }
 
-// Recv waits (polling) for the next packet and runs handler on it, then
-// releases it unless the handler kept it. The poll that finds it, the
-// upcall and the release cost the loads of the slot through the cache
-// (misses on every line the NI wrote), Costs.Recv and the PIO that returns
-// the buffer.
-func (h *Host) Recv(handler Handler) []cpu.Op {
-	return []cpu.Op{{Kind: cpu.Wait, Fn: func(now clock.Time) bool {
-		m := h.next(now)
-		if m == nil {
-			return false
-		}
-		if m.Type == lci.TypeCompl {
-			h.CPU.Insert(append(h.completion(m), h.Recv(handler)...)...)
-			return true
-		}
-		h.CPU.Insert(h.upcall(m, handler)...)
-		return true
-	}}}
-}
-
-// TryRecv handles every packet already there and returns (a poll that
-// does not wait).
-func (h *Host) TryRecv(handler Handler) []cpu.Op {
-	return []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-		if m := h.next(now); m != nil {
-			if m.Type == lci.TypeCompl {
-				h.CPU.Insert(append(h.completion(m), h.TryRecv(handler)...)...)
-				return true
-			}
-			h.CPU.Insert(append(h.upcall(m, handler), h.TryRecv(handler)...)...)
-		}
-		return true
-	}}}
-}
-
+// next is the packet a Recv handles next: one kept while the process
+// waited inside the library, else the head of the receive queue.
 func (h *Host) next(now clock.Time) *Msg {
 	if h.pending.Len() > 0 {
 		return h.pending.Pop()
@@ -443,86 +299,50 @@ func (h *Host) next(now clock.Time) *Msg {
 	return h.take(now)
 }
 
-func (h *Host) upcall(m *Msg, handler Handler) []cpu.Op {
-	ops := append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Recv})
-	ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-		var work []cpu.Op
-		if handler != nil {
-			work = handler(now, m)
-		}
-		if !m.Keep {
-			work = append(work, h.Release(m)...)
-		}
-		h.CPU.Insert(work...)
-		return true
-	}})
-	return ops
-}
-
-// Release gives a packet's host buffer back to the NI (explicit release;
-// out of order is allowed): its address goes into the Recv Completions
-// queue in NI memory by PIO.
-func (h *Host) Release(m *Msg) []cpu.Op {
-	rec := lci.Free{Seq: h.freeSeq, Addr: m.slot}
-	slot := h.lay.FreeQ + uint32(int(rec.Seq-1)%h.lay.FreeQSlots*lci.FreeBytes)
-	h.freeSeq++
-	h.ring.Push(m.slot)
-	h.Released++
-	return h.pio(slot, rec.Encode())
-}
-
-// FetchAndAdd adds add to node's fetch-and-add variable and gives the old
-// value to done; packets that arrive meanwhile are kept for the next Recv.
-func (h *Host) FetchAndAdd(node int, add uint32, done func(now clock.Time, old uint32)) []cpu.Op {
-	// The request is a packet like any other: its addend is its data, so
-	// I-sdma fetches it by DMA and I-pio writes it by PIO.
-	arg := make([]byte, 4)
-	binary.LittleEndian.PutUint32(arg, add)
-	ops := h.send(lci.TypeFAReq, node, arg, 0, nil)
-	wait := cpu.Op{Kind: cpu.Wait}
-	wait.Fn = func(now clock.Time) bool {
-		for {
-			m := h.take(now)
-			if m == nil {
-				return false
-			}
-			if m.Type == lci.TypeCompl {
-				h.CPU.Insert(append(h.completion(m), wait)...)
-				return true
-			}
-			if m.Type != lci.TypeFARep {
-				if h.upcallFn != nil {
-					h.CPU.Insert(append(h.upcall(m, h.upcallFn), wait)...)
-					return true
-				}
-				h.pending.Push(m)
-				continue
-			}
-			h.CPU.Insert(append(m.reads, cpu.Op{Kind: cpu.Compute, Cycles: h.costs.Recv},
-				cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-					// The release comes first, then the caller's code (which
-					// may insert its next steps).
-					h.CPU.Insert(append(h.Release(m), cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-						if done != nil {
-							done(now, m.Tag)
-						}
-						return true
-					}})...)
-					return true
-				}})...)
-			return true
+// drainForBuffer looks through the receive queue for send completions
+// when the process has no free send buffer: it returns the completions
+// found (and, if the process has an upcall, the first packet, which ends
+// the look); other packets are kept for the next Recv.
+func (h *Host) drainForBuffer(now clock.Time) []*Msg {
+	var found []*Msg
+	for {
+		m := h.take(now)
+		switch {
+		case m == nil:
+			return found
+		case m.Type == lci.TypeCompl:
+			found = append(found, m)
+		case h.upcallFn != nil:
+			return append(found, m)
+		default:
+			h.pending.Push(m)
 		}
 	}
-	return append(ops, wait)
 }
+
+// Go makes a sequential program of the node's process (cpu.Go): fn calls
+// the library through s and returns when the process is done.
+func (h *Host) Go(fn func(s *Seq)) cpu.Op {
+	return cpu.Go(func(p *cpu.Proc) { fn(&Seq{Proc: p, h: h}) })
+}
+
+// Run sets the process's program fn up before the simulation runs (its
+// processor starts it at its first edge).
+func (h *Host) Run(fn func(s *Seq)) { h.CPU.Run(h.Go(fn)) }
 
 // OnSignal makes network interrupts run handler on every waiting packet:
 // «The host passes network interrupts as Unix signals to the application.
 // The signal handler in the LCI library responds to the signal by polling
-// the host receive queue».
+// the host receive queue». The signal handler is a sequential program of
+// its own (cpu.SetInterruptProgram): the kernel's delivery (Costs.Signal),
+// then TryRecv; an interrupt is taken between the process's operations or
+// inside its computes and waits (a Recv waiting, a Send waiting for a
+// buffer), which look at the queue again when it returns.
 func (h *Host) OnSignal(handler Handler) {
-	h.CPU.SetInterruptHandler(func(clock.Time) []cpu.Op {
-		return append([]cpu.Op{{Kind: cpu.Compute, Cycles: h.costs.Signal}}, h.TryRecv(handler)...)
+	h.CPU.SetInterruptProgram(func(p *cpu.Proc) {
+		s := &Seq{Proc: p, h: h}
+		s.Compute(h.costs.Signal)
+		s.TryRecv(handler)
 	})
 }
 
@@ -531,3 +351,227 @@ func (h *Host) Node() int { return h.node }
 
 // Memory returns the host memory.
 func (h *Host) Memory() *mem.Memory { return h.mem }
+
+// Seq is the library in sequential form: a process's program on its host
+// (Host.Go), reading like section 2's description of the client. It
+// embeds the processor's handle (s.Compute, s.Now, s.Load, s.WaitUntil,
+// ...); each library call issues its operations (computes for the
+// library's code, PIO stores to the card, loads of received slots) and
+// returns when they have retired, with its result.
+type Seq struct {
+	*cpu.Proc
+	h *Host
+}
+
+// Host returns the library the program calls.
+func (s *Seq) Host() *Host { return s.h }
+
+// Send sends data (at most the MTU) to node dst with a tag: «an LCI
+// client allocates a send buffer in network interface (NI) memory (step 1)
+// and it writes a descriptor telling the NI to use DMA to transfer the
+// data, or (2) uses programmed I/O (PIO) to copy data into this packet
+// buffer directly. Next, the client hands the packet to a point-to-point
+// or multicast routine which passes a send request to the NI (3).» It
+// returns when the descriptor's store has retired.
+func (s *Seq) Send(dst int, data []byte, tag uint32) { s.send(lci.TypeData, dst, data, tag) }
+
+// Multicast sends data (at most the MTU) to every other node along the
+// forwarding tree rooted at this node.
+func (s *Seq) Multicast(data []byte, tag uint32) { s.send(lci.TypeMcast, s.h.node, data, tag) }
+
+// SendMessage sends a message of any size to node dst as packets of at
+// most the MTU (the last may be shorter), all with the same tag.
+func (s *Seq) SendMessage(dst int, data []byte, tag uint32) {
+	for _, piece := range s.h.fragments(data) {
+		s.Send(dst, piece, tag)
+	}
+}
+
+// MulticastMessage multicasts a message of any size, packet by packet.
+func (s *Seq) MulticastMessage(data []byte, tag uint32) {
+	for _, piece := range s.h.fragments(data) {
+		s.Multicast(piece, tag)
+	}
+}
+
+// send is a send call of a packet of type typ; false (reported) if the
+// call is refused.
+func (s *Seq) send(typ uint8, dst int, data []byte, tag uint32) bool {
+	h := s.h
+	if len(data) > h.fw.MTU {
+		h.env.Report(s.Now(), h.name, "lci.api", "send of %d bytes exceeds the %d-byte MTU", len(data), h.fw.MTU)
+		return false
+	}
+	if typ != lci.TypeMcast && (dst < 0 || dst >= h.nodes || dst == h.node) {
+		h.env.Report(s.Now(), h.name, "lci.api", "send to node %d from node %d of %d", dst, h.node, h.nodes)
+		return false
+	}
+	buf := s.sendBuffer()
+	d := lci.Desc{Seq: h.descSeq, Type: typ, Dst: uint8(dst), Len: uint16(len(data)), Buf: uint32(buf), Tag: tag}
+	h.descSeq++
+	cycles := h.costs.Send
+	if h.fw.Variant == lci.SDMA {
+		// «write the message data to a host-resident packet queue»
+		// (MY-P32), from which the NI fetches it.
+		d.HostBuf = sendData + uint64(buf)*h.sendStride()
+		_ = h.mem.Storage().Write(d.HostBuf, data)
+		cycles += h.copyCycles(len(data), false)
+	}
+	h.Sent++
+	s.Compute(cycles)
+	if h.fw.Variant != lci.SDMA {
+		s.pio(h.lay.SendBuf(buf)+lci.HeaderBytes, data)
+	}
+	s.pio(h.lay.SendQ+uint32(int(d.Seq-1)%h.lay.SendQSlots*lci.DescBytes), d.Encode())
+	return true
+}
+
+// sendBuffer takes a free send buffer. With none free it waits, looking
+// through the receive queue whenever woken: the send completions it finds
+// free buffers (and are handled, in the order found), a packet goes to the
+// upcall, others are kept for the next Recv; then it tries again.
+func (s *Seq) sendBuffer() int {
+	h := s.h
+	for {
+		var found []*Msg
+		s.WaitUntil(func() bool {
+			if len(h.freeSend) > 0 {
+				return true
+			}
+			found = h.drainForBuffer(s.Now())
+			return len(found) > 0
+		})
+		if len(found) == 0 {
+			buf := h.freeSend[len(h.freeSend)-1]
+			h.freeSend = h.freeSend[:len(h.freeSend)-1]
+			return buf
+		}
+		for _, m := range found {
+			s.handle(m, h.upcallFn)
+		}
+	}
+}
+
+// Recv waits (polling) for the next packet and runs handler on it, then
+// releases it unless the handler kept it. The poll that finds it, the
+// upcall and the release cost the loads of the slot through the cache
+// (misses on every line the NI wrote), Costs.Recv and the PIO that returns
+// the buffer. Send completions found on the way are handled and do not
+// count.
+func (s *Seq) Recv(handler Handler) {
+	for {
+		var m *Msg
+		s.WaitUntil(func() bool {
+			m = s.h.next(s.Now())
+			return m != nil
+		})
+		if s.handle(m, handler) {
+			return
+		}
+	}
+}
+
+// TryRecv handles every packet already there and returns how many it
+// passed to handler (a poll that does not wait). Each look at the queue is
+// an operation of its own, so an interrupt pending before it is taken
+// first.
+func (s *Seq) TryRecv(handler Handler) int {
+	n := 0
+	for {
+		var m *Msg
+		s.PollUntil(func() bool {
+			m = s.h.next(s.Now())
+			return true
+		})
+		if m == nil {
+			return n
+		}
+		if s.handle(m, handler) {
+			n++
+		}
+	}
+}
+
+// handle runs a packet taken from the receive queue: a send completion
+// marks its send buffer free at once and costs Costs.Completion; any other
+// packet goes to the upcall handler (Costs.Recv). Either's slot is read
+// through the cache first and released after, unless the upcall kept it.
+// It reports whether m went to the upcall.
+func (s *Seq) handle(m *Msg, handler Handler) bool {
+	h := s.h
+	compl := m.Type == lci.TypeCompl
+	cost := h.costs.Recv
+	if compl {
+		h.freeSend = append(h.freeSend, int(m.Tag))
+		cost = h.costs.Completion
+	}
+	for _, at := range m.reads {
+		s.Load(at, readWord)
+	}
+	s.Compute(cost)
+	if !compl && handler != nil {
+		handler(s, m)
+	}
+	if !m.Keep {
+		s.Release(m)
+	}
+	return !compl
+}
+
+// Release gives a packet's host buffer back to the NI (explicit release;
+// out of order is allowed): its address goes into the Recv Completions
+// queue in NI memory by PIO.
+func (s *Seq) Release(m *Msg) {
+	h := s.h
+	rec := lci.Free{Seq: h.freeSeq, Addr: m.slot}
+	slot := h.lay.FreeQ + uint32(int(rec.Seq-1)%h.lay.FreeQSlots*lci.FreeBytes)
+	h.freeSeq++
+	h.ring.Push(m.slot)
+	h.Released++
+	s.pio(slot, rec.Encode())
+}
+
+// FetchAndAdd adds add to node's fetch-and-add variable and returns its
+// old value. The request is a packet like any other (its addend is its
+// data, so I-sdma fetches it by DMA and I-pio writes it by PIO); while the
+// process waits for the reply, send completions are handled and packets go
+// to the upcall or are kept for the next Recv. The reply costs the loads
+// of its slot, Costs.Recv and its release. A refused request (reported)
+// returns 0.
+func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
+	h := s.h
+	if !s.send(lci.TypeFAReq, node, binary.LittleEndian.AppendUint32(nil, add), 0) {
+		return 0
+	}
+	for {
+		var m *Msg
+		s.WaitUntil(func() bool {
+			for {
+				if m = h.take(s.Now()); m == nil {
+					return false
+				}
+				if m.Type == lci.TypeCompl || m.Type == lci.TypeFARep || h.upcallFn != nil {
+					return true
+				}
+				h.pending.Push(m)
+			}
+		})
+		if m.Type == lci.TypeFARep {
+			s.handle(m, nil) // the reply is a packet without an upcall
+			return m.Tag
+		}
+		s.handle(m, h.upcallFn)
+	}
+}
+
+// pio writes data to SRAM address at with stores, one write-combining
+// burst per WCBytes-aligned piece.
+func (s *Seq) pio(at uint32, data []byte) {
+	addr := NIBase + uint64(at)
+	wc := uint64(s.h.plat.WCBytes())
+	for off := 0; off < len(data); {
+		n := min(int(wc-(addr+uint64(off))%wc), len(data)-off)
+		s.Do(cpu.Op{Kind: cpu.Store, Addr: addr + uint64(off), Data: data[off : off+n], Burst: true})
+		off += n
+	}
+}

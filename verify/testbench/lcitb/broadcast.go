@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/nisim/nisim/host/lcilib"
 
-	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 )
@@ -26,44 +25,32 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
 		for _, n := range cl.Nodes[1:] {
-			h := n.Host
-			var rx []cpu.Op
-			for i := range total {
-				rx = append(rx, h.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
-					checkData(h, now, m, pattern(b.Size, i))
-					if m.Src != 0 || m.Tag != uint32(i) {
-						h.Report(now, "lci.mcast", "expected multicast %d from node 0, got tag %d from node %d", i, m.Tag, m.Src)
-					}
-					got[i]++
-					last[i] = now
-					if got[i] == len(cl.Nodes)-1 {
-						root.CPU.Wake(now)
-					}
-					return nil
-				})...)
-			}
-			h.CPU.Run(rx...)
-		}
-		var step func(i int) []cpu.Op
-		step = func(i int) []cpu.Op {
-			if i == total {
-				return nil
-			}
-			var t0 clock.Time
-			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; return true }}}
-			ops = append(ops, root.Multicast(pattern(b.Size, i), uint32(i), nil)...)
-			return append(ops, cpu.Op{Kind: cpu.Wait, Fn: func(now clock.Time) bool {
-				if got[i] < len(cl.Nodes)-1 {
-					return false
+			n.Host.Run(func(s *lcilib.Seq) {
+				for i := range total {
+					s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+						checkData(s, m, pattern(b.Size, i))
+						if m.Src != 0 || m.Tag != uint32(i) {
+							s.Host().Report(s.Now(), "lci.mcast", "expected multicast %d from node 0, got tag %d from node %d", i, m.Tag, m.Src)
+						}
+						got[i]++
+						last[i] = s.Now()
+						if got[i] == len(cl.Nodes)-1 {
+							root.CPU.Wake(s.Now())
+						}
+					})
 				}
+			})
+		}
+		root.Run(func(s *lcilib.Seq) {
+			for i := range total {
+				t0 := s.Now()
+				s.Multicast(pattern(b.Size, i), uint32(i))
+				s.WaitUntil(func() bool { return got[i] >= len(cl.Nodes)-1 })
 				if i >= b.Warm {
 					sum += last[i] - t0
 				}
-				root.CPU.Insert(step(i + 1)...)
-				return true
-			}})
-		}
-		root.CPU.Run(step(0)...)
+			}
+		})
 	})
 	if err != nil {
 		return 0, res, err
@@ -91,19 +78,20 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 	got := make([]int, b.Stream)
 	done := make([]clock.Time, b.Stream)
 	_, res, err := runIn(e, c, func(cl *Cluster) {
-		root := cl.Nodes[0].Host
 		big := b.Size > c.Platform.L2Bytes()
 		for _, n := range cl.Nodes[1:] {
-			n.Host.CPU.Run(receiveStream(n.Host, b, mtu, recvCopy, big, func(i int, now clock.Time) {
-				got[i]++
-				done[i] = max(done[i], now)
-			})...)
+			n.Host.Run(func(s *lcilib.Seq) {
+				receiveStream(s, b, mtu, recvCopy, big, func(i int, now clock.Time) {
+					got[i]++
+					done[i] = max(done[i], now)
+				})
+			})
 		}
-		var ops []cpu.Op
-		for i := range b.Stream {
-			ops = append(ops, root.MulticastMessage(pattern(b.Size, i), uint32(i), nil)...)
-		}
-		root.CPU.Run(ops...)
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			for i := range b.Stream {
+				s.MulticastMessage(pattern(b.Size, i), uint32(i))
+			}
+		})
 	})
 	if err != nil {
 		return t, err

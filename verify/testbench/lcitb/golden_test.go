@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -56,10 +55,12 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 		cl := build(e, nil)
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		// Node 0 waits for the NIs to boot, then sends; node 1 polls.
-		h0.CPU.Run(append([]cpu.Op{{Kind: cpu.Compute, Cycles: 2000, Label: "boot-wait"}},
-			h0.Send(1, []byte("0123456789abcdef"), 42, nil)...)...)
+		h0.Run(func(s *lcilib.Seq) {
+			s.As("boot-wait").Compute(2000)
+			s.Send(1, []byte("0123456789abcdef"), 42)
+		})
 		var got *lcilib.Msg
-		h1.CPU.Run(h1.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op { got = m; return nil })...)
+		h1.Run(func(s *lcilib.Seq) { s.Recv(func(_ *lcilib.Seq, m *lcilib.Msg) { got = m }) })
 		runAll(e)
 		Expect(string(got.Data)).To(Equal("0123456789abcdef"))
 		return golden(e.Trace.Records())
@@ -115,17 +116,17 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 		// 130 receive buffers, 4 spare, 63 senders: W = 2 (MY-P23's rule).
 		cl := build(e, func(c *lcitb.Config) { c.Platform.RecvBufs = 130; c.Variant = 1 })
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
-		var ops []cpu.Op
-		ops = append(ops, cpu.Op{Kind: cpu.Compute, Cycles: 2000, Label: "boot-wait"})
-		for i := range 4 {
-			ops = append(ops, h0.Send(1, []byte(fmt.Sprintf("msg%d", i)), uint32(i), nil)...)
-		}
-		h0.CPU.Run(ops...)
-		var rx []cpu.Op
-		for range 4 {
-			rx = append(rx, h1.Recv(nil)...)
-		}
-		h1.CPU.Run(rx...)
+		h0.Run(func(s *lcilib.Seq) {
+			s.As("boot-wait").Compute(2000)
+			for i := range 4 {
+				s.Send(1, []byte(fmt.Sprintf("msg%d", i)), uint32(i))
+			}
+		})
+		h1.Run(func(s *lcilib.Seq) {
+			for range 4 {
+				s.Recv(nil)
+			}
+		})
 		runAll(e)
 		Expect(cl.Nodes[0].FW.Credits(1)).To(Equal(2))
 		fc := ""

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/nisim/nisim/host/lcilib"
 
-	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 )
@@ -76,10 +75,11 @@ func pattern(n, i int) []byte {
 	return b
 }
 
-// checkData reports a payload that is not what was sent.
-func checkData(h *lcilib.Host, now clock.Time, m *lcilib.Msg, want []byte) {
+// checkData reports a payload that is not what was sent (at the time the
+// upcall runs).
+func checkData(s *lcilib.Seq, m *lcilib.Msg, want []byte) {
 	if !bytes.Equal(m.Data, want) {
-		h.Report(now, "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
+		s.Host().Report(s.Now(), "lci.data", "packet from %d with tag %d: %d bytes arrived, not the %d sent (or different)", m.Src, m.Tag, len(m.Data), len(want))
 	}
 }
 
@@ -95,52 +95,31 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 	var sends []clock.Time
 	var os, or clock.Time
 	_, res, err := runIn(e, c, func(cl *Cluster) {
-		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		total := b.Warm + b.Iters
-		var round func(i int) []cpu.Op
-		round = func(i int) []cpu.Op {
-			if i == total {
-				return nil
-			}
-			var t0 clock.Time
-			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; sends = append(sends, now); return true }}}
-			ops = append(ops, h0.Send(1, pattern(b.Size, i), uint32(i), func(now clock.Time) {
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			for i := range total {
+				t0 := s.Now()
+				sends = append(sends, t0)
+				s.Send(1, pattern(b.Size, i), uint32(i))
 				if i >= b.Warm {
-					os += now - t0
+					os += s.Now() - t0
 				}
-			})...)
-			ops = append(ops, h0.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
-				checkData(h0, now, m, pattern(b.Size, -i))
-				return nil
-			})...)
-			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
-				h0.CPU.Insert(round(i + 1)...)
-				return true
-			}})
-			return ops
-		}
-		h0.CPU.Run(round(0)...)
-		var echo func(i int) []cpu.Op
-		echo = func(i int) []cpu.Op {
-			if i == total {
-				return nil
+				s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) { checkData(s, m, pattern(b.Size, -i)) })
 			}
-			var hit clock.Time
-			ops := h1.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
-				hit = m.At
-				checkData(h1, now, m, pattern(b.Size, i))
-				return nil
-			})
-			ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool {
+		})
+		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+			for i := range total {
+				var hit clock.Time
+				s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+					hit = m.At
+					checkData(s, m, pattern(b.Size, i))
+				})
 				if i >= b.Warm {
-					or += now - hit
+					or += s.Now() - hit
 				}
-				h1.CPU.Insert(append(h1.Send(0, pattern(b.Size, -i), uint32(i), nil), echo(i+1)...)...)
-				return true
-			}})
-			return ops
-		}
-		h1.CPU.Run(echo(0)...)
+				s.Send(0, pattern(b.Size, -i), uint32(i))
+			}
+		})
 	})
 	if err != nil {
 		return r, err
@@ -183,14 +162,15 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	mtu := c.FirmwareConfig().MTU
 	var done []clock.Time // when each message's last packet was received
 	_, res, err := runIn(e, c, func(cl *Cluster) {
-		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		big := b.Size > c.Platform.L2Bytes()
-		var ops []cpu.Op
-		for i := range b.Stream {
-			ops = append(ops, h0.SendMessage(1, pattern(b.Size, i), uint32(i), nil)...)
-		}
-		h0.CPU.Run(ops...)
-		h1.CPU.Run(receiveStream(h1, b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })...)
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			for i := range b.Stream {
+				s.SendMessage(1, pattern(b.Size, i), uint32(i))
+			}
+		})
+		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+			receiveStream(s, b, mtu, recvCopy, big, func(_ int, now clock.Time) { done = append(done, now) })
+		})
 	})
 	if err != nil {
 		return t, err
@@ -203,32 +183,27 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 	return t, nil
 }
 
-// receiveStream returns the operations that receive b.Stream messages of
-// b.Size bytes, packet by packet (at most mtu bytes each), checking each
-// packet's data, copying it out if recvCopy (at the memory copy rate if
-// big), and calling last with the message's number when its last packet
-// has arrived.
-func receiveStream(h *lcilib.Host, b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) []cpu.Op {
+// receiveStream receives b.Stream messages of b.Size bytes, packet by
+// packet (at most mtu bytes each), checking each packet's data, copying it
+// out if recvCopy (at the memory copy rate if big), and calling last with
+// the message's number when its last packet has arrived.
+func receiveStream(s *lcilib.Seq, b Bench, mtu int, recvCopy, big bool, last func(i int, now clock.Time)) {
 	perMsg := max(1, (b.Size+mtu-1)/mtu)
-	var rx []cpu.Op
 	for i := range b.Stream {
 		msg := pattern(b.Size, i)
 		for k := range perMsg {
 			lo := k * mtu
-			want := msg[lo:min(lo+mtu, len(msg))]
-			rx = append(rx, h.Recv(func(now clock.Time, m *lcilib.Msg) []cpu.Op {
-				checkData(h, now, m, want)
+			s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+				checkData(s, m, msg[lo:min(lo+mtu, len(msg))])
 				if k == perMsg-1 {
-					last(i, now)
+					last(i, s.Now())
 				}
 				if recvCopy {
-					return []cpu.Op{{Kind: cpu.Compute, Cycles: h.CopyCycles(len(m.Data), big)}}
+					s.Compute(s.Host().CopyCycles(len(m.Data), big))
 				}
-				return nil
-			})...)
+			})
 		}
 	}
-	return rx
 }
 
 // steady is the rate of messages of size bytes completing at the times in
@@ -251,24 +226,15 @@ func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
 	var sum clock.Time
 	var vals []uint32
 	_, _, err := runIn(e, c, func(cl *Cluster) {
-		h0 := cl.Nodes[0].Host
-		total := b.Warm + b.Iters
-		var step func(i int) []cpu.Op
-		step = func(i int) []cpu.Op {
-			if i == total {
-				return nil
-			}
-			var t0 clock.Time
-			ops := []cpu.Op{{Kind: cpu.Call, Fn: func(now clock.Time) bool { t0 = now; return true }}}
-			return append(ops, h0.FetchAndAdd(1, 1, func(now clock.Time, old uint32) {
-				vals = append(vals, old)
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			for i := range b.Warm + b.Iters {
+				t0 := s.Now()
+				vals = append(vals, s.FetchAndAdd(1, 1))
 				if i >= b.Warm {
-					sum += now - t0
+					sum += s.Now() - t0
 				}
-				h0.CPU.Insert(step(i + 1)...)
-			})...)
-		}
-		h0.CPU.Run(step(0)...)
+			}
+		})
 	})
 	if err != nil {
 		return 0, err

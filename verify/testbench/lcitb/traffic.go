@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/nisim/nisim/firmware/lci"
-	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 )
@@ -138,70 +137,59 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	for _, nd := range cl.Nodes {
 		hosts = append(hosts, nd.Host)
 	}
-	handler := func(h *lcilib.Host) lcilib.Handler {
-		return func(now clock.Time, m *lcilib.Msg) []cpu.Op {
-			me := h.Node()
-			got[me]++
-			r.Deliveries++
-			var want uint32
-			dst := me
-			switch m.Type {
-			case lci.TypeData:
-				nextUni[me][m.Src]++
-				want = nextUni[me][m.Src]
-				r.UnicastsDone++
-			case lci.TypeMcast:
-				nextMc[me][m.Src]++
-				want = nextMc[me][m.Src]
-				dst = -1
-			default:
-				h.Report(now, "lci.traffic", "unexpected packet type %d from %d", m.Type, m.Src)
-				return nil
-			}
-			if m.Seq != want {
-				h.Report(now, "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost, duplicated or out of order", m.Seq, m.Type, m.Src, want)
-			}
-			checkData(h, now, m, trafficData(m.Type, m.Src, dst, m.Seq, int(m.Tag)))
-			return nil
+	handler := func(s *lcilib.Seq, m *lcilib.Msg) {
+		me := s.Host().Node()
+		got[me]++
+		r.Deliveries++
+		var want uint32
+		dst := me
+		switch m.Type {
+		case lci.TypeData:
+			nextUni[me][m.Src]++
+			want = nextUni[me][m.Src]
+			r.UnicastsDone++
+		case lci.TypeMcast:
+			nextMc[me][m.Src]++
+			want = nextMc[me][m.Src]
+			dst = -1
+		default:
+			s.Host().Report(s.Now(), "lci.traffic", "unexpected packet type %d from %d", m.Type, m.Src)
+			return
 		}
+		if m.Seq != want {
+			s.Host().Report(s.Now(), "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost, duplicated or out of order", m.Seq, m.Type, m.Src, want)
+		}
+		checkData(s, m, trafficData(m.Type, m.Src, dst, m.Seq, int(m.Tag)))
 	}
 	for i, h := range hosts {
-		h.SetUpcall(handler(h))
-		var ops []cpu.Op
-		for _, op := range plans[i] {
-			switch op.kind {
-			case lci.TypeData:
-				sentUni[i][op.dst]++
-				ops = append(ops, h.Send(op.dst, trafficData(lci.TypeData, i, op.dst, sentUni[i][op.dst], op.size), uint32(op.size), nil)...)
-			case lci.TypeMcast:
-				sentMc[i]++
-				ops = append(ops, h.Multicast(trafficData(lci.TypeMcast, i, -1, sentMc[i], op.size), uint32(op.size), nil)...)
-			case lci.TypeFAReq:
-				target := op.dst
-				ops = append(ops, h.FetchAndAdd(target, 1, func(now clock.Time, old uint32) {
-					if faVals[target][old] {
-						h.Report(now, "lci.fetchadd", "node %d's variable handed out %d twice", target, old)
+		h.SetUpcall(handler)
+		h.Run(func(s *lcilib.Seq) {
+			for _, op := range plans[i] {
+				switch op.kind {
+				case lci.TypeData:
+					sentUni[i][op.dst]++
+					s.Send(op.dst, trafficData(lci.TypeData, i, op.dst, sentUni[i][op.dst], op.size), uint32(op.size))
+				case lci.TypeMcast:
+					sentMc[i]++
+					s.Multicast(trafficData(lci.TypeMcast, i, -1, sentMc[i], op.size), uint32(op.size))
+				case lci.TypeFAReq:
+					old := s.FetchAndAdd(op.dst, 1)
+					if faVals[op.dst][old] {
+						h.Report(s.Now(), "lci.fetchadd", "node %d's variable handed out %d twice", op.dst, old)
 					}
-					faVals[target][old] = true
+					faVals[op.dst][old] = true
 					r.FetchAddsDone++
-				})...)
-			}
-			if i == 0 && t.HotPause > 0 {
-				ops = append(ops, cpu.Op{Kind: cpu.Compute, Cycles: int(h.CPU.Clock().Cycles(t.HotPause))})
-			}
-			ops = append(ops, h.TryRecv(handler(h))...)
-		}
-		// Then poll until everything due has arrived.
-		var drain func() []cpu.Op
-		drain = func() []cpu.Op {
-			return []cpu.Op{{Kind: cpu.Call, Fn: func(clock.Time) bool {
-				if got[h.Node()] < expect[h.Node()] {
-					h.CPU.Insert(append(h.Recv(handler(h)), drain()...)...)
 				}
-				return true
-			}}}
-		}
-		h.CPU.Run(append(ops, drain()...)...)
+				if i == 0 && t.HotPause > 0 {
+					s.Compute(int(h.CPU.Clock().Cycles(t.HotPause)))
+				}
+				s.TryRecv(handler)
+			}
+			// Then poll until everything due has arrived.
+			for got[i] < expect[i] {
+				s.Recv(handler)
+			}
+		})
 	}
 	r.Run, err = e.Run()
 	// A multicast is done when its last member has it: per root, the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -154,11 +153,14 @@ var _ = Describe("the polling watchdog", func() {
 		Expect(err).NotTo(HaveOccurred())
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
 		var got []clock.Time
-		h1.OnSignal(func(now clock.Time, m *lcilib.Msg) []cpu.Op { got = append(got, now); return nil })
+		h1.OnSignal(func(s *lcilib.Seq, _ *lcilib.Msg) { got = append(got, s.Now()) })
 		var sent clock.Time
-		h0.CPU.Run(h0.Send(1, []byte("wake up"), 7, func(now clock.Time) { sent = now })...)
+		h0.Run(func(s *lcilib.Seq) {
+			s.Send(1, []byte("wake up"), 7)
+			sent = s.Now()
+		})
 		// Node 1 computes for 500 µs without polling.
-		h1.CPU.Run(cpu.Op{Kind: cpu.Compute, Cycles: 100_000})
+		h1.Run(func(s *lcilib.Seq) { s.Compute(100_000) })
 		_, err = e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got).To(HaveLen(1))
@@ -175,9 +177,9 @@ var _ = Describe("the polling watchdog", func() {
 		cl, err := lcitb.Build(e, c)
 		Expect(err).NotTo(HaveOccurred())
 		h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
-		h1.OnSignal(func(now clock.Time, m *lcilib.Msg) []cpu.Op { return nil })
-		h0.CPU.Run(h0.Send(1, []byte("hello"), 7, nil)...)
-		h1.CPU.Run(h1.Recv(nil)...)
+		h1.OnSignal(func(*lcilib.Seq, *lcilib.Msg) {})
+		h0.Run(func(s *lcilib.Seq) { s.Send(1, []byte("hello"), 7) })
+		h1.Run(func(s *lcilib.Seq) { s.Recv(nil) })
 		_, err = e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cl.Nodes[1].Card.Stats().Interrupts).To(BeZero())
