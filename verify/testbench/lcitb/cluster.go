@@ -83,6 +83,15 @@ type Cluster struct {
 	Net    *topology.SourceNet
 }
 
+// Close ends the host programs still running when the simulation has
+// ended (a process left waiting for a packet that never came, after a
+// failed run): their coroutines are released (cpu.CPU.Close).
+func (cl *Cluster) Close() {
+	for _, n := range cl.Nodes {
+		n.CPU.Close()
+	}
+}
+
 // Build builds the cluster on e.
 func Build(e *env.Env, c Config) (*Cluster, error) {
 	if err := c.Validate(); err != nil {

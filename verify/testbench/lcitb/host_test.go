@@ -164,4 +164,17 @@ var _ = Describe("the LCI library in sequential form", func() {
 		Expect(wokeAt).To(BeNumerically(">", upcallAt))
 		Expect(h1.Released).To(Equal(uint64(1)))
 	})
+
+	It("leaves a process waiting for a packet that never comes to the watchdog, and Close releases its program", func() {
+		e := env.New(env.Options{})
+		cl, err := lcitb.Build(e, lcitb.DefaultConfig())
+		Expect(err).NotTo(HaveOccurred())
+		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) { s.Recv(nil) })
+		_, err = e.Run()
+		Expect(err).To(MatchError(ContainSubstring("deadlock or unfinished work")))
+		Expect(err.Error()).To(ContainSubstring("\n  N1.CPU: at op 0, a wait"))
+		Expect(cl.Nodes[1].CPU.Programs()).To(Equal(1))
+		cl.Close()
+		Expect(cl.Nodes[1].CPU.Programs()).To(BeZero())
+	})
 })

@@ -52,7 +52,7 @@ func (b Bench) validate(mtu int, fragments bool) error {
 
 // runIn builds the cluster in e (a fresh environment if nil), lets setup
 // program it and runs it to the end: the checkers and the deadlock
-// watchdog must be satisfied.
+// watchdog must be satisfied. Programs left waiting are closed.
 func runIn(e *env.Env, c Config, setup func(cl *Cluster)) (*Cluster, env.Result, error) {
 	if e == nil {
 		e = env.New(env.Options{})
@@ -63,6 +63,7 @@ func runIn(e *env.Env, c Config, setup func(cl *Cluster)) (*Cluster, env.Result,
 	}
 	setup(cl)
 	res, err := e.Run()
+	cl.Close()
 	return cl, res, err
 }
 

@@ -192,6 +192,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		})
 	}
 	r.Run, err = e.Run()
+	cl.Close()
 	// A multicast is done when its last member has it: per root, the
 	// fewest any member received.
 	for k := range n {
