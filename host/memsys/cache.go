@@ -135,6 +135,10 @@ type way struct {
 	line  uint64 // line number: bus address >> lineShift
 	state lineState
 	used  uint64 // LRU stamp
+	// held: a miss status holding register owns the frame (its fill or
+	// upgrade is outstanding, or its stores are not yet performed), so no
+	// other miss may take it as a victim.
+	held bool
 }
 
 // stage of the access in service.
@@ -145,9 +149,37 @@ const (
 	stLookup               // waiting for the hit time, then deciding
 	stBus                  // waiting for a fill or an uncached access
 	stRespond              // answer the CPU
+	stHold                 // waiting for a miss status holding register (MaxMisses)
 )
 
-var stageNames = [...]string{"GATHER", "LOOKUP", "BUS", "RESPOND"}
+var stageNames = [...]string{"GATHER", "LOOKUP", "BUS", "RESPOND", "HOLD"}
+
+// mshr is a miss status holding register (CacheConfig.MaxMisses): a store
+// miss in flight without its access, the line it claims (an RFO, or an
+// upgrade of a line held shared) and the stores to that line that wait for
+// it, performed in program order once the line is owned and every older
+// register's stores are performed.
+type mshr struct {
+	req     *mem.Req
+	line    uint64
+	way     int
+	upgrade bool
+	lost    bool // upgrade: another master took the line before it was on the bus
+	onBus   bool // the fill's first data beat (the upgrade's address phase) was on the bus
+	stale   bool // another master wrote or claimed the line after that
+	demoted bool // another master read the line after that
+	done    bool // the bus transaction has completed
+	fresh   bool // done at this edge: its stores may be performed as a blocking access's are
+	stores  []pendStore
+	buf     []byte // the stores' data
+}
+
+// pendStore is a store piece merged into an mshr: n bytes at addr, its data
+// at off in the register's buf.
+type pendStore struct {
+	addr   uint64
+	off, n int
+}
 
 // access is the CPU request in service.
 type access struct {
@@ -193,6 +225,7 @@ type snoop struct {
 	addr   uint64
 	n      int
 	master string
+	req    *mem.Req // snOwnFill: the cache's own request
 }
 
 // Cache is a clocked per-CPU cache: a target on its CPU's channel (Port), a
@@ -228,6 +261,12 @@ type Cache struct {
 	resvValid bool
 	resvLine  uint64
 
+	// mshrs are the store misses in flight beyond the access in service,
+	// oldest first (at most MaxMisses, with the access's own fill); free
+	// recycles them.
+	mshrs []*mshr
+	free  []*mshr
+
 	stats Stats
 
 	sigState, sigFill, sigHits, sigMisses *waves.Signal
@@ -245,6 +284,9 @@ type Stats struct {
 	// address-only transactions); UpgradesLost those whose line another
 	// master took first, which the cache then read for ownership.
 	Upgrades, UpgradesLost uint64
+	// Merged counts store pieces merged into an outstanding store miss's
+	// register (MaxMisses > 1; counted as misses too).
+	Merged uint64
 	// WriteBacks counts dirty lines written back (evicted, or read or
 	// claimed by another master).
 	WriteBacks uint64
@@ -339,8 +381,8 @@ func (c *Cache) observe(now clock.Time, o bus.Observation) {
 		return
 	}
 	if o.Master == c.Name() {
-		if x := c.cur; x != nil && o.Req == x.wait && o.First && !o.Write {
-			c.snoops = append(c.snoops, snoop{t: now, kind: snOwnFill})
+		if o.First && !o.Write && (o.Req.Class == ClassFill || o.Req.Class == ClassRFO || o.Req.Class == ClassUpgrade) {
+			c.snoops = append(c.snoops, snoop{t: now, kind: snOwnFill, req: o.Req})
 		}
 		return
 	}
@@ -435,15 +477,19 @@ func (c *Cache) touch(i int) {
 }
 
 // victim picks the frame for line: an invalid way, else the least recently
-// used one.
+// used one, among the frames no miss status holding register holds; -1
+// when every frame of the set is held.
 func (c *Cache) victim(line uint64) int {
 	base := int(line%c.sets) * c.cfg.Ways
-	best := base
+	best := -1
 	for i := base; i < base+c.cfg.Ways; i++ {
+		if c.ways[i].held {
+			continue // a miss status holding register owns it
+		}
 		if c.ways[i].state == invalid {
 			return i
 		}
-		if c.ways[i].used < c.ways[best].used {
+		if best < 0 || c.ways[i].used < c.ways[best].used {
 			best = i
 		}
 	}
@@ -509,8 +555,13 @@ func (c *Cache) applySnoops(now clock.Time) bool {
 func (c *Cache) applySnoop(now clock.Time, s snoop) {
 	switch s.kind {
 	case snOwnFill:
-		if c.cur != nil {
+		if c.cur != nil && c.cur.wait == s.req {
 			c.cur.onBus = true
+		}
+		for _, m := range c.mshrs {
+			if m.req == s.req {
+				m.onBus = true
+			}
 		}
 		return
 	case snOwnWrite:
@@ -534,6 +585,19 @@ func (c *Cache) applySnoop(now clock.Time, s snoop) {
 				// upgrade, still queued, claims a line the cache no longer
 				// holds (fillDone reads it for ownership then).
 				x.lost = true
+			}
+		}
+		for _, m := range c.mshrs {
+			if m.line != line || m.done {
+				continue
+			}
+			switch {
+			case m.onBus && s.kind == snRead:
+				m.demoted = true
+			case m.onBus:
+				m.stale = true
+			case m.upgrade && s.kind != snRead:
+				m.lost = true
 			}
 		}
 		if s.kind != snRead {
@@ -587,6 +651,15 @@ func (c *Cache) collect(now clock.Time) bool {
 			return moved
 		}
 		moved = true
+		if m := c.mshrOf(b.Req); m != nil {
+			if b.Err != "" {
+				c.env.Report(now, c.Name(), "memsys.bus", "%v: %s", b.Req, b.Err)
+			}
+			if b.Last {
+				c.mshrDone(now, m)
+			}
+			continue
+		}
 		x := c.cur
 		if x == nil || b.Req != x.wait {
 			c.env.Report(now, c.Name(), "memsys.protocol", "bus answer %v for no request in flight", b)
@@ -677,8 +750,8 @@ func (c *Cache) step(now clock.Time) bool {
 			}
 			x.stage = stLookup
 			continue
-		case stLookup:
-			if now < x.readyAt {
+		case stLookup, stHold:
+			if x.stage == stLookup && now < x.readyAt {
 				c.WakeAt(x.readyAt)
 				return did
 			}
@@ -686,7 +759,9 @@ func (c *Cache) step(now clock.Time) bool {
 			if x.stage == stLookup && x.readyAt <= now {
 				continue
 			}
-			if x.stage == stBus {
+			if x.stage == stBus || x.stage == stHold {
+				// A held access looks up again when a register frees
+				// (collect, woken by the bus's answer).
 				return did
 			}
 			continue
@@ -768,6 +843,12 @@ func (c *Cache) gather(now clock.Time, x *access) bool {
 func (c *Cache) lookup(now clock.Time, x *access) {
 	req := x.req
 	addr := req.Addr + uint64(x.off)
+	if len(c.mshrs) > 0 && c.mustDrain(x, addr) {
+		// Stores are performed in program order: this access waits until
+		// every outstanding store miss has performed its stores.
+		x.stage = stHold
+		return
+	}
 	if x.off == 0 && req.Atomic == mem.StoreConditional && !(c.resvValid && c.resvLine == addr>>c.lineShift) {
 		x.failed = true
 		x.stage = stRespond
@@ -782,6 +863,18 @@ func (c *Cache) lookup(now clock.Time, x *access) {
 	n := min(req.Len-x.off, int(((line+1)<<c.lineShift)-addr))
 	i := c.find(line)
 	write := req.Op == mem.Write
+	if c.cfg.MaxMisses > 1 && write && pol == WriteBack && req.Posted && req.Atomic == mem.NotAtomic {
+		c.storeNonBlocking(now, x, addr, line, i, n)
+		return
+	}
+	if len(c.mshrs) > 0 && !write {
+		// A load of a line whose stores are outstanding waits for them; a
+		// load miss needs a free register and a frame no register holds.
+		if c.mshrFor(line) != nil || i < 0 && (len(c.mshrs) >= c.maxMisses() || c.victim(line) < 0) {
+			x.stage = stHold
+			return
+		}
+	}
 	switch {
 	case !write && i >= 0, write && pol == WriteBack && i >= 0 && c.ways[i].state == modified:
 		c.stats.Hits++
@@ -807,6 +900,219 @@ func (c *Cache) lookup(now clock.Time, x *access) {
 		c.stats.Misses++
 		c.sigMisses.Set(now, c.stats.Misses)
 		c.fill(now, x, line, i, write, n)
+	}
+}
+
+// maxMisses is the number of misses a cache may have outstanding.
+func (c *Cache) maxMisses() int { return max(c.cfg.MaxMisses, 1) }
+
+// mustDrain reports whether the access at addr must wait for the
+// outstanding store misses: everything but plain loads and posted plain
+// stores to write-back pages (an atomic, an uncached or write-through
+// access, a non-posted store), so that stores reach memory, and I/O, in
+// program order.
+func (c *Cache) mustDrain(x *access, addr uint64) bool {
+	req := x.req
+	if req.Atomic != mem.NotAtomic || c.PolicyAt(addr) != WriteBack ||
+		c.PolicyAt(req.Addr+uint64(max(req.Len, 1))-1) == Uncached || c.PolicyAt(req.Addr) == Uncached {
+		return true
+	}
+	return req.Op == mem.Write && !req.Posted
+}
+
+// mshrFor returns the miss status holding register of line, or nil.
+func (c *Cache) mshrFor(line uint64) *mshr {
+	for _, m := range c.mshrs {
+		if m.line == line {
+			return m
+		}
+	}
+	return nil
+}
+
+// mshrOf returns the register waiting for bus request req, or nil.
+func (c *Cache) mshrOf(req *mem.Req) *mshr {
+	for _, m := range c.mshrs {
+		if m.req == req {
+			return m
+		}
+	}
+	return nil
+}
+
+// storeNonBlocking serves n bytes of a posted store to a write-back page
+// at addr with MaxMisses > 1: a store to a line owned performs at once if
+// no older store waits; a store to the line of the youngest outstanding
+// miss merges into its register; a store to a line neither owned nor
+// claimed allocates a register (an RFO, or an upgrade of a line held
+// shared) and the access moves on without waiting for it. A store that
+// would overtake an older outstanding store (to an owned line, or to the
+// line of a register that is not the youngest), or that finds no free
+// register or frame, waits (stHold).
+func (c *Cache) storeNonBlocking(now clock.Time, x *access, addr, line uint64, i, n int) {
+	m := c.mshrFor(line)
+	switch {
+	case m != nil && m == c.mshrs[len(c.mshrs)-1]:
+		c.stats.Misses++
+		c.stats.Merged++
+		c.sigMisses.Set(now, c.stats.Misses)
+		c.pend(m, addr, x.data[x.off:x.off+n])
+		c.advance(now, x, n)
+	case m != nil:
+		x.stage = stHold
+	case i >= 0 && c.ways[i].state == modified:
+		if len(c.mshrs) > 0 {
+			x.stage = stHold
+			return
+		}
+		c.stats.Hits++
+		c.sigHits.Set(now, c.stats.Hits)
+		c.touch(i)
+		c.piece(now, x, n)
+	case len(c.mshrs) >= c.maxMisses(), i < 0 && c.victim(line) < 0:
+		x.stage = stHold
+	default:
+		c.stats.Misses++
+		c.sigMisses.Set(now, c.stats.Misses)
+		m := c.allocMSHR(now, line, i)
+		c.pend(m, addr, x.data[x.off:x.off+n])
+		c.advance(now, x, n)
+	}
+}
+
+// pend merges a store piece into register m (a copy of its data).
+func (c *Cache) pend(m *mshr, addr uint64, data []byte) {
+	m.stores = append(m.stores, pendStore{addr: addr, off: len(m.buf), n: len(data)})
+	m.buf = append(m.buf, data...)
+}
+
+// advance completes n bytes of the access at x.off without performing
+// them (a store merged into a register).
+func (c *Cache) advance(now clock.Time, x *access, n int) {
+	x.off += n
+	if x.off < x.req.Len {
+		x.stage = stLookup
+		x.readyAt = c.Clock().After(now, clock.Cycle(c.cfg.HitCycles))
+		return
+	}
+	x.stage = stRespond
+}
+
+// allocMSHR takes a register for a store miss on line: an upgrade when way
+// i holds the line shared, else an RFO into a victim frame (whose dirty
+// line is written back first). The caller checked that a register and a
+// frame are free.
+func (c *Cache) allocMSHR(now clock.Time, line uint64, i int) *mshr {
+	upgrade := i >= 0
+	if i < 0 {
+		i = c.victim(line)
+		if v := &c.ways[i]; v.state != invalid {
+			if v.state == modified {
+				c.writeBack(now, i, "evict")
+			}
+			c.dropReservation(v.line)
+			v.state = invalid
+		}
+	}
+	var m *mshr
+	if k := len(c.free); k > 0 {
+		m = c.free[k-1]
+		c.free = c.free[:k-1]
+		*m = mshr{stores: m.stores[:0], buf: m.buf[:0]}
+	} else {
+		m = &mshr{}
+	}
+	m.line, m.way = line, i
+	c.ways[i].held = true
+	c.mshrs = append(c.mshrs, m)
+	c.issue(now, m, upgrade)
+	return m
+}
+
+// issue sends register m's bus request: an upgrade or an RFO of its line.
+func (c *Cache) issue(now clock.Time, m *mshr, upgrade bool) {
+	c.seq++
+	class := ClassRFO
+	if upgrade {
+		class = ClassUpgrade
+	}
+	req := &mem.Req{Op: mem.Read, Addr: m.line << c.lineShift, Len: c.cfg.LineBytes, Class: class,
+		Master: c.Name(), Seq: c.seq}
+	c.send(now, mem.Beat{Req: req, First: true, Last: true})
+	m.req, m.upgrade = req, upgrade
+	m.lost, m.onBus, m.stale, m.demoted, m.done, m.fresh = false, false, false, false, false, false
+	c.sigFill.Set(now, req.Addr)
+	if upgrade {
+		c.stats.Upgrades++
+	} else {
+		c.stats.Fills++
+	}
+	if c.env.Trace.Enabled() {
+		if upgrade {
+			c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.upgrade", trace.Addr("addr", req.Addr))
+		} else {
+			c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.fill",
+				trace.Addr("addr", req.Addr), trace.Str("class", class))
+		}
+	}
+}
+
+// mshrDone completes register m's bus transaction: a lost upgrade reads
+// the line for ownership; otherwise the line is installed (modified; shared
+// if another master read it since; not at all if another master wrote or
+// claimed it since) and the registers' stores are performed as far as
+// program order allows (commit).
+func (c *Cache) mshrDone(now clock.Time, m *mshr) {
+	c.env.Monitor.Progress(now)
+	if m.upgrade && m.lost {
+		c.stats.UpgradesLost++
+		c.issue(now, m, false)
+		return
+	}
+	m.done = true
+	if !m.stale {
+		w := &c.ways[m.way]
+		w.line, w.state = m.line, modified
+		if m.demoted {
+			w.state = shared
+		}
+		c.touch(m.way)
+	}
+	m.fresh = true
+	c.commit(now)
+	m.fresh = false
+}
+
+// commit performs the stores of the oldest registers whose transactions
+// are done, in order, and frees them. A register whose line was taken
+// after its transaction completed (and before its turn) claims it again.
+// One that completes at this edge performs its stores even if another
+// master read or claimed the line after its transaction, as a blocking
+// store does (its stores are then ordered after that transaction's).
+func (c *Cache) commit(now clock.Time) {
+	k := 0
+	for k < len(c.mshrs) {
+		m := c.mshrs[k]
+		if !m.done {
+			break
+		}
+		w := &c.ways[m.way]
+		owned := w.line == m.line && w.state == modified
+		if !owned && !m.fresh {
+			c.issue(now, m, w.line == m.line && w.state == shared)
+			break
+		}
+		for _, p := range m.stores {
+			_ = c.store.Write(p.addr-c.memBase, m.buf[p.off:p.off+p.n])
+		}
+		w.held = false
+		c.free = append(c.free, m)
+		k++
+	}
+	if k > 0 {
+		n := copy(c.mshrs, c.mshrs[k:])
+		clear(c.mshrs[n:])
+		c.mshrs = c.mshrs[:n]
 	}
 }
 
@@ -947,15 +1253,20 @@ func (c *Cache) respond(now clock.Time, x *access) bool {
 
 // Idle implements check.Unit.
 func (c *Cache) Idle() bool {
-	return c.cur == nil && len(c.out) == 0 && len(c.up) == 0 && len(c.snoops) == 0 && c.outWrites == 0
+	return c.cur == nil && len(c.out) == 0 && len(c.up) == 0 && len(c.snoops) == 0 && c.outWrites == 0 && len(c.mshrs) == 0
 }
 
 // State implements check.Unit.
 func (c *Cache) State() string {
+	misses := ""
+	if len(c.mshrs) > 0 {
+		m := c.mshrs[0]
+		misses = fmt.Sprintf(", %d store misses outstanding (oldest %v, done %v, %d stores)", len(c.mshrs), m.req, m.done, len(m.stores))
+	}
 	if c.cur == nil {
-		if len(c.out) > 0 || len(c.up) > 0 || c.outWrites > 0 {
-			return fmt.Sprintf("idle, %d bus beats and %d CPU beats waiting for channel space, %d bus writes not yet on the bus",
-				len(c.out), len(c.up), c.outWrites)
+		if len(c.out) > 0 || len(c.up) > 0 || c.outWrites > 0 || misses != "" {
+			return fmt.Sprintf("idle, %d bus beats and %d CPU beats waiting for channel space, %d bus writes not yet on the bus%s",
+				len(c.out), len(c.up), c.outWrites, misses)
 		}
 		return "idle"
 	}
@@ -964,5 +1275,5 @@ func (c *Cache) State() string {
 	if x.wait != nil {
 		s += fmt.Sprintf(", waiting for bus %v", x.wait)
 	}
-	return s
+	return s + misses
 }

@@ -657,6 +657,7 @@ var _ = Describe("CacheConfig", func() {
 		Entry("negative hit time", func(c *memsys.CacheConfig) { c.HitCycles = -1 }, "HitCycles -1"),
 		Entry("page smaller than a line", func(c *memsys.CacheConfig) { c.PageBytes = 16 }, "PageBytes 16"),
 		Entry("no write buffer", func(c *memsys.CacheConfig) { c.BusWriteEntries = 0 }, "BusWriteEntries 0"),
+		Entry("negative miss registers", func(c *memsys.CacheConfig) { c.MaxMisses = -1 }, "MaxMisses -1"),
 	)
 
 	It("rejects a policy region not aligned to pages", func() {
@@ -937,5 +938,115 @@ var _ = Describe("Cache upgrades (a store to a line held shared)", func() {
 		Expect([]bool{present, dirty}).To(Equal([]bool{true, true}))
 		present, _ = n.Caches[0].Holds(0x100)
 		Expect(present).To(BeFalse())
+	})
+})
+
+var _ = Describe("Cache miss status holding registers (MaxMisses)", func() {
+	// overlap runs the program of the specs below on a one-CPU node whose
+	// cache has maxMisses registers: a load miss, then two posted stores
+	// to line 0x100 (the second merges), a posted store to line 0x120, a
+	// load that hits line 0x180 and a load of line 0x100. It returns the
+	// loads' answers, the first beats on the bus, the cycles at which
+	// the stores' bytes were in memory (sampled by an agent created after
+	// the node, which ticks after the cache at an edge) and the stats.
+	overlap := func(maxMisses int) (got []done, beats []seen, performed map[string]clock.Cycle, st memsys.Stats) {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
+		c := testCache()
+		c.MaxMisses = maxMisses
+		n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(c).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Read, Addr: 0x180, Len: 8},
+			{At: 13, Op: mem.Write, Addr: 0x100, Data: []byte("s1s1s1s1"), Posted: true},
+			{Op: mem.Write, Addr: 0x108, Data: []byte("s1b!s1b!"), Posted: true},
+			{Op: mem.Write, Addr: 0x120, Data: []byte("s2s2s2s2"), Posted: true},
+			{Op: mem.Read, Addr: 0x188, Len: 8},
+			{Op: mem.Read, Addr: 0x108, Len: 8},
+		}, &got)
+		performed = map[string]clock.Cycle{}
+		probe := vtest.NewAgent(e, "Probe", clk, func(_ clock.Time, cy clock.Cycle) bool {
+			for _, w := range []struct {
+				addr uint64
+				data string
+			}{{0x100, "s1s1s1s1"}, {0x108, "s1b!s1b!"}, {0x120, "s2s2s2s2"}} {
+				b, _ := n.Memory.Storage().Bytes(w.addr, 8)
+				if _, ok := performed[w.data]; !ok && string(b) == w.data {
+					performed[w.data] = cy
+				}
+			}
+			return len(performed) < 3
+		})
+		probe.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
+		Expect(n.Caches[0].Idle()).To(BeTrue())
+		return got, beats, performed, n.Caches[0].Stats()
+	}
+
+	It("keeps two store misses outstanding at once, merges a store into one, and serves a hit under them", func() {
+		got, beats, performed, st := overlap(2)
+		// The load of 0x180 misses (p=2), popped at c13. S1 (0x100),
+		// pushed at c13, is taken at c14 and looked up at c15: a miss, so
+		// the cache takes register 0 and pushes its RFO (p=15), and moves
+		// on. S1b (0x108, pushed c14) is taken at c15 and looked up at
+		// c16: register 0 is the youngest and holds its line, so it merges.
+		// S2 (0x120, pushed c15) is taken at c16 and misses at c17:
+		// register 1, RFO pushed p=17. The load of 0x188 (pushed c16) is
+		// taken at c17 and hits at c18, under both misses; popped c19.
+		// The CPU then pushes the load of 0x108 at c19; the cache takes it
+		// at c20 and at c21 finds register 0 on its line: it waits.
+		// RFO 0: arbitration c16, address c17, turnaround c18, the memory's
+		// beats on the bus c21..c24, the last popped by the cache at c25,
+		// where register 0 performs S1 and S1b and frees; the waiting load
+		// looks up again at c25, hits, and is popped at c26 with S1b's
+		// bytes. RFO 1's request waited in the bus channel behind
+		// RFO 0: arbitration c25 (the bus is free after c24), address c26,
+		// turnaround c27, data c30..c33, popped c34: S2 performed at c34.
+		Expect(got).To(Equal([]done{
+			{13, "\x00\x00\x00\x00\x00\x00\x00\x00", false},
+			{19, "\x00\x00\x00\x00\x00\x00\x00\x00", false},
+			{26, "s1b!s1b!", false},
+		}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x180, false},
+			{21, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{30, "N.Cache[0]", memsys.ClassRFO, 0x120, false},
+		}))
+		Expect(performed).To(Equal(map[string]clock.Cycle{"s1s1s1s1": 25, "s1b!s1b!": 25, "s2s2s2s2": 34}))
+		Expect([]uint64{st.Hits, st.Misses, st.Merged, st.Fills}).To(Equal([]uint64{2, 4, 1, 3}))
+	})
+
+	It("is blocking with one register, as without the field: every store waits for its own miss", func() {
+		got, beats, performed, st := overlap(1)
+		// S1 misses at c15 (p=15) and is performed when the cache pops the
+		// fill's last beat, c25; S1b is then taken at c25 and hits the
+		// owned line at c26; S2 is taken at c26 and misses at c27 (p=27:
+		// arbitration c28, address c29, data c33..c36, popped c37,
+		// performed c37). The load of 0x188 is taken at c37 and hits at
+		// c38 (popped c39), the load of 0x108 pushed at c39 hits at c41,
+		// popped c42.
+		Expect(got).To(Equal([]done{
+			{13, "\x00\x00\x00\x00\x00\x00\x00\x00", false},
+			{39, "\x00\x00\x00\x00\x00\x00\x00\x00", false},
+			{42, "s1b!s1b!", false},
+		}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassFill, 0x180, false},
+			{21, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{33, "N.Cache[0]", memsys.ClassRFO, 0x120, false},
+		}))
+		Expect(performed).To(Equal(map[string]clock.Cycle{"s1s1s1s1": 25, "s1b!s1b!": 26, "s2s2s2s2": 37}))
+		Expect([]uint64{st.Hits, st.Misses, st.Merged, st.Fills}).To(Equal([]uint64{3, 3, 0, 3}))
+		got0, beats0, performed0, _ := overlap(0)
+		Expect(got0).To(Equal(got))
+		Expect(beats0).To(Equal(beats))
+		Expect(performed0).To(Equal(performed))
 	})
 })

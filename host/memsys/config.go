@@ -170,6 +170,21 @@ type CacheConfig struct {
 	// write-back transaction follows; the line stays shared. Without it
 	// the cache writes the line back with a bus write of its own.
 	ImplicitWriteBack bool
+	// MaxMisses is the number of misses the cache may have outstanding:
+	// its miss status holding registers (Kroft, «Lockup-free instruction
+	// fetch/prefetch cache organization», ISCA 1981). 0 or 1: blocking,
+	// every access waits for its own miss. Above 1, a posted store to a
+	// write-back page that does not own its line takes a register (an RFO,
+	// or an upgrade of a line held shared) and the cache moves on to the
+	// next access: loads that hit and further stores proceed under the
+	// outstanding misses (stores to the line of the youngest register merge
+	// into it), a load that misses waits for its own fill alongside them,
+	// and a load of a line with a register waits for it. The registers'
+	// stores are performed in program order (a store never becomes visible
+	// before an older one); atomics, uncached, write-through and
+	// non-posted accesses wait until every register has performed its
+	// stores.
+	MaxMisses int
 }
 
 // DefaultCacheConfig is a generic second-level cache of a mid-1990s
@@ -196,6 +211,9 @@ func DefaultCacheConfig() CacheConfig {
 		// keep a few line-sized write buffers (host/platform sets each
 		// host's).
 		BusWriteEntries: 4,
+		// assumed: blocking (one miss at a time), the simplest cache;
+		// host/platform sets the hosts' that have more.
+		MaxMisses: 1,
 	}
 }
 
@@ -220,6 +238,8 @@ func (c CacheConfig) Validate() error {
 		return fmt.Errorf("cache PortDepth %d must be at least 1", c.PortDepth)
 	case c.BusWriteEntries < 1:
 		return fmt.Errorf("cache BusWriteEntries %d must be at least 1", c.BusWriteEntries)
+	case c.MaxMisses < 0:
+		return fmt.Errorf("cache MaxMisses %d must not be negative (0 or 1: blocking)", c.MaxMisses)
 	}
 	return nil
 }

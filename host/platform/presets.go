@@ -83,6 +83,9 @@ func DEC3000Model300() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the 21064 fills one line at a time (the
+			// 21164's miss address file came later); the paper gives none.
+			MaxMisses: 1,
 		}, {
 			// assumed: 32-byte lines and a direct-mapped B-cache (21064 data
 			// sheet: the B-cache is direct mapped and write-back).
@@ -105,6 +108,9 @@ func DEC3000Model300() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the 21064 fills one line at a time (the
+			// 21164's miss address file came later); the paper gives none.
+			MaxMisses: 1,
 		}},
 		Memory: Memory{
 			// assumed: 64 MB; the paper gives no size (the Pelican takes eight
@@ -233,6 +239,11 @@ func PPro() Host {
 			// write-back transaction of its own (Pentium Pro family
 			// developer's manual, bus protocol); the paper gives none.
 			ImplicitWriteBack: true,
+			// assumed: 4: the P6 family's L1 data cache is non-blocking with
+			// four fill buffers, so four misses can be outstanding (Pentium Pro
+			// and Pentium III data sheets, Intel's optimization manuals); the
+			// paper gives none.
+			MaxMisses: 4,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -260,6 +271,11 @@ func PPro() Host {
 			// write-back transaction of its own (Pentium Pro family
 			// developer's manual, bus protocol); the paper gives none.
 			ImplicitWriteBack: true,
+			// assumed: 4: the P6 family's L1 data cache is non-blocking with
+			// four fill buffers, so four misses can be outstanding (Pentium Pro
+			// and Pentium III data sheets, Intel's optimization manuals); the
+			// paper gives none.
+			MaxMisses: 4,
 		}},
 		Memory: Memory{
 			// «128 MB EDO RAM (66 MHz)» (MY-P5)
@@ -368,6 +384,11 @@ func P3() Host {
 			// write-back transaction of its own (Pentium Pro family
 			// developer's manual, bus protocol); the paper gives none.
 			ImplicitWriteBack: true,
+			// assumed: 4: the P6 family's L1 data cache is non-blocking with
+			// four fill buffers, so four misses can be outstanding (Pentium Pro
+			// and Pentium III data sheets, Intel's optimization manuals); the
+			// paper gives none.
+			MaxMisses: 4,
 		}, {
 			// assumed: 32 bytes, the P6 family's line (host/lcilib LineBytes).
 			LineBytes: 32,
@@ -396,6 +417,11 @@ func P3() Host {
 			// write-back transaction of its own (Pentium Pro family
 			// developer's manual, bus protocol); the paper gives none.
 			ImplicitWriteBack: true,
+			// assumed: 4: the P6 family's L1 data cache is non-blocking with
+			// four fill buffers, so four misses can be outstanding (Pentium Pro
+			// and Pentium III data sheets, Intel's optimization manuals); the
+			// paper gives none.
+			MaxMisses: 4,
 		}},
 		Memory: Memory{
 			// «1 GB SDRAM (133 MHz)» (MY-P5)
@@ -507,6 +533,9 @@ func AlphaServer2100() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the 21064A fills one line at a time (the
+			// 21164's miss address file came later); the paper gives none.
+			MaxMisses: 1,
 		}, {
 			// «A cache line is 64 bytes.» (MC-P17)
 			LineBytes: 64,
@@ -529,6 +558,9 @@ func AlphaServer2100() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the 21064A fills one line at a time (the
+			// 21164's miss address file came later); the paper gives none.
+			MaxMisses: 1,
 		}},
 		Memory: Memory{
 			// «four 21064A processors operating at 233 MHz and with 256MB of
@@ -659,6 +691,9 @@ func DEC560ST() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the Pentium's caches serve one miss at a
+			// time; the paper gives none.
+			MaxMisses: 1,
 		}, {
 			// assumed: the board cache of the «two-level cache hierarchy»
 			// (SH-P8): 256 KB, direct mapped, 32-byte lines, the usual
@@ -677,6 +712,9 @@ func DEC560ST() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the Pentium's caches serve one miss at a
+			// time; the paper gives none.
+			MaxMisses: 1,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.
@@ -807,6 +845,9 @@ func DECstation5000() Host {
 			// back by a bus write of its own (memsys's default); the paper
 			// gives no bus protocol.
 			ImplicitWriteBack: false,
+			// assumed: 1, blocking: the R3000 stalls on every cache miss; the
+			// paper gives none.
+			MaxMisses: 1,
 		}},
 		Memory: Memory{
 			// assumed: 32 MB; the paper gives no size.
