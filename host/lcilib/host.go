@@ -133,11 +133,11 @@ type Host struct {
 	freeSeq   uint32
 	ring      queue.Queue[uint64] // host buffers in the order the NI fills them
 	expect    uint32              // the next slot flag
-	pending   queue.Queue[*Msg]   // taken while waiting for an F&A reply
+	pending   queue.Queue[*Msg]   // taken while waiting for a send buffer or an F&A reply, for the next Recv
 
 	// Counters.
 	Sent, Received, Released uint64
-	// upcall handles packets that arrive while the process waits inside
+	// upcallFn handles packets that arrive while the process waits inside
 	// the library (for a send buffer or an F&A reply).
 	upcallFn Handler
 
