@@ -47,11 +47,16 @@ func program(e *env.Env, name string, n int, base, span uint64) []cpu.Op {
 // operations over its own span bytes, and runs it to the end; only the run
 // is timed.
 func runNode(b *testing.B, cpus, ops int, span uint64) (env.Result, *memsys.Node) {
+	return runNodeWith(b, cpus, ops, span, memsys.DefaultCacheConfig())
+}
+
+// runNodeWith is runNode with caches of configuration cc.
+func runNodeWith(b *testing.B, cpus, ops int, span uint64, cc memsys.CacheConfig) (env.Result, *memsys.Node) {
 	b.StopTimer()
 	tb := b
 	e := env.New(env.Options{Seed: 1})
 	cclk := clock.MHz(233)
-	n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(cpus, cclk).WithBus(benchBus()).
+	n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(cpus, cclk).WithCache(cc).WithBus(benchBus()).
 		WithMemory(4<<20, 0, 2, 0).Build("N")
 	if err != nil {
 		tb.Fatal(err)
@@ -94,6 +99,20 @@ func BenchmarkNode4CPU(b *testing.B) {
 	var sim clock.Time
 	for b.Loop() {
 		res, _ := runNode(b, 4, 5000, 1<<20)
+		sim += res.End
+	}
+	b.ReportMetric(float64(sim)/float64(clock.Microsecond)/b.Elapsed().Seconds(), "sim-µs/s")
+}
+
+// BenchmarkNode4CPUMaxMisses4 is BenchmarkNode4CPU with four miss status
+// holding registers per cache (CacheConfig.MaxMisses), as on the P6
+// presets: the simulator's cost of the non-blocking stores.
+func BenchmarkNode4CPUMaxMisses4(b *testing.B) {
+	cc := memsys.DefaultCacheConfig()
+	cc.MaxMisses = 4
+	var sim clock.Time
+	for b.Loop() {
+		res, _ := runNodeWith(b, 4, 5000, 1<<20, cc)
 		sim += res.End
 	}
 	b.ReportMetric(float64(sim)/float64(clock.Microsecond)/b.Elapsed().Seconds(), "sim-µs/s")
