@@ -1050,3 +1050,107 @@ var _ = Describe("Cache miss status holding registers (MaxMisses)", func() {
 		Expect(performed0).To(Equal(performed))
 	})
 })
+
+var _ = Describe("Cache: a send buffer refilled with cached stores after a DMA read", func() {
+	// refill runs one CPU that fills a 128-byte buffer (four lines) with
+	// sixteen posted 8-byte stores, a DMA read of the whole buffer at c100
+	// (as an NI's host DMA through a bridge), and the CPU's second round of
+	// sixteen stores from c200. The cache has 1 KiB (8 sets of 2 ways),
+	// ImplicitWriteBack (the P6's: the DMA read leaves the lines shared
+	// and clean with no write-back of their own) and maxMisses registers.
+	// It returns the cycle at which the second round's last bytes were
+	// in memory (sampled by an agent that ticks after the cache), the
+	// second round's first beats on the bus, and the stats.
+	refill := func(maxMisses int) (clock.Cycle, []seen, memsys.Stats) {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, TimeLimit: 500 * clock.Microsecond})
+		c := testCache()
+		c.CapacityBytes, c.ImplicitWriteBack, c.MaxMisses = 1024, true, maxMisses
+		n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(c).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		var beats []seen
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First && o.Cycle >= 200 {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		var steps []step
+		for round, at := range []clock.Cycle{0, 200} {
+			for k := range 16 {
+				s := step{Op: mem.Write, Addr: 0x1000 + uint64(8*k), Data: []byte(fmt.Sprintf("r%d.w%02d..", round, k)), Posted: true}
+				if k == 0 {
+					s.At = at
+				}
+				steps = append(steps, s)
+			}
+		}
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), steps, &got)
+		var dmaDone clock.Cycle
+		dmaReadAgent(e, n.Bus, 100, 0x1000, 128, &dmaDone)
+		var last clock.Cycle
+		probe := vtest.NewAgent(e, "Probe", clk, func(_ clock.Time, cy clock.Cycle) bool {
+			b, _ := n.Memory.Storage().Bytes(0x1000, 128)
+			for k := range 16 {
+				if string(b[8*k:8*k+8]) != fmt.Sprintf("r1.w%02d..", k) {
+					return true
+				}
+			}
+			last = cy
+			return false
+		})
+		probe.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
+		Expect(dmaDone).To(BeNumerically("<", 200), "the DMA read ends before the second round")
+		return last, beats, n.Caches[0].Stats()
+	}
+
+	It("claims each line with an address-only upgrade and, with four registers, overlaps the claims with the stores", func() {
+		last4, beats4, st4 := refill(4)
+		last1, beats1, st1 := refill(1)
+		// The second round's store k is pushed at c200+k and reaches its
+		// lookup at c202+k (taken a cycle after it is pushed, looked up
+		// HitCycles later), the lines 0x1000, 0x1020, 0x1040, 0x1060
+		// shared since the DMA read. Four registers: stores 0, 4, 8 and 12
+		// each take a register and push an upgrade (p = 202, 206, 210,
+		// 214); the others merge, or hit once their line's register has
+		// performed its stores. Each upgrade is arbitrated at p+1 and
+		// addressed at p+2, and the cache pops its completion at p+3: the
+		// last register performs its stores at c217 (store 15, looked up at
+		// c217, hits the line that register made dirty that very edge).
+		Expect(last4).To(Equal(clock.Cycle(217)))
+		Expect(beats4).To(Equal([]seen{
+			{204, "N.Cache[0]", memsys.ClassUpgrade, 0x1000, false},
+			{208, "N.Cache[0]", memsys.ClassUpgrade, 0x1020, false},
+			{212, "N.Cache[0]", memsys.ClassUpgrade, 0x1040, false},
+			{216, "N.Cache[0]", memsys.ClassUpgrade, 0x1060, false},
+		}))
+		// Blocking: store 0 upgrades at c202 and is performed at c205;
+		// stores 1..3 are looked up at c206..c208 and hit; store 4 upgrades
+		// at c209 (performed c212), and so on: every line costs 3 + 4
+		// cycles, the last store is looked up at c229. With a read for
+		// ownership instead of the upgrade (p+10 per line) it would have
+		// been c257.
+		Expect(last1).To(Equal(clock.Cycle(229)))
+		Expect(beats1).To(Equal([]seen{
+			{204, "N.Cache[0]", memsys.ClassUpgrade, 0x1000, false},
+			{211, "N.Cache[0]", memsys.ClassUpgrade, 0x1020, false},
+			{218, "N.Cache[0]", memsys.ClassUpgrade, 0x1040, false},
+			{225, "N.Cache[0]", memsys.ClassUpgrade, 0x1060, false},
+		}))
+		// Four RFOs for the first round, four upgrades for the second; no
+		// write-back (ImplicitWriteBack), and no line of data for the
+		// second round.
+		for _, s := range []memsys.Stats{st4, st1} {
+			Expect([]uint64{s.Fills, s.Upgrades, s.WriteBacks}).To(Equal([]uint64{4, 4, 4}))
+		}
+		// Merged with four registers: in the first round the RFOs take
+		// longer than the stores, so stores 1-3, 5-7, 9-11 and 13-15 all
+		// merge (12); in the second, stores 3, 7, 11 and 15 are looked up
+		// in the edge their line's register performs its stores and hit,
+		// so 8 merge.
+		Expect(st4.Merged).To(Equal(uint64(12 + 8)))
+	})
+})
