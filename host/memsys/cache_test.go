@@ -1023,6 +1023,61 @@ var _ = Describe("Cache miss status holding registers (MaxMisses)", func() {
 		Expect([]uint64{st.Hits, st.Misses, st.Merged, st.Fills}).To(Equal([]uint64{2, 4, 1, 3}))
 	})
 
+	It("keeps stores in program order: a store to an older miss's line, and an uncached store, wait", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, TimeLimit: 500 * clock.Microsecond})
+		c := testCache()
+		c.MaxMisses = 2
+		n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(1, clk).WithCache(c).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).WithPolicy(0x2000, 0x1000, memsys.Uncached).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		var beats []seen
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		var got []done
+		cpuAgent(e, "Cpu", n.Caches[0].Port(), []step{
+			{Op: mem.Write, Addr: 0x100, Data: []byte("AAAAAAAA"), Posted: true},
+			{Op: mem.Write, Addr: 0x120, Data: []byte("BBBBBBBB"), Posted: true},
+			{Op: mem.Write, Addr: 0x108, Data: []byte("aaaaaaaa"), Posted: true},
+			{Op: mem.Write, Addr: 0x2000, Data: []byte("uncached"), Posted: true},
+		}, &got)
+		performed := map[string]clock.Cycle{}
+		probe := vtest.NewAgent(e, "Probe", clk, func(_ clock.Time, cy clock.Cycle) bool {
+			for _, a := range []uint64{0x100, 0x120, 0x108} {
+				b, _ := n.Memory.Storage().Bytes(a, 8)
+				if _, ok := performed[string(b)]; !ok && b[0] != 0 {
+					performed[string(b)] = cy
+				}
+			}
+			return len(performed) < 3
+		})
+		probe.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		// A (line 0x100) misses at c2: register 0, RFO p=2, popped c12,
+		// where A is performed. B (line 0x120) misses at c3: register 1,
+		// RFO p=3, which waits for the bus: arbitration c12, address c13,
+		// turnaround c14, data c17..c20, popped c21. A' (0x108, line 0x100)
+		// is looked up at c4: register 0 holds its line but is not the
+		// youngest, so merging would let A' be performed before B: it
+		// waits. At c12 its line is owned, but B is still outstanding: it
+		// waits again, and is performed at c21, after B. The uncached
+		// store, taken at c21 and looked up at c22, found no register
+		// outstanding: its bus write is arbitrated at c23, addressed at c24
+		// and moves its data at c25 (had it not waited, it would have
+		// reached memory before A, B and A').
+		Expect(performed).To(Equal(map[string]clock.Cycle{"AAAAAAAA": 12, "BBBBBBBB": 21, "aaaaaaaa": 21}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{17, "N.Cache[0]", memsys.ClassRFO, 0x120, false},
+			{25, "N.Cache[0]", "cpu", 0x2000, true},
+		}))
+		Expect(n.Caches[0].Stats().Merged).To(BeZero())
+	})
+
 	It("is blocking with one register, as without the field: every store waits for its own miss", func() {
 		got, beats, performed, st := overlap(1)
 		// S1 misses at c15 (p=15) and is performed when the cache pops the
