@@ -108,6 +108,19 @@ var _ = Describe("presets", func() {
 		cpuHz, _ := s.CPU.Clock.Hz()
 		Expect(s.OS.InterruptEntry).To(Equal(int(1024 * cpuHz / (uint64(s.MemBus.WidthBytes) * busHz))))
 	})
+
+	It("gives the DEC 3000/300 a kernel interrupt, not Cashmere-2L's interrupt to a user-level handler", func() {
+		d, a := platform.DEC3000Model300(), platform.AlphaServer2100()
+		// The Telegraphos alarm goes «to the operating system» (2.2.6):
+		// the kernel's entry and return, a system call's, and no signal.
+		Expect([]int{d.OS.InterruptEntry, d.OS.InterruptReturn}).To(Equal([]int{d.OS.TrapEntry, d.OS.TrapReturn}))
+		// 1320 + 1320 cycles of 150 MHz = 17.6 µs in and out (lmbench's
+		// null system call on OSF/1 Alphas: 9 to 17 µs).
+		Expect(d.CPU.Clock.TimeOf(clock.Cycle(d.OS.InterruptEntry + d.OS.InterruptReturn))).To(Equal(clock.Time(17_600_000)))
+		// Cashmere-2L's 70 µs interrupt (a signal to the protocol's
+		// handler) is the AlphaServer's only.
+		Expect(d.OS.InterruptEntry).To(BeNumerically("<", a.OS.InterruptEntry))
+	})
 })
 
 var _ = DescribeTable("is the host host/lcilib's platforms run on",

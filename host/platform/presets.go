@@ -30,9 +30,13 @@ var (
 
 // DEC3000Model300 is the DEC 3000 model 300 (Pelican) workstation the
 // Telegraphos I HIB plugs into (telegraphos.txt section 2.1 and 3.2; TG-P1,
-// TG-P2). The paper gives the machine and its bus, nothing else; the CPU
-// and write-buffer values are verify/testbench/tgtb's, which the Telegraphos
-// calibration ran on.
+// TG-P2). The paper gives the machine and its bus, nothing else. The CPU
+// and write-buffer values are the ones the Telegraphos calibration of
+// section 3.2 was fitted with; verify/testbench/tgtb builds each node's
+// processor, write buffer and TURBOchannel from this preset. The OS costs
+// are Digital UNIX's on the AlphaServer's 21064A, in cycles; the interrupt
+// is a kernel one (the page-access alarm of 2.2.6 goes «to the operating
+// system»), with no signal to user level.
 func DEC3000Model300() Host {
 	return Host{
 		// assumed: the registry key, after «DEC 3000 model 300» (TG-P3).
@@ -46,10 +50,11 @@ func DEC3000Model300() Host {
 			// AXP model table: "Model 300 Pelican EV4 150 256 KB Desktop").
 			Count: 1,
 			// assumed: 150 MHz, the model 300's Alpha 21064 (EV4) in the same
-			// table; verify/testbench/tgtb uses it.
+			// table.
 			Clock: clock.MHz(150),
 			// assumed: 4 cycles, a load or store and the loop around it on
-			// the dual-issue 21064 (verify/testbench/tgtb IssueCycles).
+			// the dual-issue 21064 (the value the section 3.2 calibration ran
+			// with).
 			IssueCycles: 4,
 			// derived: stores are posted: «Write requests do not stall the
 			// processor» (TG-P10).
@@ -57,10 +62,12 @@ func DEC3000Model300() Host {
 			// assumed: CPI 1; the paper counts no instructions, and the
 			// access paths carry their own cycles.
 			CPICycles: 1, CPIInstrs: 1,
-			// assumed: the 21064's 4-entry write buffer (tgtb WriteBuffer).
+			// assumed: the 21064's 4-entry write buffer.
 			WriteBufferEntries: 4,
 			// assumed: an uncached store to TURBOchannel space leaves as one
-			// longword (tgtb: 4 one-beat entries on the 4-byte bus).
+			// longword: 4 entries × 4 B on the 4-byte TURBOchannel are 4
+			// one-beat stores (Host.WriteBufferBeats, the depth of the
+			// processor's master channel in verify/testbench/tgtb).
 			WriteCombineBytes: 4,
 			// assumed: the Alpha architecture's LDL_L/STL_C (the ll/sc
 			// Cashmere-2L uses on the 21064A, MC-P26).
@@ -174,13 +181,31 @@ func DEC3000Model300() Host {
 			// family); the Telegraphos paper measures no OS path. See
 			// AlphaServer2100 for each derivation.
 			Mprotect: 12815,
-			// assumed: as AlphaServer2100 (fault entry, signal, return).
+			// assumed: as AlphaServer2100 (the fault's kernel entry, its
+			// signal to the user-level handler, the return). No Telegraphos
+			// program takes a fault: host/tglib counts the MMU faults of
+			// 2.2.4 and drops the access, no handler runs.
 			FaultEntry: 1320, SignalDelivery: 1321, FaultReturn: 1320,
 			// assumed: as AlphaServer2100 (a system call).
 			TrapEntry: 1320, TrapReturn: 1320,
-			// assumed: as AlphaServer2100 (an interrupt delivered to a
-			// user-level handler).
-			InterruptEntry: 14990, InterruptReturn: 1320,
+			// assumed: a kernel interrupt's entry and return cost a system
+			// call's (1320 cycles each, 8.8 µs at 150 MHz): PALcode enters
+			// the kernel with the same frame for an interrupt, a fault and a
+			// system call, the kernel saves the same registers, and all leave
+			// by REI. The alarm's handler is the kernel's: «an interrupt is
+			// sent to the operating system», which makes «a replication
+			// decision» (2.2.6, TG-P15); the paper gives it no cost and no
+			// user-level part, so no signal is delivered. AlphaServer2100's
+			// 14990 is not this: Cashmere-2L's intra-node interrupt («the cost
+			// rises to 142 μ s» from 72, section 3.3.4) reaches a protocol
+			// that runs in the application's processes (its fault handler is
+			// run by «a process», section 2.3), so it is the kernel's entry
+			// plus a signal to user level. Order of magnitude: lmbench
+			// (McVoy and Staelin, USENIX 1996; doc/lat_nullsys.tbl,
+			// lat_signal.tbl) measured a null system call, entry and return,
+			// at 9 to 17 µs on its "DEC Alpha" systems (2 × 8.8 = 17.6 µs
+			// here) and a caught signal at 30 to 138 µs.
+			InterruptEntry: 1320, InterruptReturn: 1320,
 		},
 	}
 }

@@ -192,6 +192,38 @@ var _ = Describe("Telegraphos HIB", func() {
 		Expect(cl.Nodes[0].CPU.Interrupts()).To(Equal(uint64(1)))
 	})
 
+	It("runs the alarm handler after the DEC 3000's kernel interrupt entry, with no signal to user level", func() {
+		// alarmAt is when the handler saw the alarm (after its two
+		// register loads), on a cluster whose hosts have the given OS
+		// costs.
+		alarmAt := func(os cpu.OSCosts) clock.Time {
+			e := vtest.NewEnv(vtest.Options{Clock: tcClock})
+			cl, p := cluster(e, 2, 1, func(c *tgtb.ClusterConfig) { c.Host.OS = os })
+			cl.Nodes[0].HIB.SetPageCounters(tg.GlobalPage(1, 3*tg.PageBytes), 1, 0)
+			var at []clock.Time
+			p[0].OnPageAlarm(func(now clock.Time, _ uint32) { at = append(at, now) })
+			p[0].Start(p[0].Load(1, 3*tg.PageBytes, nil), p[0].Load(1, 3*tg.PageBytes+4, nil))
+			run(e, cl)
+			Expect(at).To(HaveLen(1))
+			return at[0]
+		}
+		os := tgtb.DefaultCluster(2).Host.OS
+		// The preset's kernel interrupt: entry and return cost a system
+		// call's, not Cashmere-2L's interrupt to a user-level handler.
+		Expect([]int{os.InterruptEntry, os.InterruptReturn}).To(Equal([]int{os.TrapEntry, os.TrapReturn}))
+		// Both runs take the interrupt at CPU cycle 1069 (7126.667 ns),
+		// while the read that raised it ends its TURBOchannel transaction
+		// at TC cycle 89 (80 ns cycles). Without OS costs the handler's
+		// first load (issued 4 cycles later, 7153.333 ns) waits out the
+		// bus's idle cycle 90 and starts at TC cycle 91. With the entry it
+		// issues at CPU cycle 1069 + 1320 + 4 = 2393 = 15953.333 ns, on an
+		// idle bus, and starts at the next TC edge, cycle 200 (16000 ns).
+		// The rest of the handler is the same in both: the alarm is seen
+		// (200 − 91) × 80 ns = 8720 ns later, the 8.8 µs entry less the
+		// wait for the bus it no longer has.
+		Expect(alarmAt(os) - alarmAt(cpu.OSCosts{})).To(Equal(clock.Time(8_720_000)))
+	})
+
 	It("multicasts every store to a mapped-out page to all its copies", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: tcClock})
 		cl, p := cluster(e, 4, 1)
