@@ -3,14 +3,11 @@ package noc
 import (
 	"fmt"
 
-	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
-	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/fabric"
-	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // ATMParams are the parameters of the atm-star scenario: hosts on a FORE
@@ -44,8 +41,8 @@ type ATMParams struct {
 // send every cell to host 0: 3 x 0.4 = 1.2 times what its output can carry,
 // so its queue fills and the switch drops cells.
 func ATMDefaults() *ATMParams {
-	sw := atm.ASX100()
-	return &ATMParams{Ports: sw.Ports(), Latency: sw.Latency(), QueueDepth: sw.QueueDepth(),
+	sw := noctb.DefaultATMConfig()
+	return &ATMParams{Ports: sw.Ports, Latency: sw.Latency, QueueDepth: sw.QueueDepth,
 		// assumed: 0.4, a moderate load; the paper gives no traffic mix.
 		Traffic: "uniform", Hotspots: []int{0}, HotFraction: 1, InjectionRate: 0.4,
 		// 10000 cycles = 571 µs a period: 2 of warm-up, 10 measured
@@ -71,7 +68,7 @@ func (p *ATMParams) Validate() error {
 	if err := scenario.FirstError(
 		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
 		scenario.Check(p.Latency < 0, "latency", "must not be negative (got %d)", p.Latency),
-		scenario.CheckCycles("latency", int64(p.Latency), atm.LinkClock(), scenario.MaxDelay),
+		scenario.CheckCycles("latency", int64(p.Latency), noctb.ATMClock(), scenario.MaxDelay),
 		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
 		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
 		scenario.Check(p.Traffic == "transpose", "traffic", "transpose needs a mesh; a star takes uniform, hotspot, bitcomp or neighbor"),
@@ -87,7 +84,7 @@ func (p *ATMParams) Validate() error {
 	if _, err := p.pattern(); err != nil {
 		return err
 	}
-	return p.window().validate(atm.LinkClock())
+	return p.window().validate(noctb.ATMClock())
 }
 
 // ATMScenario is the atm-star scenario.
@@ -98,78 +95,31 @@ func ATMScenario() *scenario.Scenario {
 		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return RunATM(e, p.(*ATMParams)) }}
 }
 
-// atmRun is what RunATM built and saw.
-type atmRun struct {
-	star  *atm.Star
-	sh    *fabric.ATMShared
-	clk   clock.Clock
-	lc    link.Config
-	res   stats.Result
-	end   uint64 // last cycle of the run
-	drain *drainer
-}
-
-// RunATM builds the star in e, runs the experiment and reports.
+// RunATM builds the star of p in e (noctb.RunATM), runs the experiment
+// and reports.
 func RunATM(e *env.Env, p *ATMParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	pat, _ := p.pattern()
-	sw := atm.ASX100().WithPorts(p.Ports).WithLatency(p.Latency).WithQueueDepth(p.QueueDepth)
-	lc := atm.LinkConfig()
-	st, err := atm.MakeStarBuilder().WithEnv(e).WithSwitch(sw).WithLink(lc).Build("ATM")
-	if err != nil {
-		return nil, err
+	c := noctb.DefaultATMConfig()
+	c.Ports, c.Latency, c.QueueDepth = p.Ports, p.Latency, p.QueueDepth
+	c.Pattern, c.InjectionRate, c.Window = pat, p.InjectionRate, p.window().stats()
+	x, runErr := noctb.RunATM(e, c)
+	if x == nil {
+		return nil, runErr
 	}
-	if err := fabric.SetupATMVCs(st.Switch); err != nil {
-		return nil, err
-	}
-	clk := lc.Clock
-	win := p.window().stats()
-	col := stats.New(p.Ports, win)
-	sh := fabric.NewATMShared(e, "ATM", p.Ports, col)
-	sh.Attach(st.Switch)
-	x := &atmRun{star: st, sh: sh, clk: clk, lc: lc}
-	x.drain = newDrainer(e, "ATM.Experiment", clk, win, sh.Open)
-	sh.OnResolve = func(now clock.Time, c *fabric.ATMCell, _ bool) {
-		if c.Measured {
-			x.drain.resolved(now)
-		}
-	}
-	var eps []*fabric.ATMEndpoint
-	for i := range p.Ports {
-		ep, err := fabric.MakeATMEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(pat, p.InjectionRate).
-			WithShared(sh).Build(fmt.Sprintf("ATM.Host%d", i))
-		if err != nil {
-			return nil, err
-		}
-		eps = append(eps, ep)
-		x.drain.stops = append(x.drain.stops, ep.StopGenerating)
-	}
-	for _, ep := range eps {
-		ep.Start()
-	}
-	x.drain.start()
-	res, runErr := e.Run()
-	if !x.drain.saturated {
-		sh.Finish(res.End) // every cell delivered or dropped
-		if runErr == nil {
-			runErr = e.Monitor.Err()
-		}
-	}
-	x.res = col.Result()
-	x.end = uint64(clk.CycleAt(res.End))
 	rep := p.report(x)
-	sent, recv, dropped := sh.Cells.Counts()
-	conserved(rep, "no loss or duplication", e.Monitor, !x.drain.saturated, sent, recv, dropped, "cells", "ATM.Cells", "ATM.Order")
-	rep.Stuck = x.drain.state
-	rep.Result = res
+	sent, recv, dropped := x.Shared.Cells.Counts()
+	conserved(rep, "no loss or duplication", e.Monitor, !x.Saturated, sent, recv, dropped, "cells", "ATM.Cells", "ATM.Order")
+	rep.Stuck = x.Stuck
+	rep.Result = x.Result
 	return rep, runErr
 }
 
-func (p *ATMParams) report(x *atmRun) *scenario.Report {
-	r, clk := x.res, x.clk
-	cellCycles := float64((atm.CellBytes + x.lc.BytesPerCycle - 1) / x.lc.BytesPerCycle)
+func (p *ATMParams) report(x *noctb.ATMRun) *scenario.Report {
+	r, clk := x.Stats, x.Clock
+	cellCycles := float64(x.CellCycles)
 	load := fmt.Sprintf("%s traffic", p.Traffic)
 	if p.Traffic == "hotspot" {
 		load = fmt.Sprintf("hotspot traffic (hot_fraction %g to host %s)", p.HotFraction, intList(p.Hotspots))
@@ -183,7 +133,7 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 	// A direct cable delivers a cell sent at c at c + cell time + wire
 	// delay; what the smallest network latency adds to that is the
 	// switch's share of an uncontended trip.
-	direct := cellCycles + float64(x.lc.DelayCycles)
+	direct := cellCycles + float64(x.Link.DelayCycles)
 	switchShare := float64(r.Network.Min) - direct
 	if r.Network.N > 0 {
 		rep.Add("switch's share of a cell's trip (smallest network latency minus a direct cable's)",
@@ -193,14 +143,14 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 		fmt.Sprintf("%.4f / %.4f", r.Offered*cellCycles, r.Accepted*cellCycles), "", "")
 	measured := r.Packet.N + r.Lost
 	rep.Add("measured cells: created / delivered / dropped",
-		fmt.Sprintf("%d / %d / %d", measured, r.Packet.N, x.sh.MeasuredDropped()), "", "")
-	up, down := linkUse(x.star.Links, r.LastDelivery)
+		fmt.Sprintf("%d / %d / %d", measured, r.Packet.N, x.Shared.MeasuredDropped()), "", "")
+	up, down := linkUse(x.Star.Links, r.LastDelivery)
 	var sent, delivered, dropped, swDropped uint64
 	balanced := true
-	pcs := x.sh.Ports()
+	pcs := x.Shared.Ports()
 	for i, pc := range pcs {
-		s := x.star.Switch.Stats(i)
-		q := x.star.Switch.Queue(i).Stats()
+		s := x.Star.Switch.Stats(i)
+		q := x.Star.Switch.Queue(i).Stats()
 		rep.Add(fmt.Sprintf("host %d: sent / received / lost at its output queue", i),
 			fmt.Sprintf("%d / %d / %d (queue peak %d of %d)", pc.Sent, pc.Received, s.Dropped, q.MaxOccupancy, p.QueueDepth), "", "")
 		rep.Add(fmt.Sprintf("host %d: link utilisation to / from the switch", i), fmt.Sprintf("%.3f / %.3f", up[i], down[i]), "", "")
@@ -208,7 +158,7 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 		delivered += pc.DeliveredFrom
 		dropped += pc.DroppedFrom
 		swDropped += s.Dropped + s.NoRoute + s.BadHeader
-		lost := x.star.Links[i].From(link.A).Stats().Overflows + x.star.Links[i].From(link.B).Stats().Overflows
+		lost := x.Star.Links[i].From(link.A).Stats().Overflows + x.Star.Links[i].From(link.B).Stats().Overflows
 		// Per source: everything sent was delivered or dropped; per
 		// output: everything sent to the host arrived (intact or
 		// corrupted) or was lost at its queue, by the switch's own count
@@ -220,10 +170,10 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 	}
 	mean, peak := meanMax(up, down)
 	rep.Add("link utilisation, mean / busiest", fmt.Sprintf("%.3f / %.3f", mean, peak), "", "")
-	rep.Check("sent = delivered + dropped, per port", balanced && dropped == swDropped+corrupted(pcs),
+	rep.Check("sent = delivered + dropped, per port", balanced && dropped == swDropped+x.Corrupted(),
 		"%d sent = %d delivered + %d dropped (%d by the switch)", sent, delivered, dropped, swDropped)
-	rep.Check("drained", !x.drain.saturated && r.Lost == x.sh.MeasuredDropped(),
-		"%d measured cells neither delivered nor dropped after the drain", r.Lost-x.sh.MeasuredDropped())
+	rep.Check("drained", !x.Saturated && r.Lost == x.Shared.MeasuredDropped(),
+		"%d measured cells neither delivered nor dropped after the drain", r.Lost-x.Shared.MeasuredDropped())
 	rep.Measure("offered", r.Offered*cellCycles, "link rate")
 	rep.Measure("accepted", r.Accepted*cellCycles, "link rate")
 	rep.Measure("latency", r.Packet.Mean, "cycles")
@@ -237,20 +187,12 @@ func (p *ATMParams) report(x *atmRun) *scenario.Report {
 	rep.Measure("sent", float64(sent), "cells")
 	rep.Measure("delivered", float64(delivered), "cells")
 	rep.Measure("dropped", float64(dropped), "cells")
-	rep.Measure("measured_dropped", float64(x.sh.MeasuredDropped()), "cells")
+	rep.Measure("measured_dropped", float64(x.Shared.MeasuredDropped()), "cells")
 	for i := range pcs {
-		rep.Measure(fmt.Sprintf("dropped_port%d", i), float64(x.star.Switch.Stats(i).Dropped), "cells")
+		rep.Measure(fmt.Sprintf("dropped_port%d", i), float64(x.Star.Switch.Stats(i).Dropped), "cells")
 	}
 	rep.Measure("link_utilisation", mean, "")
 	rep.Measure("link_utilisation_max", peak, "")
-	rep.Measure("saturated", map[bool]float64{true: 1, false: 0}[x.drain.saturated], "")
+	rep.Measure("saturated", map[bool]float64{true: 1, false: 0}[x.Saturated], "")
 	return rep
-}
-
-func corrupted(pcs []fabric.ATMPortCounts) uint64 {
-	var n uint64
-	for _, pc := range pcs {
-		n += pc.Corrupted
-	}
-	return n
 }

@@ -3,15 +3,14 @@ package noc
 import (
 	"fmt"
 
-	"github.com/nisim/nisim/rtl/clock"
+	"errors"
+
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
-	"github.com/nisim/nisim/switch/fabric"
-	"github.com/nisim/nisim/switch/mchub"
-	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // MCParams are the parameters of the mchub-star scenario: adapters on a
@@ -48,8 +47,8 @@ type MCParams struct {
 // of them must see the writes to a page in one order (MC-P9), the
 // property the hub exists for.
 func MCDefaults() *MCParams {
-	h := mchub.MC1()
-	return &MCParams{Ports: h.Ports(), Delay: h.Delay(), QueueDepth: h.QueueDepth(),
+	h := noctb.DefaultMCConfig()
+	return &MCParams{Ports: h.Ports, Delay: h.Delay, QueueDepth: h.QueueDepth,
 		// assumed: 16 shared pages; Cashmere's shared structures
 		// (directory, write notices, lock arrays) are a few pages mapped
 		// everywhere.
@@ -78,24 +77,23 @@ func (p *MCParams) Validate() error {
 	if err != nil {
 		return &scenario.KeyError{Key: "write_size", Msg: err.Error()}
 	}
-	f := mchub.MC1().Format()
 	if err := scenario.FirstError(
 		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
 		scenario.Check(p.Delay < 0, "delay", "must not be negative (got %d)", p.Delay),
-		scenario.CheckCycles("delay", int64(p.Delay), mchub.LinkClock(), scenario.MaxDelay),
+		scenario.CheckCycles("delay", int64(p.Delay), noctb.MCClock(), scenario.MaxDelay),
 		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
 		scenario.Check(p.Mapping != "broadcast" && p.Mapping != "single", "mapping", "%q is not broadcast or single", p.Mapping),
 		scenario.Check(p.Pages < 1 || p.Pages > 1<<16, "pages", "must be 1..65536 (got %d)", p.Pages),
 		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
-		scenario.Check(sizes.Max() > mchub.PageSize, "write_size", "a write of %d bytes does not fit a page of %d", sizes.Max(), mchub.PageSize),
-		scenario.Check(f.Flits(sizes.Max()) > p.QueueDepth, "write_size",
-			"a write of %d bytes is %d flits, more than an output queue of queue_depth = %d holds", sizes.Max(), f.Flits(sizes.Max()), p.QueueDepth),
+		scenario.Check(sizes.Max() > noctb.MCPageBytes, "write_size", "a write of %d bytes does not fit a page of %d", sizes.Max(), noctb.MCPageBytes),
+		scenario.Check(noctb.MCWriteFlits(sizes.Max()) > p.QueueDepth, "write_size",
+			"a write of %d bytes is %d flits, more than an output queue of queue_depth = %d holds", sizes.Max(), noctb.MCWriteFlits(sizes.Max()), p.QueueDepth),
 		scenario.Check(p.Mapping == "single" && p.Pages < 2 && !p.Loopback, "pages",
 			"with mapping = single and no loop-back, one page cannot give every adapter someone to write to"),
 	); err != nil {
 		return err
 	}
-	return p.window().validate(mchub.LinkClock())
+	return p.window().validate(noctb.MCClock())
 }
 
 // MCScenario is the mchub-star scenario.
@@ -106,87 +104,39 @@ func MCScenario() *scenario.Scenario {
 		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return RunMC(e, p.(*MCParams)) }}
 }
 
-// mcRun is what RunMC built and saw.
-type mcRun struct {
-	star  *mchub.Star
-	sh    *fabric.MCShared
-	clk   clock.Clock
-	lc    link.Config
-	res   stats.Result
-	win   stats.Window
-	end   uint64
-	drain *drainer
-	mon   *check.Monitor
-}
-
-// RunMC builds the star in e, runs the experiment and reports.
+// RunMC builds the star of p in e (noctb.RunMC), runs the experiment and
+// reports.
 func RunMC(e *env.Env, p *MCParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	sizes, _ := traffic.ParseSizes(p.WriteSize)
-	hb := mchub.MC1().WithPorts(p.Ports).WithDelay(p.Delay).WithQueueDepth(p.QueueDepth)
-	lc := mchub.LinkConfig()
-	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hb).WithLink(lc).Build("MC")
-	if err != nil {
-		return nil, err
-	}
-	var pages []fabric.MCPageMap
-	if p.Mapping == "broadcast" {
-		pages = fabric.MCBroadcastPages(p.Pages, p.Ports, p.Loopback)
-	} else {
-		pages = fabric.MCSinglePages(p.Pages, p.Ports, e.Rand("MC.Pages"), p.Loopback)
-	}
-	clk := lc.Clock
-	win := p.window().stats()
-	col := stats.New(p.Ports, win)
-	sh, err := fabric.NewMCShared(e, "MC", p.Ports, pages, col)
-	if err != nil {
-		return nil, err
-	}
-	if err := sh.Attach(st.Hub); err != nil {
-		return nil, err
-	}
-	x := &mcRun{star: st, sh: sh, clk: clk, lc: lc, win: win, mon: e.Monitor}
-	x.drain = newDrainer(e, "MC.Experiment", clk, win, sh.Open)
-	sh.OnDeliver = func(now clock.Time, _ *mchub.Write, _ int) { x.drain.resolved(now) }
-	var eps []*fabric.MCEndpoint
-	for i := range p.Ports {
-		ep, err := fabric.MakeMCEndpointBuilder().WithEnv(e).WithStar(st, i).WithTraffic(p.InjectionRate, sizes).
-			WithShared(sh).Build(fmt.Sprintf("MC.Adapter%d", i))
-		if err != nil {
+	c := noctb.DefaultMCConfig()
+	c.Ports, c.Delay, c.QueueDepth = p.Ports, p.Delay, p.QueueDepth
+	c.Broadcast, c.Pages, c.Loopback = p.Mapping == "broadcast", p.Pages, p.Loopback
+	c.InjectionRate, c.Sizes, c.Window = p.InjectionRate, sizes, p.window().stats()
+	x, runErr := noctb.RunMC(e, c)
+	if x == nil {
+		var ae *noctb.MCAdapterError
+		if errors.As(runErr, &ae) {
 			// A single mapping can leave an adapter without a page to
 			// write to.
-			return nil, &scenario.KeyError{Key: "mapping", Msg: err.Error()}
+			return nil, &scenario.KeyError{Key: "mapping", Msg: ae.Err.Error()}
 		}
-		eps = append(eps, ep)
-		x.drain.stops = append(x.drain.stops, ep.StopGenerating)
+		return nil, runErr
 	}
-	for _, ep := range eps {
-		ep.Start()
-	}
-	x.drain.start()
-	res, runErr := e.Run()
-	if !x.drain.saturated {
-		sh.Finish(res.End) // every write at every receiver, in the hub's order
-		if runErr == nil {
-			runErr = e.Monitor.Err()
-		}
-	}
-	x.res = col.Result()
-	x.end = uint64(clk.CycleAt(res.End))
-	rep := p.report(x)
-	sent, recv, dropped := sh.Deliveries.Counts()
-	conserved(rep, "every write at every mapped receiver exactly once", e.Monitor, !x.drain.saturated, sent, recv, dropped,
+	rep := p.report(x, e.Monitor)
+	sent, recv, dropped := x.Shared.Deliveries.Counts()
+	conserved(rep, "every write at every mapped receiver exactly once", e.Monitor, !x.Saturated, sent, recv, dropped,
 		"(write, receiver) pairs", "MC.Deliveries")
-	rep.Stuck = x.drain.state
-	rep.Result = res
+	rep.Stuck = x.Stuck
+	rep.Result = x.Result
 	return rep, runErr
 }
 
-func (p *MCParams) report(x *mcRun) *scenario.Report {
-	r, clk := x.res, x.clk
-	bpc := float64(x.lc.BytesPerCycle)
+func (p *MCParams) report(x *noctb.MCRun, mon *check.Monitor) *scenario.Report {
+	r, clk := x.Stats, x.Clock
+	bpc := float64(x.Link.BytesPerCycle)
 	mbps := func(bytesPerCycle float64) float64 { return bytesPerCycle * clk.HzFloat() / 1e6 }
 	loop := "off"
 	if p.Loopback {
@@ -200,22 +150,22 @@ func (p *MCParams) report(x *mcRun) *scenario.Report {
 	rep.Add("write latency p50 / p99 / max", fmt.Sprintf("%d / %d / %d cycles", r.Packet.P50, r.Packet.P99, r.Packet.Max), "", "")
 	rep.Add("network latency, min / mean (head onto the link to the tail at a receiver)",
 		fmt.Sprintf("%d / %.1f cycles", r.Network.Min, r.Network.Mean), "", "")
-	measureCycles := float64(max(x.win.Measure, 1))
-	ports := x.sh.Ports()
+	measureCycles := float64(max(x.Window.Measure, 1))
+	ports := x.Shared.Ports()
 	// Data bytes per adapter per cycle: generated, and put into the global
 	// order by the hub, during the measurement window.
-	offered := float64(x.sh.OfferedBytes()) / (float64(p.Ports) * measureCycles) / bpc
-	ordered := float64(x.sh.OrderedBytes()) / (float64(p.Ports) * measureCycles)
+	offered := float64(x.Shared.OfferedBytes()) / (float64(p.Ports) * measureCycles) / bpc
+	ordered := float64(x.Shared.OrderedBytes()) / (float64(p.Ports) * measureCycles)
 	rep.Add("offered / accepted per adapter (fraction of link bandwidth, data bytes)",
 		fmt.Sprintf("%.4f / %.4f (%.1f / %.1f MB/s)", offered, ordered/bpc, mbps(offered*bpc), mbps(ordered)), "", "")
-	delivered := float64(x.sh.DeliveredBytes()) / (float64(p.Ports) * measureCycles)
+	delivered := float64(x.Shared.DeliveredBytes()) / (float64(p.Ports) * measureCycles)
 	rep.Add("delivered to each adapter, mean (data bytes)", fmt.Sprintf("%.1f MB/s", mbps(delivered)), "", "")
 	rep.Add("measured deliveries (write x receiver)", fmt.Sprint(r.Packet.N), "", "")
-	up, down := linkUse(x.star.Links, r.LastDelivery)
+	up, down := linkUse(x.Star.Links, r.LastDelivery)
 	var stalls, waits uint64
 	for i, pc := range ports {
-		s := x.star.Hub.Stats(i)
-		cs := x.star.Links[i].From(link.A).Stats().CreditStalls
+		s := x.Star.Hub.Stats(i)
+		cs := x.Star.Links[i].From(link.A).Stats().CreditStalls
 		rep.Add(fmt.Sprintf("adapter %d: writes sent / received", i), fmt.Sprintf("%d / %d", pc.Writes, pc.Received), "", "")
 		rep.Add(fmt.Sprintf("adapter %d: link use to / from the hub, credit stalls, hub wait cycles", i),
 			fmt.Sprintf("%.3f / %.3f, %d, %d", up[i], down[i], cs, s.WaitCycles), "", "")
@@ -227,7 +177,7 @@ func (p *MCParams) report(x *mcRun) *scenario.Report {
 	if p.Loopback {
 		rep.Add("loop-back", "on for every page: writers get their own writes", "optional per region", "MC-P8")
 	}
-	sb := x.sh.Pages.Report()
+	sb := x.Shared.Pages.Report()
 	var received uint64
 	for _, pc := range ports {
 		received += pc.Received
@@ -235,11 +185,11 @@ func (p *MCParams) report(x *mcRun) *scenario.Report {
 	// A saturated run is stopped with writes still on their way: only
 	// what arrived can be judged.
 	inOrder := len(sb.Mismatches) == 0 && len(sb.Unexpected) == 0 && uint64(sb.Matched) == received &&
-		x.mon.CountPath("MC.Sources") == 0
-	rep.Check("writes to a page in the same order at every receiver", inOrder && (x.drain.saturated || len(sb.Missing) == 0),
+		mon.CountPath("MC.Sources") == 0
+	rep.Check("writes to a page in the same order at every receiver", inOrder && (x.Saturated || len(sb.Missing) == 0),
 		"%d of %d deliveries in the hub's global order per receiver and page (MC-P9 «will appear in the same order in every receive region»)",
 		sb.Matched, received)
-	rep.Check("drained", !x.drain.saturated, "%d measured deliveries outstanding after the drain limit", x.sh.Open())
+	rep.Check("drained", !x.Saturated, "%d measured deliveries outstanding after the drain limit", x.Shared.Open())
 	rep.Measure("offered", offered, "link bandwidth")
 	rep.Measure("accepted", ordered/bpc, "link bandwidth")
 	rep.Measure("latency", r.Packet.Mean, "cycles")
@@ -256,6 +206,6 @@ func (p *MCParams) report(x *mcRun) *scenario.Report {
 	rep.Measure("hub_wait_cycles", float64(waits), "cycles")
 	rep.Measure("link_utilisation", mean, "")
 	rep.Measure("link_utilisation_max", peak, "")
-	rep.Measure("saturated", map[bool]float64{true: 1, false: 0}[x.drain.saturated], "")
+	rep.Measure("saturated", map[bool]float64{true: 1, false: 0}[x.Saturated], "")
 	return rep
 }

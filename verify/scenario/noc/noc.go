@@ -1,8 +1,10 @@
-// Package noc runs synthetic or trace-driven traffic on nisim's switched
-// networks (the wormhole mesh and the two Myrinet clusters) through
-// warm-up, measurement and drain, and reports latency and throughput. Its
-// parameters carry BookSim's names so that a BookSim configuration such as
-// examples/mesh88_lat can be written down directly.
+// Package noc holds the network scenarios: synthetic or trace-driven
+// traffic on nisim's switched networks (the wormhole mesh and graphs, the
+// two Myrinet clusters, the ATM cell switch and the Memory Channel hub),
+// run through warm-up, measurement and drain by the networks' testbench
+// (verify/testbench/noctb), with reports of latency and throughput and
+// their verdicts. Its parameters carry BookSim's names so that a BookSim
+// configuration such as examples/mesh88_lat can be written down directly.
 package noc
 
 import (
@@ -12,14 +14,10 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
-	"github.com/nisim/nisim/switch/fabric"
-	"github.com/nisim/nisim/switch/myrinet"
 	"github.com/nisim/nisim/switch/stats"
-	"github.com/nisim/nisim/switch/topology"
 	"github.com/nisim/nisim/switch/traffic"
-	"github.com/nisim/nisim/switch/wormhole"
-	"github.com/nisim/nisim/verify/check"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // Params are the network experiment's parameters.
@@ -34,7 +32,7 @@ type Params struct {
 	// the example network switch/topology/testdata/example.graph.
 	GraphFile string `toml:"graph_file"`
 	// Router is the wormhole router (mesh and graph), BookSim's keys.
-	Router wormhole.Config `toml:"router"`
+	Router noctb.RouterConfig `toml:"router"`
 	// ChannelLatency and FlitBytes are the wormhole networks' channels (a
 	// graph file may give channels their own latencies).
 	ChannelLatency int `toml:"channel_latency"`
@@ -64,13 +62,13 @@ type Params struct {
 	// synthetic traffic (see switch/traffic.ReadTrace).
 	TraceFile string `toml:"trace_file"`
 
-	graph *topology.Graph // read from GraphFile by Validate
+	graph *noctb.Graph // read from GraphFile by Validate
 }
 
 // MeshDefaults is BookSim's examples/mesh88_lat with uniform traffic at 0.1
 // flits/node/cycle.
 func MeshDefaults() *Params {
-	return &Params{Topology: "mesh", K: 8, Router: wormhole.Mesh88Lat(), ChannelLatency: 1, FlitBytes: 16,
+	return &Params{Topology: "mesh", K: 8, Router: noctb.Mesh88Lat(), ChannelLatency: 1, FlitBytes: 16,
 		Clock: "1GHz", Myrinet: "ppro", Traffic: "uniform", InjectionRate: 0.1, InjectionRateUsesFlits: true,
 		PacketSize: "20", SamplePeriod: 1000, WarmupPeriods: 3, MeasurePeriods: 3, DrainLimit: 30000}
 }
@@ -113,7 +111,7 @@ func (p *Params) Validate() error {
 	if err != nil {
 		return &scenario.KeyError{Key: "packet_size", Msg: err.Error()}
 	}
-	if _, err := p.platform(); err != nil {
+	if err := p.checkPlatform(); err != nil {
 		return err
 	}
 	if p.wormhole() {
@@ -131,9 +129,9 @@ func (p *Params) Validate() error {
 	}
 	p.graph = nil
 	if p.Topology == "graph" {
-		p.graph = topology.ExampleGraph()
+		p.graph = noctb.ExampleGraph()
 		if p.GraphFile != "" {
-			g, err := topology.ReadGraphFile(p.GraphFile)
+			g, err := noctb.ReadGraphFile(p.GraphFile)
 			if err != nil {
 				return &scenario.KeyError{Key: "graph_file", Msg: err.Error()}
 			}
@@ -167,7 +165,7 @@ func (p *Params) Validate() error {
 // scenario.MaxRun on the network's clock (2^63 cycles overflowed Time).
 func (p *Params) checkCycles() error {
 	clk, _ := clock.ParseFreq(p.Clock)
-	if pl, err := p.platform(); err == nil && !p.wormhole() {
+	if pl, ok := noctb.MyrinetPlatform(p.Myrinet); ok && !p.wormhole() {
 		clk = pl.Link.Clock
 	}
 	errs := []error{checkRun(p.SamplePeriod, p.WarmupPeriods, p.MeasurePeriods, p.DrainLimit, clk)}
@@ -189,74 +187,37 @@ func (p *Params) checkCycles() error {
 func (p *Params) wormhole() bool { return p.Topology == "mesh" || p.Topology == "graph" }
 
 // nodes returns the number of terminals (after Validate).
-func (p *Params) nodes() int {
-	switch {
-	case p.Topology == "mesh":
-		return p.K * p.K
-	case p.Topology == "graph" && p.graph != nil:
-		return len(p.graph.Terminals)
+func (p *Params) nodes() int { return p.netConfig().Nodes() }
+
+func (p *Params) checkPlatform() error {
+	if _, ok := noctb.MyrinetPlatform(p.Myrinet); !ok {
+		return &scenario.KeyError{Key: "myrinet", Msg: fmt.Sprintf("%q is not ppro or p3", p.Myrinet)}
 	}
-	return 64
+	return nil
 }
 
-func (p *Params) platform() (myrinet.Platform, error) {
-	switch p.Myrinet {
-	case "ppro":
-		return myrinet.PPro(), nil
-	case "p3":
-		return myrinet.P3(), nil
-	}
-	return myrinet.Platform{}, &scenario.KeyError{Key: "myrinet", Msg: fmt.Sprintf("%q is not ppro or p3", p.Myrinet)}
+// netConfig is the network of p (after Validate), without its traffic and
+// window.
+func (p *Params) netConfig() noctb.NetConfig {
+	clk, _ := clock.ParseFreq(p.Clock)
+	pl, _ := noctb.MyrinetPlatform(p.Myrinet)
+	return noctb.NetConfig{Topology: p.Topology, K: p.K, Graph: p.graph, Router: p.Router,
+		ChannelLatency: p.ChannelLatency, FlitBytes: p.FlitBytes, Clock: clk, Platform: pl}
 }
 
-// terminals is what Run needs from any of the networks.
-type built struct {
-	terminals []*fabric.Terminal
-	clk       clock.Clock
-	nodes     int
-	k         int
-	hops      func(s, d int) int
-	zeroLoad  func(src, dst, flits int) float64 // packet latency on an idle network, cycles
-	links     []*link.Link
-	stalls    func() (credit, blocked uint64)
-	hopCycles int // Myrinet: a head's time per switch on an idle path
-}
-
-// Run builds the network in e, runs the experiment and reports.
+// Run builds the network of p in e (noctb.RunNet), runs the experiment
+// and reports.
 func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	sizes, _ := traffic.ParseSizes(p.PacketSize)
-	win := stats.Window{Warmup: uint64(p.SamplePeriod * p.WarmupPeriods),
+	c := p.netConfig()
+	c.Window = stats.Window{Warmup: uint64(p.SamplePeriod * p.WarmupPeriods),
 		Measure: uint64(p.SamplePeriod * p.MeasurePeriods), DrainLimit: uint64(p.DrainLimit)}
-	nodes := p.nodes()
-	tc, err := p.terminalConfig(nodes, sizes)
-	if err != nil {
+	nodes := c.Nodes()
+	if err := p.setTraffic(&c, nodes, sizes); err != nil {
 		return nil, err
-	}
-	var clk clock.Clock
-	if p.wormhole() {
-		clk, _ = clock.ParseFreq(p.Clock)
-	} else {
-		pl, _ := p.platform()
-		clk = pl.Link.Clock
-	}
-	x := fabric.NewExperiment(e, clk, nodes, win)
-	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
-		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
-		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
-	if !p.wormhole() || p.Router.NumVCs == 1 {
-		// One path and one queue per hop: delivery is in order per
-		// source and destination, so check it.
-		sh.Order = check.NewOrdering[[2]int](e.Monitor, "Network.Order")
-	}
-	b, err := p.build(e, clk, tc, sh)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range b.terminals {
-		x.Add(t)
 	}
 	if p.TraceFile != "" {
 		recs, err := traffic.ReadTraceFile(p.TraceFile, nodes)
@@ -267,147 +228,45 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 		for _, r := range recs {
 			per[r.Src] = append(per[r.Src], r)
 		}
-		for i, t := range b.terminals {
-			t.SetReplay(per[i])
-		}
+		c.Replay = per
 	}
-	x.Start()
-	res, runErr := e.Run()
-	if !x.Saturated() {
-		sh.Packets.Finish(res.End) // everything generated has been delivered
-		if runErr == nil {
-			runErr = e.Monitor.Err()
-		}
+	run, runErr := noctb.RunNet(e, c)
+	if run == nil {
+		return nil, runErr
 	}
-	rep := p.report(b, x.Stats().Result(), res, sizes)
-	paths := []string{"Network.Packets"}
-	if sh.Order != nil {
-		paths = append(paths, "Network.Order")
-	}
-	sent, recv, dropped := sh.Packets.Counts()
-	conserved(rep, "no loss or duplication", e.Monitor, !x.Saturated(), sent, recv, dropped, "packets", paths...)
-	rep.Stuck = x.StuckState()
-	rep.Result = res
+	rep := p.report(run, sizes)
+	conserved(rep, "no loss or duplication", e.Monitor, !run.Saturated, run.Sent, run.Received, run.Dropped, "packets", run.Checkers...)
+	rep.Stuck = run.Stuck
+	rep.Result = run.Result
 	return rep, runErr
 }
 
-func (p *Params) terminalConfig(nodes int, sizes traffic.Sizes) (fabric.TerminalConfig, error) {
-	var tc fabric.TerminalConfig
-	tc.Sizes = sizes
+// setTraffic sets c's synthetic traffic from p (none when p replays a
+// trace: only the sizes).
+func (p *Params) setTraffic(c *noctb.NetConfig, nodes int, sizes traffic.Sizes) error {
+	c.Sizes = sizes
 	if p.TraceFile != "" {
-		return tc, nil
+		return nil
 	}
 	pat, err := traffic.New(p.Traffic, nodes, traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction,
 		SelfTraffic: p.wormhole()}) // BookSim's uniform includes the source itself
 	if err != nil {
-		return tc, &scenario.KeyError{Key: "traffic", Msg: err.Error()}
+		return &scenario.KeyError{Key: "traffic", Msg: err.Error()}
 	}
-	tc.Pattern = pat
+	c.Pattern = pat
 	if p.InjectionRateUsesFlits {
-		tc.Injection, err = traffic.NewBernoulli(p.InjectionRate, sizes)
+		c.Injection, err = traffic.NewBernoulli(p.InjectionRate, sizes)
 	} else {
-		tc.Injection, err = traffic.NewBernoulliPackets(p.InjectionRate)
+		c.Injection, err = traffic.NewBernoulliPackets(p.InjectionRate)
 	}
 	if err != nil {
-		return tc, &scenario.KeyError{Key: "injection_rate", Msg: err.Error()}
+		return &scenario.KeyError{Key: "injection_rate", Msg: err.Error()}
 	}
-	return tc, nil
+	return nil
 }
 
-func (p *Params) build(e *env.Env, clk clock.Clock, tc fabric.TerminalConfig, sh *fabric.Shared) (*built, error) {
-	switch p.Topology {
-	case "mesh":
-		net, err := topology.Mesh(e, "Mesh", topology.MeshConfig{K: p.K, Router: p.Router, Clock: clk,
-			ChannelLatency: p.ChannelLatency, FlitBytes: p.FlitBytes, Terminal: tc}, sh)
-		if err != nil {
-			return nil, err
-		}
-		l, pipe := p.ChannelLatency, p.pipeline()
-		return &built{terminals: net.Terminals, clk: clk, nodes: p.K * p.K, k: p.K, hops: net.Hops, links: net.Links,
-			zeroLoad: func(s, d, flits int) float64 { return float64(l + net.Hops(s, d)*(pipe+l) + flits) },
-			stalls:   routerStalls(net)}, nil
-	case "graph":
-		net, err := topology.FromGraph(e, "Graph", p.graph, topology.GraphConfig{Router: p.Router, Clock: clk,
-			ChannelLatency: p.ChannelLatency, FlitBytes: p.FlitBytes, Terminal: tc}, sh)
-		if err != nil {
-			return nil, err
-		}
-		rt, err := topology.NewRouting(p.graph)
-		if err != nil {
-			return nil, err
-		}
-		pipe := p.pipeline()
-		return &built{terminals: net.Terminals, clk: clk, nodes: len(p.graph.Terminals), k: p.K, hops: net.Hops, links: net.Links,
-			// The injection link, then per router its pipeline and the
-			// latency of the link it sends on, then the body.
-			zeroLoad: func(s, d, flits int) float64 {
-				z := p.ChannelLatency + flits
-				for _, h := range rt.Path(s, d) {
-					lat := rt.Ports[h.Router][h.Port].Latency
-					if lat == topology.DefaultLatency {
-						lat = p.ChannelLatency
-					}
-					z += pipe + lat
-				}
-				return float64(z)
-			},
-			stalls: routerStalls(net)}, nil
-	default:
-		pl, _ := p.platform()
-		c := topology.MyrinetConfig{Platform: pl, Terminal: tc}
-		var net *topology.SourceNet
-		var err error
-		if p.Topology == "myrinet-grid" {
-			net, err = topology.MyrinetGrid(e, "Myri", c, sh)
-		} else {
-			net, err = topology.MyrinetClos(e, "Myri", c, sh)
-		}
-		if err != nil {
-			return nil, err
-		}
-		ser := (pl.FlitBytes + pl.Link.BytesPerCycle - 1) / pl.Link.BytesPerCycle
-		// The first and last links are host links (longer on the P3: its
-		// fiber/SAN crossings).
-		hostExtra := 2 * (pl.HostLinkConfig().DelayCycles - pl.Link.DelayCycles)
-		return &built{terminals: net.Terminals, clk: clk, nodes: 64, hops: net.Hops, links: net.Links, hopCycles: pl.HopCycles(),
-			zeroLoad: func(src, dst, flits int) float64 {
-				return float64(ser + pl.Link.DelayCycles + net.Hops(src, dst)*pl.HopCycles() + ser*(flits-1) + hostExtra)
-			},
-			stalls: func() (uint64, uint64) {
-				var stop, blocked uint64
-				for _, l := range net.Links {
-					stop += l.From(link.A).Stats().StopStalls + l.From(link.B).Stats().StopStalls
-				}
-				for _, sw := range net.Switches {
-					for q := range sw.Ports() {
-						blocked += sw.PortStats(q).BlockedCycles
-					}
-				}
-				return stop, blocked
-			}}, nil
-	}
-}
-
-// pipeline is the cycles a head spends in a router on an idle network.
-func (p *Params) pipeline() int {
-	r := p.Router
-	return r.RoutingDelay + r.VCAllocDelay + r.SWAllocDelay + r.STPrepareDelay + r.STFinalDelay
-}
-
-// routerStalls sums the routers' credit stalls and lost allocations.
-func routerStalls(net *topology.Network) func() (uint64, uint64) {
-	return func() (uint64, uint64) {
-		var c, v uint64
-		for _, r := range net.Routers {
-			st := r.Stalls()
-			c += st.Credit
-			v += st.VCAlloc + st.Switch
-		}
-		return c, v
-	}
-}
-
-func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.Sizes) *scenario.Report {
+func (p *Params) report(run *noctb.NetRun, sizes traffic.Sizes) *scenario.Report {
+	b, r := run.Net, run.Stats
 	rep := &scenario.Report{Title: fmt.Sprintf("%s: %s traffic at %g %s/node/cycle, %s-flit packets",
 		p.Topology, p.Traffic, p.InjectionRate, map[bool]string{true: "flits", false: "packets"}[p.InjectionRateUsesFlits], p.PacketSize)}
 	// Zero-load reference: the mean over all source/destination pairs (the
@@ -415,18 +274,18 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	// pipeline and link delays.
 	var sum float64
 	var n int
-	for s := range b.nodes {
-		for d := range b.nodes {
+	for s := range b.Nodes {
+		for d := range b.Nodes {
 			if s == d && !p.wormhole() {
 				continue
 			}
-			sum += b.zeroLoad(s, d, int(math.Round(sizes.Mean())))
+			sum += b.ZeroLoad(s, d, int(math.Round(sizes.Mean())))
 			n++
 		}
 	}
 	zl := sum / float64(n)
 	ns := func(cycles float64) string {
-		return fmt.Sprintf("%.1f cycles (%.0f ns)", cycles, cycles*float64(b.clk.Period())/1000)
+		return fmt.Sprintf("%.1f cycles (%.0f ns)", cycles, cycles*float64(b.Clock.Period())/1000)
 	}
 	src := "pipeline + link delays"
 	if p.Topology == "mesh" {
@@ -444,21 +303,21 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 		hopsRef, hopsSrc = "at most 3", "MY-P21 «(3 hops)»"
 	}
 	longest := 0
-	for s := range b.nodes {
-		for d := range b.nodes {
-			longest = max(longest, b.hops(s, d))
+	for s := range b.Nodes {
+		for d := range b.Nodes {
+			longest = max(longest, b.Hops(s, d))
 		}
 	}
 	rep.Add("switches crossed, mean / longest route", fmt.Sprintf("%.2f / %d", r.MeanHops, longest), hopsRef, hopsSrc)
-	if b.hopCycles > 0 {
+	if b.HopCycles > 0 {
 		// The zero-load tables of switch/myrinet check that a packet's
 		// simulated latency grows by exactly this per switch.
-		hop := float64(b.hopCycles) * float64(b.clk.Period()) / 1000
+		hop := float64(b.HopCycles) * float64(b.Clock.Period()) / 1000
 		paper, src := "", "" // the paper gives the switch delay of the PPro cluster only
 		if p.Myrinet == "ppro" {
 			paper, src = "about 100 ns", "MY-P18 «The switch delay is approximately 100 ns»"
 		}
-		rep.Add("switch delay per hop (idle path: flit, wire, fall-through)", fmt.Sprintf("%d cycles (%.0f ns)", b.hopCycles, hop), paper, src)
+		rep.Add("switch delay per hop (idle path: flit, wire, fall-through)", fmt.Sprintf("%d cycles (%.0f ns)", b.HopCycles, hop), paper, src)
 		if p.Myrinet == "ppro" {
 			rep.Add("total switch delay, longest route", fmt.Sprintf("%.0f ns", hop*float64(longest)),
 				"at most 1 µs", "MY-P19 «so the total switch delay is at most 1 µs»")
@@ -471,7 +330,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 	if cycles := float64(r.LastDelivery); cycles > 0 {
 		var sum, peak float64
 		n := 0
-		for _, l := range b.links {
+		for _, l := range b.Links {
 			for _, d := range []*link.Dir{l.From(link.A), l.From(link.B)} {
 				u := float64(d.Stats().BusyCycles) / cycles
 				sum += u
@@ -483,7 +342,7 @@ func (p *Params) report(b *built, r stats.Result, res env.Result, sizes traffic.
 		rep.Measure("link_utilisation", sum/float64(n), "")
 		rep.Measure("link_utilisation_max", peak, "")
 	}
-	st1, st2 := b.stalls()
+	st1, st2 := b.Stalls()
 	if p.wormhole() {
 		rep.Add("router stalls: no credit / lost allocation", fmt.Sprintf("%d / %d", st1, st2), "", "")
 	} else {

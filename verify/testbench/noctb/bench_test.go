@@ -1,4 +1,4 @@
-package noc_test
+package noctb_test
 
 import (
 	"fmt"
@@ -9,11 +9,9 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/stats"
-	"github.com/nisim/nisim/switch/topology"
 	"github.com/nisim/nisim/switch/traffic"
-	"github.com/nisim/nisim/switch/wormhole"
 	"github.com/nisim/nisim/verify/check"
-	"github.com/nisim/nisim/verify/scenario/noc"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // The peak-heap benchmarks run each network for 10^5 and 10^6
@@ -32,9 +30,9 @@ var heapWindows = []string{"window", "run"}
 
 // meshHeapRun runs BookSim's mesh88_lat router on the 8x8 mesh under
 // uniform traffic of 2-flit packets at 0.3 flits/node/cycle (9.6 packets a
-// cycle) for about tx packets, as the mesh scenario builds it (packet
-// conservation, the experiment's drain, the watchdog), and returns the
-// sampler and the packets sent.
+// cycle) for about tx packets, as RunNet runs it (packet conservation, the
+// experiment's drain, the watchdog; the sampler hooked after the build),
+// and returns the sampler and the packets sent.
 func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int) {
 	b.Helper()
 	const k, flits, rate, lastMeasured = 8, 2, 0.3, 1000
@@ -58,8 +56,8 @@ func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sa
 	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
 		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
 		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
-	net, err := topology.Mesh(e, "Mesh", topology.MeshConfig{K: k, Router: wormhole.Mesh88Lat(), Clock: clk,
-		ChannelLatency: 1, FlitBytes: 16, Terminal: fabric.TerminalConfig{Pattern: pat, Injection: inj, Sizes: sizes}}, sh)
+	net, err := noctb.BuildNet(e, noctb.NetConfig{Topology: "mesh", K: k, Router: noctb.Mesh88Lat(), Clock: clk,
+		ChannelLatency: 1, FlitBytes: 16, Pattern: pat, Injection: inj, Sizes: sizes}, sh)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,30 +79,41 @@ func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sa
 	return s, sent
 }
 
-// mcHeapRun runs the mchub-star scenario (its defaults: 8 adapters, every
-// write to the 7 others, 0.05 of a link each, about 0.33 deliveries a hub
-// cycle) for about tx deliveries and returns the sampler and the
-// deliveries.
+// mcHeapRun runs the Memory Channel star of the mchub-star scenario's
+// defaults (8 adapters, 16 pages every adapter maps, so every write goes
+// to the 7 others; writes of 4 or 64 bytes at 0.05 of a link each, about
+// 0.33 deliveries a hub cycle) for about tx deliveries and returns the
+// sampler and the deliveries.
 func mcHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int) {
 	b.Helper()
-	const perPeriod = 329 // deliveries per 1000-cycle period, measured
-	p := noc.MCDefaults()
+	const perPeriod, period = 329, 1000 // deliveries per 1000-cycle period, measured
 	periods := max(tx/perPeriod, 2)
-	p.WarmupPeriods, p.MeasurePeriods = periods-1, 1
+	warmup, measure := periods-1, 1
 	if window == "run" {
-		p.WarmupPeriods, p.MeasurePeriods = 0, periods
+		warmup, measure = 0, periods
 	}
+	sizes, err := traffic.ParseSizes("4:0.5,64:0.5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := noctb.DefaultMCConfig()
+	c.Broadcast, c.Pages, c.InjectionRate, c.Sizes = true, 16, 0.05, sizes
+	c.Window = stats.Window{Warmup: uint64(warmup * period), Measure: uint64(measure * period), DrainLimit: 20000}
 	e := env.New(env.Options{Seed: seed})
-	// Hooked before the run builds the star: building counts too.
+	// Hooked before RunMC builds the star: building counts too.
 	s := heappeak.Hook(e, 0)
-	rep, err := noc.RunMC(e, p)
+	x, err := noctb.RunMC(e, c)
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The env's monitor still holds the endpoints, and through them the
 	// shared checkers.
 	s.Finish(e)
-	return s, int(metric(rep, "deliveries"))
+	n := 0
+	for _, pc := range x.Shared.Ports() {
+		n += int(pc.Received)
+	}
+	return s, n
 }
 
 // benchPeak runs run for every size and statistics window and reports the

@@ -1,0 +1,13 @@
+package noctb_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestNoctb(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/testbench/noctb")
+}
