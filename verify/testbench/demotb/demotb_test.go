@@ -68,7 +68,7 @@ var _ = Describe("the demo system", func() {
 		Expect(stores).To(HaveLen(64))
 		Expect(stores[0]).To(Equal(120 * clock.Nanosecond))
 		for i := 1; i < len(stores); i++ {
-			Expect(stores[i] - stores[i-1]).To(Equal(120*clock.Nanosecond), "store %d", i)
+			Expect(stores[i]-stores[i-1]).To(Equal(120*clock.Nanosecond), "store %d", i)
 		}
 	})
 
