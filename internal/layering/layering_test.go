@@ -93,6 +93,19 @@ var _ = Describe("the layering of the real tree", Ordered, func() {
 		Expect(v[0].String()).To(HavePrefix("hib/telegraphos -> verify/testbench/tgtb (tests): only testbenches"))
 	})
 
+	It("fails on a scenario importing a network builder, in its code or its tests, but lets it import traffic and statistics", func() {
+		v := layering.Check(layering.Rules, graph.With("verify/scenario/noc", "switch/wormhole"))
+		Expect(v).To(HaveLen(1), lines(v))
+		Expect(v[0].String()).To(Equal("verify/scenario/noc -> switch/wormhole: scenarios import no network package but the traffic and statistics libraries " +
+			"(a scenario gets its network built and run by a testbench (verify/testbench/noctb) and keeps parameters, report and verdicts; " +
+			"switch/traffic (patterns, injection, trace files) and switch/stats (latency statistics) build no hardware)"))
+		v = layering.Check(layering.Rules, graph.WithTest("verify/scenario/tgscen", "switch/fabric"))
+		Expect(v).To(HaveLen(1), lines(v))
+		Expect(v[0].String()).To(HavePrefix("verify/scenario/tgscen -> switch/fabric (tests): scenarios import no network package"))
+		Expect(layering.Check(layering.Rules, graph.With("verify/scenario/lciscen", "switch/traffic").
+			With("verify/scenario/lciscen", "switch/stats").With("verify/testbench/lcitb", "switch/topology"))).To(BeEmpty())
+	})
+
 	It("fails on a verification library importing the environment, and on waves importing a block", func() {
 		v := layering.Check(layering.Rules, graph.With("verify/check", "rtl/env").With("waves", "rtl/fifo"))
 		Expect(v).To(HaveLen(2), lines(v))

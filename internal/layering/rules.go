@@ -113,6 +113,15 @@ var Rules = []Rule{
 		Reason:   "whole systems are assembled once, in verify/testbench/<system>; a board, stack or program (or its tests) that used one would depend on the whole system and keep whole-system tests out of the testbench",
 	},
 	{
+		Name:     "scenarios import no network package but the traffic and statistics libraries",
+		Packages: []string{"verify/scenario/..."},
+		Except:   []string{"verify/scenario"},
+		Forbid:   []string{"switch/..."},
+		Permit:   []string{"switch/traffic", "switch/stats"},
+		Tests:    true,
+		Reason:   "a scenario gets its network built and run by a testbench (verify/testbench/noctb) and keeps parameters, report and verdicts; switch/traffic (patterns, injection, trace files) and switch/stats (latency statistics) build no hardware",
+	},
+	{
 		Name:     "only scenarios, the regression tier and the command line import a scenario",
 		Packages: []string{"..."},
 		Except:   []string{"verify/scenario/...", "verify/regress/...", "cmd/..."},
