@@ -40,6 +40,7 @@ package lcilib
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/cpu"
@@ -206,18 +207,54 @@ func (h *Host) init(sram *mem.Storage, tree lci.Tree) error {
 	return nil
 }
 
-// sendStride is the distance between the host-resident send buffers: the
-// MTU rounded up to whole 4 KB pages, plus a page left empty. The PCI
-// bridge reads ahead of a DMA read (bus.BridgeConfig.PrefetchBytes) and
-// serves the next read from that buffer if it continues where the last
-// one ended; the library's copy into a send buffer is not a memory-bus
-// transaction the bridge could see (the copy's cost is CopyCycles), so a
-// send buffer right behind another could be served stale from the read
-// ahead. With a page between buffers no read continues into another
-// buffer, and each packet's first read is a fresh delayed read.
-func (h *Host) sendStride() uint64 {
-	const page = 4096
-	return (uint64(h.fw.MTU)+page-1)&^(page-1) + page
+// sendBufAddr is the host address of send buffer buf: the buffers are
+// contiguous, one MTU each. The PCI bridge reads ahead of a DMA read
+// (bus.BridgeConfig.PrefetchBytes), so the NI's read of one buffer may
+// fetch the start of the next; the library's copy into that buffer
+// (copyIn) stores through the cache, whose claim of each line (a read for
+// ownership, or an address-only upgrade of a line it holds shared) makes
+// the bridge drop what it read ahead of it, so the NI never gets stale
+// bytes.
+func (h *Host) sendBufAddr(buf int) uint64 { return sendData + uint64(buf)*uint64(h.fw.MTU) }
+
+// copyIn is the library's memcpy of data into the host-resident send
+// buffer at dst, as the CPU runs it: per cache line of the destination,
+// the copy loop's instructions (a Compute) and then the line's bytes as
+// one store through the CPU's cache (write-back memory), which the memory
+// system times: a line the cache holds dirty takes the store at the hit
+// time; a line it holds shared (the NI's DMA read it since) is claimed by
+// an address-only upgrade on the memory bus; a line it does not hold is
+// read for ownership. The store is posted, so the next line's
+// instructions run while the claim is out, up to the cache's miss
+// registers (memsys.CacheConfig.MaxMisses).
+//
+// The copy rate (Platform.CachedCopyBytesPerCycle) is the whole loop when
+// both buffers are in the cache: its loads, its stores and its control.
+// So that the stores are not charged twice, each line's Compute is the
+// rate's cycles for the line less what the line's store costs the CPU when
+// it hits (storeCycles). What the stores add beyond the rate is the memory
+// traffic the rate does not include: claims of lines, and stalls on full
+// queues.
+func (s *Seq) copyIn(dst uint64, data []byte) {
+	h := s.h
+	data = slices.Clone(data)
+	lb := uint64(h.plat.Host.LastLevel().LineBytes)
+	for off := 0; off < len(data); {
+		n := min(int(lb-(dst+uint64(off))%lb), len(data)-off)
+		if c := h.copyCycles(n, false) - h.storeCycles(n); c > 0 {
+			s.Compute(c)
+		}
+		s.Do(cpu.Op{Kind: cpu.Store, Addr: dst + uint64(off), Data: data[off : off+n], Burst: true})
+		off += n
+	}
+}
+
+// storeCycles is what a store of n bytes costs the CPU when the cache
+// takes it at once: derived: host/cpu issues it in IssueCycles and pushes
+// one beat of the cache port's width per cycle after the first.
+func (h *Host) storeCycles(n int) int {
+	w := h.plat.Host.LastLevel().PortWidthBytes
+	return h.plat.Host.CPU.IssueCycles + (n+w-1)/w - 1
 }
 
 // readWord is the size of the loads that read a received packet: a 32-bit
@@ -409,17 +446,14 @@ func (s *Seq) send(typ uint8, dst int, data []byte, tag uint32) bool {
 	buf := s.sendBuffer()
 	d := lci.Desc{Seq: h.descSeq, Type: typ, Dst: uint8(dst), Len: uint16(len(data)), Buf: uint32(buf), Tag: tag}
 	h.descSeq++
-	cycles := h.costs.Send
+	h.Sent++
+	s.Compute(h.costs.Send)
 	if h.fw.Variant == lci.SDMA {
 		// «write the message data to a host-resident packet queue»
 		// (MY-P32), from which the NI fetches it.
-		d.HostBuf = sendData + uint64(buf)*h.sendStride()
-		_ = h.mem.Storage().Write(d.HostBuf, data)
-		cycles += h.copyCycles(len(data), false)
-	}
-	h.Sent++
-	s.Compute(cycles)
-	if h.fw.Variant != lci.SDMA {
+		d.HostBuf = h.sendBufAddr(buf)
+		s.copyIn(d.HostBuf, data)
+	} else {
 		s.pio(h.lay.SendBuf(buf)+lci.HeaderBytes, data)
 	}
 	s.pio(h.lay.SendQ+uint32(int(d.Seq-1)%h.lay.SendQSlots*lci.DescBytes), d.Encode())

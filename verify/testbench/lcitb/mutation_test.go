@@ -31,7 +31,7 @@ var _ = Describe("LCI checkers against mutations, on randomised traffic", func()
 		Expect(got).To(HaveLen(1))
 		Expect(got["lci.credits"]).NotTo(BeEmpty())
 		for _, m := range got["lci.credits"] {
-			Expect(m).To(MatchRegexp(`^node \d returned credits beyond the window: [5-9] > W = 4$`))
+			Expect(m).To(MatchRegexp(`^node \d returned credits beyond the window: \d+ > W = 4$`))
 		}
 	})
 
