@@ -59,6 +59,7 @@ func MCWriteFlits(n int) int { return mchub.MC1().Format().Flits(n) }
 // page map (a single mapping can leave an adapter no page to write to).
 type MCAdapterError struct{ Err error }
 
+// Error is the adapter builder's message.
 func (e *MCAdapterError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the adapter builder's error.
