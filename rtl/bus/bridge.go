@@ -236,7 +236,8 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 			return nil, fmt.Errorf("%s: bridge LineBytes %d must be a multiple of bus %s's width %d", name, b.cfg.LineBytes, bb.Name(), w)
 		}
 	}
-	br := &Bridge{env: b.env, name: name, cfg: b.cfg, memBus: b.memBus, ioBus: b.ioBus}
+	br := &Bridge{env: b.env, name: name, cfg: b.cfg, memBus: b.memBus, ioBus: b.ioBus,
+		takeBlocked: b.env.Mutation(mutTakeBlocked) > 0}
 	if b.pio.set {
 		p, err := newPath(br, name+".Down", b.memBus, b.ioBus, b.pio, false)
 		if err != nil {
@@ -293,7 +294,16 @@ type Bridge struct {
 	cfg           BridgeConfig
 	memBus, ioBus *Bus
 	up, down      *path
+	// takeBlocked is the test-only fault bus.takeblocked: writes are
+	// taken while their op cannot cross.
+	takeBlocked bool
 }
+
+// mutTakeBlocked is a test-only fault (see env.DeclareMutation).
+var mutTakeBlocked = env.DeclareMutation("bus.takeblocked",
+	"a bridge takes a write while an op waits for room in the crossing FIFO or the FIFO is full (the acceptance rule "+
+		"before dc3659e): the write holds its bus in wait states until the far bus drains an op, and writes crossing "+
+		"both ways at once can hold both buses for ever (caught by the progress watchdog)")
 
 // Config returns the bridge's configuration.
 func (br *Bridge) Config() BridgeConfig { return br.cfg }
@@ -644,7 +654,7 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 		// a CPU's PIO burst on the memory bus and the NI's DMA write on
 		// PCI, each waiting on the other's bus).
 		room := p.wdata.Free(now) * p.nearW
-		if !v.busy && !v.opsBlocked && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
+		if !v.busy && (!v.opsBlocked || p.br.takeBlocked) && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
 			return true
 		}
 		p.stats.WriteRetries++
