@@ -28,10 +28,11 @@ type BridgeConfig struct {
 	// bytes. With a buffer, a write is done for the master that issued it
 	// (a non-posted write gets its completion) once its last byte is in
 	// the buffer, and the bridge writes it on the far bus as a posted
-	// write; a full buffer holds the near bus in wait states. (The far
-	// side assembles a line at a time in a register of its own, which
-	// holds up to one line more.) Zero turns
-	// posting off: data passes through a two-beat register and a
+	// write. A write the buffer has no room for (all of it, or a full
+	// buffer's worth for a longer burst) is retried rather than held in
+	// wait states (see Bridge). (The far side assembles a line at a time
+	// in a register of its own, which holds up to one line more.) Zero
+	// turns posting off: data passes through a two-beat register and a
 	// non-posted write completes only when the far write has completed.
 	PostedWriteBytes int
 	// CrossCycles is the time a request takes to cross the bridge: a
@@ -66,11 +67,16 @@ type BridgeConfig struct {
 	// that continues at a+n is served from the buffer. A multiple of
 	// LineBytes, at most ReadBufferBytes. PIO reads (memory bus to I/O
 	// bus) are never prefetched: device registers have read side effects.
-	// The buffer is dropped when a read does not continue it, when a
-	// write through the bridge in the same direction overlaps it, and
-	// when any memory-bus master writes a byte it holds or has asked for,
-	// or reads it for ownership (ClassRFO: a cache about to store to the
-	// line) (the bridge observes the memory bus).
+	// The buffer is dropped when a read does not continue it and when a
+	// write through the bridge in the same direction overlaps it. The
+	// bridge observes the memory bus: when any memory-bus master writes a
+	// byte the buffer holds or has asked for, reads it for ownership
+	// (ClassRFO) or claims its line with an address-only upgrade
+	// (ClassUpgrade: a cache about to store to the line), the read-ahead
+	// is cut at that line: the bytes before it stay and serve a
+	// continuing read, the rest is fetched again behind the write (the
+	// whole stream is dropped when the line is its first, or when a
+	// delayed read still waits for data beyond it).
 	PrefetchBytes int
 	// HoldMemoryBus makes the bridge hold the memory bus for a whole I/O
 	// burst: a DMA write's memory-bus transaction starts with its first
@@ -109,60 +115,84 @@ func (c BridgeConfig) Validate() error {
 	return nil
 }
 
-// PCIHostBridge is the PCI host bridge of the LCI paper's PPro platform
-// (lci-myrinet-cluster-protocols.txt Table I; the paper does not name the
-// chipset): the values reproduce host/lcilib's folded bridge
-// (BridgeReadCycles 60, BridgeWriteCycles 2, MY-P6's 236 ns memory) when
-// host memory sits on a 66.67 MHz, 8-byte memory bus with a latency of 16
-// cycles and 2 for the next line of an open page; see the spec
-// "reproduces host/lcilib's folded PCI bridge". On the P3 platform
-// (133.33 MHz memory bus, 113 ns) DelayedReadCycles 34 does the same.
+// PCIHostBridge is a generic PCI host bridge of the mid-1990s PC (the LCI
+// paper's PPro and P3 platforms put 32- and 64-bit PCI behind one,
+// lci-myrinet-cluster-protocols.txt Table I, MY-P7; the paper does not name
+// the chipset). No paper gives its timing or buffer sizes: every value is
+// assumed, with its reason. Platforms that fit the bridge to a measurement
+// override fields (host/platform's lciHostBridge re-fits
+// DelayedReadCycles to 52 on the LCI hosts).
 func PCIHostBridge() BridgeConfig {
 	return BridgeConfig{
 		Name: "pci-host",
 		// assumed: 256 bytes (8 lines) of posted writes and 1 KiB of read
-		// buffer each way, sizes of the era's host bridges.
+		// buffer each way, sizes of the era's host bridges; no source of
+		// the project gives one.
 		PostedWriteBytes: 256, ReadBufferBytes: 1024,
-		// assumed: 2 cycles to cross the bridge's clock boundary.
+		// assumed: 2 cycles to cross the bridge's clock boundary (a
+		// two-stage synchroniser).
 		CrossCycles: 2,
-		// calibrated: 16 PCI cycles, so that a first DMA read of 256 bytes
-		// ends in the PCI cycle in which host/lcilib's PPro model (236 ns
-		// + 60 cycles before the first data, fitted to the I-sdma gap of
-		// Table III) ends it: 2 + 16 cycles of crossing and delayed-read
-		// logic, 8 line reads on the memory bus, the data's crossing and
-		// the master's retry loop add up to the same cycle.
+		// assumed: 16 PCI cycles of delayed-read logic before a DMA read
+		// that misses the read buffer starts on the memory bus. No paper
+		// gives the figure. 16 is kept from the fit to the folded bridge
+		// host/lcilib modelled before the LCI hosts were wired onto
+		// host/platform (memory on PCI with 60 extra cycles of latency;
+		// the spec "reproduces host/lcilib's folded PCI bridge" builds it
+		// and still shows that fit for 256-byte reads). That model is
+		// gone from host/lcilib, and the LCI platforms re-fit the count
+		// to 52 on the wired host (host/platform lciHostBridge,
+		// calibrated to the PPro I-sdma gap of Table III).
 		DelayedReadCycles: 16,
-		// assumed: 2 cycles, host/lcilib's BridgeWriteCycles, for a read
-		// the prefetch buffer holds.
+		// assumed: 2 cycles from the read's request to the first data
+		// beat when the read buffer holds it (look up the buffer, drive
+		// the first beat).
 		ReadHitCycles: 2,
-		// assumed: the P6 family's 32-byte line (host/lcilib LineBytes).
+		// assumed: the P6 family's 32-byte cache line (Pentium Pro and
+		// Pentium III data sheets), the unit a host bridge fetches and
+		// the caches snoop.
 		LineBytes: 32,
 		// assumed: 512 bytes ahead, two of the LANai's 256-byte host DMA
-		// bursts, so that the next burst's data is there when it asks.
+		// bursts (lanai Config.HostDMABurst, itself assumed), so that the
+		// next burst's data is there when it asks.
 		PrefetchBytes: 512,
 		// assumed: a PC host bridge re-arbitrates for the memory bus per
-		// line rather than holding it for a PCI burst.
+		// line rather than holding it for a PCI burst (the P6 bus is
+		// pipelined and shared with the CPUs).
 		HoldMemoryBus: false,
 	}
 }
 
 // XpressEISABridge is the bridge between the Xpress memory bus and the
-// EISA bus of SHRIMP's DEC 560ST nodes (SH-P6, SH-P8). The paper gives one
-// property: «the memory bus does not cycle-share between the CPU and any
-// other main memory master» (SH-P10, shrimp-design-choices.txt section
-// 2.1), so an EISA DMA burst holds the memory bus (HoldMemoryBus) and «DMA
-// competes with CPU initiation». The rest is assumed.
+// EISA bus of SHRIMP's DEC 560ST nodes: the network interface «connects
+// to both the Xpress memory bus [28] and the EISA I/O bus [6]» (SH-P6,
+// shrimp-design-choices.txt section 2.1); its DMA engine reads user pages
+// from memory across this bridge for deliberate update («Transfers of up
+// to a page (4K bytes)», SH-P13, section 4.5.3). The paper gives one
+// property of the path: «the memory bus does not cycle-share between the
+// CPU and any other main memory master» (SH-P10, section 2.1), so an EISA
+// DMA burst holds the memory bus for its length (HoldMemoryBus) and the
+// CPU «must compete for the memory bus with the ongoing DMA» (section
+// 4.5.3; «the memory bus cannot share cycles between the CPU and the
+// network interface», section 4.5.2). It says nothing of the bridge's
+// buffers or cycle counts: the rest is assumed. (host/platform's SHRIMP
+// node preset carries its own bridge values, with the same hold and no
+// read-ahead.)
 func XpressEISABridge() BridgeConfig {
 	return BridgeConfig{
 		Name: "xpress-eisa",
 		// assumed: one 32-byte line (the Pentium's) of posted writes and
-		// two of read buffer each way, and no read prefetch: an EISA-era
-		// bridge streams a held DMA burst rather than reading ahead.
+		// two of read buffer each way, and no read prefetch: the bridge
+		// holds the memory bus for a DMA read and streams it at the EISA
+		// burst's pace (HoldMemoryBus) instead of reading ahead; the
+		// paper gives no buffer sizes.
 		PostedWriteBytes: 32, ReadBufferBytes: 64, LineBytes: 32, PrefetchBytes: 0,
-		// assumed: one cycle to cross, no extra delayed-read logic, one
-		// cycle for data the buffer holds.
+		// assumed: one cycle to cross, one cycle for data the buffer
+		// holds, and no delayed-read logic: EISA has no delayed
+		// transactions (EISA Specification 3.12, the paper's [6]), so a
+		// DMA read is retried only until its data crosses.
 		CrossCycles: 1, DelayedReadCycles: 0, ReadHitCycles: 1,
-		// «does not cycle-share» (SH-P10)
+		// «the memory bus does not cycle-share between the CPU and any
+		// other main memory master» (SH-P10)
 		HoldMemoryBus: true,
 	}
 }
@@ -261,22 +291,46 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 // address window, forwarding what it takes as a master on the other bus.
 // Down carries CPU PIO from the memory bus to devices on the I/O bus; Up
 // carries device DMA from the I/O bus to host memory. Each direction has a
-// posted-write buffer and delayed reads, Up also read prefetch; see
+// posted-write buffer and delayed reads, Up also read-ahead; see
 // BridgeConfig.
 //
+// With a posted-write buffer, writes are posted (PCI 2.1 appendix E): a
+// write is done for its master once the bridge has all of it, and crosses
+// behind it. A write is taken only when the bridge has finished the
+// previous near transaction, the write's op can cross at once (no op
+// waiting for room in the crossing FIFO, and room in it) and the
+// posted-write buffer has room for all of it (or is empty, for a burst
+// longer than the buffer); otherwise it is retried (SetTargetRetry). A
+// write taken without that would hold its bus in wait states until the far
+// bus drained an op, and a write crossing the other way could hold the far
+// bus in turn: both buses waiting on each other (the deadlock commit
+// dc3659e removed; the test-only mutation bus.takeblocked restores it,
+// see bridge_deadlock_test.go). Only a burst longer than the buffer, taken
+// into an empty one, waits in wait states for the far bus.
+//
 // A read the bridge cannot answer from its buffer is a delayed
-// transaction (PCI 2.1 section 3.3.3.3): the bus retries the master
-// (SetTargetRetry), the bridge latches the read and fetches it, and the
-// master's later attempt finds the data. So neither bus waits for the
-// other, and a CPU's PIO read and a device's DMA read crossing at the same
-// time cannot deadlock. A write is retried while the posted-write buffer
-// cannot take all of it, so a full buffer does not hold its bus either
-// (only a burst longer than the buffer, taken into an empty one, may wait
-// in wait states for the far bus). Each direction has one
-// delayed-transaction slot: while a delayed read waits for its master,
-// reads elsewhere are retried without being latched. A read is let through when the buffer holds all
-// of it (or as much as the buffer can hold); the rest of a longer one
-// streams behind it.
+// transaction (PCI 2.1 section 3.3.3.3): the bus retries the master, the
+// bridge latches the read and fetches it, and the master's later attempt
+// finds the data. So neither bus waits for the other, and a CPU's PIO
+// read and a device's DMA read crossing at the same time cannot deadlock.
+// Each direction has one delayed-transaction slot: while a delayed read
+// waits for its master, reads elsewhere are retried without being
+// latched. A read is let through when the buffer holds all of it (or as
+// much as the buffer can hold); the rest of a longer one streams behind
+// it. A read must not pass a posted write: a write through the bridge in
+// the same direction drops buffered read data it overlaps.
+//
+// DMA reads are read ahead (PrefetchBytes). The bridge observes the
+// memory bus, and a memory-bus write, read for ownership (ClassRFO) or
+// address-only upgrade (ClassUpgrade) into the read-ahead cuts it at that
+// line, so that a later DMA read fetches the new data rather than a stale
+// copy.
+//
+// Without HoldMemoryBus the Up direction re-arbitrates for the memory bus
+// per line; with it an I/O burst is one memory-bus transaction that holds
+// the bus for its length (SHRIMP's Xpress bus, SH-P10). The Down direction
+// always issues a near write or read as one I/O-bus transaction (split
+// only at the I/O bus's MaxBurstBytes).
 //
 // Names, for a bridge called B: the Down direction is target "B.Down" on
 // the memory bus and master "B.Down" on the I/O bus, Up the reverse; each
@@ -531,13 +585,15 @@ func (p *path) state() string {
 // transaction that they could see.
 const ClassRFO = "rfo"
 
-// snoop watches the memory bus for writes, and reads for ownership
-// (ClassRFO), into what the DMA read buffer holds or has asked for; the
-// near half drops the buffer at its next edge. A read for ownership is the
+// snoop watches the memory bus for writes, reads for ownership (ClassRFO)
+// and address-only upgrades (ClassUpgrade) into what the DMA read buffer
+// holds or has asked for; the near half cuts the read-ahead at that line
+// at its next edge (invalidate). A read for ownership or an upgrade is the
 // last the bridge sees of a line before the new owner's stores change it
 // (a write-back cache writes the line back only when it is read again or
 // evicted), so read-ahead data that outlived it would be served stale to
-// the I/O bus. Its first beat drops the whole line it claims.
+// the I/O bus. Its first beat (an upgrade's address phase) claims the
+// whole extent of its request.
 func (p *path) snoop(now clock.Time, o Observation) {
 	if !p.nh.valid {
 		return

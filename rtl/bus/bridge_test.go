@@ -530,12 +530,14 @@ var _ = Describe("Bridge", func() {
 		})
 	})
 
-	// host/lcilib folds the PCI bridge into host memory on the PCI bus: a
-	// DMA read waits MemLatencyBusCycles + BridgeReadCycles (60) before its
-	// first data, one that continues the previous read BridgeWriteCycles
-	// (2). The bridge on a memory bus must give the LANai's host DMA
-	// engine (256-byte bursts, one after the other) the same completion
-	// cycles.
+	// The folded bridge host/lcilib modelled before the LCI hosts were
+	// wired onto host/platform (that model is gone; this spec builds it):
+	// host memory on the PCI bus, a DMA read waiting the memory latency +
+	// 60 PCI cycles before its first data, one that continues the previous
+	// read 2. PCIHostBridge's DelayedReadCycles 16 (34 on the P3's buses)
+	// gives the LANai's host DMA engine (256-byte bursts, one after the
+	// other) the same completion cycles; the LCI platforms now re-fit the
+	// count on the wired host (host/platform lciHostBridge).
 	DescribeTable("reproduces host/lcilib's folded PCI bridge",
 		func(pci bus.Config, memBus clock.Clock, memLatencyNs, delayed int) {
 			reads := func() []*op {
@@ -546,7 +548,7 @@ var _ = Describe("Bridge", func() {
 				return o
 			}
 			lat := clock.Time(memLatencyNs) * clock.Nanosecond
-			// Today's model: host memory on PCI (lcilib BuildHardware).
+			// The folded model: host memory on PCI.
 			e := vtest.NewEnv(vtest.Options{})
 			pb, err := bus.MakeBuilder().WithEnv(e).WithConfig(pci).Build("PCI")
 			Expect(err).NotTo(HaveOccurred())
