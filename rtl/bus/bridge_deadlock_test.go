@@ -1,6 +1,8 @@
 package bus_test
 
 import (
+	"strconv"
+
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/mem"
@@ -21,10 +23,14 @@ import (
 // re-arbitrates per line) while one Down op costs one PCI transaction.
 //
 // A direction's op cannot cross at once only when its crossing FIFO (four
-// ops) is full behind the op its far half is issuing: five ops queued,
-// whose data (at most 7 x 36 bytes here) the posted-write buffer still
-// holds. The CPU writes faster than PCI drains, so Down fills first and
-// stays full. From then on each bus serves its two masters in turn
+// ops) is full behind the op its far half is issuing, and a sixth op
+// waits to enter it: six writes taken and not yet on the far bus, whose
+// data (at most 7 x 36 bytes here) the posted-write buffer must still
+// hold, so that a seventh passes the buffer's room check. A write taken
+// then holds its bus only when it has more beats than the bridge's 2-deep
+// target channel (the CPU's 4, the NI's 10). So one write each way cannot
+// deadlock; a direction must first be six writes behind. The CPU writes
+// faster than PCI drains, so Down fills first and stays full. From then on each bus serves its two masters in turn
 // (round-robin): per PCI round one Down op drains and one NI write (one Up
 // op) arrives; per memory-bus round the bridge's Up master gets one
 // transaction, a third of an Up op. Under the old acceptance rule
@@ -40,7 +46,7 @@ var _ = Describe("Bridge with writes crossing both ways", func() {
 	const cpuWrites, niWrites = 18, 12
 	run := func(mutations map[string]int) (*rig, []*op, []*op, error) {
 		mc := memBusConfig()
-		e := vtest.NewEnv(vtest.Options{Clock: mc.Clock, Mutations: mutations})
+		e := vtest.NewEnv(vtest.Options{Clock: mc.Clock, Mutations: mutations, Trace: true})
 		r := newRigOn(e, mc, bus.PCIHostBridge(), 4)
 		var cpu, ni []*op
 		for i := range cpuWrites {
@@ -77,12 +83,48 @@ var _ = Describe("Bridge with writes crossing both ways", func() {
 		// Steady state, once Down is full (from the CPU's seventh write
 		// on): PCI alternates a Down write and an NI write, with hidden
 		// arbitration. The Down write of 32 bytes: address 1, decode 1, 8
-		// data phases and 1 wait state (the record's waits=1), idle 1 =
-		// 12 cycles; the NI's 36 bytes at ...1e are 10 data phases (2 + 8
-		// x 4 + 2 bytes): 1 + 1 + 10 + 1 = 13. A round is 25 PCI cycles
-		// = 50 memory-bus cycles. Each round frees one Down op, so the
-		// CPU's retried write is taken once per round, and the NI posts
-		// one write per round.
+		// data phases and 1 wait state (the record's waits=1, not derived
+		// here), idle 1 = 12 cycles; the NI's 36 bytes at ...1e are 10
+		// data phases (2 + 8 x 4 + 2 bytes): 1 + 1 + 10 + 1 = 13. A round
+		// is 25 PCI cycles = 50 memory-bus cycles. Each round frees one
+		// Down op, so the CPU's retried write is taken once per round,
+		// and the NI posts one write per round.
+		type tenure struct {
+			Master         string
+			Start, End     clock.Cycle
+			Waits          string
+			NextStartAfter clock.Cycle
+		}
+		var pci []tenure
+		for _, rec := range r.e.Trace.Records() {
+			if rec.Path != "PCI" {
+				continue
+			}
+			m, _ := rec.Get("master")
+			st, _ := rec.Get("start")
+			w, _ := rec.Get("waits")
+			start, err := strconv.Atoi(st)
+			Expect(err).NotTo(HaveOccurred())
+			pci = append(pci, tenure{Master: m, Start: clock.Cycle(start), End: rec.Cycle, Waits: w})
+		}
+		// The NI's first write goes first (p1-p13); from then on, while
+		// the NI has writes (its last is tenure 2 x 12 - 2), a Down
+		// write's record ends 10 cycles after its address phase (decode,
+		// 8 data, 1 wait), an NI write's 11 after (decode, 10 data), and
+		// the next address phase follows the idle cycle.
+		for k := 1; k < 2*niWrites-1; k++ {
+			t := pci[k]
+			if k%2 == 1 {
+				Expect(t.Master).To(Equal("Br.Down"), "PCI tenure %d", k)
+				Expect(t.End-t.Start).To(Equal(clock.Cycle(10)), "PCI tenure %d", k)
+				Expect(t.Waits).To(Equal("1"), "PCI tenure %d", k)
+			} else {
+				Expect(t.Master).To(Equal("NI"), "PCI tenure %d", k)
+				Expect(t.End-t.Start).To(Equal(clock.Cycle(11)), "PCI tenure %d", k)
+				Expect(t.Waits).To(Equal("0"), "PCI tenure %d", k)
+			}
+			Expect(pci[k+1].Start).To(Equal(t.End+2), "PCI tenure %d", k+1)
+		}
 		for i := 7; i < cpuWrites-1; i++ {
 			Expect(cpu[i].Done-cpu[i-1].Done).To(Equal(clock.Cycle(50)), "CPU write %d", i)
 		}
