@@ -777,25 +777,11 @@ func DEC560ST() Host {
 		// «it connects to both the Xpress memory bus [28] and the EISA I/O
 		// bus [6]» (SH-P6); rtl/bus's EISA preset (EISA Specification 3.12).
 		IOBus: bus.EISA(),
-		Bridge: bus.BridgeConfig{
-			// assumed: a name for reports.
-			Name: "xpress-eisa",
-			// assumed: one line of posted writes; the paper gives none.
-			PostedWriteBytes: 32,
-			// assumed: 2 EISA cycles to cross, 1 to answer from the buffer.
-			CrossCycles: 2, ReadHitCycles: 1,
-			// assumed: 0: EISA has no delayed transactions (EISA
-			// Specification 3.12: a slow read holds the bus in wait states).
-			DelayedReadCycles: 0,
-			// assumed: the Pentium's 32-byte line, one line of read buffer.
-			LineBytes: 32, ReadBufferBytes: 32,
-			// assumed: no read-ahead (the EISA DMA of the NI's deliberate
-			// update reads at most a page, SH-P13, as bursts it asks for).
-			PrefetchBytes: 0,
-			// «the memory bus does not cycle-share between the CPU and any
-			// other main memory master» (SH-P10): an I/O burst holds the bus.
-			HoldMemoryBus: true,
-		},
+		// rtl/bus's XpressEISABridge, whose values carry their sources
+		// there: «the memory bus does not cycle-share between the CPU and
+		// any other main memory master» (SH-P10), so an I/O burst holds the
+		// memory bus; no delayed reads and no read-ahead (assumed there).
+		Bridge: bus.XpressEISABridge(),
 		OS: cpu.OSCosts{
 			// derived: «On our system, the lower bound is roughly 1K bytes»
 			// (SH-P22), «the memory write bandwidth multiplied by the time it
