@@ -1,0 +1,13 @@
+package smptb_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestSmptb(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/testbench/smptb")
+}
