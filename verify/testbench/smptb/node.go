@@ -322,14 +322,15 @@ func (n *Node) DMAWrite(now clock.Time, addr uint64, data []byte) (uint64, error
 	case len(data) > size:
 		return 0, fmt.Errorf("smptb: DMA write of %d bytes exceeds DMA.BufferBytes %d", len(data), size)
 	}
-	if n.bufNext+len(data) > size {
-		n.bufNext = 0
-	}
-	// The source keeps the destination's alignment within a burst, so
-	// the engine's aligned bursts line up on both sides.
-	off := n.bufNext + int(addr%uint64(n.dmaCfg.BurstBytes))
+	// The source keeps the destination's offset within a burst, so the
+	// engine's aligned bursts line up on both sides; the buffer is a ring
+	// (the data is staged now, so the writes queued at once must fit in
+	// it).
+	burst := n.dmaCfg.BurstBytes
+	within := int(addr % uint64(burst))
+	off := (n.bufNext+burst-1)/burst*burst + within
 	if off+len(data) > size {
-		off = int(addr % uint64(n.dmaCfg.BurstBytes))
+		off = within
 		if off+len(data) > size {
 			off = 0
 		}

@@ -128,7 +128,7 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 		Expect(err).To(MatchError(ContainSubstring("exceeds DMA.BufferBytes 8192")))
 	})
 
-	It("builds every preset with a PCI-class I/O bus and runs a CPU's load on it", func() {
+	It("builds every preset (its own I/O bus and bridge) and runs a CPU's load on it", func() {
 		for _, name := range platform.Names() {
 			h, _ := platform.Lookup(name)
 			e := env.New(env.Options{})
@@ -317,6 +317,55 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 			Expect(r.loadCycles).To(Equal(clock.Cycle(8)))
 			Expect(n.Caches()[0].Stats().SCFailed).To(BeZero())
 		})
+	})
+
+	It("carries a DMA write of four lines across the bridge: each CPU's copy of its line is invalidated and memory has the data", func() {
+		e, n := newNode(true, nil)
+		const base = 0x4_0000
+		payload := make([]byte, 4*64)
+		for i := range payload {
+			payload[i] = byte(i*7 + 1)
+		}
+		var before, after [4]bool
+		var reloaded [4][]byte
+		dmaOnBus := 0
+		n.MemBus().Observe(func(now clock.Time, o bus.Observation) {
+			if o.Master == "N.Bridge.Up" && o.Write && o.Last {
+				dmaOnBus++
+			}
+		})
+		started := 0
+		for i, c := range n.CPUs {
+			line := uint64(base + 64*i)
+			c.Run(cpu.Go(func(p *cpu.Proc) {
+				p.Load32(line) // brings the line into CPU i's cache
+				before[i], _ = n.Caches()[i].Holds(line)
+				started++
+				if started == 4 {
+					_, err := n.DMAWrite(p.Now(), base, payload)
+					Expect(err).NotTo(HaveOccurred())
+				}
+				p.PollUntil(func() bool { return len(n.DMADone()) == 1 && dmaOnBus == 4 })
+				p.Compute(2) // the snoop applies at the cache's next edge
+				after[i], _ = n.Caches()[i].Holds(line)
+				reloaded[i] = p.Load(line, 8)
+			}))
+		}
+		run(e)
+		Expect(before).To(Equal([4]bool{true, true, true, true}))
+		Expect(after).To(Equal([4]bool{false, false, false, false}))
+		for i := range 4 {
+			Expect(reloaded[i]).To(Equal(payload[64*i:64*i+8]), "CPU %d", i)
+			s := n.Caches()[i].Stats()
+			Expect(s.Invalidations).To(Equal(uint64(1)), "CPU %d", i)
+			Expect(s.Fills).To(Equal(uint64(2)), "CPU %d: the cold fill and the refill", i)
+		}
+		got, err := n.Memory().Storage().Bytes(base, len(payload))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(payload))
+		// One memory-bus write per 64-byte line: the bridge re-arbitrates
+		// per line (HoldMemoryBus false in the T2 preset).
+		Expect(dmaOnBus).To(Equal(4))
 	})
 
 	It("gives a byte-identical trace whatever order the CPUs are created in, and on a second run", func() {
