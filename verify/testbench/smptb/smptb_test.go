@@ -27,6 +27,7 @@ const (
 	counterAddr = 0x1_0040
 	countAddr   = 0x1_0080 // the barrier's arrival counter
 	senseAddr   = 0x1_00c0 // the barrier's sense flag
+	slotAddr    = 0x1_0100 // the barrier spec's per-CPU slots, a line each
 	dataAddr    = 0x2_0000 // the line the DMA spec's CPU holds under LoadLocked
 	otherAddr   = 0x3_0000 // a line only the DMA writes (determinism spec)
 )
@@ -177,11 +178,12 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 		Expect(n.Mem.CheckCoherence()).To(Succeed())
 	})
 
-	It("lets nobody leave a sense-reversing barrier's round before all four CPUs arrived at it", func() {
+	It("lets nobody leave a sense-reversing barrier's round before all four CPUs arrived at it, and shows each what all stored before it", func() {
 		const rounds = 4
 		e, n := newNode(false, nil)
 		bar := smptb.Barrier{Count: countAddr, Sense: senseAddr, N: 4, Backoff: backoff}
 		var arrive, leave [rounds][4]clock.Time
+		var seen [rounds][4][4]uint32 // seen[r][i][j]: CPU i's read of CPU j's slot after round r
 		for i, c := range n.CPUs {
 			c.Run(cpu.Go(func(p *cpu.Proc) {
 				var sense uint32
@@ -189,9 +191,17 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 					// Uneven work: a different CPU arrives last in each
 					// round.
 					p.Compute(100 + 400*((i+r)%4))
+					// Publish this round's value in the CPU's slot (a
+					// line of its own) before arriving; the fence is the
+					// Alpha's MB that makes it visible first.
+					p.Store32(slotAddr+64*uint64(i), uint32(r+1))
+					p.Fence()
 					arrive[r][i] = p.Now()
 					bar.Wait(p, &sense)
 					leave[r][i] = p.Now()
+					for j := range 4 {
+						seen[r][i][j] = p.Load32(slotAddr + 64*uint64(j))
+					}
 				}
 			}))
 		}
@@ -204,6 +214,15 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 			// The last to arrive is CPU (3-r) mod 4, the one with the most
 			// work in round r; the others waited for it.
 			Expect(slices.Index(arrive[r][:], last)).To(Equal((3 - r + 4) % 4))
+			// Everything stored before the barrier is seen after it: no
+			// CPU reads a slot's value of an earlier round (a CPU that
+			// left first may already have stored its next round's value,
+			// r+2, before a slower one reads it).
+			for i := range 4 {
+				for j := range 4 {
+					Expect(seen[r][i][j]).To(BeElementOf(uint32(r+1), uint32(r+2)), "round %d: CPU %d's read of CPU %d's slot", r, i, j)
+				}
+			}
 		}
 		Expect(word(n, countAddr)).To(BeZero(), "the last arrival resets the counter")
 		Expect(word(n, senseAddr)).To(Equal(uint32(rounds % 2)))
