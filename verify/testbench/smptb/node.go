@@ -225,6 +225,9 @@ func (b Builder) Build(name string) (*Node, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	h := b.host
+	// The memory bus's master channels (the caches', the bridge's) hold
+	// BusWriteEntries requests: derived: the write buffer between the
+	// chip and the bus (AlphaServer2100: the 21064A's 4 entries).
 	ms, err := memsys.MakeNodeBuilder().WithEnv(b.env).WithCPUs(b.cpus, h.CPU.Clock).WithCache(h.LastLevel()).
 		WithBus(h.MemBus).WithBusMasterDepth(h.LastLevel().BusWriteEntries).
 		WithMemoryClock(h.Memory.Clock).WithMemory(h.Memory.SizeBytes, 0, memoryCycles(h), h.Memory.BytesPerCycle).
@@ -269,6 +272,9 @@ func (b Builder) Build(name string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The engine stages two bursts (assumed: reading the next burst from
+	// its buffer while the last is written, rtl/dma's default shape) and
+	// posts its PCI writes (the bridge's posted-write buffer takes them).
 	eng, err := dma.MakeBuilder().WithEnv(b.env).WithClock(h.IOBus.Clock).WithQueueDepth(b.dma.QueueDepth).
 		WithSetupCycles(b.dma.SetupCycles).WithBurst(b.dma.BurstBytes).WithBuffer(2 * b.dma.BurstBytes).
 		Build(name + ".DMA")
