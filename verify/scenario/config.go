@@ -7,13 +7,16 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // Params are a scenario's parameters: a pointer to a struct whose fields
@@ -58,6 +61,17 @@ func Configure(p Params, file string, sets []string) error {
 		}
 	}
 	if err := p.Validate(); err != nil {
+		// A value refused by Validate is blamed on the last --set that
+		// gave it, as written, so that the user sees which argument to
+		// change; a value from the file or the defaults on its key.
+		var ke *KeyError
+		if errors.As(err, &ke) && err == error(ke) {
+			for _, s := range slices.Backward(sets) {
+				if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == ke.Key {
+					return fmt.Errorf("--set %s: %s", printable(s), escapeControls(ke.Msg))
+				}
+			}
+		}
 		return fmt.Errorf("invalid parameter %w", err)
 	}
 	return nil
@@ -90,8 +104,15 @@ func tomlValue(v string) string {
 var typeMsg = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (.+)$`)
 
 // decode applies a TOML document to p strictly; the error starts with
-// ":<line>: " (or ": ") and names the key.
+// ":<line>: " (or ": ") and names the key. Unknown keys are found first by
+// firstUnknown, in one pass that stops at the first: go-toml's strict mode
+// collects every unknown key and computes each one's line by scanning the
+// document from its start, and its duplicate-key tracker searches every
+// earlier key of a table, so 20k unknown keys took 11.6 s (quadratic).
 func decode(p Params, data []byte) error {
+	if err := firstUnknown(p, data); err != nil {
+		return err
+	}
 	d := toml.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	err := d.Decode(p)
@@ -117,6 +138,154 @@ func decode(p Params, data []byte) error {
 		return fmt.Errorf(":%d: %s", row, msg)
 	}
 	return fmt.Errorf(": %v", err)
+}
+
+// firstUnknown returns ":<line>: unknown key K" for the first key of the
+// TOML document data, in document order, that names no field of p, or nil
+// when there is none or the document does not parse (decode reports that).
+// It reads each expression once with go-toml's streaming parser, looks
+// each key part up among the fields of one struct (a constant cost: the
+// parameter structs have a few dozen fields), counts lines incrementally
+// and returns at the first unknown key: its cost is linear in the size of
+// the document up to that key, whatever follows.
+func firstUnknown(p Params, data []byte) error {
+	root := reflect.TypeOf(p)
+	var ps unstable.Parser
+	ps.Reset(data)
+	line, pos := 1, 0
+	lineAt := func(off int) int {
+		for ; pos < off && pos < len(data); pos++ {
+			if data[pos] == '\n' {
+				line++
+			}
+		}
+		return line
+	}
+	var table []string
+	cur := root
+	for ps.NextExpression() {
+		e := ps.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			t, path, bad := walkKey(root, nil, e.Key())
+			if bad != nil {
+				return fmt.Errorf(":%d: unknown key %s", lineAt(int(bad.Raw.Offset)), strings.Join(path, "."))
+			}
+			table, cur = path, t
+			if e.Kind == unstable.ArrayTable && t != nil && t.Kind() == reflect.Slice {
+				cur = deref(t.Elem())
+			}
+		case unstable.KeyValue:
+			if err := checkKeyValue(cur, table, e, lineAt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkKeyValue checks the key of the key-value node e, relative to the
+// table path (of type t), and the keys of an inline table it holds.
+func checkKeyValue(t reflect.Type, table []string, e *unstable.Node, lineAt func(int) int) error {
+	ft, path, bad := walkKey(t, table, e.Key())
+	if bad != nil {
+		return fmt.Errorf(":%d: unknown key %s", lineAt(int(bad.Raw.Offset)), strings.Join(path, "."))
+	}
+	v := e.Value()
+	if v == nil || ft == nil {
+		return nil
+	}
+	if ft.Kind() == reflect.Slice && v.Kind == unstable.Array {
+		ft, v = deref(ft.Elem()), nil
+		for it := e.Value().Children(); it.Next(); {
+			if n := it.Node(); n.Kind == unstable.InlineTable {
+				if err := checkInline(ft, path, n, lineAt); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if v.Kind == unstable.InlineTable {
+		return checkInline(ft, path, v, lineAt)
+	}
+	return nil
+}
+
+// checkInline checks the keys of the inline table n of type t at path.
+func checkInline(t reflect.Type, path []string, n *unstable.Node, lineAt func(int) int) error {
+	for it := n.Children(); it.Next(); {
+		if kv := it.Node(); kv.Kind == unstable.KeyValue {
+			if err := checkKeyValue(t, path, kv, lineAt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// walkKey follows the key parts of it from type t (at path prefix) and
+// returns the type reached, the full path, and the first part that names no
+// field of a struct (nil if none). A map, an interface or a value that is
+// not a table ends the walk as known (a wrong type is decode's error).
+func walkKey(t reflect.Type, prefix []string, it unstable.Iterator) (reflect.Type, []string, *unstable.Node) {
+	path := append([]string(nil), prefix...)
+	for it.Next() {
+		n := it.Node()
+		path = append(path, string(n.Data))
+		if t == nil {
+			continue
+		}
+		t = deref(t)
+		if t.Kind() != reflect.Struct {
+			t = nil
+			continue
+		}
+		ft, ok := fieldByKey(t, string(n.Data))
+		if !ok {
+			return nil, path, n
+		}
+		t = ft
+	}
+	return t, path, nil
+}
+
+// fieldByKey returns the type of the field of struct t that TOML key k
+// decodes into: by `toml` tag or field name, case-insensitively as go-toml
+// matches, through embedded structs.
+func fieldByKey(t reflect.Type, k string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			if et := deref(f.Type); et.Kind() == reflect.Struct {
+				if ft, ok := fieldByKey(et, k); ok {
+					return ft, true
+				}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, k) {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 func describeType(t string) string {
@@ -230,6 +399,58 @@ func RunCycles(sample, warmup, measure, drain int) int64 {
 		sum += lo
 	}
 	return int64(sum)
+}
+
+// MemoryBudget is the heap one run may give to the state that its size and
+// count parameters scale: queue and FIFO entries, buffers, virtual
+// channels, listed sizes. assumed: 1 GiB. The suite's machine has 23 GiB
+// shared by two cores and by up to a dozen concurrent runs (engineers,
+// `make test`, a sweep on -j workers), so one run must stay within about a
+// twentieth of it; the largest default scenario needs a few tens of MiB.
+// Each bound derived from it divides it by the bytes one unit of the
+// parameter costs in the model (all its copies together) and says so in
+// its error.
+const MemoryBudget = 1 << 30
+
+// BudgetLimit returns how many units of bytesPer bytes each fit in
+// MemoryBudget (at least 1).
+func BudgetLimit(bytesPer int64) int64 {
+	return max(MemoryBudget/max(bytesPer, 1), 1)
+}
+
+// CheckBudget returns a *KeyError for key when n units of bytesPer bytes
+// each (what one unit costs across every copy in the model, described by
+// unit, e.g. "flit in each of 2 FIFOs of 16 B entries") exceed
+// MemoryBudget. The message names the limit and its derivation on one
+// line: "above the limit 33554432 (got 1000000000000; 32 B per flit ... x
+// 33554432 = 1 GiB, the per-run memory budget)".
+func CheckBudget(key string, n, bytesPer int64, unit string) error {
+	limit := BudgetLimit(bytesPer)
+	if n <= limit {
+		return nil
+	}
+	return &KeyError{Key: key, Msg: fmt.Sprintf("above the limit %d (got %d; %d B per %s x %d = %s, the per-run memory budget)",
+		limit, n, bytesPer, unit, limit, mib(limit*bytesPer))}
+}
+
+// CheckLimit returns a *KeyError for key when n exceeds a structural limit
+// of the model (a field width, an address range), explained by why.
+func CheckLimit(key string, n, limit int64, why string) error {
+	if n <= limit {
+		return nil
+	}
+	return &KeyError{Key: key, Msg: fmt.Sprintf("above the limit %d (got %d; %s)", limit, n, why)}
+}
+
+// mib writes n bytes in MiB, or in KiB or B when smaller.
+func mib(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // FirstError returns the first non-nil error.

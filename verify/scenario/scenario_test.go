@@ -2,8 +2,10 @@ package scenario_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
@@ -76,8 +78,42 @@ var _ = Describe("Configure", func() {
 		Entry("table given a value", "", []string{"fifo=3"}, "key fifo: want a table"),
 		Entry("no =", "", []string{"fifo.depth"}, "want key=value"),
 		Entry("bad key", "", []string{"fifo..depth=1"}, "malformed key"),
-		Entry("impossible value", "", []string{"fifo.depth=0"}, "invalid parameter fifo.depth: must be at least 1 (got 0)"),
+		Entry("impossible value, blamed on its --set", "", []string{"fifo.depth=0"}, "--set fifo.depth=0: must be at least 1 (got 0)"),
+		Entry("impossible value from the file, on its key", "[fifo]\ndepth = 0\n", nil, "invalid parameter fifo.depth: must be at least 1 (got 0)"),
+		Entry("unknown key in an inline table", "fifo = {depth = 2, width = 3}\n", nil, "c.toml:1: unknown key fifo.width"),
+		Entry("unknown key under a table header", "[fifo]\ndepth = 2\n\n[fifo.x]\n", nil, "c.toml:4: unknown key fifo.x"),
 	)
+
+	It("blames a refused value on the last --set that gave it", func() {
+		err := scenario.Configure(defaults(), "", []string{"fifo.depth=0", "name=y", "fifo.depth=-1"})
+		Expect(err).To(MatchError("--set fifo.depth=-1: must be at least 1 (got -1)"))
+	})
+
+	// Issue 12: 200k unknown keys hung the run (go-toml's strict mode
+	// computes every unknown key's line from the start of the document:
+	// 10k keys 3 s, 20k 11.6 s). Configure now stops at the first unknown
+	// key: the error names exactly that one, on its line, so nothing after
+	// it was looked at (BenchmarkConfigureKeys measures the cost per key).
+	It("refuses 200k unknown keys at the first one", func() {
+		var b strings.Builder
+		b.WriteString("rate = 1.5\n[fifo]\ndepth = 2\n")
+		for i := range 200_000 {
+			fmt.Fprintf(&b, "bogus%d = %d\n", i, i)
+		}
+		path := filepath.Join(GinkgoT().TempDir(), "c.toml")
+		Expect(os.WriteFile(path, []byte(b.String()), 0o644)).To(Succeed())
+		err := scenario.Configure(defaults(), path, nil)
+		Expect(err).To(MatchError("config " + path + ":4: unknown key fifo.bogus0"))
+	})
+
+	It("names the per-run memory budget and the derivation in a bound's one-line error", func() {
+		// 1 GiB / 32 B = 33554432 units.
+		Expect(scenario.BudgetLimit(32)).To(Equal(int64(33554432)))
+		Expect(scenario.CheckBudget("ni.fifo_depth", 33554432, 32, "flit")).To(Succeed())
+		err := scenario.CheckBudget("ni.fifo_depth", 1_000_000_000_000, 32, "flit")
+		Expect(err).To(MatchError("ni.fifo_depth: above the limit 33554432 (got 1000000000000; 32 B per flit x 33554432 = 1024 MiB, the per-run memory budget)"))
+		Expect(scenario.CheckLimit("nodes", 17, 16, "4 node bits")).To(MatchError("nodes: above the limit 16 (got 17; 4 node bits)"))
+	})
 
 	It("keeps a key error on one line when its message echoes a file name with a newline (fuzz seed c65a6a51c7b5ca6d)", func() {
 		err := &scenario.KeyError{Key: "graph_file", Msg: "open 0\n0: no such file or directory"}
