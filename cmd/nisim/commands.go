@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nisim/nisim/internal/atomicfile"
+	"github.com/nisim/nisim/internal/outpath"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
@@ -179,7 +180,16 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 			return usageErr("--stall-limit: must be a positive time or off (got %q)", f.stall)
 		}
 	}
+	// Every output is checked before anything runs (outpath.Check); an
+	// output on standard output sends the report to standard error.
+	if err := outpath.Check([]outpath.Path{{Flag: "--vcd", Path: f.vcd}, {Flag: "--trace", Path: f.trace}},
+		[]outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
+		return inputErr(err)
+	}
 	out := c.OutOrStdout()
+	if f.vcd == outpath.Stdout || f.trace == outpath.Stdout {
+		out = c.ErrOrStderr()
+	}
 	if f.printConfig {
 		text, err := scenario.Dump(p)
 		if err != nil {
@@ -188,7 +198,8 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
 	}
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
-		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed)}
+		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed),
+		Stdout: c.OutOrStdout()}
 	rep, _, violations, err := scenario.Exec(s, p, opts)
 	if err != nil {
 		return inputErr(err)
@@ -290,15 +301,23 @@ func newSweep() *cobra.Command {
 		key, values, csvPath, svgPath, y, config string
 		sets                                     []string
 		seed                                     uint64
+		seeds                                    int
+		logY                                     bool
 	)
 	c := &cobra.Command{
 		Use:   "sweep SCENARIO",
 		Short: "run a scenario over a range of one parameter: a table, a CSV file and an SVG plot",
-		Long: `Run SCENARIO once per value of --key (default injection_rate), on its
-defaults overridden by --config and --set, and print a latency-versus-load
-table. --csv writes every metric of every run; --svg plots --y (default
-latency) against the swept value. Runs that fail a check are marked and left
-out of the plot.`,
+		Long: `Run SCENARIO once per value of --key (default injection_rate) and seed, on
+its defaults overridden by --config and --set, and print a latency-versus-load
+table. --csv writes every metric of every run with its status (ok, saturated,
+or failed: reason), whatever the runs did; --svg plots --y (default latency;
+several metrics of one unit, comma-separated, are several series) against the
+swept value, with units on both axes, the scenario's reference line (the
+zero-load latency), saturated points marked and failed runs listed under the
+title. With --seeds N every value runs N seeds (--seed, --seed+1, ...): the
+plot shows the mean with min-max bars. An unknown --y metric is refused before
+anything runs; the exit status is 1 if a run failed (after the CSV and SVG are
+written).`,
 		Args: exactArgs(1, "a scenario name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := catalog().Lookup(args[0])
@@ -312,6 +331,24 @@ out of the plot.`,
 					return usageErr("--values: %q is not a number", f)
 				}
 				vals = append(vals, v)
+			}
+			var ys []string
+			for _, f := range strings.Split(y, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					ys = append(ys, f)
+				}
+			}
+			if len(ys) == 0 {
+				return usageErr("--y: no metric named")
+			}
+			for _, p := range []struct{ flag, path string }{{"--csv", csvPath}, {"--svg", svgPath}} {
+				if p.path == outpath.Stdout {
+					return usageErr("%s -: standard output is not an output of sweep (it prints the table); name a file", p.flag)
+				}
+			}
+			if err := outpath.Check([]outpath.Path{{Flag: "--csv", Path: csvPath}, {Flag: "--svg", Path: svgPath}},
+				[]outpath.Path{{Flag: "--config", Path: config}}); err != nil {
+				return inputErr(err)
 			}
 			var outs []*atomicfile.File
 			for _, path := range []string{csvPath, svgPath} {
@@ -337,32 +374,41 @@ out of the plot.`,
 					}
 				}
 			}
-			pts, err := scenario.Sweep(s, config, sets, key, vals, seed)
+			res, err := scenario.Sweep(s, scenario.SweepSpec{File: config, Sets: sets, Key: key, Values: vals,
+				Seed: seed, Seeds: seeds, Y: ys})
 			if err != nil {
 				abort()
 				return inputErr(err)
 			}
 			out := cmd.OutOrStdout()
 			tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
-			fmt.Fprintf(tw, "%s\t%s\taccepted\tcheck\t\n", key, y)
-			for _, p := range pts {
-				yv, _ := p.Get(y)
-				acc, _ := p.Get("accepted")
-				mark := "ok"
-				if p.Failed {
-					mark = "FAIL"
+			head := key
+			if seeds > 1 {
+				head += "\tseed"
+			}
+			fmt.Fprintf(tw, "%s\t%s\taccepted\tstatus\t\n", head, strings.Join(ys, "\t"))
+			for _, p := range res.Points {
+				row := strconv.FormatFloat(p.Value, 'g', -1, 64)
+				if seeds > 1 {
+					row += "\t" + strconv.FormatUint(p.Seed, 10)
 				}
-				fmt.Fprintf(tw, "%g\t%.2f\t%.4f\t%s\t\n", p.Value, yv, acc, mark)
+				for _, m := range ys {
+					v, _ := p.Get(m)
+					row += fmt.Sprintf("\t%.2f", v)
+				}
+				acc, _ := p.Get("accepted")
+				fmt.Fprintf(tw, "%s\t%.4f\t%s\t\n", row, acc, p.StatusText())
 			}
 			tw.Flush()
 			if outs[0] != nil {
-				if err := scenario.WriteCSV(outs[0], key, pts); err != nil {
+				if err := scenario.WriteCSV(outs[0], res); err != nil {
 					abort()
 					return inputErr(err)
 				}
 			}
 			if outs[1] != nil {
-				if err := scenario.WriteSVG(outs[1], s.Name+": "+y+" vs "+key, key, y, pts); err != nil {
+				title := s.Name + ": " + strings.Join(ys, ", ") + " vs " + key
+				if err := scenario.WriteSVG(outs[1], res, scenario.PlotOptions{Title: title, Y: ys, LogY: logY}); err != nil {
 					abort()
 					return inputErr(err)
 				}
@@ -377,17 +423,23 @@ out of the plot.`,
 				}
 				fmt.Fprintf(out, "%s: %s\n", []string{"csv", "svg"}[i], o.Path())
 			}
+			if failed := res.Failed(); len(failed) > 0 {
+				return failErr(fmt.Errorf("sweep %s: %d of %d runs failed, first at %s=%g: %s",
+					s.Name, len(failed), len(res.Points), key, failed[0].Value, failed[0].Reason))
+			}
 			return nil
 		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&key, "key", "injection_rate", "the parameter to sweep")
 	fl.StringVar(&values, "values", "0.01,0.05,0.1,0.2,0.3,0.35,0.4,0.45", "comma-separated `VALUES` of the key")
-	fl.StringVar(&y, "y", "latency", "the metric to tabulate and plot")
+	fl.StringVar(&y, "y", "latency", "the `METRICS` to tabulate and plot (comma-separated, one unit)")
 	fl.StringVar(&csvPath, "csv", "", "write the results as CSV to `FILE`")
 	fl.StringVar(&svgPath, "svg", "", "write an SVG plot to `FILE`")
+	fl.BoolVar(&logY, "logy", false, "plot the y axis on a log scale")
+	fl.IntVar(&seeds, "seeds", 1, fmt.Sprintf("run every value with `N` seeds, --seed upwards (at most %d)", scenario.MaxSeeds))
 	fl.StringArrayVar(&sets, "set", nil, "override a parameter: `key=value` (repeatable)")
 	fl.StringVar(&config, "config", "", "read parameters from a TOML `FILE`")
-	fl.Uint64Var(&seed, "seed", 1, "run seed")
+	fl.Uint64Var(&seed, "seed", 1, "run seed (the first, with --seeds)")
 	return c
 }

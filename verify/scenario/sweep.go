@@ -1,22 +1,106 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
-
-	"github.com/wcharczuk/go-chart/v2"
-	"github.com/wcharczuk/go-chart/v2/drawing"
+	"strings"
 )
 
-// Point is one run of a sweep: the swept value and the run's metrics.
+// MetricDef declares a metric that a scenario measures (Report.Measure),
+// so that a sweep can check the metrics it is asked to plot before it
+// runs anything and can label axes with their units.
+type MetricDef struct {
+	Name string
+	Unit string
+	// Ref names a metric drawn as a horizontal reference line on plots
+	// of this one: the zero-load latency under a latency-versus-load
+	// curve.
+	Ref string
+}
+
+// MetricLister is implemented by the Params of scenarios that declare
+// their metrics.
+type MetricLister interface {
+	Metrics() []MetricDef
+}
+
+// ParamUniter is implemented by Params whose keys' units depend on other
+// parameters (injection_rate in packets or flits per node and cycle); it
+// returns "" for a key it does not know, and the key's `unit` struct tag is
+// read then.
+type ParamUniter interface {
+	ParamUnit(key string) string
+}
+
+// ParamUnit returns the unit of parameter key of p: from p's ParamUnit
+// method, else from the `unit` tag of the field whose toml key path is key,
+// else "".
+func ParamUnit(p Params, key string) string {
+	if u, ok := p.(ParamUniter); ok {
+		if s := u.ParamUnit(key); s != "" {
+			return s
+		}
+	}
+	t := reflect.TypeOf(p)
+	parts := strings.Split(key, ".")
+	for i, part := range parts {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		found := false
+		for j := range t.NumField() {
+			f := t.Field(j)
+			if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name == part {
+				if i == len(parts)-1 {
+					return f.Tag.Get("unit")
+				}
+				t, found = f.Type, true
+				break
+			}
+		}
+		if !found {
+			return ""
+		}
+	}
+	return ""
+}
+
+// Status is how a sweep's run ended.
+type Status int
+
+// The statuses of a run: it passed; it hit saturation (the scenario's
+// "saturated" metric is set; its "drained"-style checks fail for that
+// reason, but the always-on checkers passed, so its figures are a real,
+// if unsteady, measurement); or it failed (an error, a checker violation or
+// a failed check of a run that did not saturate).
+const (
+	StatusOK Status = iota
+	StatusSaturated
+	StatusFailed
+)
+
+func (s Status) String() string {
+	return [...]string{"ok", "saturated", "failed"}[s]
+}
+
+// Point is one run of a sweep: the swept value, the seed and the run's
+// metrics and status.
 type Point struct {
 	Value   float64
+	Seed    uint64
 	Metrics []Metric
-	Failed  bool // a check or checker failed
+	Status  Status
+	// Reason says why a run failed or what its saturation failed (one
+	// line).
+	Reason string
 }
 
 // Get returns a metric of the point.
@@ -29,99 +113,258 @@ func (p Point) Get(name string) (float64, bool) {
 	return 0, false
 }
 
-// Sweep runs s once per value of key, on its defaults overridden by the
-// config file and sets, then key=value. Each run is independent and
-// deterministic for its seed.
-func Sweep(s *Scenario, file string, sets []string, key string, values []float64, seed uint64) ([]Point, error) {
-	var out []Point
-	for _, v := range values {
-		p := s.Defaults()
-		all := append(append([]string(nil), sets...), key+"="+strconv.FormatFloat(v, 'g', -1, 64))
-		if err := Configure(p, file, all); err != nil {
-			return nil, err
-		}
-		rep, _, violations, err := Exec(s, p, Options{Seed: seed})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Point{Value: v, Metrics: rep.Metrics, Failed: violations != nil || rep.Failed()})
+// Failed reports whether the run failed (a saturated run has not).
+func (p Point) Failed() bool { return p.Status == StatusFailed }
+
+// StatusText is the point's CSV status: "ok", "saturated" or
+// "failed: reason".
+func (p Point) StatusText() string {
+	if p.Status == StatusFailed {
+		return "failed: " + p.Reason
 	}
-	return out, nil
+	return p.Status.String()
 }
 
-// WriteCSV writes the sweep as CSV: the swept key, then every metric of the
-// first point in its order, then "failed".
-func WriteCSV(w io.Writer, key string, pts []Point) error {
+// MaxSeeds bounds SweepSpec.Seeds: a sweep runs every value this many
+// times, one after another, so a larger count belongs in a parallel sweep.
+const MaxSeeds = 32
+
+// SweepSpec is what a sweep runs: the scenario's defaults overridden by
+// File and Sets, then Key set to each of Values, each run with Seeds
+// seeds (Seed, Seed+1, ...). Y names the metrics to be plotted, checked
+// before anything runs.
+type SweepSpec struct {
+	File   string
+	Sets   []string
+	Key    string
+	Values []float64
+	Seed   uint64
+	Seeds  int
+	Y      []string
+}
+
+// SweepResult is a finished sweep.
+type SweepResult struct {
+	Scenario string
+	Key      string
+	KeyUnit  string
+	Seeds    int
+	Points   []Point
+	// Defs are the metrics, declared by the scenario or, for one that
+	// declares none, as measured, in order.
+	Defs []MetricDef
+}
+
+// Def returns the definition of metric name.
+func (r *SweepResult) Def(name string) (MetricDef, bool) {
+	for _, d := range r.Defs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return MetricDef{}, false
+}
+
+// Failed returns the points that failed.
+func (r *SweepResult) Failed() []Point {
+	var out []Point
+	for _, p := range r.Points {
+		if p.Failed() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// UsageError is an error in a sweep's request (an unknown metric, a value
+// refused by the scenario's Validate, a bad seed count), found before any
+// run.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func checkY(ys []string, defs []MetricDef) error {
+	for _, y := range ys {
+		found := false
+		for _, d := range defs {
+			found = found || d.Name == y
+		}
+		if !found {
+			names := make([]string, len(defs))
+			for i, d := range defs {
+				names[i] = d.Name
+			}
+			return &UsageError{fmt.Errorf("--y: unknown metric %q (available: %s)", y, strings.Join(names, ", "))}
+		}
+	}
+	if len(ys) > 1 {
+		unit := func(y string) string {
+			for _, d := range defs {
+				if d.Name == y {
+					return d.Unit
+				}
+			}
+			return ""
+		}
+		for _, y := range ys[1:] {
+			if unit(y) != unit(ys[0]) {
+				return &UsageError{fmt.Errorf("--y: %s is in %q and %s in %q: one plot takes one unit", ys[0], unit(ys[0]), y, unit(y))}
+			}
+		}
+	}
+	return nil
+}
+
+// Sweep runs s once per value of spec.Key and seed, in order. Every
+// value is configured (and the metrics of spec.Y checked, for a scenario
+// that declares its metrics) before the first run: a value the scenario
+// refuses or an unknown metric is a *UsageError and nothing runs. A
+// scenario that declares no metrics has spec.Y checked against the first
+// run's. A run that fails is recorded with its reason and the sweep goes
+// on; each run is independent and deterministic for its seed.
+func Sweep(s *Scenario, spec SweepSpec) (*SweepResult, error) {
+	if spec.Seeds == 0 {
+		spec.Seeds = 1
+	}
+	if spec.Seeds < 1 || spec.Seeds > MaxSeeds {
+		return nil, &UsageError{fmt.Errorf("--seeds: must be in [1, %d] (got %d)", MaxSeeds, spec.Seeds)}
+	}
+	if len(spec.Values) == 0 {
+		return nil, &UsageError{errors.New("--values: no value to sweep")}
+	}
+	if spec.Seed > math.MaxUint64-uint64(spec.Seeds) {
+		return nil, &UsageError{fmt.Errorf("--seed: %d leaves no room for %d seeds", spec.Seed, spec.Seeds)}
+	}
+	res := &SweepResult{Scenario: s.Name, Key: spec.Key, Seeds: spec.Seeds}
+	params := make([]Params, len(spec.Values))
+	for i, v := range spec.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, &UsageError{fmt.Errorf("--values: %v is not a finite number", v)}
+		}
+		p := s.Defaults()
+		all := append(append([]string(nil), spec.Sets...), spec.Key+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		if err := Configure(p, spec.File, all); err != nil {
+			return nil, &UsageError{err}
+		}
+		params[i] = p
+	}
+	res.KeyUnit = ParamUnit(params[0], spec.Key)
+	declared := false
+	if ml, ok := params[0].(MetricLister); ok {
+		res.Defs, declared = ml.Metrics(), true
+		if err := checkY(spec.Y, res.Defs); err != nil {
+			return nil, err
+		}
+	}
+	for i, v := range spec.Values {
+		for k := range spec.Seeds {
+			seed := spec.Seed + uint64(k)
+			pt := run(s, params[i], v, seed)
+			if !declared && len(pt.Metrics) > 0 {
+				for _, m := range pt.Metrics {
+					if _, ok := res.Def(m.Name); !ok {
+						res.Defs = append(res.Defs, MetricDef{Name: m.Name, Unit: m.Unit})
+					}
+				}
+				if len(res.Points) == 0 {
+					if err := checkY(spec.Y, res.Defs); err != nil {
+						return nil, err
+					}
+				}
+			}
+			res.Points = append(res.Points, pt)
+		}
+	}
+	return res, nil
+}
+
+// run runs one point of a sweep. A fresh copy of the parameters is not
+// needed: Run only reads them.
+func run(s *Scenario, p Params, v float64, seed uint64) Point {
+	pt := Point{Value: v, Seed: seed}
+	rep, _, violations, err := Exec(s, p, Options{Seed: seed})
+	if rep != nil {
+		pt.Metrics = rep.Metrics
+	}
+	switch {
+	case err != nil:
+		pt.Status, pt.Reason = StatusFailed, oneLine(err.Error())
+		return pt
+	case violations != nil:
+		pt.Status, pt.Reason = StatusFailed, oneLine(violations.Error())
+		return pt
+	}
+	sat, _ := pt.Get("saturated")
+	var failed []string
+	checkersOK := true
+	for _, c := range rep.Checks {
+		if !c.OK {
+			failed = append(failed, c.Name+": "+c.Detail)
+			checkersOK = checkersOK && c.Name != "checkers"
+		}
+	}
+	switch {
+	case sat != 0 && checkersOK:
+		pt.Status, pt.Reason = StatusSaturated, oneLine(strings.Join(failed, "; "))
+	case len(failed) > 0:
+		pt.Status, pt.Reason = StatusFailed, oneLine(failed[0])
+	}
+	return pt
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// WriteCSV writes the sweep as CSV, one row per run: the swept key, the
+// seed, every metric (the union over the runs, in the order first
+// measured; a metric a run did not measure is empty), then the status:
+// "ok", "saturated" or "failed: reason". It is written whatever the runs
+// did, with the header alone if none ran.
+func WriteCSV(w io.Writer, res *SweepResult) error {
 	cw := csv.NewWriter(w)
-	if len(pts) == 0 {
-		cw.Flush()
-		return cw.Error()
-	}
-	head := []string{key}
-	for _, m := range pts[0].Metrics {
-		name := m.Name
-		if m.Unit != "" {
-			name += " (" + m.Unit + ")"
+	head := []string{withUnit(res.Key, res.KeyUnit), "seed"}
+	var names []string
+	seen := map[string]bool{}
+	add := func(name, unit string) {
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+			head = append(head, withUnit(name, unit))
 		}
-		head = append(head, name)
 	}
-	_ = cw.Write(append(head, "failed"))
-	for _, p := range pts {
-		row := []string{strconv.FormatFloat(p.Value, 'g', -1, 64)}
-		for _, m := range pts[0].Metrics {
-			v, _ := p.Get(m.Name)
-			row = append(row, strconv.FormatFloat(v, 'f', 4, 64))
+	for _, d := range res.Defs {
+		add(d.Name, d.Unit)
+	}
+	for _, p := range res.Points {
+		for _, m := range p.Metrics {
+			add(m.Name, m.Unit)
 		}
-		_ = cw.Write(append(row, strconv.FormatBool(p.Failed)))
+	}
+	if err := cw.Write(append(head, "status")); err != nil {
+		return err
+	}
+	for _, p := range res.Points {
+		row := []string{strconv.FormatFloat(p.Value, 'g', -1, 64), strconv.FormatUint(p.Seed, 10)}
+		for _, n := range names {
+			cell := ""
+			if v, ok := p.Get(n); ok {
+				cell = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			row = append(row, cell)
+		}
+		if err := cw.Write(append(row, p.StatusText())); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// WriteSVG plots metric y against the swept value as an SVG line chart
-// (latency versus offered load, say); runs that failed their checks are
-// left out of the line.
-func WriteSVG(w io.Writer, title, key, y string, pts []Point) error {
-	var xs, ys []float64
-	unit := ""
-	for _, p := range pts {
-		v, ok := p.Get(y)
-		if !ok || p.Failed || math.IsNaN(v) {
-			continue
-		}
-		xs = append(xs, p.Value)
-		ys = append(ys, v)
+func withUnit(name, unit string) string {
+	if unit == "" {
+		return name
 	}
-	if len(pts) > 0 {
-		for _, m := range pts[0].Metrics {
-			if m.Name == y {
-				unit = m.Unit
-			}
-		}
-	}
-	if len(xs) < 2 {
-		return fmt.Errorf("plot: need at least two successful points with metric %q, have %d", y, len(xs))
-	}
-	ylabel := y
-	if unit != "" {
-		ylabel += " (" + unit + ")"
-	}
-	g := chart.Chart{
-		Title:      title,
-		Width:      800,
-		Height:     500,
-		Background: chart.Style{Padding: chart.Box{Top: 50, Left: 20, Right: 20, Bottom: 20}},
-		XAxis:      chart.XAxis{Name: key},
-		YAxis:      chart.YAxis{Name: ylabel},
-		Series: []chart.Series{chart.ContinuousSeries{
-			Name: y, XValues: xs, YValues: ys,
-			Style: chart.Style{StrokeColor: drawing.ColorBlue, StrokeWidth: 2, DotWidth: 4, DotColor: drawing.ColorBlue},
-		}},
-	}
-	var b bytes.Buffer
-	if err := g.Render(chart.SVG, &b); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return name + " (" + unit + ")"
 }

@@ -1,0 +1,411 @@
+package scenario
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PlotOptions choose what WriteSVG draws.
+type PlotOptions struct {
+	// Title heads the plot (the scenario's name if empty).
+	Title string
+	// Y are the metrics plotted against the swept key, one series each;
+	// they share a unit (Sweep checks).
+	Y []string
+	// LogY draws the y axis on a log scale (points at or below zero are
+	// left out and counted in the caption).
+	LogY bool
+}
+
+// The plot's colours: a series' own colour, and saturated points' red.
+var (
+	seriesColors = []color.Color{
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+		color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	}
+	saturatedColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	refColor       = color.Gray{Y: 0x60}
+)
+
+// stat is one value's runs of one metric: mean, min and max over the
+// seeds that produced a drawable figure, and whether any saturated.
+type stat struct {
+	x, mean, lo, hi float64
+	saturated       bool
+}
+
+// WriteSVG plots the sweep as an SVG figure: each metric of o.Y against
+// the swept key, both axes labelled with their units, the y axis on the
+// left, ticks at round steps labelled with as few decimals as the step
+// needs. A point is the mean over its seeds, with min-max error bars when
+// there are several. Saturated points are drawn with their own marker and
+// named in the legend; a metric's reference (the zero-load latency) is a
+// dashed horizontal line; failed runs are not drawn but listed under the
+// title. A sweep with nothing to draw still gives a figure that says so.
+func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
+	if len(o.Y) == 0 {
+		return fmt.Errorf("plot: no metric to plot")
+	}
+	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	p := plot.New()
+	p.Title.TextStyle.Font = font.From(sans, 11)
+	p.Legend.TextStyle.Font = font.From(sans, 9)
+	p.X.Tick.Label.Font = font.From(sans, 9)
+	p.Y.Tick.Label.Font = font.From(sans, 9)
+	p.X.Label.TextStyle.Font = font.From(sans, 10)
+	p.Y.Label.TextStyle.Font = font.From(sans, 10)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-6)
+	p.Legend.ThumbnailWidth = vg.Points(18)
+
+	unit := ""
+	if d, ok := res.Def(o.Y[0]); ok {
+		unit = d.Unit
+	}
+	p.X.Label.Text = axisLabel(res.Key, res.KeyUnit)
+	p.Y.Label.Text = axisLabel(strings.Join(o.Y, ", "), unit)
+
+	var xs, ys []float64 // everything drawn, for the axis ranges
+	nonPositive := 0
+	var satThumb plot.Thumbnailer
+	for i, y := range o.Y {
+		stats, dropped := seriesStats(res, y, o.LogY)
+		nonPositive += dropped
+		if len(stats) == 0 {
+			continue
+		}
+		col := seriesColors[i%len(seriesColors)]
+		var line, okPts, satPts plotter.XYs
+		var bars errBars
+		for _, s := range stats {
+			line = append(line, plotter.XY{X: s.x, Y: s.mean})
+			if s.saturated {
+				satPts = append(satPts, plotter.XY{X: s.x, Y: s.mean})
+			} else {
+				okPts = append(okPts, plotter.XY{X: s.x, Y: s.mean})
+			}
+			bars = append(bars, s)
+			xs = append(xs, s.x)
+			ys = append(ys, s.lo, s.hi)
+		}
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		l.Color, l.Width = col, vg.Points(1.5)
+		p.Add(l)
+		thumbs := []plot.Thumbnailer{l}
+		if len(okPts) > 0 {
+			sc, err := plotter.NewScatter(okPts)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+			p.Add(sc)
+			thumbs = append(thumbs, sc)
+		}
+		if res.Seeds > 1 {
+			eb, err := plotter.NewYErrorBars(bars)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			eb.Color, eb.CapWidth = col, vg.Points(5)
+			p.Add(eb)
+		}
+		name := y
+		if res.Seeds > 1 {
+			name += fmt.Sprintf(" (mean, min-max over %d seeds)", res.Seeds)
+		}
+		p.Legend.Add(name, thumbs...)
+		if len(satPts) > 0 {
+			sc, err := plotter.NewScatter(satPts)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: saturatedColor, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
+			p.Add(sc)
+			if satThumb == nil {
+				satThumb = sc
+			}
+		}
+	}
+	// Reference lines: the first drawable value of each metric's
+	// reference (the zero-load latency does not depend on the load).
+	for _, y := range o.Y {
+		d, _ := res.Def(y)
+		if d.Ref == "" {
+			continue
+		}
+		rd, _ := res.Def(d.Ref)
+		if rd.Unit != unit {
+			continue
+		}
+		stats, _ := seriesStats(res, d.Ref, o.LogY)
+		if len(stats) == 0 {
+			continue
+		}
+		v := stats[0].mean
+		ref := &hline{y: v, LineStyle: draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}}
+		p.Add(ref)
+		ys = append(ys, v)
+		p.Legend.Add(fmt.Sprintf("%s = %s %s", d.Ref, formatMin(v), rd.Unit), ref)
+	}
+	if satThumb != nil {
+		p.Legend.Add("saturated (did not drain)", satThumb)
+	}
+
+	// Axis ranges and ticks.
+	xmin, xmax := bounds(xs)
+	if len(xs) == 0 {
+		xmin, xmax = bounds(res.values())
+	}
+	p.X.Min, p.X.Max, p.X.Tick.Marker = linearAxis(xmin, xmax, false)
+	ymin, ymax := bounds(ys)
+	if o.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Min, p.Y.Max, p.Y.Tick.Marker = logAxis(ymin, ymax)
+	} else {
+		p.Y.Min, p.Y.Max, p.Y.Tick.Marker = linearAxis(ymin, ymax, true)
+	}
+
+	title := o.Title
+	if title == "" {
+		title = res.Scenario
+	}
+	lines := []string{title}
+	if len(xs) == 0 {
+		lines = append(lines, "no point to draw")
+	}
+	if fails := res.Failed(); len(fails) > 0 {
+		const shown = 3
+		for i, f := range fails {
+			if i == shown {
+				lines = append(lines, fmt.Sprintf("and %d more failed runs (see the CSV)", len(fails)-shown))
+				break
+			}
+			seed := ""
+			if res.Seeds > 1 {
+				seed = fmt.Sprintf(" seed %d", f.Seed)
+			}
+			lines = append(lines, clip(fmt.Sprintf("failed, not drawn: %s=%s%s: %s", res.Key, formatMin(f.Value), seed, f.Reason), 110))
+		}
+	}
+	if nonPositive > 0 {
+		lines = append(lines, fmt.Sprintf("%d values at or below zero left out of the log axis", nonPositive))
+	}
+	p.Title.Text = strings.Join(lines, "\n")
+	p.Title.Padding = vg.Points(6)
+
+	c := vgsvg.New(vg.Points(576), vg.Points(360))
+	p.Draw(draw.New(c))
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+func axisLabel(name, unit string) string {
+	if unit == "" {
+		return name
+	}
+	return name + " (" + unit + ")"
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (r *SweepResult) values() []float64 {
+	out := make([]float64, len(r.Points))
+	for i, p := range r.Points {
+		out[i] = p.Value
+	}
+	return out
+}
+
+// seriesStats gathers metric y over the seeds of each swept value, from
+// runs that passed or saturated, in increasing order of the value; it
+// also counts the figures a log axis cannot show.
+func seriesStats(res *SweepResult, y string, logY bool) ([]stat, int) {
+	byX := map[float64]*stat{}
+	n := map[float64]int{}
+	var order []float64
+	dropped := 0
+	for _, p := range res.Points {
+		if p.Status == StatusFailed {
+			continue
+		}
+		v, ok := p.Get(y)
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if logY && v <= 0 {
+			dropped++
+			continue
+		}
+		s := byX[p.Value]
+		if s == nil {
+			s = &stat{x: p.Value, lo: v, hi: v}
+			byX[p.Value] = s
+			order = append(order, p.Value)
+		}
+		s.mean += v
+		n[p.Value]++
+		s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
+		s.saturated = s.saturated || p.Status == StatusSaturated
+	}
+	sort.Float64s(order)
+	out := make([]stat, len(order))
+	for i, x := range order {
+		s := byX[x]
+		s.mean /= float64(n[x])
+		out[i] = *s
+	}
+	return out, dropped
+}
+
+// errBars are min-max bars around the means (plotter.YErrorer).
+type errBars []stat
+
+func (b errBars) Len() int                    { return len(b) }
+func (b errBars) XY(i int) (float64, float64) { return b[i].x, b[i].mean }
+func (b errBars) YError(i int) (float64, float64) {
+	return b[i].mean - b[i].lo, b[i].hi - b[i].mean
+}
+
+// hline is a horizontal line across the data area at y.
+type hline struct {
+	y float64
+	draw.LineStyle
+}
+
+// Plot draws the line.
+func (h *hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, ty := p.Transforms(&c)
+	y := ty(h.y)
+	c.StrokeLine2(h.LineStyle, c.Min.X, y, c.Max.X, y)
+}
+
+// Thumbnail draws the line's legend icon.
+func (h *hline) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(h.LineStyle, c.Min.X, y, c.Max.X, y)
+}
+
+func bounds(vs []float64) (lo, hi float64) {
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	lo, hi = vs[0], vs[0]
+	for _, v := range vs {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo, hi
+}
+
+// niceStep is the 1, 2 or 5 times a power of ten nearest above span/n.
+func niceStep(span float64, n int) float64 {
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw*(1-1e-9) {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// linearAxis widens [lo, hi] to whole steps of a round tick step (from
+// zero if fromZero and the data are not negative) and returns the ticks,
+// each labelled with the decimals the step needs: 0.05 steps give "0.05",
+// 100 steps give "500", never "500.00".
+func linearAxis(lo, hi float64, fromZero bool) (float64, float64, plot.Ticker) {
+	if fromZero && lo >= 0 {
+		lo = 0
+	}
+	if hi <= lo {
+		// One value (or none): a unit-wide window around it.
+		half := math.Max(math.Abs(lo)/2, 0.5)
+		if fromZero && lo >= 0 {
+			lo, hi = 0, math.Max(2*lo, 1)
+		} else {
+			lo, hi = lo-half, hi+half
+		}
+	}
+	step := niceStep(hi-lo, 5)
+	lo = math.Floor(lo/step+1e-9) * step
+	hi = math.Ceil(hi/step-1e-9) * step
+	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks plot.ConstantTicks
+	n := int(math.Round((hi - lo) / step))
+	for i := 0; i <= n; i++ {
+		v := lo + float64(i)*step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', dec, 64)})
+		if i < n {
+			// One unlabelled minor tick between labels.
+			ticks = append(ticks, plot.Tick{Value: v + step/2})
+		}
+	}
+	return lo, hi, ticks
+}
+
+// logAxis widens [lo, hi] (both positive) to whole decades and labels
+// each decade, and the 2 and 5 between them when the axis spans at most
+// two decades.
+func logAxis(lo, hi float64) (float64, float64, plot.Ticker) {
+	if lo <= 0 || hi <= 0 {
+		lo, hi = 1, 10
+	}
+	d0 := int(math.Floor(math.Log10(lo) + 1e-9))
+	d1 := int(math.Ceil(math.Log10(hi) - 1e-9))
+	if d1 <= d0 {
+		d1 = d0 + 1
+	}
+	var ticks plot.ConstantTicks
+	for d := d0; d <= d1; d++ {
+		dec := math.Pow10(d)
+		for m := 1; m <= 9; m++ {
+			if d == d1 && m > 1 {
+				break
+			}
+			v := float64(m) * dec
+			t := plot.Tick{Value: v}
+			if m == 1 || (d1-d0 <= 2 && (m == 2 || m == 5)) {
+				t.Label = formatMin(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return math.Pow10(d0), math.Pow10(d1), ticks
+}
+
+// formatMin formats v as an integer when it is one, else with four
+// significant digits and no trailing zeros.
+func formatMin(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
