@@ -9,7 +9,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -61,17 +60,6 @@ func Configure(p Params, file string, sets []string) error {
 		}
 	}
 	if err := p.Validate(); err != nil {
-		// A value refused by Validate is blamed on the last --set that
-		// gave it, as written, so that the user sees which argument to
-		// change; a value from the file or the defaults on its key.
-		var ke *KeyError
-		if errors.As(err, &ke) && err == error(ke) {
-			for _, s := range slices.Backward(sets) {
-				if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == ke.Key {
-					return fmt.Errorf("--set %s: %s", printable(s), escapeControls(ke.Msg))
-				}
-			}
-		}
 		return fmt.Errorf("invalid parameter %w", err)
 	}
 	return nil

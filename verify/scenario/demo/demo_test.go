@@ -2,13 +2,17 @@ package demo_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"unsafe"
 
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/dma"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/trace"
@@ -223,4 +227,38 @@ var _ = Describe("demo scenario", func() {
 		Entry("unknown key", "ni.fifo_dpth=4", "unknown key ni.fifo_dpth"),
 		Entry("wrong type", "ni.fifo_depth=\"deep\"", "want an integer"),
 	)
+
+	// Issue 12: these sizes passed validation (fifo_depth = 10^12 died
+	// with "fatal error: runtime: out of memory"). Each is refused on one
+	// line naming the --set, the limit and its derivation from
+	// scenario.MemoryBudget (1 GiB): e.g. a FIFO slot is a 24-byte slice
+	// header, an 8-byte time and 8 data bytes = 40 B, twice (two FIFOs) =
+	// 80 B, and 2^30 / 80 = 13421772 slots.
+	DescribeTable("refuses sizes a run cannot hold, with the limit and its derivation",
+		func(set, msg string) {
+			err := scenario.Configure(demo.Defaults(), "", []string{set})
+			Expect(err).To(MatchError(msg))
+		},
+		Entry("FIFO depth", "ni.fifo_depth=1000000000000", "invalid parameter ni.fifo_depth: above the limit 13421772 "+
+			"(got 1000000000000; 80 B per entry of 32+8 B in each of 2 FIFOs x 13421772 = 1023 MiB, the per-run memory budget)"),
+		// 2 x (64 + 32) = 192 B; 2^30 / 192 = 5592405.
+		Entry("link buffer", "link.buffer_flits=1000000000", "invalid parameter link.buffer_flits: above the limit 5592405 "+
+			"(got 1000000000; 192 B per flit of 64+32 B in each direction of the link x 5592405 = 1023 MiB, the per-run memory budget)"),
+		Entry("DMA queue", "ni.dma_queue=1000000000", fmt.Sprintf("invalid parameter ni.dma_queue: above the limit %d", scenario.BudgetLimit(3*(dmaDescBytes+8)))+
+			fmt.Sprintf(" (got 1000000000; %d B per descriptor of %d B in each of 3 DMA engines x %d = 1023 MiB, the per-run memory budget)",
+				3*(dmaDescBytes+8), dmaDescBytes+8, scenario.BudgetLimit(3*(dmaDescBytes+8)))),
+		// A posted store: a mem.Req, its 8-byte push time and 8 data bytes,
+		// in 2 masters x 2 FIFOs.
+		Entry("write buffer", "host.write_buffer=1000000000", fmt.Sprintf("invalid parameter host.write_buffer: above the limit %d", scenario.BudgetLimit(4*(memReqBytes+16)))+
+			fmt.Sprintf(" (got 1000000000; %d B per request of %d B in each of 2 masters' request and response FIFOs x %d = 1023 MiB, the per-run memory budget)",
+				4*(memReqBytes+16), memReqBytes+16, scenario.BudgetLimit(4*(memReqBytes+16)))),
+		Entry("packet longer than the SRAM region", "link.packet_bytes=100000000",
+			"invalid parameter link.packet_bytes: above the limit 524288 (got 100000000; the NI SRAM region the demo moves)"),
+	)
 })
+
+// dmaDescBytes is the size of a queued DMA descriptor.
+var dmaDescBytes = int64(unsafe.Sizeof(dma.Descriptor{}))
+
+// memReqBytes is the size of a bus request.
+var memReqBytes = int64(unsafe.Sizeof(mem.Req{}))

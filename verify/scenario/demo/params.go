@@ -2,10 +2,14 @@ package demo
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/dma"
+	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/demotb"
 )
 
 // Params are the demo's parameters. The defaults model a Pentium Pro host
@@ -150,6 +154,9 @@ func (p *Params) Validate() error {
 	}
 	w, n, l, h := p.Workload, p.NI, p.Link, p.Host
 	return scenario.FirstError(
+		// The upper bounds first: a product below (fifo_depth x
+		// fifo_width) must not overflow into a misleading message.
+		p.checkSizes(),
 		scenario.Check(h.IssueCycles < 1, "host.issue_cycles", "must be at least 1 (got %d)", h.IssueCycles),
 		scenario.Check(h.WriteBuffer < 1, "host.write_buffer", "must be at least 1 (got %d)", h.WriteBuffer),
 		scenario.Check(h.MemLatencyNS < 0, "host.mem_latency_ns", "must not be negative (got %d)", h.MemLatencyNS),
@@ -184,6 +191,57 @@ func (p *Params) Validate() error {
 		scenario.Check(l.BytesPerCycle > 512, "link.bytes_per_cycle", "must be at most 512 (got %d)", l.BytesPerCycle),
 		p.checkStoreWidth(),
 		p.checkCycles(r),
+	)
+}
+
+// Bytes one unit of each size parameter costs in the demo's model, for the
+// bounds of checkSizes against scenario.MemoryBudget.
+var (
+	// derived: a FIFO slot is rtl/fifo's entry of a []byte (a 24-byte
+	// slice header and an 8-byte push time) plus the fifo_width bytes it
+	// points to; the demo has two FIFOs (NI.TxFifo, Remote.RxFifo).
+	fifoSlotBytes = int64(unsafe.Sizeof([]byte(nil))) + int64(unsafe.Sizeof(clock.Time(0)))
+	// derived: a queued descriptor is a dma.Descriptor plus the 8-byte
+	// FIFO push time; the demo has three engines (NI.HostDma,
+	// NI.SendDma, Remote.RecvDma) built with the same queue depth.
+	descBytes = int64(unsafe.Sizeof(dma.Descriptor{})) + int64(unsafe.Sizeof(clock.Time(0)))
+	// derived: a posted store waits as a mem.Req (with its data, at most
+	// the bus width of 8 bytes) in a master channel FIFO; both bus masters
+	// (Cpu, HostDma) get write_buffer-deep request and response FIFOs.
+	reqBytes = int64(unsafe.Sizeof(mem.Req{})) + int64(unsafe.Sizeof(clock.Time(0))) + 8
+)
+
+// linkFlitOverhead is what the link keeps per buffered flit besides its
+// payload. assumed: 64 bytes, a flit record (slice header, VC, sequence
+// and CRC fields, arrival time) in rtl/link's receive buffer.
+const linkFlitOverhead = 64
+
+// checkSizes bounds every size and count: what is allocated per unit
+// against scenario.MemoryBudget, and lengths beyond what the demo moves.
+// fifo_depth = 10^12 and buffer_flits, dma_queue and write_buffer = 10^9
+// passed validation (issue 12); the FIFOs now allocate as they fill, but a
+// run is only as safe as its largest queue filled.
+func (p *Params) checkSizes() error {
+	n, l, h := p.NI, p.Link, p.Host
+	return scenario.FirstError(
+		scenario.CheckBudget("ni.fifo_depth", int64(n.FifoDepth), 2*(fifoSlotBytes+int64(n.FifoWidth)),
+			fmt.Sprintf("entry of %d+%d B in each of 2 FIFOs", fifoSlotBytes, n.FifoWidth)),
+		scenario.CheckBudget("link.buffer_flits", int64(l.BufferFlits), 2*(linkFlitOverhead+int64(l.FlitBytes)),
+			fmt.Sprintf("flit of %d+%d B in each direction of the link", linkFlitOverhead, l.FlitBytes)),
+		scenario.CheckBudget("ni.dma_queue", int64(n.DMAQueue), 3*descBytes,
+			fmt.Sprintf("descriptor of %d B in each of 3 DMA engines", descBytes)),
+		scenario.CheckBudget("host.write_buffer", int64(h.WriteBuffer), 4*reqBytes,
+			fmt.Sprintf("request of %d B in each of 2 masters' request and response FIFOs", reqBytes)),
+		scenario.CheckBudget("ni.dma_buffer", int64(n.DMABuffer), 3, "byte of staging buffer in each of 3 DMA engines"),
+		// A burst, a packet or a flit longer than the whole transfer
+		// region carries nothing more: the structural limit.
+		scenario.CheckLimit("ni.dma_burst", int64(n.DMABurst), sramRegion, "the NI SRAM region the demo moves"),
+		scenario.CheckLimit("link.packet_bytes", int64(l.PacketBytes), sramRegion, "the NI SRAM region the demo moves"),
+		scenario.CheckLimit("link.flit_bytes", int64(l.FlitBytes), sramRegion, "the NI SRAM region the demo moves"),
+		scenario.CheckLimit("bus.max_burst", int64(p.Bus.MaxBurst), demotb.HostMemSize, "the host memory, 16 MiB"),
+		// A memory cannot move more than all of itself in one cycle.
+		scenario.CheckLimit("host.mem_bytes_per_cycle", int64(h.MemBytesPerCycle), demotb.HostMemSize, "the host memory, 16 MiB"),
+		scenario.CheckLimit("ni.sram_bytes_per_cycle", int64(n.SramBytesPerCycle), demotb.SRAMSize, "the NI SRAM, 1 MiB"),
 	)
 }
 
