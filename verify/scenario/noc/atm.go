@@ -73,6 +73,7 @@ func (p *ATMParams) Validate() error {
 		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
 		scenario.Check(p.Traffic == "transpose", "traffic", "transpose needs a mesh; a star takes uniform, hotspot, bitcomp or neighbor"),
 		scenario.Check(p.HotFraction <= 0 || p.HotFraction > 1, "hot_fraction", "must be in (0, 1] (got %g)", p.HotFraction),
+		p.checkSizes(),
 	); err != nil {
 		return err
 	}

@@ -90,6 +90,7 @@ func (p *MCParams) Validate() error {
 			"a write of %d bytes is %d flits, more than an output queue of queue_depth = %d holds", sizes.Max(), noctb.MCWriteFlits(sizes.Max()), p.QueueDepth),
 		scenario.Check(p.Mapping == "single" && p.Pages < 2 && !p.Loopback, "pages",
 			"with mapping = single and no loop-back, one page cannot give every adapter someone to write to"),
+		p.checkSizes(),
 	); err != nil {
 		return err
 	}

@@ -138,6 +138,11 @@ func (p *Params) Validate() error {
 			p.graph = g
 		}
 	}
+	if p.Topology == "mesh" && p.K > 64 {
+		// Before the traffic pattern below, which sizes itself by the
+		// k x k terminals.
+		return scenario.Check(true, "k", "must be 2..64 (got %d)", p.K)
+	}
 	if p.TraceFile == "" && p.K >= 2 {
 		if _, err := traffic.New(p.Traffic, p.nodes(), traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction}); err != nil {
 			return &scenario.KeyError{Key: "traffic", Msg: err.Error()}
@@ -158,6 +163,7 @@ func (p *Params) Validate() error {
 		// wide, and a FIFO is at most 4096 bits.
 		scenario.Check(p.FlitBytes > 512, "flit_bytes", "must be at most 512 (got %d)", p.FlitBytes),
 		p.checkCycles(),
+		p.checkSizes(sizes),
 	)
 }
 
