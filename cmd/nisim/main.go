@@ -9,7 +9,9 @@
 // Exit status: 0 on success, 1 when a run fails a check or a checker, or
 // two traces differ, or a VCD has errors, 2 for bad usage or bad input
 // (unknown scenario or key, unreadable or malformed file, unwritable
-// output). Errors are one line on standard error.
+// output). Errors are one line on standard error. Interrupted by SIGINT or
+// SIGTERM, it removes the temporary files of unfinished outputs and exits
+// 130 or 143 (128 plus the signal number, as a shell reports it).
 package main
 
 import (
@@ -17,6 +19,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/nisim/nisim/internal/atomicfile"
+	"github.com/spf13/cobra"
 )
 
 // exitError carries an exit status with its message.
@@ -36,14 +44,35 @@ func inputErr(err error) error { return &exitError{code: 2, err: err} }
 func failErr(err error) error { return &exitError{code: 1, err: err} }
 
 func main() {
+	stopOnSignal()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// stopOnSignal makes SIGINT and SIGTERM remove every output still being
+// written (atomicfile.RemovePending: no partial file, no hidden temporary)
+// and exit 130 or 143. The simulation is a serial engine with no stop
+// request between events, so the handler goroutine ends the process itself;
+// atomicfile's lock keeps a Commit from renaming after the removal.
+func stopOnSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-ch
+		atomicfile.RemovePending()
+		code := 130 // 128 + SIGINT (2)
+		if sig == syscall.SIGTERM {
+			code = 143 // 128 + SIGTERM (15)
+		}
+		fmt.Fprintf(os.Stderr, "nisim: interrupted (%v): unfinished outputs removed\n", sig)
+		os.Exit(code)
+	}()
 }
 
 // run executes the command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := newRoot(stdout, stderr)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
@@ -52,8 +81,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	fmt.Fprintf(stderr, "nisim: %s\n", oneLine(err.Error()))
+	fmt.Fprintln(stderr, errorLine(cmd, err))
 	return code
+}
+
+// errorLine is the one line an error prints: one "nisim:" prefix, then the
+// path of the subcommand that failed (none for the root), then the first
+// line of the message.
+func errorLine(cmd *cobra.Command, err error) string {
+	prefix := "nisim: "
+	if cmd != nil && cmd.HasParent() {
+		prefix += strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": "
+	}
+	return prefix + oneLine(err.Error())
 }
 
 // oneLine keeps the first line of a message; details go elsewhere.

@@ -146,6 +146,9 @@ type Options struct {
 	StallLimit clock.Time
 	// Mutations switch on test-only faults (env.Options.Mutations).
 	Mutations map[string]int
+	// Stdout receives an output whose path is "-" (written as the run
+	// goes, not atomically).
+	Stdout io.Writer
 }
 
 // Exec runs s with parameters p. Output files are created before the run
@@ -162,12 +165,22 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 	}
 	var reg *waves.Registry
 	var rec *trace.Recorder
+	create := func(path string) (io.Writer, error) {
+		if path == "-" && o.Stdout != nil {
+			return o.Stdout, nil
+		}
+		f, err := atomicfile.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		return f, nil
+	}
 	if o.VCD != "" {
-		f, err := atomicfile.Create(o.VCD)
+		f, err := create(o.VCD)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		files = append(files, f)
 		reg = waves.NewRegistry(waves.Options{Select: o.Select, Exclude: o.Exclude, From: o.From, To: o.To})
 		if err := reg.DumpVCD(f, waves.VCDOptions{Comment: o.Comment}); err != nil {
 			abort()
@@ -175,12 +188,11 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 		}
 	}
 	if o.Trace != "" {
-		f, err := atomicfile.Create(o.Trace)
+		f, err := create(o.Trace)
 		if err != nil {
 			abort()
 			return nil, nil, nil, err
 		}
-		files = append(files, f)
 		rec = trace.NewStreamRecorder(f, o.Comment)
 		if o.KeepTrace {
 			rec.KeepAlso()
