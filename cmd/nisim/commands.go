@@ -42,10 +42,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Version = version()
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see 'nisim %s --help')", err, c.Name())
+		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace(), newRegress())
 	return root
@@ -55,7 +57,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErr("%s: want %s, got %d argument(s) (see 'nisim %s --help')", c.CommandPath(), what, len(args), c.Name())
+			return usageErr("want %s, got %d argument(s) (see '%s --help')", what, len(args), c.CommandPath())
 		}
 		return nil
 	}
@@ -200,9 +202,12 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
 		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed),
 		Stdout: c.OutOrStdout()}
-	rep, _, violations, err := scenario.Exec(s, p, opts)
+	rep, e, violations, err := scenario.Exec(s, p, opts)
 	if err != nil {
-		return inputErr(err)
+		return execErr(err, rep, e, limit)
+	}
+	if f.vcd != "" {
+		warnDump(c.ErrOrStderr(), e, from)
 	}
 	rep.Print(out)
 	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"trace", f.trace}} {
@@ -218,6 +223,35 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		return failErr(fmt.Errorf("%s: a check failed", name))
 	}
 	return nil
+}
+
+// warnDump warns on w, one line each, about a dump that holds less than
+// was asked for: a --select pattern that left no signal in it, and a
+// --from window that starts after the end of the run.
+func warnDump(w io.Writer, e *env.Env, from clock.Time) {
+	for _, p := range e.Waves.UnusedSelects() {
+		fmt.Fprintf(w, "nisim: run: warning: --select %q matched no signal: the VCD holds nothing from it\n", p)
+	}
+	if end := e.Now(); from > end {
+		fmt.Fprintf(w, "nisim: run: warning: --from %s is after the end of the run (%s): the VCD holds no value change\n", from, end)
+	}
+}
+
+// execErr gives an error of scenario.Exec its exit status. A run that
+// started and stopped without a report (a ping-pong cut short by
+// --time-limit, a stuck firmware) is a failed run, status 1, and names the
+// time limit if there was one; a parameter the scenario refused while
+// building (a *scenario.KeyError) and an output that could not be created
+// or written are bad input, status 2.
+func execErr(err error, rep *scenario.Report, e *env.Env, limit clock.Time) error {
+	var ke *scenario.KeyError
+	if rep != nil || e == nil || errors.As(err, &ke) {
+		return inputErr(err)
+	}
+	if limit > 0 {
+		return failErr(fmt.Errorf("%w (run with --time-limit %s)", err, limit))
+	}
+	return failErr(err)
 }
 
 func newConfig() *cobra.Command {
@@ -247,12 +281,10 @@ func newVCD() *cobra.Command {
 		Short: "check a VCD file strictly (IEEE 1364-2005 section 18 plus GTKWave's string type)",
 		Args:  exactArgs(1, "a VCD file"),
 		RunE: func(c *cobra.Command, args []string) error {
-			fh, err := os.Open(args[0])
+			errs, err := vcd.LintFile(args[0])
 			if err != nil {
-				return inputErr(fmt.Errorf("%s: %w", args[0], unwrapPath(err)))
+				return inputErr(err)
 			}
-			defer fh.Close()
-			errs := vcd.Lint(fh)
 			for _, e := range errs {
 				fmt.Fprintf(c.OutOrStdout(), "%s:%d: %s\n", args[0], e.Line, e.Msg)
 			}
@@ -299,7 +331,7 @@ func unwrapPath(err error) error {
 func newSweep() *cobra.Command {
 	var (
 		key, values, csvPath, svgPath, y, config string
-		sets                                     []string
+		sets, mutate                             []string
 		seed                                     uint64
 		seeds                                    int
 		logY                                     bool
@@ -350,6 +382,15 @@ written).`,
 				[]outpath.Path{{Flag: "--config", Path: config}}); err != nil {
 				return inputErr(err)
 			}
+			var muts map[string]int
+			for _, m := range mutate {
+				if muts == nil {
+					muts = map[string]int{}
+				}
+				if err := env.ParseMutation(muts, m); err != nil {
+					return usageErr("--mutate: %v", err)
+				}
+			}
 			var outs []*atomicfile.File
 			for _, path := range []string{csvPath, svgPath} {
 				if path == "" {
@@ -375,7 +416,7 @@ written).`,
 				}
 			}
 			res, err := scenario.Sweep(s, scenario.SweepSpec{File: config, Sets: sets, Key: key, Values: vals,
-				Seed: seed, Seeds: seeds, Y: ys})
+				Seed: seed, Seeds: seeds, Y: ys, Mutations: muts})
 			if err != nil {
 				abort()
 				return inputErr(err)
@@ -424,7 +465,7 @@ written).`,
 				fmt.Fprintf(out, "%s: %s\n", []string{"csv", "svg"}[i], o.Path())
 			}
 			if failed := res.Failed(); len(failed) > 0 {
-				return failErr(fmt.Errorf("sweep %s: %d of %d runs failed, first at %s=%g: %s",
+				return failErr(fmt.Errorf("%s: %d of %d runs failed, first at %s=%g: %s",
 					s.Name, len(failed), len(res.Points), key, failed[0].Value, failed[0].Reason))
 			}
 			return nil
@@ -441,5 +482,6 @@ written).`,
 	fl.StringArrayVar(&sets, "set", nil, "override a parameter: `key=value` (repeatable)")
 	fl.StringVar(&config, "config", "", "read parameters from a TOML `FILE`")
 	fl.Uint64Var(&seed, "seed", 1, "run seed (the first, with --seeds)")
+	fl.StringArrayVar(&mutate, "mutate", nil, "switch on a test-only fault in every run, `name=N` (repeatable; 'nisim list --mutations')")
 	return c
 }
