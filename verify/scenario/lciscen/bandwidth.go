@@ -3,6 +3,7 @@ package lciscen
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 
 	fw "github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/rtl/env"
@@ -39,8 +40,16 @@ func (p *ThroughputParams) Validate() error {
 	return scenario.FirstError(p.validate(),
 		scenario.Check(bad, "sizes", "need 1 to 4194304 bytes each, at least one size (got %v)", p.Sizes),
 		scenario.Check(p.Messages < 8 || p.Messages > 100000, "messages", "must be 8..100000 (got %d)", p.Messages),
-		checkPayload("messages", p.Messages, largest))
+		checkPayload("messages", p.Messages, largest),
+		scenario.CheckBudget("sizes", int64(len(p.Sizes)), sizeReportBytes, "size: a report row and a metric with their text"))
 }
+
+// sizeReportBytes is what each listed size keeps for the whole run (each
+// size's stream is built and dropped in turn): derived: a scenario.Row
+// and a scenario.Metric (their string headers and value) plus about 96
+// bytes of formatted text (the "%7d bytes" metric, the MB/s and µs figure,
+// the "mbps_N" name).
+var sizeReportBytes = int64(unsafe.Sizeof(scenario.Row{})+unsafe.Sizeof(scenario.Metric{})) + 96
 
 // maxPayload bounds the message bytes a run creates before it starts (a
 // stream's messages are all queued at once): 100000 messages of 4 MB

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/lciscen"
@@ -127,4 +128,17 @@ var _ = Describe("LCI scenarios", func() {
 		Entry("empty sweep", "lci-throughput", "sizes=[]", "sizes"),
 		Entry("unknown key", "lci-report", "steps=3", "steps"),
 	)
+
+	// Issue 12: every list and count has an upper bound. A listed size
+	// keeps a report row and a metric for the run: Row (4 strings, 64 B)
+	// and Metric (two strings and a float, 40 B) and 96 B of text = 200 B
+	// on 64-bit; 2^30 / 200 = 5368709 sizes.
+	It("bounds the list of sizes by what their report rows take", func() {
+		p := lciscen.ThroughputDefaults()
+		p.Sizes = slices.Repeat([]int{64}, 5368709)
+		Expect(p.Validate()).To(Succeed())
+		p.Sizes = append(p.Sizes, 64)
+		Expect(p.Validate()).To(MatchError("sizes: above the limit 5368709 (got 5368710; " +
+			"200 B per size: a report row and a metric with their text x 5368709 = 1023 MiB, the per-run memory budget)"))
+	})
 })
