@@ -49,28 +49,40 @@ func ParamUnit(p Params, key string) string {
 	t := reflect.TypeOf(p)
 	parts := strings.Split(key, ".")
 	for i, part := range parts {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct {
+		f, ok := tomlField(t, part)
+		if !ok {
 			return ""
 		}
-		found := false
-		for j := range t.NumField() {
-			f := t.Field(j)
-			if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name == part {
-				if i == len(parts)-1 {
-					return f.Tag.Get("unit")
-				}
-				t, found = f.Type, true
-				break
-			}
+		if i == len(parts)-1 {
+			return f.Tag.Get("unit")
 		}
-		if !found {
-			return ""
-		}
+		t = f.Type
 	}
 	return ""
+}
+
+// tomlField finds the field of struct type t (or a pointer to one) whose
+// toml key is name, looking into embedded structs.
+func tomlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if tag == name {
+			return f, true
+		}
+		if f.Anonymous && tag == "" {
+			if g, ok := tomlField(f.Type, name); ok {
+				return g, true
+			}
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // Status is how a sweep's run ended.
@@ -141,6 +153,9 @@ type SweepSpec struct {
 	Seed   uint64
 	Seeds  int
 	Y      []string
+	// Mutations switch on test-only faults in every run
+	// (Options.Mutations).
+	Mutations map[string]int
 }
 
 // SweepResult is a finished sweep.
@@ -260,7 +275,7 @@ func Sweep(s *Scenario, spec SweepSpec) (*SweepResult, error) {
 	for i, v := range spec.Values {
 		for k := range spec.Seeds {
 			seed := spec.Seed + uint64(k)
-			pt := run(s, params[i], v, seed)
+			pt := run(s, params[i], v, Options{Seed: seed, Mutations: spec.Mutations})
 			if !declared && len(pt.Metrics) > 0 {
 				for _, m := range pt.Metrics {
 					if _, ok := res.Def(m.Name); !ok {
@@ -281,40 +296,52 @@ func Sweep(s *Scenario, spec SweepSpec) (*SweepResult, error) {
 
 // run runs one point of a sweep. A fresh copy of the parameters is not
 // needed: Run only reads them.
-func run(s *Scenario, p Params, v float64, seed uint64) Point {
-	pt := Point{Value: v, Seed: seed}
-	rep, _, violations, err := Exec(s, p, Options{Seed: seed})
-	if rep != nil {
-		pt.Metrics = rep.Metrics
-	}
-	switch {
-	case err != nil:
-		pt.Status, pt.Reason = StatusFailed, oneLine(err.Error())
-		return pt
-	case violations != nil:
-		pt.Status, pt.Reason = StatusFailed, oneLine(violations.Error())
+func run(s *Scenario, p Params, v float64, o Options) Point {
+	pt := Point{Value: v, Seed: o.Seed}
+	rep, _, violations, err := Exec(s, p, o)
+	if err != nil || rep == nil {
+		if err == nil {
+			err = violations
+		}
+		pt.Status, pt.Reason = StatusFailed, reason(err.Error())
 		return pt
 	}
+	pt.Metrics = rep.Metrics
 	sat, _ := pt.Get("saturated")
 	var failed []string
-	checkersOK := true
+	checkers := ""
 	for _, c := range rep.Checks {
 		if !c.OK {
 			failed = append(failed, c.Name+": "+c.Detail)
-			checkersOK = checkersOK && c.Name != "checkers"
+			if c.Name == "checkers" {
+				checkers = c.Name + ": " + c.Detail
+			}
 		}
 	}
 	switch {
-	case sat != 0 && checkersOK:
-		pt.Status, pt.Reason = StatusSaturated, oneLine(strings.Join(failed, "; "))
+	case sat != 0 && checkers == "" && violations == nil:
+		pt.Status, pt.Reason = StatusSaturated, reason(strings.Join(failed, "; "))
+	case checkers != "":
+		pt.Status, pt.Reason = StatusFailed, reason(checkers)
 	case len(failed) > 0:
-		pt.Status, pt.Reason = StatusFailed, oneLine(failed[0])
+		pt.Status, pt.Reason = StatusFailed, reason(failed[0])
+	case violations != nil:
+		pt.Status, pt.Reason = StatusFailed, reason(violations.Error())
 	}
 	return pt
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// maxReason bounds a failed run's reason: the first line of the error or
+// check, cut to this many characters (the report has the rest).
+const maxReason = 200
+
+func reason(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > maxReason {
+		return string(r[:maxReason-1]) + "…"
+	}
+	return string(r)
 }
 
 // WriteCSV writes the sweep as CSV, one row per run: the swept key, the

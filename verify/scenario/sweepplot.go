@@ -137,7 +137,7 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 			if err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: saturatedColor, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
+			sc.GlyphStyle = draw.GlyphStyle{Color: saturatedColor, Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}
 			p.Add(sc)
 			if satThumb == nil {
 				satThumb = sc
@@ -351,7 +351,7 @@ func linearAxis(lo, hi float64, fromZero bool) (float64, float64, plot.Ticker) {
 			lo, hi = lo-half, hi+half
 		}
 	}
-	step := niceStep(hi-lo, 5)
+	step := niceStep(hi-lo, 6)
 	lo = math.Floor(lo/step+1e-9) * step
 	hi = math.Ceil(hi/step-1e-9) * step
 	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))

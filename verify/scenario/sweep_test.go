@@ -1,0 +1,315 @@
+package scenario_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// loadParams drive a fake load-latency scenario: latency 20 + 200*rate
+// cycles (plus the seed), saturation from rate 0.8 on (its "drained"
+// check fails), and a failed check when rate equals Fail.
+type loadParams struct {
+	Rate float64 `toml:"rate" unit:"packets/cycle"`
+	Fail float64 `toml:"fail"`
+	Net  struct {
+		Delay int `toml:"delay" unit:"ns"`
+	} `toml:"net"`
+}
+
+func (p *loadParams) Validate() error {
+	return scenario.Check(p.Rate < 0, "rate", "must not be negative (got %g)", p.Rate)
+}
+
+// declared is loadParams with its metrics declared.
+type declared struct{ loadParams }
+
+func (p *declared) Metrics() []scenario.MetricDef {
+	return []scenario.MetricDef{
+		{Name: "latency", Unit: "cycles", Ref: "zero_load_latency"},
+		{Name: "latency_p99", Unit: "cycles"},
+		{Name: "accepted", Unit: "packets/cycle"},
+		{Name: "zero_load_latency", Unit: "cycles"},
+		{Name: "saturated"},
+	}
+}
+
+var loadRuns int
+
+func loadRun(e *env.Env, p *loadParams) (*scenario.Report, error) {
+	loadRuns++
+	rep := &scenario.Report{Title: "load"}
+	sat := p.Rate >= 0.8
+	lat := 20 + 200*p.Rate + float64(e.Seed%4)
+	rep.Measure("latency", lat, "cycles")
+	rep.Measure("latency_p99", 2*lat, "cycles")
+	rep.Measure("accepted", math.Min(p.Rate, 0.8), "packets/cycle")
+	rep.Measure("zero_load_latency", 20, "cycles")
+	rep.Measure("saturated", map[bool]float64{true: 1}[sat], "")
+	rep.Check("drained", !sat, "undelivered packets")
+	rep.Check("answer", p.Rate != p.Fail, "wrong answer at rate %g", p.Rate)
+	return rep, nil
+}
+
+func loadScenario(declare bool) *scenario.Scenario {
+	s := &scenario.Scenario{Name: "load", Summary: "fake load-latency curve"}
+	if declare {
+		s.Defaults = func() scenario.Params { return &declared{loadParams{Fail: -1}} }
+		s.Run = func(e *env.Env, p scenario.Params) (*scenario.Report, error) {
+			return loadRun(e, &p.(*declared).loadParams)
+		}
+	} else {
+		s.Defaults = func() scenario.Params { return &loadParams{Fail: -1} }
+		s.Run = func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return loadRun(e, p.(*loadParams)) }
+	}
+	return s
+}
+
+// svgText is a <text> element of a plot.
+type svgText struct {
+	x, y float64
+	s    string
+}
+
+// parseSVG reads an SVG with encoding/xml, checks every number in every
+// attribute (coordinates, paths, transforms) is finite and smaller than
+// 1e6 in size, and returns the text elements.
+func parseSVG(b []byte) []svgText {
+	num := regexp.MustCompile(`[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|NaN|Inf`)
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var texts []svgText
+	var cur *svgText
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		Expect(err).NotTo(HaveOccurred())
+		switch t := tok.(type) {
+		case xml.StartElement:
+			var st svgText
+			for _, a := range t.Attr {
+				if a.Name.Local == "style" || a.Name.Space == "xmlns" || a.Name.Local == "xmlns" || a.Name.Local == "xlink" {
+					continue
+				}
+				for _, m := range num.FindAllString(a.Value, -1) {
+					v, err := strconv.ParseFloat(m, 64)
+					Expect(err).NotTo(HaveOccurred(), "%s=%q", a.Name.Local, a.Value)
+					Expect(math.IsNaN(v) || math.IsInf(v, 0)).To(BeFalse(), "%s=%q", a.Name.Local, a.Value)
+					Expect(math.Abs(v)).To(BeNumerically("<", 1e6), "%s=%q", a.Name.Local, a.Value)
+				}
+				switch a.Name.Local {
+				case "x":
+					st.x, _ = strconv.ParseFloat(a.Value, 64)
+				case "y":
+					st.y, _ = strconv.ParseFloat(a.Value, 64)
+				}
+			}
+			if t.Name.Local == "text" {
+				cur = &st
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.s += string(t)
+			}
+		case xml.EndElement:
+			if t.Name.Local == "text" && cur != nil {
+				texts = append(texts, *cur)
+				cur = nil
+			}
+		}
+	}
+	return texts
+}
+
+// ticks splits the numeric text elements into the x axis's labels (the
+// largest row sharing one y) and the y axis's (the others).
+func ticks(texts []svgText) (xs, ys []svgText) {
+	rows := map[float64][]svgText{}
+	for _, t := range texts {
+		if _, err := strconv.ParseFloat(t.s, 64); err == nil {
+			rows[t.y] = append(rows[t.y], t)
+		}
+	}
+	best := math.NaN()
+	for y, r := range rows {
+		if math.IsNaN(best) || len(r) > len(rows[best]) || (len(r) == len(rows[best]) && y < best) {
+			best = y
+		}
+	}
+	for y, r := range rows {
+		if y == best {
+			xs = append(xs, r...)
+		} else {
+			ys = append(ys, r...)
+		}
+	}
+	return xs, ys
+}
+
+func readCSV(b []byte) [][]string {
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	Expect(err).NotTo(HaveOccurred())
+	return rows
+}
+
+var _ = Describe("Sweep", func() {
+	BeforeEach(func() { loadRuns = 0 })
+
+	It("refuses an unknown metric before running anything, listing the declared ones", func() {
+		_, err := scenario.Sweep(loadScenario(true), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Y: []string{"nosuch"}})
+		var ue *scenario.UsageError
+		Expect(errors.As(err, &ue)).To(BeTrue())
+		Expect(err).To(MatchError(`--y: unknown metric "nosuch" (available: latency, latency_p99, accepted, zero_load_latency, saturated)`))
+		Expect(loadRuns).To(BeZero())
+	})
+
+	It("checks --y against the first run of a scenario that declares no metrics", func() {
+		_, err := scenario.Sweep(loadScenario(false), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Y: []string{"nosuch"}})
+		Expect(err).To(MatchError(ContainSubstring(`unknown metric "nosuch" (available: latency,`)))
+		Expect(loadRuns).To(Equal(1))
+	})
+
+	It("refuses a value the scenario refuses, a bad seed count and metrics of two units before running", func() {
+		s := loadScenario(true)
+		_, err := scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1, -1}, Y: []string{"latency"}})
+		Expect(err).To(MatchError(ContainSubstring("rate")))
+		_, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1}, Seeds: scenario.MaxSeeds + 1, Y: []string{"latency"}})
+		Expect(err).To(MatchError(ContainSubstring("--seeds: must be in [1, 32]")))
+		_, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1}, Y: []string{"latency", "accepted"}})
+		Expect(err).To(MatchError(ContainSubstring("one plot takes one unit")))
+		Expect(loadRuns).To(BeZero())
+	})
+
+	It("always writes the CSV, one row per run with its status, even when no run is good", func() {
+		s := loadScenario(true)
+		res, err := scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.5, 0.9}, Seed: 4, Y: []string{"latency"},
+			Sets: []string{"fail=0.5"}})
+		Expect(err).NotTo(HaveOccurred())
+		var b bytes.Buffer
+		Expect(scenario.WriteCSV(&b, res)).To(Succeed())
+		rows := readCSV(b.Bytes())
+		Expect(rows[0]).To(Equal([]string{"rate (packets/cycle)", "seed", "latency (cycles)", "latency_p99 (cycles)",
+			"accepted (packets/cycle)", "zero_load_latency (cycles)", "saturated", "status"}))
+		Expect(rows).To(HaveLen(4))
+		// Seed 4 adds 4%4 = 0: latency 20 + 200*0.1 = 40.
+		Expect(rows[1]).To(Equal([]string{"0.1", "4", "40", "80", "0.1", "20", "0", "ok"}))
+		Expect(rows[2][7]).To(Equal("failed: answer: wrong answer at rate 0.5"))
+		Expect(rows[3][7]).To(Equal("saturated"))
+		Expect(res.Failed()).To(HaveLen(1))
+
+		// One failed run only: the CSV still has it.
+		res, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.3}, Y: []string{"latency"}, Sets: []string{"fail=0.3"}})
+		Expect(err).NotTo(HaveOccurred())
+		b.Reset()
+		Expect(scenario.WriteCSV(&b, res)).To(Succeed())
+		rows = readCSV(b.Bytes())
+		Expect(rows).To(HaveLen(2))
+		Expect(rows[1][len(rows[1])-1]).To(HavePrefix("failed: answer:"))
+	})
+
+	It("runs every value with each seed and takes units from the parameters' tags", func() {
+		res, err := scenario.Sweep(loadScenario(true), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Seed: 1, Seeds: 3, Y: []string{"latency"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Points).To(HaveLen(6))
+		Expect(res.KeyUnit).To(Equal("packets/cycle"))
+		var seeds []uint64
+		for _, p := range res.Points[:3] {
+			seeds = append(seeds, p.Seed)
+		}
+		Expect(seeds).To(Equal([]uint64{1, 2, 3}))
+		Expect(scenario.ParamUnit(&loadParams{}, "net.delay")).To(Equal("ns"))
+		Expect(scenario.ParamUnit(&loadParams{}, "fail")).To(BeEmpty())
+		Expect(scenario.ParamUnit(&loadParams{}, "nosuch.key")).To(BeEmpty())
+	})
+})
+
+var _ = Describe("WriteSVG", func() {
+	sweep := func(spec scenario.SweepSpec) *scenario.SweepResult {
+		spec.Key = "rate"
+		if spec.Y == nil {
+			spec.Y = []string{"latency"}
+		}
+		res, err := scenario.Sweep(loadScenario(true), spec)
+		Expect(err).NotTo(HaveOccurred())
+		return res
+	}
+	svg := func(res *scenario.SweepResult, o scenario.PlotOptions) []byte {
+		if o.Y == nil {
+			o.Y = []string{"latency"}
+		}
+		var b bytes.Buffer
+		Expect(scenario.WriteSVG(&b, res, o)).To(Succeed())
+		return b.Bytes()
+	}
+	texts := func(ts []svgText) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.s)
+		}
+		return out
+	}
+
+	It("labels both axes with units, puts the y axis on the left with round ticks, and has no absurd coordinate", func() {
+		res := sweep(scenario.SweepSpec{Values: []float64{0.05, 0.2, 0.35, 0.45}, Seed: 4})
+		ts := parseSVG(svg(res, scenario.PlotOptions{Title: "load"}))
+		all := strings.Join(texts(ts), "\n")
+		Expect(all).To(ContainSubstring("rate (packets/cycle)"))
+		Expect(all).To(ContainSubstring("latency (cycles)"))
+		Expect(all).To(ContainSubstring("zero_load_latency = 20 cycles"))
+		xs, ys := ticks(ts)
+		Expect(len(xs)).To(BeNumerically(">=", 3))
+		Expect(len(ys)).To(BeNumerically(">=", 3))
+		left := math.Inf(1)
+		for _, t := range xs {
+			left = math.Min(left, t.x)
+		}
+		for _, t := range ys {
+			// Every y tick label starts left of the x axis's first
+			// label, which is centred on the data area's left edge.
+			Expect(t.x).To(BeNumerically("<", left), t.s)
+		}
+		// Latency 30..110 cycles from 0: steps of 20, integer labels;
+		// rate 0.05..0.45: steps of 0.1, one decimal.
+		Expect(texts(ys)).To(ConsistOf("0", "20", "40", "60", "80", "100", "120"))
+		Expect(texts(xs)).To(ConsistOf("0.0", "0.1", "0.2", "0.3", "0.4", "0.5"))
+	})
+
+	It("draws saturated points in the legend and lists failed runs under the title", func() {
+		res := sweep(scenario.SweepSpec{Values: []float64{0.1, 0.5, 0.8, 0.9}, Sets: []string{"fail=0.5"}})
+		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{Title: "load"}))), "\n")
+		Expect(all).To(ContainSubstring("saturated (did not drain)"))
+		Expect(all).To(ContainSubstring("failed, not drawn: rate=0.5: answer: wrong answer at rate 0.5"))
+	})
+
+	It("gives a figure that says so when no run can be drawn", func() {
+		res := sweep(scenario.SweepSpec{Values: []float64{0.3}, Sets: []string{"fail=0.3"}})
+		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{}))), "\n")
+		Expect(all).To(ContainSubstring("no point to draw"))
+		Expect(all).To(ContainSubstring("failed, not drawn: rate=0.3"))
+	})
+
+	It("draws several metrics and seeds with a legend, and a log y axis labelled by decades", func() {
+		res := sweep(scenario.SweepSpec{Values: []float64{0.1, 0.4, 0.7}, Seeds: 3, Y: []string{"latency", "latency_p99"}})
+		ts := parseSVG(svg(res, scenario.PlotOptions{Y: []string{"latency", "latency_p99"}, LogY: true}))
+		all := strings.Join(texts(ts), "\n")
+		Expect(all).To(ContainSubstring("latency (mean, min-max over 3 seeds)"))
+		Expect(all).To(ContainSubstring("latency_p99 (mean, min-max over 3 seeds)"))
+		Expect(all).To(ContainSubstring("latency, latency_p99 (cycles)"))
+		// Values 20..~320 cycles: decades 10 to 1000 with 2 and 5 between.
+		_, ys := ticks(ts)
+		Expect(texts(ys)).To(ConsistOf("10", "20", "50", "100", "200", "500", "1000"))
+	})
+})
