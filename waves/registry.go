@@ -252,6 +252,30 @@ func (r *Registry) Signals() []*Signal {
 	return r.signals
 }
 
+// UnusedSelects returns, in the order given, the Select patterns that no
+// dumped signal matches (by its name or one of its scopes): a pattern that
+// matched nothing, or only signals that Exclude then removed. A command
+// warns about them, since they leave a dump without what was asked for.
+func (r *Registry) UnusedSelects() []string {
+	if r == nil {
+		return nil
+	}
+	var unused []string
+	for _, p := range r.opts.Select {
+		used := false
+		for _, s := range r.signals {
+			if matchAny([]string{p}, s.Name()) {
+				used = true
+				break
+			}
+		}
+		if !used {
+			unused = append(unused, p)
+		}
+	}
+	return unused
+}
+
 // Lookup returns the signal with the given hierarchical name, or nil.
 func (r *Registry) Lookup(name string) *Signal {
 	if r == nil {

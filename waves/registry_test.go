@@ -291,6 +291,17 @@ var _ = Describe("Selection", func() {
 		Entry("a pattern matching nothing selects nothing", []string{"Nope"}, nil, nil),
 	)
 
+	It("names the Select patterns that leave no signal in the dump", func() {
+		// "Nope" matches nothing; "Demo.Nic" matches only what Exclude
+		// then removes; "Other" and "*.state" keep signals.
+		r := waves.NewRegistry(waves.Options{Select: []string{"Nope", "Other", "Demo.Nic", "*.state"}, Exclude: []string{"Demo.Nic"}})
+		declareAll(r)
+		Expect(r.UnusedSelects()).To(Equal([]string{"Nope", "Demo.Nic"}))
+		Expect(waves.NewRegistry(waves.Options{}).UnusedSelects()).To(BeEmpty())
+		var nilReg *waves.Registry
+		Expect(nilReg.UnusedSelects()).To(BeNil())
+	})
+
 	It("gives unselected signals nil and keeps them out of the dump", func() {
 		var sigs map[string]*waves.Signal
 		text := dump(waves.Options{Select: []string{"Demo.Bus"}, Exclude: []string{"*.occ"}}, 100, func(r *waves.Registry) {

@@ -1,6 +1,7 @@
 package vcd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -235,6 +236,43 @@ func Lint(r io.Reader) []Error {
 	p := newParser(r, 0)
 	p.run()
 	return p.sorted()
+}
+
+// LintFile lints the VCD file at path. Problems in the file are the
+// returned []Error (as Lint's); a path that cannot be linted (missing,
+// unreadable, a directory or other non-regular file, a read error part way)
+// is the error instead, naming the path once, so a caller can tell bad
+// input from a bad VCD.
+func LintFile(path string) ([]Error, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a VCD file", path)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	p := newParser(fh, 0)
+	p.run()
+	if err := p.sc.rerr; err != nil && err != io.EOF {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: read error: %w", path, err)
+	}
+	return p.sorted(), nil
 }
 
 // Error is one problem in a VCD file.

@@ -469,6 +469,28 @@ var _ = Describe("errors", func() {
 		Expect(errs).To(Equal([]vcd.Error{{Line: 11, Msg: "read error: disk on fire"}}))
 	})
 
+	It("LintFile tells a path that cannot be linted from a VCD with problems, naming the path once", func() {
+		// A directory used to be linted as a file: one "read error" at
+		// line 1 that repeated the path, exit status 1 instead of 2.
+		dir := GinkgoT().TempDir()
+		errs, err := vcd.LintFile(dir)
+		Expect(errs).To(BeNil())
+		Expect(err).To(MatchError(dir + ": is a directory, not a VCD file"))
+		missing := filepath.Join(dir, "none.vcd")
+		_, err = vcd.LintFile(missing)
+		Expect(err).To(MatchError(missing + ": no such file or directory"))
+		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue())
+		good, bad := filepath.Join(dir, "good.vcd"), filepath.Join(dir, "bad.vcd")
+		Expect(os.WriteFile(good, []byte(hdr+"#0\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(bad, []byte(hdr+"#10\n#5\n"), 0o644)).To(Succeed())
+		errs, err = vcd.LintFile(good)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(errs).To(BeEmpty())
+		errs, err = vcd.LintFile(bad)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(errs).To(HaveLen(1))
+	})
+
 	It("reports binary data once and stops", func() {
 		bin := make([]byte, 4096)
 		for i := range bin {
