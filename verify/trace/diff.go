@@ -107,13 +107,23 @@ func kindCountDiff(want, got []Record) string {
 	return strings.Join(parts, ", ")
 }
 
-// DiffFiles compares two trace files.
+// ErrNotTrace is DiffFiles' error for a file that holds no record and
+// does not start with Header: every trace nisim writes starts with Header,
+// even one of a run that recorded nothing, so an empty (or comment-only)
+// file without it is not a trace, and comparing two of them would call
+// "identical" what may be two failed writes. A file with records but no
+// Header is accepted: the records say what it is (hand-written traces and
+// the traffic replays of switch/traffic have no header).
+var ErrNotTrace = errors.New("not a trace: no record and no \"" + Header + "\" header")
+
+// DiffFiles compares two trace files. A file that is not a trace
+// (ErrNotTrace) is an error naming it.
 func DiffFiles(a, b string) (*Mismatch, error) {
-	ra, err := ReadFile(a)
+	ra, err := readTrace(a)
 	if err != nil {
 		return nil, err
 	}
-	rb, err := ReadFile(b)
+	rb, err := readTrace(b)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +132,23 @@ func DiffFiles(a, b string) (*Mismatch, error) {
 		m.WantLabel, m.GotLabel = a, b
 	}
 	return m, nil
+}
+
+// readTrace is ReadFile refusing a file that is not a trace.
+func readTrace(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, comments, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 && (len(comments) == 0 || strings.TrimSpace(comments[0]) != Header) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotTrace)
+	}
+	return recs, nil
 }
 
 // ReadFile reads a trace file; errors name the file and line.

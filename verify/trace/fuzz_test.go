@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,15 +141,36 @@ func FuzzTraceFiles(f *testing.F) {
 		ra, okA := readChecked(t, pa, a)
 		rb, okB := readChecked(t, pb, b)
 		m, err := trace.DiffFiles(pa, pb)
-		if !okA || !okB {
-			bad := pa
-			if okA {
-				bad = pb
+		// DiffFiles reads a, then b; the first that is unreadable, or
+		// holds no record and does not start with the Header (not a
+		// trace), is the error, named.
+		for _, f := range []struct {
+			p    string
+			b    []byte
+			recs []trace.Record
+			ok   bool
+		}{{pa, a, ra, okA}, {pb, b, rb, okB}} {
+			if !f.ok {
+				if err == nil || !strings.HasPrefix(err.Error(), f.p+": ") {
+					t.Fatalf("DiffFiles with %s unreadable: error %v does not name it", f.p, err)
+				}
+				return
 			}
-			if err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
-				t.Fatalf("DiffFiles with %s unreadable: error %v does not name it", bad, err)
+			if len(f.recs) > 0 {
+				continue
 			}
-			return
+			first := ""
+			for _, l := range strings.Split(string(f.b), "\n") {
+				if first = strings.TrimSpace(l); first != "" {
+					break
+				}
+			}
+			if first != trace.Header {
+				if !errors.Is(err, trace.ErrNotTrace) || !strings.HasPrefix(err.Error(), f.p+": ") {
+					t.Fatalf("DiffFiles with %s empty and headerless: error %v, want ErrNotTrace naming it", f.p, err)
+				}
+				return
+			}
 		}
 		if err != nil {
 			t.Fatalf("DiffFiles of two readable files: %v", err)

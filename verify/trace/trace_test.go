@@ -542,6 +542,26 @@ var _ = Describe("Golden files", func() {
 			Expect(err.Error()).To(ContainSubstring(missing))
 		})
 
+		It("refuses an empty or headerless record-less file as not a trace, and accepts an empty trace with its header", func() {
+			// Two empty files used to be "identical".
+			a, b := filepath.Join(dir, "a.trace"), filepath.Join(dir, "b.trace")
+			Expect(os.WriteFile(a, nil, 0o644)).To(Succeed())
+			Expect(os.WriteFile(b, []byte("# just a comment\n"), 0o644)).To(Succeed())
+			_, err := trace.DiffFiles(a, a)
+			Expect(err).To(MatchError(a + `: not a trace: no record and no "# nisim trace v1" header`))
+			Expect(errors.Is(err, trace.ErrNotTrace)).To(BeTrue())
+			_, err = trace.DiffFiles(b, b)
+			Expect(errors.Is(err, trace.ErrNotTrace)).To(BeTrue())
+			write(a, nil)
+			m, err := trace.DiffFiles(a, a)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(m).To(BeNil())
+			Expect(os.WriteFile(b, []byte("0 0 P k\n"), 0o644)).To(Succeed())
+			m, err = trace.DiffFiles(b, b)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(m).To(BeNil())
+		})
+
 		It("reads a file back", func() {
 			a := filepath.Join(dir, "a.trace")
 			write(a, recs, "comment")
