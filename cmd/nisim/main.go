@@ -6,10 +6,13 @@
 //	nisim vcd lint FILE
 //	nisim trace diff A B
 //
-// Exit status: 0 on success, 1 when a run fails a check or a checker, or
-// two traces differ, or a VCD has errors, 2 for bad usage or bad input
-// (unknown scenario or key, unreadable or malformed file, unwritable
-// output). Errors are one line on standard error. Interrupted by SIGINT or
+// Exit status: 0 on success, 1 when a run fails a check or a checker
+// (a run that measured nothing fails its "measured" check), stops before
+// it can report, or two traces differ, or a VCD has errors, 2 for bad
+// usage or bad input (unknown command, scenario or key, unreadable or
+// malformed file, a directory or a file that is not a trace, unwritable
+// output). Errors are one line on standard error: "nisim: ", the
+// subcommand path, the message. Interrupted by SIGINT or
 // SIGTERM, it removes the temporary files of unfinished outputs and exits
 // 130 or 143 (128 plus the signal number, as a shell reports it).
 package main
