@@ -113,6 +113,7 @@ func RunATM(e *env.Env, p *ATMParams) (*scenario.Report, error) {
 	rep := p.report(x)
 	sent, recv, dropped := x.Shared.Cells.Counts()
 	conserved(rep, "no loss or duplication", e.Monitor, !x.Saturated, sent, recv, dropped, "cells", "ATM.Cells", "ATM.Order")
+	measured(rep, x.Stats.Packet.N, "cells")
 	rep.Stuck = x.Stuck
 	rep.Result = x.Result
 	return rep, runErr

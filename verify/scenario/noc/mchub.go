@@ -130,6 +130,7 @@ func RunMC(e *env.Env, p *MCParams) (*scenario.Report, error) {
 	sent, recv, dropped := x.Shared.Deliveries.Counts()
 	conserved(rep, "every write at every mapped receiver exactly once", e.Monitor, !x.Saturated, sent, recv, dropped,
 		"(write, receiver) pairs", "MC.Deliveries")
+	measured(rep, x.Stats.Packet.N, "writes")
 	rep.Stuck = x.Stuck
 	rep.Result = x.Result
 	return rep, runErr

@@ -242,6 +242,7 @@ func Run(e *env.Env, p *Params) (*scenario.Report, error) {
 	}
 	rep := p.report(run, sizes)
 	conserved(rep, "no loss or duplication", e.Monitor, !run.Saturated, run.Sent, run.Received, run.Dropped, "packets", run.Checkers...)
+	measured(rep, run.Stats.Packet.N, "packets")
 	rep.Stuck = run.Stuck
 	rep.Result = run.Result
 	return rep, runErr

@@ -9,10 +9,12 @@ import (
 // conservation (and order) checkers' own violations and counts: it passes
 // only when the checkers under paths reported nothing and every
 // transaction was resolved (the run drained, so that a lost one would have
-// been reported). what names the transactions ("packets", "cells").
+// been reported), and fails a run that sent nothing. what names the transactions ("packets", "cells").
 func conserved(rep *scenario.Report, name string, mon *check.Monitor, drained bool, sent, recv, dropped int, what string, paths ...string) {
 	v := mon.CountPath(paths...)
 	switch {
+	case sent == 0:
+		rep.Check(name, false, "nothing measured: 0 %s sent, nothing to judge", what)
 	case v > 0:
 		rep.Check(name, false, "%d violation(s) reported by %v: %d %s sent, %d received, %d dropped", v, paths, sent, what, recv, dropped)
 	case !drained:
@@ -21,4 +23,17 @@ func conserved(rep *scenario.Report, name string, mon *check.Monitor, drained bo
 	default:
 		rep.Check(name, true, "%d %s sent = %d received once + %d dropped and counted (checkers %v)", sent, what, recv, dropped, paths)
 	}
+}
+
+// measured adds the "measured" check: the statistics window has to hold at
+// least one delivered transaction. A run cut short by --time-limit before
+// the window, or one that injected nothing, leaves every other verdict
+// true of an empty set; this check fails it instead, saying that nothing
+// was measured. what names the transactions ("packets", "cells").
+func measured(rep *scenario.Report, delivered int, what string) {
+	if delivered == 0 {
+		rep.Check("measured", false, "nothing measured: 0 %s delivered in the measurement window (cut off by --time-limit, or no traffic offered)", what)
+		return
+	}
+	rep.Check("measured", true, "%d %s delivered in the measurement window", delivered, what)
 }

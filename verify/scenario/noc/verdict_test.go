@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/noc"
 )
@@ -75,3 +76,34 @@ var _ = Describe("network report verdicts", func() {
 		Expect(bad).To(HaveKeyWithValue("checkers", false))
 	})
 })
+
+// A run that measured nothing fails: cut off by --time-limit before its
+// statistics window, every other verdict would hold of an empty set.
+var _ = DescribeTable("a run that measured nothing fails its measured check",
+	func(name string, limit clock.Time, sets ...string) {
+		var s *scenario.Scenario
+		for _, c := range noc.Scenarios() {
+			if c.Name == name {
+				s = c
+			}
+		}
+		Expect(s).NotTo(BeNil())
+		p := s.Defaults()
+		Expect(scenario.Configure(p, "", sets)).To(Succeed())
+		rep, _, _, err := scenario.Exec(s, p, scenario.Options{Seed: 1, TimeLimit: limit})
+		Expect(err).NotTo(HaveOccurred())
+		var line string
+		for _, c := range rep.Checks {
+			if c.Name == "measured" {
+				Expect(c.OK).To(BeFalse())
+				line = c.Detail
+			}
+		}
+		Expect(line).To(HavePrefix("nothing measured: 0 "))
+		Expect(rep.Failed()).To(BeTrue())
+	},
+	Entry("atm-star, --time-limit 1us (it simulated 0 ps and passed every check)", "atm-star", clock.Time(1_000_000)),
+	Entry("mesh, --time-limit 1us", "mesh", clock.Time(1_000_000)),
+	Entry("mchub-star, --time-limit 1us", "mchub-star", clock.Time(1_000_000)),
+	Entry("myrinet-grid, --time-limit 1us", "myrinet-grid", clock.Time(1_000_000)),
+)
