@@ -274,8 +274,21 @@ func newConfig() *cobra.Command {
 	}
 }
 
+// needSubcommand is the RunE of a command group (vcd, trace): without it
+// cobra prints the group's help and exits 0 for a missing or misspelt
+// subcommand. Both are usage errors, exit status 2; subs lists the
+// subcommands for the message.
+func needSubcommand(subs string) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErr("want a subcommand (%s) (see '%s --help')", subs, c.CommandPath())
+		}
+		return usageErr("unknown subcommand %q, want %s (see '%s --help')", args[0], subs, c.CommandPath())
+	}
+}
+
 func newVCD() *cobra.Command {
-	v := &cobra.Command{Use: "vcd", Short: "waveform tools", Args: exactArgs(0, "a subcommand (lint)")}
+	v := &cobra.Command{Use: "vcd", Short: "waveform tools", Args: cobra.ArbitraryArgs, RunE: needSubcommand("lint")}
 	v.AddCommand(&cobra.Command{
 		Use:   "lint FILE",
 		Short: "check a VCD file strictly (IEEE 1364-2005 section 18 plus GTKWave's string type)",
@@ -299,7 +312,7 @@ func newVCD() *cobra.Command {
 }
 
 func newTrace() *cobra.Command {
-	t := &cobra.Command{Use: "trace", Short: "transaction trace tools", Args: exactArgs(0, "a subcommand (diff)")}
+	t := &cobra.Command{Use: "trace", Short: "transaction trace tools", Args: cobra.ArbitraryArgs, RunE: needSubcommand("diff")}
 	t.AddCommand(&cobra.Command{
 		Use:   "diff A B",
 		Short: "compare two traces and report the first divergence",

@@ -73,6 +73,11 @@ var _ = Describe("exit status and error lines", func() {
 		Entry("2: a missing argument", 2, "nisim: run: want a scenario name, got 0 argument(s) (see 'nisim run --help')", "run"),
 		Entry("2: a missing argument of a nested command", 2,
 			"nisim: trace diff: want two trace files, got 1 argument(s) (see 'nisim trace diff --help')", "trace", "diff", "D/a.trace"),
+		// Both printed the group's help and exited 0.
+		Entry("2: a command group without its subcommand", 2,
+			"nisim: vcd: want a subcommand (lint) (see 'nisim vcd --help')", "vcd"),
+		Entry("2: a misspelt subcommand", 2,
+			`nisim: trace: unknown subcommand "dif", want diff (see 'nisim trace --help')`, "trace", "dif", "D/a.trace"),
 		Entry("2: an unknown command", 2, `nisim: unknown command "nosuch" for "nisim"`, "nosuch"),
 	)
 
