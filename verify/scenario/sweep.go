@@ -99,6 +99,7 @@ const (
 	StatusFailed
 )
 
+// String returns "ok", "saturated" or "failed".
 func (s Status) String() string {
 	return [...]string{"ok", "saturated", "failed"}[s]
 }
@@ -196,7 +197,10 @@ func (r *SweepResult) Failed() []Point {
 // run.
 type UsageError struct{ Err error }
 
+// Error returns the underlying error's message.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 func checkY(ys []string, defs []MetricDef) error {

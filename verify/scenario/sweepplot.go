@@ -137,7 +137,7 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 			if err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: saturatedColor, Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}
+			sc.GlyphStyle = draw.GlyphStyle{Color: saturatedColor, Radius: vg.Points(4.5), Shape: draw.PyramidGlyph{}}
 			p.Add(sc)
 			if satThumb == nil {
 				satThumb = sc
