@@ -37,7 +37,7 @@ func (p *FetchIncParams) Validate() error {
 		scenario.Check(p.Ops < 1 || p.Ops > 100_000, "ops", "must be 1..100000 (got %d)", p.Ops),
 		// Every node's program is queued before the run: 16 x 100000
 		// operations took 2 GB before the first cycle.
-		scenario.Check(p.Ops*p.Nodes > 1_000_000, "ops", "ops x nodes = %d operations, more than the 1000000 a run may queue", p.Ops*p.Nodes),
+		checkQueued("ops", int64(p.Ops)*int64(p.Nodes), "queued operation (ops x nodes)"),
 		validVersion(p.Version),
 	)
 }

@@ -159,6 +159,19 @@ func validNodes(key string, n, lo int) error {
 	return scenario.Check(n < lo || n > tg.MaxNodes, key, "must be %d..%d (4 node bits, TG-P8; got %d)", lo, tg.MaxNodes, n)
 }
 
+// queuedOpBytes is what one processor operation a scenario queues before
+// the run costs (its program step, the bus and HIB transactions it
+// becomes, its record for the checks). calibrated: 16 nodes x 100000
+// fetch-and-increments, 1.6 million operations, took 2 GB before the first
+// cycle (the fuzz find that bounded telegraphos-fetchinc): 1342 B each.
+const queuedOpBytes = 1342
+
+// checkQueued bounds ops queued operations (what describes them) by
+// scenario.MemoryBudget at queuedOpBytes each: 800105 operations.
+func checkQueued(key string, ops int64, what string) error {
+	return scenario.CheckBudget(key, ops, queuedOpBytes, what)
+}
+
 func validVersion(v int) error {
 	return scenario.Check(v != 1 && v != 2, "version", "must be 1 (Telegraphos I) or 2 (Telegraphos II), got %d", v)
 }

@@ -218,6 +218,17 @@ var _ = Describe("Telegraphos scenarios", func() {
 		Expect(failed(rep)).To(ContainElement(HaveField("Name", "completed")))
 	})
 
+	// 16 nodes x 100000 = 1.6M queued operations, above 2^30 / 1342 =
+	// 800105 (issue 12: every count bounded by what a run can hold).
+	DescribeTable("refuse more queued operations than a run can hold",
+		func(name string, sets ...string) {
+			err := scenario.Configure(lookup(name).Defaults(), "", sets)
+			Expect(err).To(MatchError(ContainSubstring("above the limit 800105 (got 1600000; 1342 B per queued")))
+		},
+		Entry("fetchinc", "telegraphos-fetchinc", "nodes=16", "ops=100000"),
+		Entry("coherence", "telegraphos-coherence", "nodes=16", "writes=100000"),
+	)
+
 	DescribeTable("reject impossible parameters, naming the key",
 		func(name, set, key string) {
 			err := scenario.Configure(lookup(name).Defaults(), "", []string{set})
@@ -248,6 +259,11 @@ var _ = Describe("Telegraphos scenarios", func() {
 		Entry("inconsistency: no reads", "telegraphos-inconsistency", "reads=0", "reads:"),
 		Entry("inconsistency: no counter cache for the protected runs", "telegraphos-inconsistency", "counter_cache=0", "counter_cache:"),
 		Entry("inconsistency: version 3", "telegraphos-inconsistency", "version=3", "version:"),
+		// Issue 12: queued operations bounded by scenario.MemoryBudget at
+		// 1342 B each (2 GB / 1.6M operations measured): 2^30 / 1342 =
+		// 800105; 2 x 500000 = 10^6 operations.
+		Entry("calibration: more operations than a run can queue", "telegraphos-calibration", "ops=500000",
+			"ops: above the limit 800105 (got 1000000; 1342 B per operation (a write and a read per op) x 800105 = 1023 MiB, the per-run memory budget)"),
 		Entry("coherence: no nodes", "telegraphos-coherence", "nodes=0", "nodes:"),
 		Entry("coherence: 17 nodes", "telegraphos-coherence", "nodes=17", "nodes:"),
 		Entry("coherence: no words", "telegraphos-coherence", "words=0", "words:"),
