@@ -294,6 +294,15 @@ var _ = Describe("WriteSVG", func() {
 		Expect(all).To(ContainSubstring("failed, not drawn: rate=0.5: answer: wrong answer at rate 0.5"))
 	})
 
+	It("draws the identity line under a metric counted in the swept key's unit (accepted against offered)", func() {
+		res := sweep(scenario.SweepSpec{Values: []float64{0.2, 0.5, 0.9}, Y: []string{"accepted"}})
+		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{Y: []string{"accepted"}}))), "\n")
+		Expect(all).To(ContainSubstring("accepted = rate"))
+		Expect(all).To(ContainSubstring("accepted (packets/cycle)"))
+		all = strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{}))), "\n")
+		Expect(all).NotTo(ContainSubstring("latency = rate"))
+	})
+
 	It("gives a figure that says so when no run can be drawn", func() {
 		res := sweep(scenario.SweepSpec{Values: []float64{0.3}, Sets: []string{"fail=0.3"}})
 		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{}))), "\n")

@@ -165,6 +165,16 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 		ys = append(ys, v)
 		p.Legend.Add(fmt.Sprintf("%s = %s %s", d.Ref, formatMin(v), rd.Unit), ref)
 	}
+	// A metric counted in the swept key's unit (accepted against offered
+	// load) gets the identity line: where every offered unit is accepted.
+	if unit != "" && unit == res.KeyUnit && len(xs) > 0 && !o.LogY {
+		id := plotter.NewFunction(func(x float64) float64 { return x })
+		id.LineStyle = draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+		p.Add(id)
+		lo, hi := bounds(xs)
+		ys = append(ys, lo, hi)
+		p.Legend.Add(fmt.Sprintf("%s = %s", o.Y[0], res.Key), id)
+	}
 	if satThumb != nil {
 		p.Legend.Add("saturated (did not drain)", satThumb)
 	}
