@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -49,8 +50,27 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
+	root.SetHelpCommand(newHelp())
 	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace(), newRegress())
 	return root
+}
+
+// newHelp is `nisim help [command]`; cobra's own prints "Unknown help
+// topic" for a command that does not exist and exits 0: here it is a usage
+// error, status 2.
+func newHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "help about any command",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageErr("unknown help topic %q (see 'nisim --help')", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 // exactArgs is cobra.ExactArgs with a usage exit status and a hint.
@@ -108,13 +128,16 @@ func newRun() *cobra.Command {
 file) and then by each --set key=value (keys as in 'nisim config SCENARIO').
 Unknown keys, values of the wrong type and impossible values are errors.
 --vcd and --trace write a waveform dump and a transaction trace; both files
-appear only when the run has finished.`,
+appear only when the run has finished. Outputs are checked before the run:
+a device, directory, symbolic link, the same file twice or an input file is
+refused; missing directories are created; - is standard output (the report
+then goes to standard error).`,
 		Args: exactArgs(1, "a scenario name"),
 		RunE: func(c *cobra.Command, args []string) error { return runScenario(c, args[0], f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.vcd, "vcd", "", "write a VCD waveform dump to `FILE`")
-	fl.StringVar(&f.trace, "trace", "", "write the transaction trace to `FILE`")
+	fl.StringVar(&f.vcd, "vcd", "", "write a VCD waveform dump to `FILE` (- for standard output)")
+	fl.StringVar(&f.trace, "trace", "", "write the transaction trace to `FILE` (- for standard output)")
 	fl.Uint64Var(&f.seed, "seed", 1, "run seed")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a parameter: `key=value` (repeatable)")
 	fl.StringVar(&f.config, "config", "", "read parameters from a TOML `FILE`")
@@ -440,7 +463,15 @@ written).`,
 			if seeds > 1 {
 				head += "\tseed"
 			}
-			fmt.Fprintf(tw, "%s\t%s\taccepted\tstatus\t\n", head, strings.Join(ys, "\t"))
+			head += "\t" + strings.Join(ys, "\t")
+			// The accepted load beside the plotted metrics, when the
+			// scenario measures it and it is not one of them.
+			_, hasAcc := res.Def("accepted")
+			showAcc := hasAcc && !slices.Contains(ys, "accepted")
+			if showAcc {
+				head += "\taccepted"
+			}
+			fmt.Fprintf(tw, "%s\tstatus\t\n", head)
 			for _, p := range res.Points {
 				row := strconv.FormatFloat(p.Value, 'g', -1, 64)
 				if seeds > 1 {
@@ -450,8 +481,11 @@ written).`,
 					v, _ := p.Get(m)
 					row += fmt.Sprintf("\t%.2f", v)
 				}
-				acc, _ := p.Get("accepted")
-				fmt.Fprintf(tw, "%s\t%.4f\t%s\t\n", row, acc, p.StatusText())
+				if showAcc {
+					acc, _ := p.Get("accepted")
+					row += fmt.Sprintf("\t%.4f", acc)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t\n", row, p.StatusText())
 			}
 			tw.Flush()
 			if outs[0] != nil {

@@ -78,6 +78,9 @@ var _ = Describe("exit status and error lines", func() {
 			"nisim: vcd: want a subcommand (lint) (see 'nisim vcd --help')", "vcd"),
 		Entry("2: a misspelt subcommand", 2,
 			`nisim: trace: unknown subcommand "dif", want diff (see 'nisim trace --help')`, "trace", "dif", "D/a.trace"),
+		// It printed "Unknown help topic" and exited 0.
+		Entry("2: help about a command that does not exist", 2,
+			`nisim: help: unknown help topic "vcd frob" (see 'nisim --help')`, "help", "vcd", "frob"),
 		Entry("2: an unknown command", 2, `nisim: unknown command "nosuch" for "nisim"`, "nosuch"),
 	)
 
@@ -102,6 +105,13 @@ var _ = Describe("exit status and error lines", func() {
 		code, _, errOut = nisim("run", "demo", "--vcd", vcdPath, "--from", "1ns")
 		Expect(code).To(Equal(0))
 		Expect(errOut).To(BeEmpty())
+	})
+
+	It("prints help about a command", func() {
+		code, out, errOut := nisim("help", "vcd", "lint")
+		Expect(code).To(Equal(0))
+		Expect(errOut).To(BeEmpty())
+		Expect(out).To(ContainSubstring("nisim vcd lint FILE"))
 	})
 
 	It("prints its version from the build info", func() {
