@@ -137,6 +137,34 @@ func (c Config) Validate() error {
 	case c.Link.PacketBytes < c.Link.FlitBytes:
 		return fmt.Errorf("demotb: Link.PacketBytes = %d: must hold one flit of %d bytes", c.Link.PacketBytes, c.Link.FlitBytes)
 	}
+	return c.checkDepths()
+}
+
+// memoryBudget is the heap a demo may give to its queues, the same 1 GiB
+// as the scenarios' per-run budget (verify/scenario.MemoryBudget, which
+// explains it): the last line of defence for a Config built without the
+// demo scenario's Validate.
+const memoryBudget = 1 << 30
+
+// checkDepths refuses queue depths whose entries, filled, would exceed
+// memoryBudget, counting the least an entry costs (the demo scenario
+// counts each struct's full size, so it refuses first, naming its key):
+// 32 B a FIFO slot (a slice header and a push time) plus FifoWidth bytes
+// in each of the two FIFOs; 64 B a link flit plus FlitBytes in each
+// direction; 64 B a queued descriptor or bus request in each of three
+// engines or four master FIFOs.
+func (c Config) checkDepths() error {
+	for _, d := range []struct {
+		field string
+		n     int
+		per   int
+	}{{"NI.FifoDepth", c.NI.FifoDepth, 2 * (32 + max(c.NI.FifoWidth, 0))},
+		{"Link.BufferFlits", c.Link.BufferFlits, 2 * (64 + max(c.Link.FlitBytes, 0))},
+		{"NI.DMAQueue", c.NI.DMAQueue, 3 * 64}, {"Host.WriteBuffer", c.Host.WriteBuffer, 4 * 64}} {
+		if limit := memoryBudget / max(d.per, 1); d.n > limit {
+			return fmt.Errorf("demotb: %s = %d: above the limit %d (%d B per entry x %d = 1 GiB, the memory budget)", d.field, d.n, limit, d.per, limit)
+		}
+	}
 	return nil
 }
 

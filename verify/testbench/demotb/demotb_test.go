@@ -86,5 +86,13 @@ var _ = Describe("the demo system", func() {
 		Entry("more than the SRAM region", func(c *demotb.Config) { c.Workload.DMABytes = demotb.SRAMRegion }, "exceed the 524288 bytes"),
 		Entry("a packet smaller than a flit", func(c *demotb.Config) { c.Link.PacketBytes = 16 }, "Link.PacketBytes = 16"),
 		Entry("a block's own parameter", func(c *demotb.Config) { c.NI.FifoDepth = 0 }, "depth"),
+		// Issue 12: 10^12 FIFO entries of 8 bytes in two FIFOs:
+		// 2 x (32 + 8) = 80 B each, 2^30 / 80 = 13421772.
+		Entry("a FIFO deeper than the memory budget", func(c *demotb.Config) { c.NI.FifoDepth = 1_000_000_000_000 },
+			"demotb: NI.FifoDepth = 1000000000000: above the limit 13421772 (80 B per entry x 13421772 = 1 GiB, the memory budget)"),
+		// 2 x (64 + 32) = 192 B a flit, 2^30 / 192 = 5592405.
+		Entry("a link buffer beyond it", func(c *demotb.Config) { c.Link.BufferFlits = 1_000_000_000 }, "Link.BufferFlits = 1000000000: above the limit 5592405"),
+		Entry("a DMA queue beyond it", func(c *demotb.Config) { c.NI.DMAQueue = 1_000_000_000 }, "NI.DMAQueue = 1000000000: above the limit"),
+		Entry("a write buffer beyond it", func(c *demotb.Config) { c.Host.WriteBuffer = 1_000_000_000 }, "Host.WriteBuffer = 1000000000: above the limit"),
 	)
 })
