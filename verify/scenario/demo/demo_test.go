@@ -12,6 +12,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/dma"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
@@ -241,9 +242,11 @@ var _ = Describe("demo scenario", func() {
 		},
 		Entry("FIFO depth", "ni.fifo_depth=1000000000000", "invalid parameter ni.fifo_depth: above the limit 13421772 "+
 			"(got 1000000000000; 80 B per entry of 32+8 B in each of 2 FIFOs x 13421772 = 1023 MiB, the per-run memory budget)"),
-		// 2 x (64 + 32) = 192 B; 2^30 / 192 = 5592405.
-		Entry("link buffer", "link.buffer_flits=1000000000", "invalid parameter link.buffer_flits: above the limit 5592405 "+
-			"(got 1000000000; 192 B per flit of 64+32 B in each direction of the link x 5592405 = 1023 MiB, the per-run memory budget)"),
+		// A buffered flit: a link.Flit, its 8-byte arrival time and 32
+		// payload bytes, in each direction.
+		Entry("link buffer", "link.buffer_flits=1000000000", fmt.Sprintf("invalid parameter link.buffer_flits: above the limit %d", scenario.BudgetLimit(2*(linkFlitBytes+8+32)))+
+			fmt.Sprintf(" (got 1000000000; %d B per flit of %d+32 B in each direction of the link x %d = 1023 MiB, the per-run memory budget)",
+				2*(linkFlitBytes+8+32), linkFlitBytes+8, scenario.BudgetLimit(2*(linkFlitBytes+8+32)))),
 		Entry("DMA queue", "ni.dma_queue=1000000000", fmt.Sprintf("invalid parameter ni.dma_queue: above the limit %d", scenario.BudgetLimit(3*(dmaDescBytes+8)))+
 			fmt.Sprintf(" (got 1000000000; %d B per descriptor of %d B in each of 3 DMA engines x %d = 1023 MiB, the per-run memory budget)",
 				3*(dmaDescBytes+8), dmaDescBytes+8, scenario.BudgetLimit(3*(dmaDescBytes+8)))),
@@ -259,6 +262,9 @@ var _ = Describe("demo scenario", func() {
 
 // dmaDescBytes is the size of a queued DMA descriptor.
 var dmaDescBytes = int64(unsafe.Sizeof(dma.Descriptor{}))
+
+// linkFlitBytes is the size of a link flit.
+var linkFlitBytes = int64(unsafe.Sizeof(link.Flit{}))
 
 // memReqBytes is the size of a bus request.
 var memReqBytes = int64(unsafe.Sizeof(mem.Req{}))

@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/dma"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/testbench/demotb"
@@ -212,9 +213,9 @@ var (
 )
 
 // linkFlitOverhead is what the link keeps per buffered flit besides its
-// payload. assumed: 64 bytes, a flit record (slice header, VC, sequence
-// and CRC fields, arrival time) in rtl/link's receive buffer.
-const linkFlitOverhead = 64
+// payload. derived: an rtl/link Flit (its fixed fields and slice headers)
+// and the 8-byte time it arrived.
+var linkFlitOverhead = int64(unsafe.Sizeof(link.Flit{})) + int64(unsafe.Sizeof(clock.Time(0)))
 
 // checkSizes bounds every size and count: what is allocated per unit
 // against scenario.MemoryBudget, and lengths beyond what the demo moves.
