@@ -133,6 +133,17 @@ var _ = Describe("LCI scenarios", func() {
 	// keeps a report row and a metric for the run: Row (4 strings, 64 B)
 	// and Metric (two strings and a float, 40 B) and 96 B of text = 200 B
 	// on 64-bit; 2^30 / 200 = 5368709 sizes.
+	It("bounds lci-traffic's planned operations by what each takes with its payload", func() {
+		p := lciscen.TrafficDefaults()
+		// 64 nodes x 20000 = 1.28M operations of 671 + 512 B: 2^30 / 1183
+		// = 907643.
+		p.Nodes, p.Ops = 64, 20000
+		Expect(p.Validate()).To(MatchError("ops: above the limit 907643 (got 1280000; " +
+			"1183 B per planned operation (ops x nodes) of 671+512 payload bytes x 907643 = 1023 MiB, the per-run memory budget)"))
+		p.Ops = 14000 // 896000 operations
+		Expect(p.Validate()).To(Succeed())
+	})
+
 	It("bounds the list of sizes by what their report rows take", func() {
 		p := lciscen.ThroughputDefaults()
 		p.Sizes = slices.Repeat([]int{64}, 5368709)

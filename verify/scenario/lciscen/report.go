@@ -34,8 +34,11 @@ type TrafficParams struct {
 	HotPauseUs int `toml:"hot_pause_us"`
 }
 
-// maxOps bounds the operations of a traffic run (ops x nodes).
-const maxOps = 1_000_000
+// plannedOpBytes is what one planned operation of a traffic run costs
+// besides its payload (its plan entry, descriptor, records for the
+// checkers). calibrated: 64 nodes x 100000 operations took more than 4 GB
+// before the first cycle, at least 671 B each (4 GB / 6.4 million).
+const plannedOpBytes = 671
 
 // TrafficDefaults are 8 PPro nodes.
 func TrafficDefaults() *TrafficParams {
@@ -52,7 +55,10 @@ func (p *TrafficParams) Validate() error {
 		scenario.Check(p.FAPct < 0 || p.FAPct > 100 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
 		// Every node's operations are planned before the run: 64 nodes of
 		// 100000 took more than 4 GB before the first cycle.
-		scenario.Check(p.Ops*p.Nodes > maxOps, "ops", "ops x nodes = %d operations, more than the %d a run may plan", p.Ops*p.Nodes, maxOps),
+		// Each also carries up to max_size payload bytes: against
+		// scenario.MemoryBudget, 394903 operations of 2048 bytes.
+		scenario.CheckBudget("ops", int64(p.Ops)*int64(p.Nodes), plannedOpBytes+int64(max(p.MaxSize, 0)),
+			fmt.Sprintf("planned operation (ops x nodes) of %d+%d payload bytes", plannedOpBytes, max(p.MaxSize, 0))),
 		scenario.Check(p.HotPct < 0 || p.HotPct > 100, "hot_pct", "must be 0..100 (got %d)", p.HotPct),
 		scenario.Check(p.HotPauseUs < 0 || p.HotPauseUs > 100000, "hot_pause_us", "must be 0..100000 (got %d)", p.HotPauseUs))
 }
