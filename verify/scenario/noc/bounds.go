@@ -2,12 +2,11 @@ package noc
 
 import (
 	"fmt"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 	"unsafe"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/link"
-	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/scenario"
 )
@@ -56,10 +55,10 @@ func (p *Params) checkSizes(sizes traffic.Sizes) error {
 // checkSizes bounds the ATM switch's output queues: a queued cell is a
 // link Flit (flitBytes) carrying a 53-byte cell, at each of ports outputs.
 func (p *ATMParams) checkSizes() error {
-	per := int64(p.Ports) * (flitBytes + atm.CellBytes)
+	per := int64(p.Ports) * (flitBytes + noctb.CellBytes)
 	return scenario.FirstError(
 		scenario.CheckBudget("queue_depth", int64(p.QueueDepth), per,
-			fmt.Sprintf("cell of %d+%d B at each of %d outputs", flitBytes, atm.CellBytes, p.Ports)),
+			fmt.Sprintf("cell of %d+%d B at each of %d outputs", flitBytes, noctb.CellBytes, p.Ports)),
 		scenario.CheckLimit("hotspots", int64(len(p.Hotspots)), int64(p.Ports), "one entry per host"))
 }
 
@@ -67,7 +66,7 @@ func (p *ATMParams) checkSizes() error {
 // is a link Flit (flitBytes) with the MC1 format's flit payload, at each
 // of ports outputs.
 func (p *MCParams) checkSizes() error {
-	fb := int64(mchub.MC1().Format().FlitBytes)
+	fb := int64(noctb.MCFlitBytes())
 	return scenario.CheckBudget("queue_depth", int64(p.QueueDepth), int64(p.Ports)*(flitBytes+fb),
 		fmt.Sprintf("flit of %d+%d B at each of %d outputs", flitBytes, fb, p.Ports))
 }

@@ -131,3 +131,7 @@ func RunATM(e *env.Env, c ATMConfig) (*ATMRun, error) {
 	x.Saturated, x.Stuck = drain.saturated, drain.state
 	return x, runErr
 }
+
+// CellBytes is the size of an ATM cell (switch/atm), for bounds on the
+// switch's output queues.
+const CellBytes = atm.CellBytes

@@ -149,3 +149,8 @@ func RunMC(e *env.Env, c MCConfig) (*MCRun, error) {
 	x.Saturated, x.Stuck = drain.saturated, drain.state
 	return x, runErr
 }
+
+// MCFlitBytes is the payload of one flit of the MC1 hub's format (what a
+// queued flit holds besides the link's own Flit), for bounds on queue
+// depths.
+func MCFlitBytes() int { return mchub.MC1().Format().FlitBytes }
