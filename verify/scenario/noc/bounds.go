@@ -2,13 +2,13 @@ package noc
 
 import (
 	"fmt"
-	"github.com/nisim/nisim/verify/testbench/noctb"
 	"unsafe"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // flitBytes is what one buffered flit costs besides its payload. derived:
