@@ -149,6 +149,7 @@ then goes to standard error).`,
 	fl.StringArrayVar(&f.mutate, "mutate", nil, "switch on a test-only fault, `name=N` (repeatable; 'nisim list --mutations'): a broken model, to see the checkers catch it")
 	fl.StringVar(&f.stall, "stall-limit", "", "stop a run that holds work and makes no progress for `TIME` and print its stuck state (default 500us; off disables)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
+	addProgressFlag(c)
 	return c
 }
 
@@ -225,7 +226,12 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
 		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed),
 		Stdout: c.OutOrStdout()}
+	var done func(clock.Time, uint64)
+	opts.Progress, done = runProgress(c, limit)
 	rep, e, violations, err := scenario.Exec(s, p, opts)
+	if done != nil && rep != nil {
+		done(rep.Result.End, rep.Result.Events)
+	}
 	if err != nil {
 		return execErr(err, rep, e, limit)
 	}
@@ -452,7 +458,7 @@ written).`,
 				}
 			}
 			res, err := scenario.Sweep(s, scenario.SweepSpec{File: config, Sets: sets, Key: key, Values: vals,
-				Seed: seed, Seeds: seeds, Y: ys, Mutations: muts})
+				Seed: seed, Seeds: seeds, Y: ys, Mutations: muts, Done: sweepProgress(cmd)})
 			if err != nil {
 				abort()
 				return inputErr(err)
@@ -525,6 +531,7 @@ written).`,
 	fl.StringVar(&csvPath, "csv", "", "write the results as CSV to `FILE`")
 	fl.StringVar(&svgPath, "svg", "", "write an SVG plot to `FILE`")
 	fl.BoolVar(&logY, "logy", false, "plot the y axis on a log scale")
+	addProgressFlag(c)
 	fl.IntVar(&seeds, "seeds", 1, fmt.Sprintf("run every value with `N` seeds, --seed upwards (at most %d)", scenario.MaxSeeds))
 	fl.StringArrayVar(&sets, "set", nil, "override a parameter: `key=value` (repeatable)")
 	fl.StringVar(&config, "config", "", "read parameters from a TOML `FILE`")

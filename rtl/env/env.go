@@ -40,7 +40,19 @@ type Options struct {
 	// a broken model for checking that the checkers catch it. The value is
 	// the mutation's parameter (every Nth flit, ...); absent or 0 is off.
 	Mutations map[string]int
+	// Progress, when set, is called with the current simulated time and
+	// the number of events run so far after every ProgressEvery-th event:
+	// a counter check on the hot path, no wall-clock reads. It observes
+	// only; it must not schedule events or touch components (the command
+	// line turns it into a progress bar on standard error).
+	Progress func(now clock.Time, events uint64)
 }
+
+// ProgressEvery is how many events pass between Options.Progress calls.
+// assumed: the serial engine runs a few million events per second of wall
+// time, so 1<<14 events is a few milliseconds: often enough for a smooth
+// display, rare enough to cost nothing measurable.
+const ProgressEvery = 1 << 14
 
 // DefaultStallLimit is the progress watchdog's limit when Options leave it
 // zero. assumed: every system built so far records progress (a delivery, a
@@ -74,7 +86,7 @@ func New(o Options) *Env {
 		stall = 0
 	}
 	return &Env{
-		Engine:    &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit, mon: mon, stall: stall},
+		Engine:    &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit, mon: mon, stall: stall, progress: o.Progress},
 		Waves:     o.Waves,
 		Trace:     o.Trace,
 		Monitor:   mon,
@@ -173,6 +185,8 @@ type Engine struct {
 	mon   *check.Monitor
 	stall clock.Time // 0: no progress watchdog
 	stuck error      // the stuck-state report, once the watchdog fired
+
+	progress func(now clock.Time, events uint64) // Options.Progress
 }
 
 // ClockDomain implements clock.DomainOwner: the components of one clock
@@ -258,6 +272,9 @@ func (h *eventCounter) Func(ctx sim.HookCtx) {
 	}
 	h.g.last = t
 	h.g.events++
+	if h.g.progress != nil && h.g.events%ProgressEvery == 0 {
+		h.g.progress(t, h.g.events)
+	}
 	if g := h.g; g.stall > 0 && t-g.mon.LastProgress() > g.stall && g.stuck == nil {
 		g.checkStall(t)
 	}

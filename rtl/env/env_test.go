@@ -54,6 +54,31 @@ var _ = Describe("Env", func() {
 		Expect(a.Ticks()).To(Equal(uint64(5)))
 	})
 
+	It("calls Progress after every ProgressEvery-th event with the time of that event", func() {
+		type call struct {
+			now    clock.Time
+			events uint64
+		}
+		var calls []call
+		e := env.New(env.Options{
+			// Edges at 0, 10 ns, ...: 2.5 ProgressEvery edges run, the
+			// last at (2.5*ProgressEvery-1)*10 ns.
+			TimeLimit: clock.Time(5*env.ProgressEvery/2-1) * 10 * clock.Nanosecond,
+			Progress:  func(now clock.Time, events uint64) { calls = append(calls, call{now, events}) },
+		})
+		a := vtest.NewAgent(e, "Demo.Agent", clk, func(clock.Time, clock.Cycle) bool { return true })
+		a.Start()
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Events).To(Equal(uint64(5 * env.ProgressEvery / 2)))
+		// Event number k (1-based) is the edge at (k-1)*10 ns: calls after
+		// events ProgressEvery and 2*ProgressEvery, none for the half.
+		Expect(calls).To(Equal([]call{
+			{clock.Time(env.ProgressEvery-1) * 10 * clock.Nanosecond, env.ProgressEvery},
+			{clock.Time(2*env.ProgressEvery-1) * 10 * clock.Nanosecond, 2 * env.ProgressEvery},
+		}))
+	})
+
 	It("reports a deadlock when a registered unit is left busy", func() {
 		e := env.New(env.Options{})
 		w := &work{name: "Demo.Dma", pending: 3}

@@ -149,6 +149,10 @@ type Options struct {
 	// Stdout receives an output whose path is "-" (written as the run
 	// goes, not atomically).
 	Stdout io.Writer
+	// Progress observes the run (env.Options.Progress): the simulated time
+	// and the event count every env.ProgressEvery events. It changes no
+	// output.
+	Progress func(now clock.Time, events uint64)
 }
 
 // Exec runs s with parameters p. Output files are created before the run
@@ -200,7 +204,7 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 	} else if o.KeepTrace {
 		rec = trace.NewRecorder()
 	}
-	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit, StallLimit: o.StallLimit, Mutations: o.Mutations})
+	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit, StallLimit: o.StallLimit, Mutations: o.Mutations, Progress: o.Progress})
 	rep, runErr := s.Run(e, p)
 	if rep == nil {
 		abort()

@@ -157,6 +157,10 @@ type SweepSpec struct {
 	// Mutations switch on test-only faults in every run
 	// (Options.Mutations).
 	Mutations map[string]int
+	// Done, when set, is called after each point with the number of
+	// points finished and the total (len(Values) times Seeds): the command
+	// line's progress display. It changes no result.
+	Done func(done, total int)
 }
 
 // SweepResult is a finished sweep.
@@ -293,6 +297,9 @@ func Sweep(s *Scenario, spec SweepSpec) (*SweepResult, error) {
 				}
 			}
 			res.Points = append(res.Points, pt)
+			if spec.Done != nil {
+				spec.Done(len(res.Points), len(spec.Values)*spec.Seeds)
+			}
 		}
 	}
 	return res, nil
