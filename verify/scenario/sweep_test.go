@@ -220,6 +220,21 @@ var _ = Describe("Sweep", func() {
 		Expect(rows[1][len(rows[1])-1]).To(HavePrefix("failed: answer:"))
 	})
 
+	It("reports each finished point to Done, failed points included, and the same result as without it", func() {
+		s := loadScenario(true)
+		spec := scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.5}, Seed: 1, Seeds: 2, Y: []string{"latency"},
+			Sets: []string{"fail=0.5"}}
+		plain, err := scenario.Sweep(s, spec)
+		Expect(err).NotTo(HaveOccurred())
+		var calls [][2]int
+		spec.Done = func(done, total int) { calls = append(calls, [2]int{done, total}) }
+		res, err := scenario.Sweep(s, spec)
+		Expect(err).NotTo(HaveOccurred())
+		// 2 values times 2 seeds: 4 points, the last two failed.
+		Expect(calls).To(Equal([][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}}))
+		Expect(res).To(Equal(plain))
+	})
+
 	It("runs every value with each seed and takes units from the parameters' tags", func() {
 		res, err := scenario.Sweep(loadScenario(true), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Seed: 1, Seeds: 3, Y: []string{"latency"}})
 		Expect(err).NotTo(HaveOccurred())
