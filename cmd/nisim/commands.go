@@ -87,7 +87,7 @@ func newList() *cobra.Command {
 	var mutations bool
 	c := &cobra.Command{
 		Use:   "list",
-		Short: "list the scenarios (or, with --mutations, the test-only faults)",
+		Short: "list the scenarios by system, with typical run times (or, with --mutations, the test-only faults)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 2, 8, 2, ' ', 0)
@@ -97,10 +97,8 @@ func newList() *cobra.Command {
 				}
 				return tw.Flush()
 			}
-			for _, s := range catalog() {
-				fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Summary)
-			}
-			return tw.Flush()
+			catalog().PrintList(c.OutOrStdout())
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&mutations, "mutations", false, "list the test-only faults that --mutate switches on")

@@ -35,7 +35,7 @@ var _ = Describe("nisim", func() {
 	It("lists the scenarios", func() {
 		code, out, _ := nisim("list")
 		Expect(code).To(Equal(0))
-		Expect(out).To(MatchRegexp(`(?m)^demo\s+host writes by PIO and DMA`))
+		Expect(out).To(MatchRegexp(`(?m)^  demo\s+\S.*\s+PIO and DMA over PCI`))
 	})
 
 	It("runs the demo, writes a waveform and a trace, and both check out", func() {

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/nisim/nisim/internal/atomicfile"
 	"github.com/nisim/nisim/rtl/clock"
@@ -25,6 +27,12 @@ import (
 type Scenario struct {
 	Name    string
 	Summary string
+	// System groups the scenario in `nisim list` (Telegraphos,
+	// Myrinet/LCI, ...).
+	System string
+	// Typical is the documented wall-clock time of a run with the
+	// defaults, as measured once (documentation, not an assertion).
+	Typical string
 	// Defaults returns fresh default parameters.
 	Defaults func() Params
 	// Run builds and runs the model in e with parameters p.
@@ -93,16 +101,88 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// Print writes the report as aligned text.
+// Column caps of the report table: when the table would be wider than
+// TableWidth, a cell longer than its column's cap is cut to "…[n]" and its
+// full text printed as note n below the table, so that a table line fits in
+// 160 columns (2-space gutters included) while no text is lost. A column
+// narrower than its cap lends the spare width to the others (model first,
+// then source, metric, paper).
+const (
+	MetricCap = 50
+	ModelCap  = 36
+	PaperCap  = 12
+	SourceCap = 56
+)
+
+// TableWidth is the widest a report table line can be: the caps and three
+// 2-space gutters.
+const TableWidth = MetricCap + ModelCap + PaperCap + SourceCap + 3*2
+
+// NoteWidth is the column at which the full-text notes are wrapped.
+const NoteWidth = 100
+
+// columnCaps returns the caps of the metric, model, paper and source
+// columns for rows: the caps above with the spare width of the columns
+// narrower than theirs lent to the wider ones.
+func columnCaps(rows [][4]string) [4]int {
+	caps := [4]int{MetricCap, ModelCap, PaperCap, SourceCap}
+	var w [4]int
+	for _, r := range rows {
+		for i, c := range r {
+			w[i] = max(w[i], utf8.RuneCountInString(c))
+		}
+	}
+	spare := 0
+	for i := range caps {
+		spare += max(0, caps[i]-w[i])
+	}
+	for _, i := range []int{1, 3, 0, 2} {
+		if over := w[i] - caps[i]; over > 0 {
+			add := min(spare, over)
+			caps[i] += add
+			spare -= add
+		}
+	}
+	return caps
+}
+
+// Print writes the report as aligned text: the table with its cells capped
+// (see MetricCap), the full text of every capped cell as a numbered note
+// (one note per distinct text), then the checks.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "%s\n", r.Title)
 	fmt.Fprintf(w, "simulated %v (%d events), seed %d\n\n", r.Result.End, r.Result.Events, r.Seed)
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tmodel\tpaper\tsource")
+	rows := [][4]string{{"metric", "model", "paper", "source"}}
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.Metric, row.Model, dash(row.Paper), dash(row.Source))
+		rows = append(rows, [4]string{row.Metric, row.Model, dash(row.Paper), dash(row.Source)})
+	}
+	caps := columnCaps(rows)
+	var notes []string
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, row := range rows {
+		for i, cell := range row {
+			n := slices.Index(notes, cell) + 1
+			if n == 0 {
+				n = len(notes) + 1
+			}
+			c, cut := Cap(cell, caps[i], n)
+			if cut && n == len(notes)+1 {
+				notes = append(notes, cell)
+			}
+			sep := "\t"
+			if i == len(row)-1 {
+				sep = "\n"
+			}
+			fmt.Fprint(tw, c, sep)
+		}
 	}
 	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for i, n := range notes {
+			writeWrapped(w, fmt.Sprintf("[%d] ", i+1), n, NoteWidth)
+		}
+	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
 		mark := "PASS"
@@ -114,6 +194,45 @@ func (r *Report) Print(w io.Writer) {
 	if r.Stuck != "" {
 		fmt.Fprintf(w, "\n%s\n", r.Stuck)
 	}
+}
+
+// Cap returns s unchanged if it has at most max runes; otherwise its first
+// runes followed by "…[note]", max runes in all, and true.
+func Cap(s string, max, note int) (string, bool) {
+	rs := []rune(s)
+	if len(rs) <= max {
+		return s, false
+	}
+	tail := fmt.Sprintf("…[%d]", note)
+	keep := max - len([]rune(tail))
+	if keep < 0 {
+		keep = 0
+	}
+	return strings.TrimRight(string(rs[:keep]), " ") + tail, true
+}
+
+// writeWrapped writes prefix and s as lines of at most width runes, broken
+// at spaces (a word longer than a line stays whole), continuation lines
+// indented by the prefix's width.
+func writeWrapped(w io.Writer, prefix, s string, width int) {
+	indent := strings.Repeat(" ", len([]rune(prefix)))
+	line, n := prefix, len([]rune(prefix))
+	empty := true
+	for _, word := range strings.Fields(s) {
+		wl := len([]rune(word))
+		if !empty && n+1+wl > width {
+			fmt.Fprintln(w, line)
+			line, n, empty = indent, len([]rune(indent)), true
+		}
+		if !empty {
+			line += " "
+			n++
+		}
+		line += word
+		n += wl
+		empty = false
+	}
+	fmt.Fprintln(w, line)
 }
 
 func dash(s string) string {
@@ -236,6 +355,13 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 	return rep, e, runErr, nil
 }
 
+// In sets the scenario's System and Typical run time and returns it, for
+// registration lists.
+func (s *Scenario) In(system, typical string) *Scenario {
+	s.System, s.Typical = system, typical
+	return s
+}
+
 // Catalog is an ordered set of scenarios.
 type Catalog []*Scenario
 
@@ -249,6 +375,64 @@ func (c Catalog) Lookup(name string) (*Scenario, error) {
 		names = append(names, s.Name)
 	}
 	return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ListWidth is the width `nisim list` lines fit in.
+const ListWidth = 100
+
+// Group is the scenarios of one system, in catalog order.
+type Group struct {
+	System    string
+	Scenarios []*Scenario
+}
+
+// Groups returns the catalog's scenarios grouped by System, groups in the
+// order of their first scenario (an empty System is "other").
+func (c Catalog) Groups() []Group {
+	var gs []Group
+	for _, s := range c {
+		sys := s.System
+		if sys == "" {
+			sys = "other"
+		}
+		i := slices.IndexFunc(gs, func(g Group) bool { return g.System == sys })
+		if i < 0 {
+			gs = append(gs, Group{System: sys})
+			i = len(gs) - 1
+		}
+		gs[i].Scenarios = append(gs[i].Scenarios, s)
+	}
+	return gs
+}
+
+// PrintList writes the catalog grouped by system: a header line per system,
+// then one line per scenario with its name, typical run time and summary,
+// aligned within the group; a line longer than ListWidth runes is cut with
+// "…" (the summaries are written to fit, this is the last resort).
+func (c Catalog) PrintList(w io.Writer) {
+	for i, g := range c.Groups() {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s\n", g.System)
+		nameW, timeW := 0, 0
+		for _, s := range g.Scenarios {
+			nameW = max(nameW, utf8.RuneCountInString(s.Name))
+			timeW = max(timeW, utf8.RuneCountInString(dash(s.Typical)))
+		}
+		for _, s := range g.Scenarios {
+			line := fmt.Sprintf("  %s  %s  %s", pad(s.Name, nameW), pad(dash(s.Typical), timeW), s.Summary)
+			if rs := []rune(line); len(rs) > ListWidth {
+				line = string(rs[:ListWidth-1]) + "…"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// pad right-pads s with spaces to n runes.
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s)))
 }
 
 // checkers appends the run's verdict on every always-on checker (conservation,

@@ -64,7 +64,7 @@ func checkPayload(key string, messages, size int) error {
 
 // ThroughputScenario is lci-throughput.
 func ThroughputScenario() *scenario.Scenario {
-	return mk("lci-throughput", "LCI one-way throughput against message size on 2 nodes, with or without the receiver's copy (figures 6 and 8); the waveform shows the first size",
+	return mk("lci-throughput", "one-way throughput vs message size on 2 nodes (figures 6, 8)",
 		ThroughputDefaults, RunThroughput)
 }
 
@@ -161,7 +161,7 @@ func (p *BroadcastParams) Validate() error {
 
 // BroadcastScenario is lci-broadcast.
 func BroadcastScenario() *scenario.Scenario {
-	return mk("lci-broadcast", "LCI broadcast on up to 64 nodes with NI-level forwarding along binary or binomial trees: latency to the last receiver and throughput (section 5.4); the waveform shows the latency runs",
+	return mk("lci-broadcast", "broadcast on up to 64 nodes, NI forwarding trees (section 5.4)",
 		BroadcastDefaults, RunBroadcast)
 }
 

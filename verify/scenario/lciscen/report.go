@@ -65,7 +65,7 @@ func (p *TrafficParams) Validate() error {
 
 // TrafficScenario is lci-traffic.
 func TrafficScenario() *scenario.Scenario {
-	return mk("lci-traffic", "LCI randomised unicast, multicast and fetch-and-add traffic with every checker on: exactly once, FIFO per pair, the window, every member, unique F&A values",
+	return mk("lci-traffic", "random unicast, multicast and F&A traffic, every checker on",
 		TrafficDefaults, RunTrafficScenario)
 }
 
@@ -135,7 +135,7 @@ func (p *ReportParams) Validate() error {
 
 // ReportScenario is lci-report.
 func ReportScenario() *scenario.Scenario {
-	return mk("lci-report", "every figure of the LCI paper the model produces (Tables III and IV for I-sdma and I-pio, the PIO/DMA cross-overs, 64-node broadcast latency and throughput) on both platforms, model vs paper; the waveform shows the PPro I-sdma ping-pong",
+	return mk("lci-report", "every LCI paper figure the model gives, both platforms, vs paper",
 		ReportDefaults, RunReport)
 }
 

@@ -91,7 +91,7 @@ func (p *ATMParams) Validate() error {
 // ATMScenario is the atm-star scenario.
 func ATMScenario() *scenario.Scenario {
 	return &scenario.Scenario{Name: "atm-star",
-		Summary:  "4 hosts on a FORE ASX-100 ATM cell switch, uniform traffic (traffic=hotspot overloads host 0: drops)",
+		Summary:  "4 hosts on a FORE ASX-100 cell switch (traffic=hotspot: drops)",
 		Defaults: func() scenario.Params { return ATMDefaults() },
 		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return RunATM(e, p.(*ATMParams)) }}
 }

@@ -100,7 +100,7 @@ func (p *MCParams) Validate() error {
 // MCScenario is the mchub-star scenario.
 func MCScenario() *scenario.Scenario {
 	return &scenario.Scenario{Name: "mchub-star",
-		Summary:  "8 adapters on a Memory Channel hub writing to pages every adapter maps: global write order, latency, throughput",
+		Summary:  "8 adapters on a hub: global write order, latency, throughput",
 		Defaults: func() scenario.Params { return MCDefaults() },
 		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return RunMC(e, p.(*MCParams)) }}
 }

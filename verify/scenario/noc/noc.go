@@ -89,16 +89,19 @@ func Scenarios() []*scenario.Scenario {
 			Defaults: func() scenario.Params { return d() },
 			Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return Run(e, p.(*Params)) }}
 	}
+	const sys = "networks"
+	// Typical run times: the defaults, measured once with /usr/bin/time on a
+	// 2-core machine shared with other jobs, 2026-11-27 (documentation only).
 	return []*scenario.Scenario{
-		mk("mesh", "8x8 wormhole mesh, BookSim mesh88_lat router, uniform traffic: latency and throughput", MeshDefaults),
-		mk("graph", "wormhole routers on an irregular graph (a file, default the 10-router example) with up*/down* table routing",
-			func() *Params { p := MeshDefaults(); p.Topology, p.PacketSize = "graph", "5"; return p }),
-		mk("myrinet-grid", "64 hosts on a 4x4x4 grid of 8-port Myrinet switches (LCI PPro cluster)",
-			func() *Params { return MyrinetDefaults("myrinet-grid", "ppro") }),
-		mk("myrinet-clos", "64 hosts on a full-bisection Clos of 16-port Myrinet-2000 switches (LCI P3 cluster)",
-			func() *Params { return MyrinetDefaults("myrinet-clos", "p3") }),
-		ATMScenario(),
-		MCScenario(),
+		mk("mesh", "8x8 wormhole mesh, BookSim mesh88_lat, uniform traffic", MeshDefaults).In(sys, "0.2 s"),
+		mk("graph", "wormhole routers on an irregular graph, up*/down* routing",
+			func() *Params { p := MeshDefaults(); p.Topology, p.PacketSize = "graph", "5"; return p }).In(sys, "< 0.1 s"),
+		mk("myrinet-grid", "64 hosts, 4x4x4 grid of 8-port Myrinet switches (LCI PPro)",
+			func() *Params { return MyrinetDefaults("myrinet-grid", "ppro") }).In(sys, "0.1 s"),
+		mk("myrinet-clos", "64 hosts, Clos of 16-port Myrinet-2000 switches (LCI P3)",
+			func() *Params { return MyrinetDefaults("myrinet-clos", "p3") }).In(sys, "0.1 s"),
+		ATMScenario().In("ATM", "< 0.1 s"),
+		MCScenario().In("Memory Channel", "< 0.1 s"),
 	}
 }
 

@@ -65,7 +65,7 @@ func (p *AlarmsParams) Validate() error {
 // AlarmsScenario is telegraphos-alarms.
 func AlarmsScenario() *scenario.Scenario {
 	return mk("telegraphos-alarms",
-		"Telegraphos 2.2.6: page access counters set to small values; an alarm exactly when a counter runs out, after which access",
+		"2.2.6: page access counters raise an alarm when one runs out",
 		AlarmsDefaults, RunAlarms)
 }
 

@@ -49,7 +49,7 @@ func (p *CalibrationParams) Validate() error {
 // CalibrationScenario is telegraphos-calibration.
 func CalibrationScenario() *scenario.Scenario {
 	return mk("telegraphos-calibration",
-		"Telegraphos section 3.2 on 2 workstations: remote write 0.70 µs, remote read 7.2 µs, 100 writes < 50 µs, model vs paper",
+		"3.2, 2 workstations: remote write, read, 100 writes vs paper",
 		CalibrationDefaults, RunCalibration)
 }
 

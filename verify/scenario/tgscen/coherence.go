@@ -53,7 +53,7 @@ func (p *CoherenceParams) Validate() error {
 // CoherenceScenario is telegraphos-coherence.
 func CoherenceScenario() *scenario.Scenario {
 	return mk("telegraphos-coherence",
-		"Telegraphos 2.3.3-2.3.4: random unsynchronised writes to a replicated page from every node; coherent with the counter cache",
+		"2.3.3-2.3.4: random writes to a replicated page stay coherent",
 		CoherenceDefaults, RunCoherence)
 }
 

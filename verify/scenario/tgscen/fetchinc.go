@@ -45,7 +45,7 @@ func (p *FetchIncParams) Validate() error {
 // FetchIncScenario is telegraphos-fetchinc.
 func FetchIncScenario() *scenario.Scenario {
 	return mk("telegraphos-fetchinc",
-		"Telegraphos 2.2.3: N nodes fetch-and-increment one counter at node 0; every value handed out once, time per operation",
+		"2.2.3: N nodes fetch-and-increment one counter; values unique",
 		FetchIncDefaults, RunFetchInc)
 }
 

@@ -50,7 +50,7 @@ func (p *InconsistencyParams) Validate() error {
 // InconsistencyScenario is telegraphos-inconsistency.
 func InconsistencyScenario() *scenario.Scenario {
 	return mk("telegraphos-inconsistency",
-		"Telegraphos 2.3.2 and figure 2: a writer reads back its older value, copies diverge; reproduced without the remedies, impossible with",
+		"2.3.2, fig. 2: copies diverge without the remedies, never with",
 		InconsistencyDefaults, RunInconsistency)
 }
 

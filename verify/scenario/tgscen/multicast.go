@@ -46,7 +46,7 @@ func (p *MulticastParams) Validate() error {
 // MulticastScenario is telegraphos-multicast.
 func MulticastScenario() *scenario.Scenario {
 	return mk("telegraphos-multicast",
-		"Telegraphos 2.2.7: a page mapped out from node 0 to N-1 copies (eager update); every copy gets every write, time per multicast write",
+		"2.2.7: eager-update multicast; every copy gets every write",
 		MulticastDefaults, RunMulticast)
 }
 

@@ -53,7 +53,7 @@ func (p *ProdConsParams) Validate() error {
 // ProdConsScenario is telegraphos-prodcons.
 func ProdConsScenario() *scenario.Scenario {
 	return mk("telegraphos-prodcons",
-		"Telegraphos 2.3.5: producer writes data then a flag; the consumer reads stale data on some seeds without MEMORY_BARRIER, never with it",
+		"2.3.5: data then flag; stale reads only without MEMORY_BARRIER",
 		ProdConsDefaults, RunProdCons)
 }
 

@@ -46,7 +46,7 @@ func (p *ProtectionParams) Validate() error {
 // ProtectionScenario is telegraphos-protection.
 func ProtectionScenario() *scenario.Scenario {
 	return mk("telegraphos-protection",
-		"Telegraphos 2.2.4: a wrong key, a foreign context and out-of-range addresses are refused or fault; memory and contexts untouched",
+		"2.2.4: bad key, foreign context, bad address: refused or fault",
 		ProtectionDefaults, RunProtection)
 }
 
