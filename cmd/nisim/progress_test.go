@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nisim/nisim/rtl/env"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -14,8 +16,8 @@ var _ = Describe("progress on standard error", func() {
 	var dir string
 	BeforeEach(func() { dir = GinkgoT().TempDir() })
 
-	// A mesh run of about 41000 events (73 us simulated): more than two
-	// env.ProgressEvery (16384) events, so the hook fires mid-run.
+	// A mesh run of about 41000 events (73 us simulated): many
+	// env.ProgressEvery, so the hook fires mid-run.
 	long := []string{"run", "mesh", "--set", "k=4", "--set", "measure_periods=40"}
 
 	It("is forced by --progress for a run: the live count mid-run, then the end; stdout and trace unchanged", func() {
@@ -32,8 +34,9 @@ var _ = Describe("progress on standard error", func() {
 
 		code, progOut, progErr := nisim(append(long, "--trace", tr, "--vcd", vcd, "--progress")...)
 		Expect(code).To(Equal(0))
-		// The first hook call, after event 16384 (no time limit: a count).
-		Expect(progErr).To(ContainSubstring(", 16384 events"))
+		// The first hook call, after event env.ProgressEvery (no time
+		// limit: a count).
+		Expect(progErr).To(ContainSubstring(fmt.Sprintf(", %d events", env.ProgressEvery)))
 		// The end as the report gives it (the VCD's events included).
 		m := regexp.MustCompile(`simulated (\S+) \((\d+) events\)`).FindStringSubmatch(progOut)
 		Expect(m).To(HaveLen(3))
@@ -50,7 +53,7 @@ var _ = Describe("progress on standard error", func() {
 	It("measures a run against its --time-limit", func() {
 		code, _, errOut := nisim(append(long, "--time-limit", "50us", "--progress")...)
 		Expect(code).To(Equal(0))
-		Expect(errOut).To(MatchRegexp(`simulated \S+ of 50us, 16384 events`))
+		Expect(errOut).To(MatchRegexp(fmt.Sprintf(`simulated \S+ of 50us, %d events`, env.ProgressEvery)))
 		Expect(errOut).To(ContainSubstring("100%"))
 	})
 
