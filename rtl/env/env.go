@@ -50,11 +50,12 @@ type Options struct {
 
 // ProgressEvery is how many events pass between Options.Progress calls.
 // calibrated: an event costs microseconds of wall time (nisim run mesh
-// --set k=4 --set measure_periods=40: 41143 events in 0.27 s, 6.6 µs each;
-// lci-latency: 9012 events in about 3.4 s), so every 256 events is at most
-// a tenth of a second on the slowest scenario measured, and a progress call
-// (a clock read, at most one redraw per 100 ms) every 256 events costs well
-// under a nanosecond per event.
+// --set k=4 --set measure_periods=40: 41143 events in 0.27 s of run, at
+// most 6.6 µs each; lci-broadcast: 40704 events in its first 0.19 s), so
+// 256 events is a few milliseconds, and a progress call (a clock read, at
+// most one redraw per 100 ms) every 256 events is a fraction of a
+// nanosecond per event. (lci-broadcast's other 5.6 s of wall time come
+// after its last 2000 events: no engine hook can show them.)
 const ProgressEvery = 1 << 8
 
 // DefaultStallLimit is the progress watchdog's limit when Options leave it
