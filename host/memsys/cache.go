@@ -1119,19 +1119,27 @@ func (c *Cache) commit(now clock.Time) {
 // upgrade issues the address-only claim (ClassUpgrade) on line, which the
 // cache holds shared in way i, for a store of n bytes.
 func (c *Cache) upgrade(now clock.Time, x *access, line uint64, i, n int) {
-	c.seq++
-	req := &mem.Req{Op: mem.Read, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Class: ClassUpgrade,
-		Master: c.Name(), Seq: c.seq}
-	c.send(now, mem.Beat{Req: req, First: true, Last: true})
-	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, true, n
-	x.upgrade, x.lost, x.onBus, x.stale, x.demoted = true, false, false, false, false
-	x.stage = stBus
+	req := c.claimLine(now, x, line, i, n, ClassUpgrade, true, true)
 	c.stats.Upgrades++
 	c.sigFill.Set(now, req.Addr)
 	c.sigState.SetString(now, "UPGRADE")
 	if c.env.Trace.Enabled() {
 		c.env.Trace.Emit(now, c.Clock().CycleAt(now), c.Name(), "cache.upgrade", trace.Addr("addr", req.Addr))
 	}
+}
+
+// claimLine puts the line-sized bus request of class for line (way i,
+// for a piece of n bytes) on the bus and makes x wait for it: a fill, a
+// read for ownership (rfo) or an address-only upgrade.
+func (c *Cache) claimLine(now clock.Time, x *access, line uint64, i, n int, class string, rfo, upgrade bool) *mem.Req {
+	c.seq++
+	req := &mem.Req{Op: mem.Read, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Class: class,
+		Master: c.Name(), Seq: c.seq}
+	c.send(now, mem.Beat{Req: req, First: true, Last: true})
+	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, rfo, n
+	x.upgrade, x.lost, x.onBus, x.stale, x.demoted = upgrade, false, false, false, false
+	x.stage = stBus
+	return req
 }
 
 // writeThrough sends n bytes of the store at addr to memory; the cache's
@@ -1163,17 +1171,11 @@ func (c *Cache) fill(now clock.Time, x *access, line uint64, i int, rfo bool, n 
 			v.state = invalid
 		}
 	}
-	c.seq++
 	class := ClassFill
 	if rfo {
 		class = ClassRFO
 	}
-	req := &mem.Req{Op: mem.Read, Addr: line << c.lineShift, Len: c.cfg.LineBytes, Class: class,
-		Master: c.Name(), Seq: c.seq}
-	c.send(now, mem.Beat{Req: req, First: true, Last: true})
-	x.wait, x.fillLine, x.fillWay, x.fillRFO, x.pieceN = req, line, i, rfo, n
-	x.upgrade, x.lost, x.onBus, x.stale, x.demoted = false, false, false, false, false
-	x.stage = stBus
+	req := c.claimLine(now, x, line, i, n, class, rfo, false)
 	c.stats.Fills++
 	c.sigFill.Set(now, req.Addr)
 	c.sigState.SetString(now, "FILL")
