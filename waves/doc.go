@@ -16,4 +16,65 @@
 //
 // With no registry, or a registry whose selection leaves a signal out, the
 // signal is nil and each update costs one nil check.
+//
+// # Signal names
+//
+// Every board names its waveforms the same way, so that a signal list, a
+// --select pattern or a GTKWave save file written for one board reads the
+// same on the next. [CheckName] enforces the mechanical part of these rules
+// and the registry refuses a declaration that breaks them (Registry.Err names
+// the signal and the rule), so a new board cannot drift.
+//
+//   - A name is a dot-separated path: the scopes are the hierarchy of the
+//     hardware, system or node first, then board, then block, and the last
+//     part is the signal: n0.ni.sram.addr, host.pci.master,
+//     mesh.router12.flits_out. The scope is the component's name, which is
+//     also the name its trace records carry.
+//   - One case style: every part is lower case ASCII letters and digits,
+//     starting with a letter; a multiword part is snake_case (tx_fifo,
+//     reads_out, fill_addr). No brackets, dashes or upper case.
+//   - An instance index is appended to its word: n0, port1, master2, tx0,
+//     credits3, router12. A second index follows an underscore: link3_4
+//     (the link between nodes 3 and 4), link_up1_2.
+//   - Nodes of a cluster are n0, n1, ...; a host's parts sit under its node
+//     (n0.cpu, n0.cache, n0.mem_bus, n0.pci, n0.bridge), its network
+//     interface under n0.ni, and the interface's blocks under that
+//     (n0.ni.sram, n0.ni.hdma, n0.ni.cpu). A single-host system with no
+//     node index uses host and ni in its place (the demo: host.cpu,
+//     ni.sram), its far side remote.
+//   - Firmware state machines run on the NI and sit under it, in a scope
+//     fw followed by the program's name: n0.ni.fw.lci.tx.state,
+//     n0.ni.fw.remotewrite.rx.state. A part named fw anywhere else is
+//     refused.
+//   - Networks are a top scope named after the network (mesh, graph,
+//     myrinet, net, atm, mchub) holding routers (router<i>), switches
+//     (switch<i>), links (link<i>, link_x<i>, link_t<i>, link_h<i>,
+//     link_up<l>_<s>, link<a>_<b>) and endpoints (host<i>, adapter<i>).
+//     A link's two directions are ab and ba, with per-virtual-channel
+//     buffers tx<vc> and rx<vc>.
+//   - Abbreviations come from one fixed list and are always used in place
+//     of their long form ([Abbreviations]): addr (address), cpu
+//     (processor), ctl (control), dma, fc (flow control), fifo, fw
+//     (firmware), hdma, sdma, rdma (the host, send and receive DMA engines
+//     of an NI), hib (Telegraphos host interface board), irq (interrupt
+//     line), mc (multicast), mem (memory), ni (network interface), pci,
+//     rx, tx (receive, transmit), sram, srv (server), tc (TURBOchannel),
+//     vc (virtual channel), wdata, rdata (write and read data), cpl
+//     (completion), hwm (high-water mark). Other words are spelled out
+//     (switch, router, bridge, cache, queue, doorbell).
+//   - Counters are plural nouns saying what they count (hits, misses,
+//     drops, events, interrupts, bad_headers, cells_sent); levels name
+//     the quantity (occupancy, staged, queued, in_flight, outstanding);
+//     flags are adjectives or states (full, busy, stop, irq).
+//   - A value that encodes something other than a number is either a
+//     string signal carrying the name itself (bus master and target: the
+//     port's name, "-" when idle; a switch output's owner: the input's
+//     name, "-" when free; FSM states) or documented in the comment of the
+//     declaration that creates it. Address signals are as wide as the bus
+//     or memory they belong to (32 bits on PCI, TURBOchannel and the LANai
+//     SRAM), never a blanket 64.
+//
+// The list of names each board dumps, before and after this convention,
+// is kept in the project notes (wave-names.md); GTKWave save files and
+// default selections key on these names.
 package waves

@@ -1,0 +1,87 @@
+package waves
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Abbreviations maps each long form a signal or scope name may not use to
+// the fixed abbreviation that replaces it (package doc, "Signal names").
+// CheckName looks each snake_case word of a name up here, with a trailing
+// instance index removed.
+var Abbreviations = map[string]string{
+	"address":      "addr",
+	"processor":    "cpu",
+	"proc":         "cpu",
+	"control":      "ctl",
+	"ctrl":         "ctl",
+	"firmware":     "fw",
+	"hostdma":      "hdma",
+	"senddma":      "sdma",
+	"recvdma":      "rdma",
+	"rcvdma":       "rdma",
+	"interrupt":    "irq",
+	"intr":         "irq",
+	"memory":       "mem",
+	"nic":          "ni",
+	"netif":        "ni",
+	"receive":      "rx",
+	"recv":         "rx",
+	"transmit":     "tx",
+	"xmit":         "tx",
+	"turbochannel": "tc",
+	"server":       "srv",
+	"completion":   "cpl",
+	"node":         "n",
+	"sw":           "switch",
+	"cnt":          "a plural noun (hits, drops)",
+	"count":        "a plural noun (hits, drops)",
+}
+
+// CheckName reports whether the hierarchical name scope.name follows the
+// naming convention of the package doc: dot-separated parts, each lower
+// case letters and digits starting with a letter, snake_case for several
+// words, no long form of a fixed abbreviation, and a firmware scope fw only
+// directly under an ni scope. The error names the offending part and the
+// rule.
+func CheckName(full string) error {
+	if full == "" {
+		return fmt.Errorf("waves: empty signal name")
+	}
+	parts := strings.Split(full, ".")
+	for i, p := range parts {
+		if err := checkPart(p); err != nil {
+			return fmt.Errorf("waves: name %s: part %q %w", full, p, err)
+		}
+		if p == "fw" && (i == 0 || parts[i-1] != "ni") {
+			return fmt.Errorf("waves: name %s: firmware scope fw must sit directly under its ni", full)
+		}
+	}
+	return nil
+}
+
+// checkPart checks one part of a name: [a-z][a-z0-9]*(_[a-z0-9]+)*, and no
+// word that Abbreviations replaces.
+func checkPart(p string) error {
+	if p == "" {
+		return fmt.Errorf("is empty")
+	}
+	if c := p[0]; c < 'a' || c > 'z' {
+		return fmt.Errorf("must start with a lower-case letter")
+	}
+	for _, w := range strings.Split(p, "_") {
+		if w == "" {
+			return fmt.Errorf("has an empty snake_case word (leading, trailing or double _)")
+		}
+		for j := 0; j < len(w); j++ {
+			if c := w[j]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+				return fmt.Errorf("has %q: only lower-case letters, digits and _ are allowed", string(c))
+			}
+		}
+		base := strings.TrimRight(w, "0123456789")
+		if short, ok := Abbreviations[base]; ok {
+			return fmt.Errorf("spells %q: use %s", base, short)
+		}
+	}
+	return nil
+}
