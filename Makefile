@@ -6,10 +6,10 @@ NISIM    := bin/nisim
 OUT      := out
 PKGS     := ./...
 
-.PHONY: help run test regress fuzz bench lint golden build clean
+.PHONY: help run test regress fuzz bench lint golden build clean slurm-check
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 build: ## build the nisim command into bin/
 	$(GO) build -o $(NISIM) ./cmd/nisim
@@ -43,6 +43,13 @@ test: ## run every test suite (what CI runs)
 REGRESS_FLAGS ?=
 regress: build ## run the long randomised regressions (>= 10^6 transactions per system, checkers on) with a summary table
 	$(NISIM) regress $(REGRESS_FLAGS)
+
+# A sweep as a Slurm job array on a real, private, single-node Slurm
+# (tools/slurm-check.sh: installs Debian's slurm-wlm and munge if missing,
+# so it needs root and apt; stops its daemons and removes its files at the
+# end), compared byte for byte with the same sweep run locally.
+slurm-check: build ## run a sweep as a Slurm job array plus merge on a private single-node Slurm (root; installs slurm-wlm, munge) and cmp it with a local sweep
+	NISIM=$(NISIM) bash tools/slurm-check.sh
 
 # Every Go fuzz target of the tree, one after the other, FUZZTIME each.
 FUZZTIME ?= 30s
