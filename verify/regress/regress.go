@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nisim/nisim/verify/jobs"
 	"github.com/nisim/nisim/verify/scenario"
 )
 
@@ -212,45 +213,35 @@ type Result struct {
 	Wall   time.Duration
 }
 
-// Exec runs one job on its scenario from cat, as `nisim run` would.
-func Exec(cat scenario.Catalog, j *Job) (res Result) {
-	res.Job = j
-	start := time.Now()
-	defer func() {
-		if v := recover(); v != nil {
-			res.Failed, res.Reason = true, oneLine(fmt.Sprintf("panic: %v", v))
+// Exec runs one job alone through the manifest's path (jobs.Exec on a
+// one-job manifest, what `nisim job` runs), as `nisim run` would, and
+// judges its result by the tier's rules (Judge).
+func Exec(cat scenario.Catalog, j *Job) Result {
+	m := newManifest([]*Job{j})
+	return Judge(j, jobs.Exec(cat, m, 0))
+}
+
+// Judge is the tier's verdict on job j's result r, which jobs.Exec made
+// here or `nisim job` made anywhere else (read back from its file): its
+// transactions are counted from the run's report (System.Count), and it
+// fails if the run failed (r.Reason: it could not be set up, returned an
+// error, fired a checker or panicked), if any check of its report failed
+// (a saturated run too: a sweep plots it, the tier does not pass it), if a
+// checker counted a violation, or if its transactions cannot be counted.
+// The first of these is the Reason.
+func Judge(j *Job, r *jobs.Result) Result {
+	res := Result{Job: j, Violations: r.Violations, Wall: time.Duration(r.Seconds * float64(time.Second))}
+	fail := func(format string, args ...any) {
+		if !res.Failed {
+			res.Failed, res.Reason = true, oneLine(fmt.Sprintf(format, args...))
 		}
-		res.Wall = time.Since(start)
-	}()
-	fail := func(format string, args ...any) Result {
-		res.Failed = true
-		if res.Reason == "" {
-			res.Reason = oneLine(fmt.Sprintf(format, args...))
-		}
-		return res
 	}
-	s, err := cat.Lookup(j.Scenario)
-	if err != nil {
-		return fail("%v", err)
+	if r.Failed() {
+		fail("%s", r.Reason)
 	}
-	p := s.Defaults()
-	if err := scenario.Configure(p, "", j.Args()); err != nil {
-		return fail("parameters: %v", err)
-	}
-	rep, e, violations, err := scenario.Exec(s, p, scenario.Options{Seed: j.Seed,
-		Comment: fmt.Sprintf("nisim regress %s: nisim run %s, seed %d", j.Name(), j.Scenario, j.Seed)})
-	if e != nil {
-		res.Violations = e.Monitor.Count()
-	}
-	if err != nil {
-		return fail("%v", err)
-	}
-	n, cerr := j.System.Count(rep)
+	n, cerr := j.System.Count(r.Report())
 	res.Transactions = n
-	if violations != nil {
-		fail("checker: %v", firstViolation(violations))
-	}
-	for _, c := range rep.Checks {
+	for _, c := range r.Checks {
 		if !c.OK {
 			fail("FAIL %s: %s", c.Name, c.Detail)
 		}
@@ -264,16 +255,6 @@ func Exec(cat scenario.Catalog, j *Job) (res Result) {
 	return res
 }
 
-// firstViolation is the first violation line of a monitor error (its
-// first line is a count).
-func firstViolation(err error) string {
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) > 1 {
-		return strings.TrimSpace(lines[0]) + " " + strings.TrimSpace(lines[1])
-	}
-	return lines[0]
-}
-
 func oneLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -285,35 +266,38 @@ func oneLine(s string) string {
 	return s
 }
 
-// Run runs jobs on workers goroutines (0: one per CPU) and returns their
-// results in the jobs' order. The longest jobs (by estimate) start first;
-// progress, if not nil, gets a line per finished job. Jobs share nothing:
-// each runs in an Env of its own.
-func Run(cat scenario.Catalog, jobs []*Job, workers int, progress io.Writer) []Result {
+// Run runs jobs on workers goroutines (0: one per CPU) through the
+// manifest's path, the one a planned tier's `nisim job` takes: the jobs
+// become a manifest (Manifest), each runs by jobs.Exec, and Judge gives
+// its verdict. It returns the results in the jobs' order. The longest jobs
+// (by estimate) start first; progress, if not nil, gets a line per
+// finished job. Jobs share nothing: each runs in an Env of its own.
+func Run(cat scenario.Catalog, list []*Job, workers int, progress io.Writer) []Result {
+	m := newManifest(list)
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	order := make([]int, len(jobs))
+	order := make([]int, len(list))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(jobs[b].Cost, jobs[a].Cost) })
-	results := make([]Result, len(jobs))
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(list[b].Cost, list[a].Cost) })
+	results := make([]Result, len(list))
 	next := make(chan int)
 	var mu sync.Mutex // progress lines and the finished count
 	done := 0
 	var wg sync.WaitGroup
-	for range min(workers, max(len(jobs), 1)) {
+	for range min(workers, max(len(list), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := Exec(cat, jobs[i])
+				r := Judge(list[i], jobs.Exec(cat, m, i))
 				results[i] = r
 				mu.Lock()
 				done++
 				if progress != nil {
-					fmt.Fprintln(progress, progressLine(done, len(jobs), r))
+					fmt.Fprintln(progress, progressLine(done, len(list), r))
 				}
 				mu.Unlock()
 			}
