@@ -19,7 +19,7 @@ func BenchmarkVCDWriter(b *testing.B) {
 		scope := fmt.Sprintf("Bench.Unit[%d]", i)
 		flags = append(flags, r.Wire(scope, "valid", 1))
 		wires = append(wires, r.Wire(scope, "addr", 16))
-		ints = append(ints, r.Integer(scope, "count", 32))
+		ints = append(ints, r.Integer(scope, "beats", 32))
 		if i < 8 {
 			reals = append(reals, r.Real(scope, "lat"))
 			strs = append(strs, r.String(scope, "state"))

@@ -22,14 +22,25 @@
 // Every board names its waveforms the same way, so that a signal list, a
 // --select pattern or a GTKWave save file written for one board reads the
 // same on the next. [CheckName] enforces the mechanical part of these rules
-// and the registry refuses a declaration that breaks them (Registry.Err names
-// the signal and the rule), so a new board cannot drift.
+// and the registry refuses a declaration that breaks them, selected or not
+// (Registry.Err names the signal and the rule, and the run fails), as well
+// as a name that is both a scope and a signal, so a new board cannot drift.
+//
+// Components keep the names Akita requires of them (capitalised CamelCase,
+// bracketed indices: sim.NameMustBeValid), and their trace records carry
+// those; the registry converts every declared name with [ScopeName]
+// (N0.NI.SRAM becomes n0.ni.sram, Host.Bus.Master[0] host.bus.master0,
+// NI.TxFifo ni.tx_fifo, Graph.Link[3][4] graph.link3_4). Lookup and the
+// dump use the converted names; Select and Exclude patterns are converted
+// the same way, so --select N0.NI.SDMA and --select n0.ni.sdma are one
+// selection. A builder therefore
+// names its parts in CamelCase that converts to the words below (HDMA,
+// TxFifo, FW, LinkX[3]); a signal's own name is written in the convention.
 //
 //   - A name is a dot-separated path: the scopes are the hierarchy of the
 //     hardware, system or node first, then board, then block, and the last
-//     part is the signal: n0.ni.sram.addr, host.pci.master,
-//     mesh.router12.flits_out. The scope is the component's name, which is
-//     also the name its trace records carry.
+//     part is the signal: n0.ni.sram.addr, host.bus.master,
+//     mesh.router12.flits_out.
 //   - One case style: every part is lower case ASCII letters and digits,
 //     starting with a letter; a multiword part is snake_case (tx_fifo,
 //     reads_out, fill_addr). No brackets, dashes or upper case.
@@ -42,10 +53,10 @@
 //     (n0.ni.sram, n0.ni.hdma, n0.ni.cpu). A single-host system with no
 //     node index uses host and ni in its place (the demo: host.cpu,
 //     ni.sram), its far side remote.
-//   - Firmware state machines run on the NI and sit under it, in a scope
-//     fw followed by the program's name: n0.ni.fw.lci.tx.state,
-//     n0.ni.fw.remotewrite.rx.state. A part named fw anywhere else is
-//     refused.
+//   - Firmware state machines run on the NI and sit under it, in the
+//     scope fw (one control program per card): n0.ni.fw.tx.state for
+//     LCI's transmit module, n0.ni.fw.send.state for the tutorial's
+//     remote-write program. A part named fw anywhere else is refused.
 //   - Networks are a top scope named after the network (mesh, graph,
 //     myrinet, net, atm, mchub) holding routers (router<i>), switches
 //     (switch<i>), links (link<i>, link_x<i>, link_t<i>, link_h<i>,

@@ -26,7 +26,6 @@ var Abbreviations = map[string]string{
 	"nic":          "ni",
 	"netif":        "ni",
 	"receive":      "rx",
-	"recv":         "rx",
 	"transmit":     "tx",
 	"xmit":         "tx",
 	"turbochannel": "tc",
@@ -36,6 +35,55 @@ var Abbreviations = map[string]string{
 	"sw":           "switch",
 	"cnt":          "a plural noun (hits, drops)",
 	"count":        "a plural noun (hits, drops)",
+}
+
+// ScopeName converts a component's name, which Akita requires in
+// capitalised CamelCase with bracketed indices (sim.NameMustBeValid:
+// "N0.NI.SRAM", "Host.Bus.Master[0]", "Mesh.LinkX[3]", "Graph.Link[3][4]"),
+// into the waveform convention: each part in snake_case with acronyms
+// lower-cased as one word and indices appended ("n0.ni.sram",
+// "host.bus.master0", "mesh.link_x3", "graph.link3_4"). A name already in
+// the convention is returned unchanged. The registry applies it to every
+// declared name, so components keep their Akita names (which their trace
+// records carry) and the dump follows the convention.
+func ScopeName(name string) string {
+	if !needsConversion(name) {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name) + 8)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '[':
+			if i > 0 && name[i-1] == ']' {
+				b.WriteByte('_')
+			}
+		case c == ']':
+		case c >= 'A' && c <= 'Z':
+			if i > 0 && b.Len() > 0 {
+				prev := name[i-1]
+				lowerOrDigit := prev >= 'a' && prev <= 'z' || prev >= '0' && prev <= '9'
+				acronymEnd := prev >= 'A' && prev <= 'Z' && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z'
+				if lowerOrDigit || acronymEnd {
+					b.WriteByte('_')
+				}
+			}
+			b.WriteByte(c + 'a' - 'A')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func needsConversion(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'A' && c <= 'Z' || c == '[' || c == ']' {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckName reports whether the hierarchical name scope.name follows the

@@ -42,10 +42,12 @@ func (k Kind) String() string {
 // Options configure a Registry.
 type Options struct {
 	// Select lists glob patterns over hierarchical signal names
-	// ("Demo.Bus.state"). A signal is dumped when a pattern matches its name
-	// or one of its enclosing scopes ("Demo.Bus" selects every signal of the
+	// ("host.bus.state"). A signal is dumped when a pattern matches its name
+	// or one of its enclosing scopes ("host.bus" selects every signal of the
 	// bus). Empty means everything. '*' matches any run of characters, dots
-	// included; '?' matches one character.
+	// included; '?' matches one character. A pattern goes through
+	// ScopeName first, like the names, so a component's Akita name as its
+	// trace records show it ("N0.NI.SDMA", "Host.Bus") selects it too.
 	Select []string
 	// Exclude removes signals that a pattern matches, after Select.
 	Exclude []string
@@ -72,8 +74,12 @@ type Registry struct {
 	opts    Options
 	signals []*Signal
 	byName  map[string]*Signal
-	frozen  bool // no more declarations: dumping has begun
-	begun   bool // stepTime is valid
+	sel     []string        // opts.Select through ScopeName
+	excl    []string        // opts.Exclude through ScopeName
+	names   map[string]bool // every declared name, selected or not; lookup only
+	scopes  map[string]bool // every scope enclosing a declared name; lookup only
+	frozen  bool            // no more declarations: dumping has begun
+	begun   bool            // stepTime is valid
 	err     error
 
 	stepTime clock.Time
@@ -91,8 +97,16 @@ func NewRegistry(opts Options) *Registry {
 	r := &Registry{
 		opts:    opts,
 		byName:  map[string]*Signal{},
+		names:   map[string]bool{},
+		scopes:  map[string]bool{},
 		strings: []string{"x"},
 		strIdx:  map[string]uint64{"x": 0},
+	}
+	for _, p := range opts.Select {
+		r.sel = append(r.sel, ScopeName(p))
+	}
+	for _, p := range opts.Exclude {
+		r.excl = append(r.excl, ScopeName(p))
 	}
 	if opts.History > 0 {
 		r.hist = newHistory(opts.History)
@@ -161,6 +175,7 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 	if r == nil {
 		return nil
 	}
+	scope, name = ScopeName(scope), ScopeName(name)
 	full := scope + "." + name
 	if scope == "" {
 		full = name
@@ -175,8 +190,16 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 	case name == "" || strings.ContainsAny(full, " \t\r\n"):
 		r.fail(fmt.Errorf("waves: invalid signal name %q", full))
 		return nil
-	case r.byName[full] != nil:
+	case r.names[full]:
 		r.fail(fmt.Errorf("waves: signal %s declared twice", full))
+		return nil
+	}
+	if err := CheckName(full); err != nil {
+		r.fail(err)
+		return nil
+	}
+	if err := r.claimScopes(full); err != nil {
+		r.fail(err)
 		return nil
 	}
 	if !r.selected(full) {
@@ -193,9 +216,34 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 	return s
 }
 
+// claimScopes records the scopes enclosing full and refuses a name that is
+// both a signal and a scope (n0.bridge.down.credits as a counter and as
+// the scope of a FIFO's signals), which a viewer shows as two rows of one
+// name.
+func (r *Registry) claimScopes(full string) error {
+	if r.scopes[full] {
+		return fmt.Errorf("waves: name %s is both a scope and a signal", full)
+	}
+	for i := len(full) - 1; i > 0; i-- {
+		if full[i] != '.' {
+			continue
+		}
+		s := full[:i]
+		if r.names[s] {
+			return fmt.Errorf("waves: name %s is both a scope and a signal", s)
+		}
+		if r.scopes[s] {
+			break // its enclosing scopes are recorded too
+		}
+		r.scopes[s] = true
+	}
+	r.names[full] = true
+	return nil
+}
+
 func (r *Registry) selected(full string) bool {
-	in := len(r.opts.Select) == 0 || matchAny(r.opts.Select, full)
-	return in && !matchAny(r.opts.Exclude, full)
+	in := len(r.sel) == 0 || matchAny(r.sel, full)
+	return in && !matchAny(r.excl, full)
 }
 
 // matchAny reports whether a pattern matches name or one of its scopes.
@@ -261,10 +309,10 @@ func (r *Registry) UnusedSelects() []string {
 		return nil
 	}
 	var unused []string
-	for _, p := range r.opts.Select {
+	for i, p := range r.opts.Select {
 		used := false
 		for _, s := range r.signals {
-			if matchAny([]string{p}, s.Name()) {
+			if matchAny(r.sel[i:i+1], s.Name()) {
 				used = true
 				break
 			}

@@ -56,18 +56,18 @@ var _ = Describe("Registry declarations", func() {
 			Expect(r.Lookup(name)).To(BeIdenticalTo(s))
 			Expect(r.Err()).NotTo(HaveOccurred())
 		},
-		Entry("a 1-bit wire", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo.Bus", "req", 1) },
-			"Demo.Bus.req", waves.Wire, "wire", 1),
-		Entry("a 64-bit wire", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo", "data", 64) },
-			"Demo.data", waves.Wire, "wire", 64),
-		Entry("an integer", func(r *waves.Registry) *waves.Signal { return r.Integer("Demo", "occ", 5) },
-			"Demo.occ", waves.Integer, "integer", 5),
+		Entry("a 1-bit wire", func(r *waves.Registry) *waves.Signal { return r.Wire("demo.bus", "req", 1) },
+			"demo.bus.req", waves.Wire, "wire", 1),
+		Entry("a 64-bit wire", func(r *waves.Registry) *waves.Signal { return r.Wire("demo", "data", 64) },
+			"demo.data", waves.Wire, "wire", 64),
+		Entry("an integer", func(r *waves.Registry) *waves.Signal { return r.Integer("demo", "occ", 5) },
+			"demo.occ", waves.Integer, "integer", 5),
 		// Reals always hold a float64: width 64 whatever the caller wants.
-		Entry("a real", func(r *waves.Registry) *waves.Signal { return r.Real("Demo", "lat") },
-			"Demo.lat", waves.Real, "real", 64),
+		Entry("a real", func(r *waves.Registry) *waves.Signal { return r.Real("demo", "lat") },
+			"demo.lat", waves.Real, "real", 64),
 		// Strings are declared with size 1, as GTKWave writes them.
-		Entry("a string", func(r *waves.Registry) *waves.Signal { return r.String("Demo", "state") },
-			"Demo.state", waves.String, "string", 1),
+		Entry("a string", func(r *waves.Registry) *waves.Signal { return r.String("demo", "state") },
+			"demo.state", waves.String, "string", 1),
 		// No scope: the name is the whole hierarchical name.
 		Entry("a signal without a scope", func(r *waves.Registry) *waves.Signal { return r.Wire("", "clk", 1) },
 			"clk", waves.Wire, "wire", 1),
@@ -82,48 +82,48 @@ var _ = Describe("Registry declarations", func() {
 			Expect(declare(r)).To(BeNil())
 			Expect(r.Err()).To(MatchError(msg))
 		},
-		Entry("width 0", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo", "w", 0) },
-			"waves: signal Demo.w has width 0, want 1..64"),
-		Entry("width 65", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo", "w", 65) },
-			"waves: signal Demo.w has width 65, want 1..64"),
-		Entry("an integer of width 65", func(r *waves.Registry) *waves.Signal { return r.Integer("Demo", "n", 65) },
-			"waves: signal Demo.n has width 65, want 1..64"),
+		Entry("width 0", func(r *waves.Registry) *waves.Signal { return r.Wire("demo", "w", 0) },
+			"waves: signal demo.w has width 0, want 1..64"),
+		Entry("width 65", func(r *waves.Registry) *waves.Signal { return r.Wire("demo", "w", 65) },
+			"waves: signal demo.w has width 65, want 1..64"),
+		Entry("an integer of width 65", func(r *waves.Registry) *waves.Signal { return r.Integer("demo", "n", 65) },
+			"waves: signal demo.n has width 65, want 1..64"),
 		Entry("a negative width", func(r *waves.Registry) *waves.Signal { return r.Integer("", "n", -1) },
 			"waves: signal n has width -1, want 1..64"),
-		Entry("an empty name", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo", "", 1) },
-			`waves: invalid signal name "Demo."`),
-		Entry("white space in the name", func(r *waves.Registry) *waves.Signal { return r.Wire("Demo", "a b", 1) },
-			`waves: invalid signal name "Demo.a b"`),
+		Entry("an empty name", func(r *waves.Registry) *waves.Signal { return r.Wire("demo", "", 1) },
+			`waves: invalid signal name "demo."`),
+		Entry("white space in the name", func(r *waves.Registry) *waves.Signal { return r.Wire("demo", "a b", 1) },
+			`waves: invalid signal name "demo.a b"`),
 		Entry("white space in the scope", func(r *waves.Registry) *waves.Signal { return r.String("De\tmo", "s") },
-			`waves: invalid signal name "De\tmo.s"`),
+			`waves: invalid signal name "de\tmo.s"`),
 	)
 
 	It("rejects a duplicate name and keeps the first signal and the first error", func() {
-		a := r.Wire("Demo", "x", 1)
+		a := r.Wire("demo", "x", 1)
 		Expect(a).NotTo(BeNil())
 		// Same full name, different kind: still a duplicate.
-		Expect(r.Integer("Demo", "x", 8)).To(BeNil())
-		Expect(r.Err()).To(MatchError("waves: signal Demo.x declared twice"))
+		Expect(r.Integer("demo", "x", 8)).To(BeNil())
+		Expect(r.Err()).To(MatchError("waves: signal demo.x declared twice"))
 		// A later error does not replace the first one.
-		Expect(r.Wire("Demo", "y", 0)).To(BeNil())
-		Expect(r.Err()).To(MatchError("waves: signal Demo.x declared twice"))
-		Expect(r.Lookup("Demo.x")).To(BeIdenticalTo(a))
+		Expect(r.Wire("demo", "y", 0)).To(BeNil())
+		Expect(r.Err()).To(MatchError("waves: signal demo.x declared twice"))
+		Expect(r.Lookup("demo.x")).To(BeIdenticalTo(a))
 		Expect(r.Signals()).To(HaveLen(1))
 	})
 
 	It("rejects declarations after Start", func() {
-		Expect(r.Wire("Demo", "a", 1)).NotTo(BeNil())
+		Expect(r.Wire("demo", "a", 1)).NotTo(BeNil())
 		r.Start()
-		Expect(r.Wire("Demo", "b", 1)).To(BeNil())
-		Expect(r.Err()).To(MatchError("waves: signal Demo.b declared after the simulation started"))
+		Expect(r.Wire("demo", "b", 1)).To(BeNil())
+		Expect(r.Err()).To(MatchError("waves: signal demo.b declared after the simulation started"))
 		Expect(r.Signals()).To(HaveLen(1))
 	})
 
 	It("starts by itself when the first step is emitted", func() {
-		a := r.Wire("Demo", "a", 1)
+		a := r.Wire("demo", "a", 1)
 		a.SetBool(0, true)
 		a.SetBool(10, false) // time advances: the step at 0 is emitted
-		Expect(r.String("Demo", "late")).To(BeNil())
+		Expect(r.String("demo", "late")).To(BeNil())
 		Expect(r.Err()).To(MatchError(ContainSubstring("declared after the simulation started")))
 	})
 
@@ -137,9 +137,9 @@ var _ = Describe("Registry declarations", func() {
 	})
 
 	It("lists the signals in declaration order", func() {
-		c := r.Wire("Z", "c", 1)
+		c := r.Wire("z", "c", 1)
 		a := r.Integer("A", "a", 3)
-		b := r.Real("M", "b")
+		b := r.Real("m", "b")
 		Expect(r.Signals()).To(Equal([]*waves.Signal{c, a, b}))
 		Expect(r.Lookup("A.b")).To(BeNil())
 	})
@@ -148,14 +148,14 @@ var _ = Describe("Registry declarations", func() {
 		var nr *waves.Registry
 
 		It("declares nil signals and answers every query", func() {
-			Expect(nr.Wire("Demo", "a", 1)).To(BeNil())
-			Expect(nr.Integer("Demo", "b", 8)).To(BeNil())
-			Expect(nr.Real("Demo", "c")).To(BeNil())
-			Expect(nr.String("Demo", "d")).To(BeNil())
+			Expect(nr.Wire("demo", "a", 1)).To(BeNil())
+			Expect(nr.Integer("demo", "b", 8)).To(BeNil())
+			Expect(nr.Real("demo", "c")).To(BeNil())
+			Expect(nr.String("demo", "d")).To(BeNil())
 			// Even an invalid declaration is silently nil.
-			Expect(nr.Wire("Demo", "e", 0)).To(BeNil())
+			Expect(nr.Wire("demo", "e", 0)).To(BeNil())
 			Expect(nr.Signals()).To(BeNil())
-			Expect(nr.Lookup("Demo.a")).To(BeNil())
+			Expect(nr.Lookup("demo.a")).To(BeNil())
 			Expect(nr.Err()).NotTo(HaveOccurred())
 			Expect(nr.Changes()).To(BeZero())
 			nr.Start()
@@ -167,7 +167,7 @@ var _ = Describe("Registry declarations", func() {
 		})
 
 		It("makes every Set on its signals a no-op", func() {
-			s := nr.Wire("Demo", "a", 8)
+			s := nr.Wire("demo", "a", 8)
 			Expect(func() {
 				s.Set(0, 1)
 				s.SetBool(1, true)
@@ -205,29 +205,29 @@ var _ = Describe("Selection", func() {
 		func(pattern, name string, want bool) {
 			Expect(waves.Match(pattern, name)).To(Equal(want))
 		},
-		Entry("exact", "Demo.Bus.state", "Demo.Bus.state", true),
-		Entry("a prefix alone does not match", "Demo.Bus", "Demo.Bus.state", false),
-		Entry("'*' matches everything", "*", "Demo.Bus.state", true),
+		Entry("exact", "demo.bus.state", "demo.bus.state", true),
+		Entry("a prefix alone does not match", "demo.bus", "demo.bus.state", false),
+		Entry("'*' matches everything", "*", "demo.bus.state", true),
 		Entry("'*' matches the empty name", "*", "", true),
 		Entry("the empty pattern matches only the empty name", "", "", true),
 		Entry("the empty pattern and a name", "", "a", false),
-		Entry("'*' crosses dots", "Demo.*", "Demo.Bus[0].fifo.occ", true),
-		Entry("'*' in the middle", "Demo.*.state", "Demo.Bus[0].state", true),
-		Entry("'*' in the middle crossing dots", "Demo.*.state", "Demo.Nic.Rx.state", true),
-		Entry("'*' needs the rest to match", "Demo.*.state", "Demo.Bus.occ", false),
-		Entry("a leading '*'", "*state", "Demo.Bus.state", true),
+		Entry("'*' crosses dots", "demo.*", "demo.bus[0].fifo.occ", true),
+		Entry("'*' in the middle", "demo.*.state", "demo.bus[0].state", true),
+		Entry("'*' in the middle crossing dots", "demo.*.state", "demo.ni.Rx.state", true),
+		Entry("'*' needs the rest to match", "demo.*.state", "demo.bus.occ", false),
+		Entry("a leading '*'", "*state", "demo.bus.state", true),
 		Entry("'*.x' needs a dot", "*.state", "state", false),
 		Entry("several stars backtrack", "a*b*c", "aXbYbZc", true),
 		Entry("several stars, missing last part", "a*b*c", "aXbYbZ", false),
 		Entry("doubled stars", "a**b", "ab", true),
-		Entry("'?' matches one character", "Demo.?us", "Demo.Bus", true),
-		Entry("'?' matches a dot", "Demo?Bus", "Demo.Bus", true),
-		Entry("'?' does not match two", "Demo.?us", "Demo.Buus", false),
-		Entry("'?' does not match none", "Demo.?Bus", "Demo.Bus", false),
+		Entry("'?' matches one character", "demo.?us", "demo.bus", true),
+		Entry("'?' matches a dot", "demo?bus", "demo.bus", true),
+		Entry("'?' does not match two", "demo.?us", "demo.Buus", false),
+		Entry("'?' does not match none", "demo.?bus", "demo.bus", false),
 		Entry("'?' does not match the empty name", "?", "", false),
-		Entry("brackets are literal", "Bus[0].*", "Bus[0].addr", true),
-		Entry("brackets are not a class", "Bus[0].*", "Bus0.addr", false),
-		Entry("a trailing star after the whole name", "Demo.Bus*", "Demo.Bus", true),
+		Entry("brackets are literal", "bus[0].*", "bus[0].addr", true),
+		Entry("brackets are not a class", "bus[0].*", "Bus0.addr", false),
+		Entry("a trailing star after the whole name", "demo.bus*", "demo.bus", true),
 		// A literal '*' in the name must not stop the pattern's '*' from
 		// being a wildcard: "*b" matches "*ab" ('*' = "*a").
 		Entry("a pattern star against a literal star", "*b", "*ab", true),
@@ -237,8 +237,8 @@ var _ = Describe("Selection", func() {
 
 	// names declares the same set of signals in every spec below.
 	names := []string{
-		"Demo.Bus.state", "Demo.Bus.fifo.occ", "Demo.Bus2.state",
-		"Demo.Busy", "Other.Bus.state", "Demo.Nic.debug_cnt", "top_clk",
+		"demo.bus.state", "demo.bus.fifo.occ", "demo.bus2.state",
+		"demo.busy", "other.bus.state", "demo.ni.debug_events", "top_clk",
 	}
 	declareAll := func(r *waves.Registry) map[string]*waves.Signal {
 		sigs := map[string]*waves.Signal{}
@@ -270,33 +270,33 @@ var _ = Describe("Selection", func() {
 			Expect(r.Err()).NotTo(HaveOccurred())
 		},
 		Entry("no patterns select everything", nil, nil, names),
-		// "Demo.Bus" matches the scope of Demo.Bus.state and an enclosing
-		// scope of Demo.Bus.fifo.occ, but neither Demo.Bus2 nor Demo.Busy.
-		Entry("a scope selects everything below it", []string{"Demo.Bus"}, nil,
-			[]string{"Demo.Bus.state", "Demo.Bus.fifo.occ"}),
+		// "demo.bus" matches the scope of demo.bus.state and an enclosing
+		// scope of demo.bus.fifo.occ, but neither demo.bus2 nor demo.busy.
+		Entry("a scope selects everything below it", []string{"demo.bus"}, nil,
+			[]string{"demo.bus.state", "demo.bus.fifo.occ"}),
 		Entry("a glob over whole names", []string{"*.state"}, nil,
-			[]string{"Demo.Bus.state", "Demo.Bus2.state", "Other.Bus.state"}),
-		// "Demo.Bus*" matches Demo.Bus, Demo.Bus2 and Demo.Busy themselves.
-		Entry("a glob over scopes", []string{"Demo.Bus*"}, nil,
-			[]string{"Demo.Bus.state", "Demo.Bus.fifo.occ", "Demo.Bus2.state", "Demo.Busy"}),
-		Entry("'?' in a scope", []string{"Demo.Bus?"}, nil,
-			[]string{"Demo.Bus2.state", "Demo.Busy"}),
-		Entry("several patterns are a union", []string{"Other", "top_clk"}, nil,
-			[]string{"Other.Bus.state", "top_clk"}),
-		Entry("exclude alone removes from everything", nil, []string{"*debug*", "Demo.Bus"},
-			[]string{"Demo.Bus2.state", "Demo.Busy", "Other.Bus.state", "top_clk"}),
-		// Select Demo (5 signals) then drop the Nic scope.
-		Entry("exclude applies after select", []string{"Demo"}, []string{"Demo.Nic"},
-			[]string{"Demo.Bus.state", "Demo.Bus.fifo.occ", "Demo.Bus2.state", "Demo.Busy"}),
-		Entry("a pattern matching nothing selects nothing", []string{"Nope"}, nil, nil),
+			[]string{"demo.bus.state", "demo.bus2.state", "other.bus.state"}),
+		// "demo.bus*" matches demo.bus, demo.bus2 and demo.busy themselves.
+		Entry("a glob over scopes", []string{"demo.bus*"}, nil,
+			[]string{"demo.bus.state", "demo.bus.fifo.occ", "demo.bus2.state", "demo.busy"}),
+		Entry("'?' in a scope", []string{"demo.bus?"}, nil,
+			[]string{"demo.bus2.state", "demo.busy"}),
+		Entry("several patterns are a union", []string{"other", "top_clk"}, nil,
+			[]string{"other.bus.state", "top_clk"}),
+		Entry("exclude alone removes from everything", nil, []string{"*debug*", "demo.bus"},
+			[]string{"demo.bus2.state", "demo.busy", "other.bus.state", "top_clk"}),
+		// Select demo (5 signals) then drop the ni scope.
+		Entry("exclude applies after select", []string{"demo"}, []string{"demo.ni"},
+			[]string{"demo.bus.state", "demo.bus.fifo.occ", "demo.bus2.state", "demo.busy"}),
+		Entry("a pattern matching nothing selects nothing", []string{"nope"}, nil, nil),
 	)
 
 	It("names the Select patterns that leave no signal in the dump", func() {
-		// "Nope" matches nothing; "Demo.Nic" matches only what Exclude
-		// then removes; "Other" and "*.state" keep signals.
-		r := waves.NewRegistry(waves.Options{Select: []string{"Nope", "Other", "Demo.Nic", "*.state"}, Exclude: []string{"Demo.Nic"}})
+		// "nope" matches nothing; "demo.ni" matches only what Exclude
+		// then removes; "other" and "*.state" keep signals.
+		r := waves.NewRegistry(waves.Options{Select: []string{"nope", "other", "demo.ni", "*.state"}, Exclude: []string{"demo.ni"}})
 		declareAll(r)
-		Expect(r.UnusedSelects()).To(Equal([]string{"Nope", "Demo.Nic"}))
+		Expect(r.UnusedSelects()).To(Equal([]string{"nope", "demo.ni"}))
 		Expect(waves.NewRegistry(waves.Options{}).UnusedSelects()).To(BeEmpty())
 		var nilReg *waves.Registry
 		Expect(nilReg.UnusedSelects()).To(BeNil())
@@ -304,39 +304,39 @@ var _ = Describe("Selection", func() {
 
 	It("gives unselected signals nil and keeps them out of the dump", func() {
 		var sigs map[string]*waves.Signal
-		text := dump(waves.Options{Select: []string{"Demo.Bus"}, Exclude: []string{"*.occ"}}, 100, func(r *waves.Registry) {
+		text := dump(waves.Options{Select: []string{"demo.bus"}, Exclude: []string{"*.occ"}}, 100, func(r *waves.Registry) {
 			sigs = declareAll(r)
-			// Select keeps Demo.Bus.state and Demo.Bus.fifo.occ, Exclude
+			// Select keeps demo.bus.state and demo.bus.fifo.occ, Exclude
 			// drops the occupancy: only names[0] is left, the others are nil.
 			for i, n := range names {
 				sigs[n].Set(10, uint64(i+1)) // nil signals ignore this
 			}
 		})
-		Expect(selectedNames(sigs)).To(Equal([]string{"Demo.Bus.state"}))
+		Expect(selectedNames(sigs)).To(Equal([]string{"demo.bus.state"}))
 		for _, n := range names[1:] {
 			leaf := n[strings.LastIndexByte(n, '.')+1:]
 			if leaf != "state" {
 				Expect(text).NotTo(ContainSubstring(" "+leaf+" "), "signal %s leaked into the dump", n)
 			}
 		}
-		Expect(text).NotTo(ContainSubstring("Bus2"))
-		Expect(text).NotTo(ContainSubstring("Other"))
+		Expect(text).NotTo(ContainSubstring("bus2"))
+		Expect(text).NotTo(ContainSubstring("other"))
 		f := parse(text)
 		Expect(f.Vars).To(HaveLen(1))
-		Expect(f.Vars[0].FullName()).To(Equal("Demo.Bus.state"))
-		Expect(f.Lookup("Demo.Bus2.state")).To(BeNil())
-		// Demo.Bus.state was names[0]: set to 1 at 10.
-		v, err := f.ValueAt("Demo.Bus.state", 10)
+		Expect(f.Vars[0].FullName()).To(Equal("demo.bus.state"))
+		Expect(f.Lookup("demo.bus2.state")).To(BeNil())
+		// demo.bus.state was names[0]: set to 1 at 10.
+		v, err := f.ValueAt("demo.bus.state", 10)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(uintOf(v)).To(Equal(uint64(1)))
 	})
 
 	It("gives identifier codes only to selected signals, in declaration order", func() {
-		text := dump(waves.Options{Exclude: []string{"X.skip*"}}, 0, func(r *waves.Registry) {
-			r.Wire("X", "skip1", 1)
-			r.Wire("X", "a", 1)
-			r.Wire("X", "skip2", 1)
-			r.Wire("X", "b", 1)
+		text := dump(waves.Options{Exclude: []string{"x.skip*"}}, 0, func(r *waves.Registry) {
+			r.Wire("x", "skip1", 1)
+			r.Wire("x", "a", 1)
+			r.Wire("x", "skip2", 1)
+			r.Wire("x", "b", 1)
 		})
 		// a and b are the first and second selected signals: "!" and '"'.
 		Expect(text).To(ContainSubstring("$var wire 1 ! a $end\n$var wire 1 \" b $end\n"))
@@ -346,7 +346,7 @@ var _ = Describe("Selection", func() {
 var _ = Describe("Value semantics", func() {
 	It("keeps the last value set within one picosecond", func() {
 		text := dump(waves.Options{}, 20, func(r *waves.Registry) {
-			n := r.Integer("U", "n", 8) // "!"
+			n := r.Integer("u", "n", 8) // "!"
 			n.Set(10, 1)
 			n.Set(10, 5)
 			n.Set(10, 3)
@@ -358,8 +358,8 @@ var _ = Describe("Value semantics", func() {
 
 	It("writes nothing for a value set back to its previous value within the picosecond", func() {
 		text := dump(waves.Options{}, 40, func(r *waves.Registry) {
-			a := r.Wire("U", "a", 1)    // "!"
-			b := r.Integer("U", "b", 4) // '"'
+			a := r.Wire("u", "a", 1)    // "!"
+			b := r.Integer("u", "b", 4) // '"'
 			a.SetBool(10, true)
 			// At 20 a glitches to 0 and back, b goes 0 -> 6 -> 0: nothing
 			// changes, so there is no #20 line at all.
@@ -377,9 +377,9 @@ var _ = Describe("Value semantics", func() {
 
 	It("emits the changes of one picosecond in declaration order, whatever the Set order", func() {
 		text := dump(waves.Options{}, 0, func(r *waves.Registry) {
-			a := r.Integer("U", "a", 4) // "!", declared first
-			b := r.Integer("U", "b", 4) // '"'
-			c := r.Integer("U", "c", 4) // "#"
+			a := r.Integer("u", "a", 4) // "!", declared first
+			b := r.Integer("u", "b", 4) // '"'
+			c := r.Integer("u", "c", 4) // "#"
 			b.Set(10, 2)
 			c.Set(10, 3)
 			a.Set(10, 1)
@@ -396,7 +396,7 @@ var _ = Describe("Value semantics", func() {
 
 	It("reports time going backwards", func() {
 		r := waves.NewRegistry(waves.Options{})
-		a := r.Integer("U", "a", 4)
+		a := r.Integer("u", "a", 4)
 		a.Set(10, 1)
 		a.Set(5, 2)
 		Expect(r.Err()).To(MatchError("waves: value change at 5ps after a change at 10ps"))
@@ -404,22 +404,22 @@ var _ = Describe("Value semantics", func() {
 
 	It("drops bits above the width", func() {
 		r := waves.NewRegistry(waves.Options{})
-		w := r.Wire("U", "w", 4)
+		w := r.Wire("u", "w", 4)
 		w.Set(0, 0x1f) // 0b11111 & 0b1111
 		Expect(w.Value()).To(Equal(uint64(0xf)))
-		full := r.Wire("U", "full", 64)
+		full := r.Wire("u", "full", 64)
 		full.Set(0, math.MaxUint64)
 		Expect(full.Value()).To(Equal(uint64(math.MaxUint64)))
 		// A flag holds only bit 0: Set(2) = b10 is 0.
-		f := r.Wire("U", "f", 1)
+		f := r.Wire("u", "f", 1)
 		f.Set(0, 2)
 		Expect(f.Value()).To(BeZero())
 	})
 
 	It("counts the emitted changes, not the Set calls", func() {
 		r := waves.NewRegistry(waves.Options{})
-		a := r.Integer("U", "a", 4)
-		b := r.Integer("U", "b", 4)
+		a := r.Integer("u", "a", 4)
+		b := r.Integer("u", "b", 4)
 		a.Set(1, 1)
 		a.Set(1, 2)                      // same step: one change of a
 		b.Set(1, 0)                      // unchanged: none
@@ -432,11 +432,11 @@ var _ = Describe("Value semantics", func() {
 
 	It("formats raw values as they appear in a dump", func() {
 		r := waves.NewRegistry(waves.Options{})
-		flag := r.Wire("U", "flag", 1)
-		vec := r.Wire("U", "vec", 8)
-		n := r.Integer("U", "n", 16)
-		lat := r.Real("U", "lat")
-		st := r.String("U", "st")
+		flag := r.Wire("u", "flag", 1)
+		vec := r.Wire("u", "vec", 8)
+		n := r.Integer("u", "n", 16)
+		lat := r.Real("u", "lat")
+		st := r.String("u", "st")
 		st.SetString(0, "IDLE")
 		Expect(r.Format(flag, 1)).To(Equal("1"))
 		Expect(r.Format(vec, 5)).To(Equal("b101"))
@@ -451,7 +451,7 @@ var _ = Describe("Value semantics", func() {
 		r := waves.NewRegistry(waves.Options{})
 		var buf bytes.Buffer
 		Expect(r.DumpVCD(&buf, waves.VCDOptions{})).To(Succeed())
-		st := r.String("U", "st")
+		st := r.String("u", "st")
 		st.SetString(10, "WAIT ACK")
 		const msg = `waves: string value "WAIT ACK" is empty or has white space`
 		Expect(r.Err()).To(MatchError(msg))

@@ -24,8 +24,8 @@ import (
 
 // smallHeader is the header of the dump built by writeSmall, worked out
 // from the declarations: identifier codes "!".."&" in declaration order;
-// the unscoped clk goes into a leading "top" module; Demo lists its own
-// signal (lat) before its child scope Bus[0]; only the wire vector gets a
+// the unscoped clk goes into a leading "top" module; demo lists its own
+// signal (lat) before its child scope bus0; only the wire vector gets a
 // bit-select.
 const smallHeader = `$version
 	nisim waves 1
@@ -37,12 +37,12 @@ $timescale 1ps $end
 $scope module top $end
 $var wire 1 & clk $end
 $upscope $end
-$scope module Demo $end
+$scope module demo $end
 $var real 64 $ lat $end
-$scope module Bus[0] $end
+$scope module bus0 $end
 $var wire 1 ! req $end
 $var wire 8 " addr [7:0] $end
-$var integer 32 # count $end
+$var integer 32 # beats $end
 $var string 1 % state $end
 $upscope $end
 $upscope $end
@@ -83,11 +83,11 @@ r-0.125 $
 func writeSmall(o waves.VCDOptions) string {
 	GinkgoHelper()
 	r := waves.NewRegistry(waves.Options{})
-	req := r.Wire("Demo.Bus[0]", "req", 1)
-	addr := r.Wire("Demo.Bus[0]", "addr", 8)
-	cnt := r.Integer("Demo.Bus[0]", "count", 32)
-	lat := r.Real("Demo", "lat")
-	st := r.String("Demo.Bus[0]", "state")
+	req := r.Wire("demo.bus0", "req", 1)
+	addr := r.Wire("demo.bus0", "addr", 8)
+	cnt := r.Integer("demo.bus0", "beats", 32)
+	lat := r.Real("demo", "lat")
+	st := r.String("demo.bus0", "state")
 	clk := r.Wire("", "clk", 1)
 	var buf bytes.Buffer
 	Expect(r.DumpVCD(&buf, o)).To(Succeed())
@@ -157,27 +157,27 @@ var _ = Describe("VCD writer", func() {
 		for _, v := range f.Vars {
 			names = append(names, v.FullName()+" "+v.Type+" "+strconv.Itoa(v.Width)+" "+v.Range)
 		}
-		// File order: top first, then Demo's own signal, then Bus[0].
+		// File order: top first, then demo's own signal, then bus0.
 		Expect(names).To(Equal([]string{
 			"top.clk wire 1 ",
-			"Demo.lat real 64 ",
-			"Demo.Bus[0].req wire 1 ",
-			"Demo.Bus[0].addr wire 8 [7:0]",
-			"Demo.Bus[0].count integer 32 ",
-			"Demo.Bus[0].state string 1 ",
+			"demo.lat real 64 ",
+			"demo.bus0.req wire 1 ",
+			"demo.bus0.addr wire 8 [7:0]",
+			"demo.bus0.beats integer 32 ",
+			"demo.bus0.state string 1 ",
 		}))
 		at := func(name string, t int64) string {
 			v, err := f.ValueAt(name, t)
 			Expect(err).NotTo(HaveOccurred())
 			return v.String()
 		}
-		Expect(at("Demo.Bus[0].addr", 29999)).To(Equal("b00000000"))
-		Expect(at("Demo.Bus[0].addr", 30000)).To(Equal("b10100101"))
-		Expect(at("Demo.Bus[0].count", 30000)).To(Equal("b" + strings.Repeat("0", 30) + "11"))
-		Expect(at("Demo.Bus[0].state", 0)).To(Equal("sIDLE"))
-		Expect(at("Demo.Bus[0].state", 45000)).To(Equal("sDATA"))
-		Expect(at("Demo.lat", 45000)).To(Equal("r2.5"))
-		Expect(at("Demo.lat", 50000)).To(Equal("r-0.125"))
+		Expect(at("demo.bus0.addr", 29999)).To(Equal("b00000000"))
+		Expect(at("demo.bus0.addr", 30000)).To(Equal("b10100101"))
+		Expect(at("demo.bus0.beats", 30000)).To(Equal("b" + strings.Repeat("0", 30) + "11"))
+		Expect(at("demo.bus0.state", 0)).To(Equal("sIDLE"))
+		Expect(at("demo.bus0.state", 45000)).To(Equal("sDATA"))
+		Expect(at("demo.lat", 45000)).To(Equal("r2.5"))
+		Expect(at("demo.lat", 50000)).To(Equal("r-0.125"))
 		Expect(at("top.clk", 49999)).To(Equal("0"))
 		Expect(at("top.clk", 60000)).To(Equal("1"))
 		ch, err := f.Changes("top.clk")
@@ -189,10 +189,10 @@ var _ = Describe("VCD writer", func() {
 
 	It("writes the extreme values of every kind", func() {
 		text := dump(waves.Options{}, 0, func(r *waves.Registry) {
-			w := r.Wire("U", "w", 64)
-			n := r.Integer("U", "n", 64)
-			one := r.Integer("U", "one", 1)
-			x := r.Real("U", "x")
+			w := r.Wire("u", "w", 64)
+			n := r.Integer("u", "n", 64)
+			one := r.Integer("u", "one", 1)
+			x := r.Real("u", "x")
 			w.Set(1, math.MaxUint64)
 			n.Set(1, 1<<63)
 			one.Set(1, 1)
@@ -205,10 +205,10 @@ var _ = Describe("VCD writer", func() {
 			"b1 #\n" +
 			"r1e+300 $\n"))
 		f := parse(text)
-		v, err := f.ValueAt("U.w", 1)
+		v, err := f.ValueAt("u.w", 1)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(uintOf(v)).To(Equal(uint64(math.MaxUint64)))
-		v, err = f.ValueAt("U.x", 1)
+		v, err = f.ValueAt("u.x", 1)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v.Real).To(Equal(1e300))
 	})
@@ -217,7 +217,7 @@ var _ = Describe("VCD writer", func() {
 		var sigs []*waves.Signal
 		text := dump(waves.Options{}, 0, func(r *waves.Registry) {
 			for i := range 200 {
-				sigs = append(sigs, r.Integer("U", fmt.Sprintf("s%03d", i), 8))
+				sigs = append(sigs, r.Integer("u", fmt.Sprintf("s%03d", i), 8))
 			}
 			for i, s := range sigs {
 				s.Set(5, uint64(i))
@@ -231,7 +231,7 @@ var _ = Describe("VCD writer", func() {
 		Expect(text).To(ContainSubstring("$var integer 32 !\" s188 $end\n"))
 		f := parse(text)
 		for i := range sigs {
-			v, err := f.ValueAt(fmt.Sprintf("U.s%03d", i), 5)
+			v, err := f.ValueAt(fmt.Sprintf("u.s%03d", i), 5)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(uintOf(v)).To(Equal(uint64(i)), "signal %d", i)
 		}
@@ -288,7 +288,7 @@ var _ = Describe("VCD writer", func() {
 
 	It("returns write errors from Close", func() {
 		r := waves.NewRegistry(waves.Options{})
-		a := r.Wire("U", "a", 1)
+		a := r.Wire("u", "a", 1)
 		Expect(r.DumpVCD(failingWriter{}, waves.VCDOptions{})).To(Succeed())
 		a.SetBool(10, true)
 		Expect(r.Close(20)).To(MatchError("waves: writing VCD: disk full"))
@@ -297,8 +297,8 @@ var _ = Describe("VCD writer", func() {
 
 	It("writes a header and initial values when nothing ever changes", func() {
 		text := dump(waves.Options{}, 100, func(r *waves.Registry) {
-			r.Wire("U", "a", 1)
-			r.String("U", "s")
+			r.Wire("u", "a", 1)
+			r.String("u", "s")
 		})
 		Expect(body(text)).To(Equal("#0\n$dumpvars\n0!\nsx \"\n$end\n#100\n"))
 		parse(text)
@@ -307,8 +307,8 @@ var _ = Describe("VCD writer", func() {
 	Context("with a time window", func() {
 		// a: 50->1 150->2 250->3 350->4; b: 80->7 300->8.
 		script := func(r *waves.Registry) {
-			a := r.Integer("U", "a", 8)
-			b := r.Integer("U", "b", 8)
+			a := r.Integer("u", "a", 8)
+			b := r.Integer("u", "b", 8)
 			a.Set(50, 1)
 			b.Set(80, 7)
 			a.Set(150, 2)
@@ -326,9 +326,9 @@ var _ = Describe("VCD writer", func() {
 				"#150\nb10 !\n#250\nb11 !\n#300\nb1000 \"\n"))
 			f := parse(text)
 			Expect(f.EndTime).To(Equal(int64(300)))
-			_, err := f.ValueAt("U.a", 99)
+			_, err := f.ValueAt("u.a", 99)
 			Expect(err).To(HaveOccurred())
-			v, err := f.ValueAt("U.a", 1000)
+			v, err := f.ValueAt("u.a", 1000)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(uintOf(v)).To(Equal(uint64(3)))
 		})
@@ -367,7 +367,7 @@ var _ = Describe("VCD writer", func() {
 		in := filepath.Join(dir, "in.vcd")
 		out := filepath.Join(dir, "out.fst")
 		var buf bytes.Buffer
-		randomRun(7, &buf) // every kind, scopes Bus[0] and Bus[1], a top-level signal
+		randomRun(7, &buf) // every kind, scopes bus0 and bus1, a top-level signal
 		Expect(os.WriteFile(in, []byte(writeSmall(waves.VCDOptions{Date: "today", Comment: "gtkwave"})), 0o644)).To(Succeed())
 		cmdOut, err := exec.Command(tool, in, out).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "vcd2fst: %s", cmdOut)
@@ -427,8 +427,8 @@ var _ = Describe("History", func() {
 	// Two 8-bit integers, a ("!") and b ('"'):
 	// a: 10->1 20->2 30->3 40->4; b: 25->9. Five changes, one per step.
 	script := func(r *waves.Registry) {
-		a := r.Integer("U", "a", 8)
-		b := r.Integer("U", "b", 8)
+		a := r.Integer("u", "a", 8)
+		b := r.Integer("u", "b", 8)
 		a.Set(10, 1)
 		a.Set(20, 2)
 		b.Set(25, 9)
@@ -436,7 +436,7 @@ var _ = Describe("History", func() {
 		a.Set(40, 4) // not flushed: WriteHistory must include it
 	}
 	const hdr = "$version\n\tnisim waves 1\n$end\n$timescale 1ps $end\n" +
-		"$scope module U $end\n$var integer 32 ! a $end\n$var integer 32 \" b $end\n$upscope $end\n" +
+		"$scope module u $end\n$var integer 32 ! a $end\n$var integer 32 \" b $end\n$upscope $end\n" +
 		"$enddefinitions $end\n"
 	// The window 25..40: the values in effect at 25 (a = 2, b = 9: the
 	// change at 25 itself is part of the initial state), then a's changes
@@ -459,7 +459,7 @@ var _ = Describe("History", func() {
 		Expect(to).To(Equal(clock.Time(40)))
 		Expect(cmp.Diff(window25, text)).To(BeEmpty())
 		f := parse(text)
-		v, err := f.ValueAt("U.a", 25)
+		v, err := f.ValueAt("u.a", 25)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(uintOf(v)).To(Equal(uint64(2)))
 	})
@@ -486,8 +486,8 @@ var _ = Describe("History", func() {
 
 	It("knows the state at a time whose changes were partly overwritten", func() {
 		r := waves.NewRegistry(waves.Options{History: 2})
-		a := r.Integer("U", "a", 8)
-		b := r.Integer("U", "b", 8)
+		a := r.Integer("u", "a", 8)
+		b := r.Integer("u", "b", 8)
 		a.Set(10, 1)
 		b.Set(10, 1)
 		a.Set(20, 2)
@@ -597,16 +597,16 @@ func randomRunOn(r *waves.Registry, seed uint64, w io.Writer) runResult {
 		sigs = append(sigs, ss)
 	}
 	for i := range 2 {
-		scope := fmt.Sprintf("Demo.Bus[%d]", i)
+		scope := fmt.Sprintf("demo.bus%d", i)
 		add(r.Wire(scope, "req", 1), scope+".req")
 		add(r.Wire(scope, "addr", 13), scope+".addr")
 		add(r.Wire(scope, "data", 64), scope+".data")
-		add(r.Integer(scope, "count", 32), scope+".count")
+		add(r.Integer(scope, "beats", 32), scope+".beats")
 		add(r.Integer(scope, "bit", 1), scope+".bit")
 		add(r.Real(scope, "lat"), scope+".lat")
 		add(r.String(scope, "state"), scope+".state")
 	}
-	add(r.Integer("Demo.Nic.Rx.fifo", "occ", 5), "Demo.Nic.Rx.fifo.occ")
+	add(r.Integer("demo.ni.Rx.fifo", "occ", 5), "demo.ni.rx.fifo.occ")
 	add(r.Wire("", "clk", 1), "top.clk")
 	Expect(r.DumpVCD(w, waves.VCDOptions{Comment: fmt.Sprintf("seed %d", seed)})).To(Succeed())
 

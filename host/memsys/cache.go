@@ -103,7 +103,7 @@ func (b CacheBuilder) Build(name string) (*Cache, error) {
 	b.bus.Observe(c.observe)
 	reg := b.env.Waves
 	c.sigState = reg.String(name, "state")
-	c.sigFill = reg.Wire(name, "fill_addr", 64)
+	c.sigFill = reg.Wire(name, "fill_addr", b.bus.AddrBits()) // the memory bus's address width
 	c.sigHits = reg.Integer(name, "hits", 32)
 	c.sigMisses = reg.Integer(name, "misses", 32)
 	c.sigState.SetString(0, "IDLE")

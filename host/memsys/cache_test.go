@@ -175,9 +175,9 @@ var _ = Describe("Cache", func() {
 		Expect([]uint64{s.Hits, s.Misses, s.Fills}).To(Equal([]uint64{1, 1, 1}))
 		present, dirty := n.Caches[0].Holds(0x11f)
 		Expect([]bool{present, dirty}).To(Equal([]bool{true, false}))
-		Expect(e.Waves.Lookup("N.Cache[0].hits").Value()).To(Equal(uint64(1)))
-		Expect(e.Waves.Lookup("N.Cache[0].misses").Value()).To(Equal(uint64(1)))
-		Expect(e.Waves.Lookup("N.Cache[0].fill_addr").Value()).To(Equal(uint64(0x100)))
+		Expect(e.Waves.Lookup("n.cache0.hits").Value()).To(Equal(uint64(1)))
+		Expect(e.Waves.Lookup("n.cache0.misses").Value()).To(Equal(uint64(1)))
+		Expect(e.Waves.Lookup("n.cache0.fill_addr").Value()).To(Equal(uint64(0x100)))
 		Expect(records(e, "N.Cache[0]", "cache.fill")).To(Equal([]string{"20000 2 N.Cache[0] cache.fill addr=0x100 class=fill"}))
 	})
 

@@ -519,17 +519,17 @@ func newPath(br *Bridge, name string, near, far *Bus, w window, up bool) (*path,
 		return nil, err
 	}
 	if p.wdata, err = fifo.MakeBuilder[[]byte]().WithEnv(e).WithDepth(wdepth).WithWidth(8 * p.nearW).
-		WithDeqPerCycle(wdeq).Build(name + ".WData"); err != nil {
+		WithDeqPerCycle(wdeq).Build(name + ".Wdata"); err != nil {
 		return nil, err
 	}
 	if p.rdata, err = fifo.MakeBuilder[rdEntry]().WithEnv(e).WithDepth(rdepth).WithWidth(8 * p.farW).
-		WithDeqPerCycle(rdepth).Build(name + ".RData"); err != nil {
+		WithDeqPerCycle(rdepth).Build(name + ".Rdata"); err != nil {
 		return nil, err
 	}
 	if p.cpls, err = fifo.MakeBuilder[cplEntry]().WithEnv(e).WithDepth(2).WithWidth(8).Build(name + ".Cpl"); err != nil {
 		return nil, err
 	}
-	if p.credits, err = fifo.MakeBuilder[int]().WithEnv(e).WithDepth(2).WithWidth(16).Build(name + ".Credits"); err != nil {
+	if p.credits, err = fifo.MakeBuilder[int]().WithEnv(e).WithDepth(2).WithWidth(16).Build(name + ".CreditReturns"); err != nil {
 		return nil, err
 	}
 	p.ops.Connect(p.nh, p.fh)

@@ -838,11 +838,11 @@ var _ = Describe("Bridge", func() {
 		// and served until p23. The read buffer holds the line at p13
 		// (32 bytes) and is empty again once the read has it, until the
 		// prefetched lines arrive (64 bytes by m46 = p23).
-		Expect(at("Br.Up.near", 5).Str).To(Equal("DELAYED"))
-		Expect(at("Br.Up.near", 16).Str).To(Equal("READ"))
-		Expect(at("Br.Up.rbuf", 13).Uint).To(Equal(uint64(32)))
-		Expect(at("Br.Up.rbuf", 30).Uint).To(Equal(uint64(64)))
-		Expect(at("Br.Up.near", 30).Str).To(Equal("IDLE"))
+		Expect(at("br.up.near", 5).Str).To(Equal("DELAYED"))
+		Expect(at("br.up.near", 16).Str).To(Equal("READ"))
+		Expect(at("br.up.rbuf", 13).Uint).To(Equal(uint64(32)))
+		Expect(at("br.up.rbuf", 30).Uint).To(Equal(uint64(64)))
+		Expect(at("br.up.near", 30).Str).To(Equal("IDLE"))
 	})
 })
 

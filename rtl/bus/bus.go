@@ -47,11 +47,17 @@ type Builder struct {
 	env       *env.Env
 	cfg       Config
 	chanDepth int
+	addrBits  int
 }
 
 // MakeBuilder returns a builder for a 32-bit PCI bus with 2-deep master
-// channels.
-func MakeBuilder() Builder { return Builder{cfg: PCI32(), chanDepth: 2} }
+// channels and 32 address bits.
+func MakeBuilder() Builder {
+	// PCI, TURBOchannel and EISA carry 32-bit addresses (PCI 2.1 section
+	// 3.2.2: «AD[31::00]» in the address phase; TurboChannel: «32 bit
+	// multiplexed address and data path»; EISA: 32 address lines).
+	return Builder{cfg: PCI32(), chanDepth: 2, addrBits: 32}
+}
 
 // WithEnv sets the simulation (required).
 func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
@@ -62,6 +68,11 @@ func (b Builder) WithConfig(c Config) Builder { b.cfg = c; return b }
 // WithMasterChannelDepth sets the depth of master channels' FIFOs; for a
 // CPU it is the number of posted writes it can have outstanding.
 func (b Builder) WithMasterChannelDepth(n int) Builder { b.chanDepth = n; return b }
+
+// WithAddrBits sets the width of the bus's address, the width of its addr
+// signal (1..64; default 32, the I/O buses' width). A memory bus with a
+// wider physical address sets it from its platform.
+func (b Builder) WithAddrBits(n int) Builder { b.addrBits = n; return b }
 
 // Build creates the bus.
 func (b Builder) Build(name string) (*Bus, error) {
@@ -74,15 +85,22 @@ func (b Builder) Build(name string) (*Bus, error) {
 	if b.chanDepth < 1 {
 		return nil, fmt.Errorf("%s: master channel depth %d must be at least 1", name, b.chanDepth)
 	}
-	bus := &Bus{env: b.env, cfg: b.cfg, chanDepth: b.chanDepth, busyAt: -1}
+	if b.addrBits < 1 || b.addrBits > 64 {
+		return nil, fmt.Errorf("%s: address width %d bits, want 1..64", name, b.addrBits)
+	}
+	bus := &Bus{env: b.env, cfg: b.cfg, chanDepth: b.chanDepth, addrBits: b.addrBits, busyAt: -1}
 	bus.Ticking = clock.NewTicking(name, b.env.Engine, b.cfg.Clock, bus)
 	reg := b.env.Waves
 	bus.sigPhase = reg.String(name, "phase")
-	bus.sigMaster = reg.Integer(name, "master", 8)
-	bus.sigTarget = reg.Integer(name, "target", 8)
-	bus.sigAddr = reg.Wire(name, "addr", 64)
+	// master and target carry the names given to AddMaster and AddTarget
+	// ("-" while the bus is idle or an address decodes to no target).
+	bus.sigMaster = reg.String(name, "master")
+	bus.sigTarget = reg.String(name, "target")
+	bus.sigAddr = reg.Wire(name, "addr", b.addrBits)
 	bus.sigWait = reg.Wire(name, "wait", 1)
 	bus.sigPhase.SetString(0, "IDLE")
+	bus.sigMaster.SetString(0, "-")
+	bus.sigTarget.SetString(0, "-")
 	b.env.Register(bus)
 	return bus, nil
 }
@@ -151,6 +169,7 @@ type Bus struct {
 	env       *env.Env
 	cfg       Config
 	chanDepth int
+	addrBits  int
 	masters   []*master
 	targets   []*target
 
@@ -257,6 +276,10 @@ func (b *Bus) observe(now clock.Time, x *txn, at int, data []byte, err string) {
 	}
 }
 
+// AddrBits returns the width of the bus's addresses (Builder.WithAddrBits),
+// for devices whose address signals follow the bus.
+func (b *Bus) AddrBits() int { return b.addrBits }
+
 // Config returns the bus timing.
 func (b *Bus) Config() Config { return b.cfg }
 
@@ -335,6 +358,8 @@ func (b *Bus) SetTargetRetry(name string, claim func(now clock.Time, req *mem.Re
 func (b *Bus) Tick(now clock.Time) bool {
 	if b.phase == pIdle && !b.grant(now) {
 		b.sigPhase.SetString(now, "IDLE")
+		b.sigMaster.SetString(now, "-")
+		b.sigTarget.SetString(now, "-")
 		return false
 	}
 	b.busyAt = now
@@ -496,8 +521,12 @@ func (b *Bus) start(now clock.Time, mi int) {
 			Class: req.Class, Master: req.Master, Seq: req.Seq, Atomic: req.Atomic}
 	}
 	b.cur = x
-	b.sigMaster.Set(now, uint64(mi))
-	b.sigTarget.Set(now, uint64(max(x.t, 0)))
+	b.sigMaster.SetString(now, b.masters[mi].name)
+	if x.t >= 0 {
+		b.sigTarget.SetString(now, b.targets[x.t].name)
+	} else {
+		b.sigTarget.SetString(now, "-")
+	}
 	b.sigAddr.Set(now, addr)
 }
 

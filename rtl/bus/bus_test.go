@@ -209,11 +209,45 @@ var _ = Describe("Bus", func() {
 		file, err := vcd.ParseFile(path)
 		Expect(err).NotTo(HaveOccurred())
 		at := func(cycle int64) string {
-			v, err := file.ValueAt("Bus.phase", cycle*30000)
+			v, err := file.ValueAt("bus.phase", cycle*30000)
 			Expect(err).NotTo(HaveOccurred())
 			return v.Str
 		}
 		Expect([]string{at(1), at(2), at(3), at(4), at(5), at(6)}).To(Equal([]string{"ARB", "ADDR", "DECODE", "DATA", "TURN", "IDLE"}))
+	})
+
+	It("names the granted master and the decoded target in string signals and sizes addr to the bus", func() {
+		setup(bus.PCI32(), 1)
+		master("Cpu", []*mem.Req{{Op: mem.Write, Addr: 0x10000, Len: 4, Posted: true}}, [][]byte{{1, 2, 3, 4}}, nil)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		path := GinkgoT().TempDir() + "/bus.vcd"
+		Expect(vtest.WriteWaves(e, path)).NotTo(BeEmpty())
+		file, err := vcd.ParseFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		at := func(sig string, cycle int64) vcd.Value {
+			v, err := file.ValueAt(sig, cycle*30000)
+			Expect(err).NotTo(HaveOccurred())
+			return v
+		}
+		// The phases of the spec above: ARB at edge 1 (the grant), ADDR 2,
+		// DECODE 3, DATA 4, TURN 5, IDLE from 6.
+		Expect([]string{at("bus.master", 0).Str, at("bus.master", 1).Str, at("bus.master", 4).Str, at("bus.master", 6).Str}).
+			To(Equal([]string{"-", "Cpu", "Cpu", "-"}))
+		Expect([]string{at("bus.target", 0).Str, at("bus.target", 1).Str, at("bus.target", 6).Str}).
+			To(Equal([]string{"-", "Mem", "-"}))
+		Expect(file.Lookup("bus.addr").Width).To(Equal(32), "PCI's 32-bit AD bus")
+		addr, ok := at("bus.addr", 2).Uint()
+		Expect(ok).To(BeTrue())
+		Expect(addr).To(Equal(uint64(0x10000)))
+	})
+
+	It("refuses an address width outside 1..64, naming it", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: bus.PCI32().Clock})
+		_, err := bus.MakeBuilder().WithEnv(e).WithAddrBits(65).Build("Bus")
+		Expect(err).To(MatchError("Bus: address width 65 bits, want 1..64"))
+		_, err = bus.MakeBuilder().WithEnv(e).WithAddrBits(0).Build("Bus")
+		Expect(err).To(MatchError("Bus: address width 0 bits, want 1..64"))
 	})
 
 	It("ends a read with a retry when its target says so; the master tries again", func() {

@@ -189,7 +189,7 @@ var _ = Describe("CAM", func() {
 
 	It("drives the occupancy and full signals", func() {
 		c := build(cam.MakeBuilder[uint64, int]().WithEntries(2).WithPolicy(cam.EvictFIFO))
-		occ, full := e.Waves.Lookup("Test.Cam.occupancy"), e.Waves.Lookup("Test.Cam.full")
+		occ, full := e.Waves.Lookup("test.cam.occupancy"), e.Waves.Lookup("test.cam.full")
 		Expect(occ.Width()).To(Equal(2)) // holds 0..2
 		Expect(full.Width()).To(Equal(1))
 		c.Allocate(ns10, 1, 1)

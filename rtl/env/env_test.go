@@ -346,7 +346,7 @@ var _ = Describe("Env", func() {
 			reg := waves.NewRegistry(waves.Options{History: 100})
 			rec := trace.NewRecorder()
 			e := env.New(env.Options{Waves: reg, Trace: rec, Seed: 1})
-			sig := reg.Integer("Demo.A", "count", 8)
+			sig := reg.Integer("Demo.A", "ticks", 8)
 			vtest.NewAgent(e, "Demo.A", clk, func(now clock.Time, c clock.Cycle) bool {
 				sig.Set(now, uint64(c)+1)
 				rec.Emit(now, c, "Demo.A", "tick", trace.Uint("c", uint64(c)))
@@ -367,7 +367,7 @@ var _ = Describe("Env", func() {
 			reg.Wire("Demo.A", "x", 1)
 			reg.Wire("Demo.A", "x", 1)
 			_, err := e.Run()
-			Expect(err).To(MatchError("waves: signal Demo.A.x declared twice"))
+			Expect(err).To(MatchError("waves: signal demo.a.x declared twice"))
 		})
 
 		It("fails the run on a trace error", func() {

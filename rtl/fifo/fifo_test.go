@@ -179,7 +179,7 @@ var _ = Describe("FIFO", func() {
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.Stats()).To(Equal(fifo.Stats{Pushes: 2, Pops: 2, Drops: 3, MaxOccupancy: 2}))
-		Expect(e.Waves.Lookup("Test.Fifo.drops").Value()).To(Equal(uint64(3)))
+		Expect(e.Waves.Lookup("test.fifo.drops").Value()).To(Equal(uint64(3)))
 	})
 
 	It("raises the high-water signal when occupancy exceeds the mark", func() {

@@ -129,7 +129,7 @@ var _ = Describe("Machine in a hardware controller", func() {
 		// last value of a time (IDLE at 0 is overwritten by LOAD).
 		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/udma.vcd"))
 		Expect(err).NotTo(HaveOccurred())
-		ch, err := f.Changes("Udma.state")
+		ch, err := f.Changes("udma.state")
 		Expect(err).NotTo(HaveOccurred())
 		var sig []string
 		for _, c := range ch {

@@ -140,8 +140,11 @@ func (b Builder) Build(name string) (*Memory, error) {
 	}
 	reg := b.env.Waves
 	m.sigState = reg.String(name, "state")
+	// port is the index i of the port (scope port<i>) whose access started
+	// last; addr is that access's address inside the memory, as wide as
+	// the memory's size needs (derived: bits of size-1).
 	m.sigPort = reg.Integer(name, "port", waves.WidthFor(uint64(b.ports)))
-	m.sigAddr = reg.Wire(name, "addr", 64)
+	m.sigAddr = reg.Wire(name, "addr", waves.WidthFor(b.size-1))
 	m.sigState.SetString(0, "IDLE")
 	b.env.Register(m)
 	return m, nil

@@ -54,7 +54,7 @@ var _ = Describe("vtest", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// The FIFO filled to 3 entries on cycles 0..2 (pushes visible in the
 		// waveform at 0, 10 and 20 ns).
-		v, err := f.ValueAt("Bench.Fifo.occupancy", int64(25*clock.Nanosecond))
+		v, err := f.ValueAt("bench.fifo.occupancy", int64(25*clock.Nanosecond))
 		Expect(err).NotTo(HaveOccurred())
 		n, _ := v.Uint()
 		Expect(n).To(Equal(uint64(3)))
