@@ -148,9 +148,12 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p.held = make([]int, nodes)
 	p.seqOut = make([]uint32, nodes)
 	p.blocked = make([]queue.Queue[txItem], nodes)
+	// Waveforms: fc.credits<i> is the send credits left toward node i,
+	// fc.blocked the sends waiting for credits (all destinations), and
+	// tx.ready the packets ready to transmit.
 	for i := range p.credits {
 		p.credits[i] = p.w
-		s := e.Waves.Integer(name+".fc", fmt.Sprintf("credits_%d", i), 16)
+		s := e.Waves.Integer(name+".fc", fmt.Sprintf("credits%d", i), 16)
 		s.Set(0, uint64(p.w))
 		p.sigCredits = append(p.sigCredits, s)
 	}

@@ -205,7 +205,8 @@ type Program struct {
 	count uint32 // writes delivered to this host
 }
 
-// New creates a program; name prefixes its machines (N0.FW: N0.FW.send).
+// New creates a program; name prefixes its machines (N0.NI.FW:
+// N0.NI.FW.send, under the NI that runs it).
 func New(e *env.Env, name string, cfg Config) (*Program, error) {
 	p := &Program{name: name, cfg: cfg, lay: NewLayout(cfg), next: 1}
 	k := cfg.Costs

@@ -173,9 +173,12 @@ func (b Builder) Build(name string) (*Switch, error) {
 		s.ports = append(s.ports, &port{q: q})
 	}
 	reg := b.env.Waves
-	s.sigInflight = reg.Integer(name, "inflight", 32)
-	s.sigNoRoute = reg.Integer(name, "noroute", 32)
-	s.sigBadHeader = reg.Integer(name, "badheader", 32)
+	// in_flight: cells crossing the switch now; unroutable_cells and
+	// bad_headers: cells dropped so far for no VC route and for a
+	// corrupted header.
+	s.sigInflight = reg.Integer(name, "in_flight", 32)
+	s.sigNoRoute = reg.Integer(name, "unroutable_cells", 32)
+	s.sigBadHeader = reg.Integer(name, "bad_headers", 32)
 	b.env.Register(s)
 	return s, nil
 }

@@ -344,10 +344,10 @@ var _ = Describe("ATM switch", func() {
 			}
 			return out
 		}
-		Expect(numbers("Net.Switch.Out[3].occupancy")).To(ContainElement(uint64(2)))
-		Expect(numbers("Net.Switch.Out[3].drops")).To(HaveLen(7)) // 0 and one change per drop
-		Expect(numbers("Net.Switch.Out[3].drops")[6]).To(Equal(uint64(6)))
-		Expect(numbers("Net.Switch.inflight")).To(ContainElement(uint64(1)))
+		Expect(numbers("net.switch.out3.occupancy")).To(ContainElement(uint64(2)))
+		Expect(numbers("net.switch.out3.drops")).To(HaveLen(7)) // 0 and one change per drop
+		Expect(numbers("net.switch.out3.drops")[6]).To(Equal(uint64(6)))
+		Expect(numbers("net.switch.in_flight")).To(ContainElement(uint64(1)))
 	})
 
 	It("matches the golden trace of the overflow test", Label("golden"), func() {

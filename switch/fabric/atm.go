@@ -218,7 +218,7 @@ func (b ATMEndpointBuilder) Build(name string) (*ATMEndpoint, error) {
 	}
 	ep := &ATMEndpoint{pattern: b.pattern, sh: b.shared, vcSeq: make([]uint64, len(b.shared.ports))}
 	ep.endpoint = endpoint{env: b.env, id: b.id, port: b.port, inj: inj, gen: b.pattern != nil, rng: b.env.Rand(name)}
-	ep.init(name, b.lnk.Clock, ep, "sent")
+	ep.init(name, b.lnk.Clock, ep, "cells")
 	b.env.Register(ep)
 	return ep, nil
 }

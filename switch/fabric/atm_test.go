@@ -166,8 +166,8 @@ var _ = Describe("ATM traffic endpoints", func() {
 			}
 			total += pc.Sent
 			// The endpoint's counters are on its signals.
-			Expect(e.Waves.Lookup(fmt.Sprintf("Net.Host%d.sent", p)).Value()).To(Equal(pc.Sent))
-			Expect(e.Waves.Lookup(fmt.Sprintf("Net.Host%d.received", p)).Value()).To(Equal(pc.Received))
+			Expect(e.Waves.Lookup(fmt.Sprintf("net.host%d.cells_sent", p)).Value()).To(Equal(pc.Sent))
+			Expect(e.Waves.Lookup(fmt.Sprintf("net.host%d.cells_received", p)).Value()).To(Equal(pc.Received))
 		}
 		Expect(total).To(Equal(uint64(sent)))
 		Expect(st.Switch.Stats(0).Dropped).To(Equal(uint64(dropped)))

@@ -53,17 +53,18 @@ type endpointLogic interface {
 
 // init finishes the core once the endpoint's own fields are set: the
 // clocked component name on clk, the first generation cycle, the port's
-// connection, the waveform signals queue, sent (named sentSig) and
-// received, and the watchdog registration, in that order.
-func (ep *endpoint) init(name string, clk clock.Clock, logic endpointLogic, sentSig string) {
+// connection, the waveform signals queued (the source queue's length),
+// <unit>_sent and <unit>_received (counters of the units, "cells" or
+// "writes"), and the watchdog registration, in that order.
+func (ep *endpoint) init(name string, clk clock.Clock, logic endpointLogic, unit string) {
 	ep.logic = logic
 	ep.Ticking = clock.NewTicking(name, ep.env.Engine, clk, ep)
 	ep.nextGen = ep.gap(0)
 	ep.port.Connect(ep)
 	reg := ep.env.Waves
-	ep.sigQueue = reg.Integer(name, "queue", 32)
-	ep.sigSent = reg.Integer(name, sentSig, 32)
-	ep.sigRecv = reg.Integer(name, "received", 32)
+	ep.sigQueue = reg.Integer(name, "queued", 32)
+	ep.sigSent = reg.Integer(name, unit+"_sent", 32)
+	ep.sigRecv = reg.Integer(name, unit+"_received", 32)
 }
 
 // ID returns the endpoint's port number.

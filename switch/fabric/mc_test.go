@@ -148,7 +148,7 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 			}
 			Expect(pc.Received).To(Equal(pcs[2].Writes))
 			Expect(pc.ReceivedBytes).To(Equal(32 * pcs[2].Writes))
-			Expect(e.Waves.Lookup(fmt.Sprintf("MC.Adapter%d.received", i)).Value()).To(Equal(pc.Received))
+			Expect(e.Waves.Lookup(fmt.Sprintf("mc.adapter%d.writes_received", i)).Value()).To(Equal(pc.Received))
 		}
 		Expect(st.Hub.Stats(2).InPackets).To(Equal(pcs[2].Writes))
 		rep := sh.Pages.Report()

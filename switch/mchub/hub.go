@@ -174,6 +174,9 @@ func (b Builder) Build(name string) (*Hub, error) {
 	}
 	reg := b.env.Waves
 	h.sigState = reg.String(name, "state")
+	// serving is the number i of the input port (the link of adapter i)
+	// whose packet the hub forwards or last forwarded; order counts the
+	// writes put in the global order so far.
 	h.sigServing = reg.Integer(name, "serving", waves.WidthFor(uint64(b.ports)))
 	h.sigOrder = reg.Integer(name, "order", 32)
 	h.sigState.SetString(0, "IDLE")

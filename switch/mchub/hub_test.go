@@ -393,15 +393,15 @@ var _ = Describe("Memory Channel hub", func() {
 		}
 		// c12..c19 the hub forwards A1 from input 0; c20 B1 from input 1;
 		// idle in between until c23.
-		Expect(at("MC.Hub.state", 12).Str).To(Equal("COPY"))
-		Expect(at("MC.Hub.state", 21).Str).To(Equal("IDLE"))
-		serving, _ := at("MC.Hub.serving", 20).Uint()
+		Expect(at("mc.hub.state", 12).Str).To(Equal("COPY"))
+		Expect(at("mc.hub.state", 21).Str).To(Equal("IDLE"))
+		serving, _ := at("mc.hub.serving", 20).Uint()
 		Expect(serving).To(Equal(uint64(1)))
 		// Queue 3: A1's body (in c27, out c31) and B1 (in c28) at c30; B1
 		// and B2 (in c32) at c32; B1, B2 and A2 (in c38) at c38, until B1
 		// leaves at c39.
 		occ := func(c int64) uint64 {
-			v, _ := at("MC.Hub.Out[3].occupancy", c).Uint()
+			v, _ := at("mc.hub.out3.occupancy", c).Uint()
 			return v
 		}
 		Expect([]uint64{occ(30), occ(31), occ(32), occ(38), occ(39)}).To(Equal([]uint64{2, 1, 2, 3, 2}))

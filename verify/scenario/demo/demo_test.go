@@ -39,7 +39,7 @@ var goldenComments = []string{
 	"- three doorbell stores (regs.write at 0x0, 0x4, 0x8) start the host DMA: 8 bus.dma.read bursts of 256 bytes",
 	"  (64 data phases each) from Host.Mem at 0x100000.., each burst then written into NI.Sram",
 	"- the send DMA streams 2304 bytes; the link carries 5 packets (4 x 512 + 256 bytes) of 32-byte flits;",
-	"  Remote.RecvDma writes them to Remote.Sram and completes with the hash of all PIO and DMA data",
+	"  Remote.RDMA writes them to Remote.Sram and completes with the hash of all PIO and DMA data",
 }
 
 func runDemo(dir string, sets ...string) (*scenario.Report, []trace.Record, error) {
@@ -105,8 +105,8 @@ var _ = Describe("demo scenario", func() {
 		golden, err := os.ReadFile(goldenPath)
 		Expect(err).NotTo(HaveOccurred())
 		// Change the length of the first DMA burst read from 256 to 128.
-		wrong := bytes.Replace(golden, []byte("bus.dma.read master=HostDma target=HostMem addr=0x100000 len=256"),
-			[]byte("bus.dma.read master=HostDma target=HostMem addr=0x100000 len=128"), 1)
+		wrong := bytes.Replace(golden, []byte("bus.dma.read master=HDMA target=HostMem addr=0x100000 len=256"),
+			[]byte("bus.dma.read master=HDMA target=HostMem addr=0x100000 len=128"), 1)
 		Expect(wrong).NotTo(Equal(golden))
 		path := filepath.Join(dir, "wrong.trace")
 		Expect(os.WriteFile(path, wrong, 0o644)).To(Succeed())
@@ -162,8 +162,8 @@ var _ = Describe("demo scenario", func() {
 			}
 			return out
 		}
-		Expect(values("Host.Bus.phase")).To(ContainElements("sARB", "sADDR", "sDECODE", "sDATA", "sWAIT", "sTURN"))
-		Expect(values("NI.HostDma.state")).To(ContainElements("sSETUP", "sMOVE", "sIDLE"))
+		Expect(values("host.bus.phase")).To(ContainElements("sARB", "sADDR", "sDECODE", "sDATA", "sWAIT", "sTURN"))
+		Expect(values("ni.hdma.state")).To(ContainElements("sSETUP", "sMOVE", "sIDLE"))
 		numbers := func(name string) []uint64 {
 			ch, err := f.Changes(name)
 			Expect(err).NotTo(HaveOccurred())
@@ -175,9 +175,9 @@ var _ = Describe("demo scenario", func() {
 			}
 			return out
 		}
-		Expect(numbers("NI.TxFifo.occupancy")).To(ContainElement(uint64(1)))
+		Expect(numbers("ni.tx_fifo.occupancy")).To(ContainElement(uint64(1)))
 		// The link credits of VC 0 start at 8 and are spent and returned.
-		credits := numbers("Link.AB.credits0")
+		credits := numbers("link.ab.credits0")
 		Expect(credits[0]).To(Equal(uint64(8)))
 		Expect(credits).To(ContainElement(uint64(7)))
 	})
@@ -200,14 +200,14 @@ var _ = Describe("demo scenario", func() {
 		dir := GinkgoT().TempDir()
 		p := demo.Defaults()
 		_, _, _, err := scenario.Exec(demo.Scenario(), p, scenario.Options{Seed: 1,
-			VCD: filepath.Join(dir, "sel.vcd"), Select: []string{"Host.Bus"}, From: 10_000_000, To: 20_000_000})
+			VCD: filepath.Join(dir, "sel.vcd"), Select: []string{"host.bus"}, From: 10_000_000, To: 20_000_000})
 		Expect(err).NotTo(HaveOccurred())
 		f, err := vcd.ParseFile(filepath.Join(dir, "sel.vcd"))
 		Expect(err).NotTo(HaveOccurred())
 		for _, v := range f.Vars {
-			Expect(v.FullName()).To(HavePrefix("Host.Bus."))
+			Expect(v.FullName()).To(HavePrefix("host.bus."))
 		}
-		ch, err := f.Changes("Host.Bus.phase")
+		ch, err := f.Changes("host.bus.phase")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ch[0].Time).To(Equal(int64(10_000_000)))
 		Expect(f.EndTime).To(BeNumerically("<=", 20_000_000))

@@ -203,12 +203,12 @@ var (
 	// points to; the demo has two FIFOs (NI.TxFifo, Remote.RxFifo).
 	fifoSlotBytes = int64(unsafe.Sizeof([]byte(nil))) + int64(unsafe.Sizeof(clock.Time(0)))
 	// derived: a queued descriptor is a dma.Descriptor plus the 8-byte
-	// FIFO push time; the demo has three engines (NI.HostDma,
-	// NI.SendDma, Remote.RecvDma) built with the same queue depth.
+	// FIFO push time; the demo has three engines (NI.HDMA,
+	// NI.SDMA, Remote.RDMA) built with the same queue depth.
 	descBytes = int64(unsafe.Sizeof(dma.Descriptor{})) + int64(unsafe.Sizeof(clock.Time(0)))
 	// derived: a posted store waits as a mem.Req (with its data, at most
 	// the bus width of 8 bytes) in a master channel FIFO; both bus masters
-	// (Cpu, HostDma) get write_buffer-deep request and response FIFOs.
+	// (Cpu, HDMA) get write_buffer-deep request and response FIFOs.
 	reqBytes = int64(unsafe.Sizeof(mem.Req{})) + int64(unsafe.Sizeof(clock.Time(0))) + 8
 )
 

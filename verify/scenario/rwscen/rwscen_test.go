@@ -18,7 +18,7 @@ var _ = Describe("the remotewrite scenario", func() {
 		s := rwscen.Scenario()
 		p := s.Defaults()
 		Expect(scenario.Configure(p, "", []string{"size=2000", "firmware.costs.transmit=48"})).To(Succeed())
-		rep, _, violations, err := scenario.Exec(s, p, scenario.Options{Seed: 1, VCD: path, Select: []string{"N1.FW"}})
+		rep, _, violations, err := scenario.Exec(s, p, scenario.Options{Seed: 1, VCD: path, Select: []string{"n1.ni.fw"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(violations).NotTo(HaveOccurred())
 		Expect(rep.Failed()).To(BeFalse())
@@ -28,7 +28,7 @@ var _ = Describe("the remotewrite scenario", func() {
 		Expect(vcd.Lint(f)).To(BeEmpty())
 		v, err := vcd.ParseFile(path)
 		Expect(err).NotTo(HaveOccurred())
-		ch, err := v.Changes("N1.FW.recv.state")
+		ch, err := v.Changes("n1.ni.fw.recv.state")
 		Expect(err).NotTo(HaveOccurred())
 		var states []string
 		for _, c := range ch {

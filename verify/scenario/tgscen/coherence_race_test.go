@@ -69,9 +69,9 @@ var _ = Describe("telegraphos-coherence: a reflected write and a local store to 
 		o := outcome{rep: rep}
 		for _, r := range e.Trace.Records() {
 			switch {
-			case (r.Path == "Node1.HIB" || r.Path == "Node1.Shared" || r.Path == "Node1.TC") && r.Cycle >= 2466 && r.Cycle <= 2480:
+			case (r.Path == "N1.HIB" || r.Path == "N1.Shared" || r.Path == "N1.TC") && r.Cycle >= 2466 && r.Cycle <= 2480:
 				o.node1 = append(o.node1, r.Format())
-			case r.Path == "Node0.HIB" && r.Kind == "tg.recv" && field(r, "kind") == "update" &&
+			case r.Path == "N0.HIB" && r.Kind == "tg.recv" && field(r, "kind") == "update" &&
 				(field(r, "data") == "131091" || field(r, "data") == "65555"):
 				o.owner = append(o.owner, r.Format())
 			}
@@ -92,25 +92,25 @@ var _ = Describe("telegraphos-coherence: a reflected write and a local store to 
 		Expect(metric(o.rep, "violations")).To(BeZero())
 		Expect(failed(o.rep)).To(BeEmpty())
 		Expect(cmp.Diff([]string{
-			"197280000 2466 Node1.HIB tg.recv kind=reflect src=0 dst=1 addr=0x2000 data=131091 origin=2",
-			"197280000 2466 Node1.TC bus.pio.write master=Node1.Cpu target=Node1.HIB addr=0x201002000 len=4 start=2463 waits=0 posted=1 hash=ecce490d57627cbf",
-			"197760000 2472 Node1.Shared mem.write addr=0x2000 len=4 port=2 hash=ecc4170d5759d344",
-			"197840000 2473 Node1.HIB tg.counter addr=0x2000 count=1",
-			"198160000 2477 Node1.Shared mem.write addr=0x2000 len=4 port=0 hash=ecce490d57627cbf",
-			"198400000 2480 Node1.HIB tg.send kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
+			"197280000 2466 N1.HIB tg.recv kind=reflect src=0 dst=1 addr=0x2000 data=131091 origin=2",
+			"197280000 2466 N1.TC bus.pio.write master=N1.Cpu target=N1.HIB addr=0x201002000 len=4 start=2463 waits=0 posted=1 hash=ecce490d57627cbf",
+			"197760000 2472 N1.Shared mem.write addr=0x2000 len=4 port=2 hash=ecc4170d5759d344",
+			"197840000 2473 N1.HIB tg.counter addr=0x2000 count=1",
+			"198160000 2477 N1.Shared mem.write addr=0x2000 len=4 port=0 hash=ecce490d57627cbf",
+			"198400000 2480 N1.HIB tg.send kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
 		}, o.node1)).To(BeEmpty())
 		Expect(cmp.Diff([]string{
-			"193440000 2418 Node0.HIB tg.recv kind=update src=2 dst=0 addr=0x2000 data=131091 origin=2",
-			"201440000 2518 Node0.HIB tg.recv kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
+			"193440000 2418 N0.HIB tg.recv kind=update src=2 dst=0 addr=0x2000 data=131091 origin=2",
+			"201440000 2518 N0.HIB tg.recv kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
 		}, o.owner)).To(BeEmpty())
 		// The same cycle: the sink has checked the counter and writes; the
 		// processor side waits for it, through the memory's write, then
 		// raises the counter and writes.
-		Expect(state(o, "Node1.HIB.Sink.state", checkCycle)).To(Equal("MEM_WRITE"))
+		Expect(state(o, "n1.hib.sink.state", checkCycle)).To(Equal("MEM_WRITE"))
 		for c := int64(checkCycle); c <= 2472; c++ {
-			Expect(state(o, "Node1.HIB.Ctl.state", c)).To(Equal("REFLECT_WAIT"), "cycle %d", c)
+			Expect(state(o, "n1.hib.ctl.state", c)).To(Equal("REFLECT_WAIT"), "cycle %d", c)
 		}
-		Expect(state(o, "Node1.HIB.Ctl.state", 2473)).To(Equal("MEM_WRITE"))
+		Expect(state(o, "n1.hib.ctl.state", 2473)).To(Equal("MEM_WRITE"))
 	})
 
 	It("tg.nointerlock: the store overtakes the reflected write and the checker reports it", func() {
@@ -118,19 +118,19 @@ var _ = Describe("telegraphos-coherence: a reflected write and a local store to 
 		Expect(metric(o.rep, "violations")).To(Equal(1.0))
 		Expect(failed(o.rep)).To(ConsistOf(HaveField("Detail", ContainSubstring(": 1 violations"))))
 		Expect(cmp.Diff([]string{
-			"197280000 2466 Node1.HIB tg.recv kind=reflect src=0 dst=1 addr=0x2000 data=131091 origin=2",
-			"197280000 2466 Node1.TC bus.pio.write master=Node1.Cpu target=Node1.HIB addr=0x201002000 len=4 start=2463 waits=0 posted=1 hash=ecce490d57627cbf",
-			"197440000 2468 Node1.HIB tg.counter addr=0x2000 count=1",
-			"197760000 2472 Node1.Shared mem.write addr=0x2000 len=4 port=0 hash=ecce490d57627cbf",
-			"198000000 2475 Node1.HIB tg.send kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
-			"198000000 2475 Node1.Shared mem.write addr=0x2000 len=4 port=2 hash=ecc4170d5759d344",
+			"197280000 2466 N1.HIB tg.recv kind=reflect src=0 dst=1 addr=0x2000 data=131091 origin=2",
+			"197280000 2466 N1.TC bus.pio.write master=N1.Cpu target=N1.HIB addr=0x201002000 len=4 start=2463 waits=0 posted=1 hash=ecce490d57627cbf",
+			"197440000 2468 N1.HIB tg.counter addr=0x2000 count=1",
+			"197760000 2472 N1.Shared mem.write addr=0x2000 len=4 port=0 hash=ecce490d57627cbf",
+			"198000000 2475 N1.HIB tg.send kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
+			"198000000 2475 N1.Shared mem.write addr=0x2000 len=4 port=2 hash=ecc4170d5759d344",
 		}, o.node1)).To(BeEmpty())
 		Expect(cmp.Diff([]string{
-			"193440000 2418 Node0.HIB tg.recv kind=update src=2 dst=0 addr=0x2000 data=131091 origin=2",
-			"201040000 2513 Node0.HIB tg.recv kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
+			"193440000 2418 N0.HIB tg.recv kind=update src=2 dst=0 addr=0x2000 data=131091 origin=2",
+			"201040000 2513 N0.HIB tg.recv kind=update src=1 dst=0 addr=0x2000 data=65555 origin=1",
 		}, o.owner)).To(BeEmpty())
-		Expect(state(o, "Node1.HIB.Sink.state", checkCycle)).To(Equal("MEM_WRITE"))
-		Expect(state(o, "Node1.HIB.Ctl.state", checkCycle)).To(Equal("MEM_WRITE"))
+		Expect(state(o, "n1.hib.sink.state", checkCycle)).To(Equal("MEM_WRITE"))
+		Expect(state(o, "n1.hib.ctl.state", checkCycle)).To(Equal("MEM_WRITE"))
 	})
 })
 

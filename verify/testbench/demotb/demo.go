@@ -250,9 +250,9 @@ func Build(e *env.Env, c Config) (*System, error) {
 	must(err)
 	dmaB := dma.MakeBuilder().WithEnv(e).WithClock(n.Clock).WithSetupCycles(n.DMASetup).
 		WithBurst(n.DMABurst).WithBuffer(n.DMABuffer).WithQueueDepth(n.DMAQueue).WithStreamWidth(n.FifoWidth)
-	s.HostDMA, err = dmaB.Build("NI.HostDma")
+	s.HostDMA, err = dmaB.Build("NI.HDMA")
 	must(err)
-	s.SendDMA, err = dmaB.Build("NI.SendDma")
+	s.SendDMA, err = dmaB.Build("NI.SDMA")
 	must(err)
 	fifoB := fifo.MakeBuilder[[]byte]().WithEnv(e).WithDepth(n.FifoDepth).WithWidth(8 * n.FifoWidth)
 	s.TxFifo, err = fifoB.Build("NI.TxFifo")
@@ -264,7 +264,7 @@ func Build(e *env.Env, c Config) (*System, error) {
 		TxDepth: 2, CorruptProb: l.CorruptProb}
 	s.Link, err = link.MakeBuilder().WithEnv(e).WithConfig(lcfg).Build("Link")
 	must(err)
-	s.RecvDMA, err = dmaB.Build("Remote.RecvDma")
+	s.RecvDMA, err = dmaB.Build("Remote.RDMA")
 	must(err)
 	s.Remote, err = mem.MakeBuilder().WithEnv(e).WithClock(n.Clock).WithSize(SRAMSize).
 		WithLatency(n.SramLatency).WithBytesPerCycle(n.SramBytesPerCycle).WithPortWidth(width).Build("Remote.Sram")
@@ -292,7 +292,7 @@ func (s *System) wire(w Workload) error {
 		return err
 	}
 	s.CPU.Attach(cpuCh)
-	dmaCh, err := s.Bus.AddMaster("HostDma")
+	dmaCh, err := s.Bus.AddMaster("HDMA")
 	if err != nil {
 		return err
 	}

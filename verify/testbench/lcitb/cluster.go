@@ -138,7 +138,7 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 func (cl *Cluster) buildNode(e *env.Env, h int, fw lci.Config, linkName string) (*Node, error) {
 	p := cl.Config.Platform
 	name := fmt.Sprintf("N%d", h)
-	prog, err := lci.New(e, name+".FW", fw, h, cl.Config.Nodes, linkName)
+	prog, err := lci.New(e, name+".NI.FW", fw, h, cl.Config.Nodes, linkName)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 		Expect(cl.Nodes[0].FW.Credits(1)).To(Equal(2))
 		fc := ""
 		for _, r := range e.Trace.Records() {
-			if r.Path == "N0.FW.fc" {
+			if r.Path == "N0.NI.FW.fc" {
 				on, _ := r.Get("on")
 				fc += on + " "
 			}
@@ -179,15 +179,15 @@ var _ = Describe("LCI waveforms", func() {
 			Expect(err).NotTo(HaveOccurred())
 			return v
 		}
-		Expect(values("N0.FW.hsq.state")).To(ContainElements("IDLE", "FETCH"))
-		Expect(values("N0.FW.tx.state")).To(ContainElements("IDLE", "BUSY"))
-		Expect(values("N1.FW.dma.state")).To(ContainElements("IDLE", "BUSY"))
-		Expect(values("N0.NI.cpu.state")).To(ContainElements("HostWrite", "HostDMADone", "SendDone", "RecvDone", "SPIN", "IDLE"))
-		Expect(values("N0.NI.SDMA.state")).To(ContainElements("SEND", "IDLE"))
-		Expect(values("N1.NI.RDMA.state")).To(ContainElements("ARMED", "RECV", "STORE", "UNARMED"))
-		Expect(values("N0.NI.HDMA.state")).NotTo(BeEmpty())
+		Expect(values("n0.ni.fw.hsq.state")).To(ContainElements("IDLE", "FETCH"))
+		Expect(values("n0.ni.fw.tx.state")).To(ContainElements("IDLE", "BUSY"))
+		Expect(values("n1.ni.fw.dma.state")).To(ContainElements("IDLE", "BUSY"))
+		Expect(values("n0.ni.cpu.state")).To(ContainElements("HostWrite", "HostDMADone", "SendDone", "RecvDone", "SPIN", "IDLE"))
+		Expect(values("n0.ni.sdma.state")).To(ContainElements("SEND", "IDLE"))
+		Expect(values("n1.ni.rdma.state")).To(ContainElements("ARMED", "RECV", "STORE", "UNARMED"))
+		Expect(values("n0.ni.hdma.state")).NotTo(BeEmpty())
 		// A credit spent and returned (piggybacked on the reply).
-		Expect(values("N0.FW.fc.credits_1")).To(ContainElements("4", "3"))
-		Expect(values("N0.NI.cpu.events")).NotTo(BeEmpty())
+		Expect(values("n0.ni.fw.fc.credits1")).To(ContainElements("4", "3"))
+		Expect(values("n0.ni.cpu.events")).NotTo(BeEmpty())
 	})
 })

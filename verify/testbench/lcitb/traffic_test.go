@@ -109,7 +109,7 @@ var _ = Describe("randomised traffic with the checkers on", func() {
 			Expect(v).NotTo(BeEmpty())
 			for _, x := range v {
 				Expect(x.Check).To(Equal("lci.window"), x.String())
-				Expect(x.Path).To(MatchRegexp(`^N\d+\.FW$`))
+				Expect(x.Path).To(MatchRegexp(`^N\d+\.NI\.FW$`))
 				Expect(x.Msg).To(MatchRegexp(fmt.Sprintf(`^node \d+ holds %d receive buffers, more than its W = %d$`, window+1, window)))
 			}
 		},

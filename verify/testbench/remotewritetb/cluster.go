@@ -111,7 +111,7 @@ func Build(e *env.Env, c ClusterConfig) (*Cluster, error) {
 
 func (cl *Cluster) buildNode(e *env.Env, h int) (*Node, error) {
 	name := fmt.Sprintf("N%d", h)
-	prog, err := remotewrite.New(e, name+".FW", cl.Config.Firmware)
+	prog, err := remotewrite.New(e, name+".NI.FW", cl.Config.Firmware)
 	if err != nil {
 		return nil, err
 	}

@@ -114,13 +114,13 @@ var _ = Describe("remote write on the PPro platform", func() {
 		Expect(err).NotTo(HaveOccurred())
 		recs := e.Trace.Records()
 		Expect(cmp.Diff([]step{{"IDLE", "poll", "IDLE"}, {"IDLE", "desc", "FETCH"}, {"FETCH", "fetched", "TX"}, {"TX", "sent", "IDLE"}},
-			steps(recs, "N0.FW.send"))).To(BeEmpty())
+			steps(recs, "N0.NI.FW.send"))).To(BeEmpty())
 		Expect(cmp.Diff([]step{{"ARMED", "packet", "ARMED"}, {"ARMED", "deliver", "DELIVER"}, {"DELIVER", "delivered", "COUNT"}, {"COUNT", "counted", "ARMED"}},
-			steps(recs, "N1.FW.recv"))).To(BeEmpty())
+			steps(recs, "N1.NI.FW.recv"))).To(BeEmpty())
 		// Node 1's DMA machine runs the payload, then the counter.
 		Expect(cmp.Diff([]step{{"IDLE", "job", "BUSY"}, {"BUSY", "done", "IDLE"}, {"IDLE", "job", "BUSY"}, {"BUSY", "done", "IDLE"}},
-			steps(recs, "N1.FW.dma"))).To(BeEmpty())
-		Expect(steps(recs, "N1.FW.send")).To(BeEmpty())
+			steps(recs, "N1.NI.FW.dma"))).To(BeEmpty())
+		Expect(steps(recs, "N1.NI.FW.send")).To(BeEmpty())
 		kinds := map[string]int{}
 		for _, r := range recs {
 			kinds[r.Kind]++
@@ -192,7 +192,7 @@ var _ = Describe("remote write on the PPro platform", func() {
 		for _, n := range cl.Nodes {
 			for _, m := range n.FW.Machines() {
 				for _, c := range m.Coverage() {
-					fired[fmt.Sprintf("%s: %s in %s", strings.TrimPrefix(c.Machine, fmt.Sprintf("N%d.FW.", n.ID)), c.On, c.From)] += c.Count
+					fired[fmt.Sprintf("%s: %s in %s", strings.TrimPrefix(c.Machine, fmt.Sprintf("N%d.NI.FW.", n.ID)), c.On, c.From)] += c.Count
 				}
 			}
 		}
@@ -223,7 +223,7 @@ var _ = Describe("checkers", func() {
 			ops := s.Post(dst, remotewritetb.SrcBase, remotewritetb.DstBase, n)
 			s.CPU.Run(append(ops, s.Post(1, remotewritetb.SrcBase, remotewritetb.DstBase, 8)...)...)
 			_, err = e.Run()
-			Expect(err).To(MatchError(ContainSubstring("N0.FW [rw.desc] bad descriptor")))
+			Expect(err).To(MatchError(ContainSubstring("N0.NI.FW [rw.desc] bad descriptor")))
 			Expect(e.Monitor.Violations()).To(HaveLen(1))
 			Expect(cl.Nodes[1].Counter()).To(Equal(uint32(1)))
 		},

@@ -165,7 +165,7 @@ func BuildCluster(e *env.Env, c ClusterConfig) (*Cluster, error) {
 }
 
 func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
-	name := fmt.Sprintf("Node%d", i)
+	name := fmt.Sprintf("N%d", i)
 	n := &Node{}
 	var err error
 	h := c.Host

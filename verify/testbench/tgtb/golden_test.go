@@ -101,12 +101,12 @@ var _ = Describe("Telegraphos waveforms", func() {
 		}
 		// Steps that take no time (the counter's increment, a lock taken
 		// at once) change the state within a picosecond and do not show.
-		Expect(values("Node1.HIB.Ctl.state")).To(ContainElements("DECODE", "MEM_WRITE", "SEND_UPDATE", "IDLE"))
-		Expect(values("Node0.HIB.Srv.state")).To(ContainElements("PARSE", "MEM_WRITE", "SEND_REFLECT", "SEND_ACK"))
-		Expect(values("Node1.HIB.Sink.state")).To(ContainElements("PARSE", "IDLE"))
-		Expect(values("Node1.HIB.outstanding")).To(ContainElement(Not(Equal("0"))))
-		Expect(values("Node1.HIB.CounterCache.occupancy")).To(ContainElement("3"))
-		Expect(values("Node1.Link.AB.Tx[0].occupancy")).To(ContainElement(Not(Equal("0"))))
+		Expect(values("n1.hib.ctl.state")).To(ContainElements("DECODE", "MEM_WRITE", "SEND_UPDATE", "IDLE"))
+		Expect(values("n0.hib.srv.state")).To(ContainElements("PARSE", "MEM_WRITE", "SEND_REFLECT", "SEND_ACK"))
+		Expect(values("n1.hib.sink.state")).To(ContainElements("PARSE", "IDLE"))
+		Expect(values("n1.hib.outstanding")).To(ContainElement(Not(Equal("0"))))
+		Expect(values("n1.hib.counter_cache.occupancy")).To(ContainElement("3"))
+		Expect(values("n1.link.ab.tx0.occupancy")).To(ContainElement(Not(Equal("0"))))
 	})
 })
 
