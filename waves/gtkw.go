@@ -493,12 +493,18 @@ type VarGroup struct {
 	Vars []*DumpVar
 }
 
-// Lookup returns the variables a pattern matches (by full name or one of
-// its scopes, as Options.Select), in declaration order.
+// Selects reports whether the glob pattern selects the signal name as
+// Options.Select does: by the full name or one of its scopes.
+func Selects(pattern, name string) bool {
+	return matchAny([]string{pattern}, name)
+}
+
+// Lookup returns the variables a pattern matches (Selects), in declaration
+// order.
 func (d *Dump) Lookup(pattern string) []*DumpVar {
 	var out []*DumpVar
 	for _, v := range d.Vars {
-		if matchAny([]string{pattern}, v.Name) {
+		if Selects(pattern, v.Name) {
 			out = append(out, v)
 		}
 	}
@@ -578,9 +584,10 @@ const (
 	// its neighbourhood.
 	MinPad = clock.Time(1000)
 	// treeDepth is how many levels of the search tree are opened.
-	// assumed: the node and the board (n0, n0.ni) show where the traces
-	// are without a tree taller than the pane.
-	treeDepth = 2
+	// assumed: the top scopes' children (n0.cpu, n0.ni, link.ab) show
+	// where the traces are; a second level made the demo's tree taller
+	// than its pane.
+	treeDepth = 1
 )
 
 // Window pads the span first..last by a twentieth of its length, at least
@@ -605,8 +612,8 @@ func Window(first, last, start, end clock.Time) (clock.Time, clock.Time) {
 // (keeping the enclosing scope: "bus/addr" in a group of host.bus and
 // host.cpu signals, "cpu/state" alone; slashes, because GTKWave shows only
 // the last dot-separated part of a name), the signal pane as wide as the
-// longest alias or group name, and the search tree opened on the first
-// two levels of the scopes that hold a trace.
+// longest alias or group name, and the search tree opened on the top
+// scopes that hold a trace.
 func NewSaveFile(dumpPath, savePath string, groups []VarGroup, start, end clock.Time) *SaveFile {
 	s := &SaveFile{DumpFile: dumpPath, SaveFile: savePath, Start: start, End: end,
 		Width: SaveWidth, Height: SaveHeight, SSTWidth: saveSSTWidth}
