@@ -37,6 +37,10 @@ type Scenario struct {
 	Defaults func() Params
 	// Run builds and runs the model in e with parameters p.
 	Run func(e *env.Env, p Params) (*Report, error)
+	// Waves, when set, is the scenario's waveform view for parameters p
+	// (WaveView): the scopes a VCD holds when the user gives no --select
+	// and the key signals of the GTKWave save file written beside it.
+	Waves func(p Params) WaveView
 }
 
 // Row is one figure of a report: the model's value and, where the papers
