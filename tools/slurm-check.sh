@@ -187,6 +187,9 @@ SelectTypeParameters=CR_Core
 ReturnToService=2
 SchedulerType=sched/backfill
 MinJobAge=600
+# Small, so that the sweep's 6 jobs go in two arrays (submit.sh splits a plan
+# larger than MaxArraySize) and the merge waits for both.
+MaxArraySize=4
 NodeName=$NODENAME NodeAddr=127.0.0.1 ${nodeparams[*]} State=UNKNOWN
 PartitionName=check Nodes=$NODENAME Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -265,18 +268,28 @@ T3=$(now)
 "$NISIM" sweep "${SWEEP[@]}" --plan "$TMP/plan" >"$TMP/log/plan.out" 2>&1 || { cat "$TMP/log/plan.out" >&2; fail "nisim sweep --plan failed"; }
 NISIM=$NISIM bash "$ROOT/deploy/slurm/submit.sh" "$TMP/plan" >"$TMP/log/submit.out" 2>"$TMP/log/submit.err" || { cat "$TMP/log/submit.err" >&2; fail "deploy/slurm/submit.sh failed"; }
 mapfile -t ids <"$TMP/log/submit.out"
-((${#ids[@]} == 2)) || { cat "$TMP/log/submit.err" >&2; fail "submit.sh printed ${#ids[@]} job ids, want 2 (array, merge)"; }
 JOBS+=("${ids[@]}")
-waitjob "${ids[1]}"
+# 6 jobs, at most 4 tasks an array: two arrays, then the merge.
+((${#ids[@]} == 3)) || { cat "$TMP/log/submit.err" >&2; fail "submit.sh printed ${#ids[@]} job ids, want 3 (two arrays, merge)"; }
+merge=${ids[2]}
+waitjob "$merge"
 if [ "$STATES" != COMPLETED ]; then
 	showlogs
-	for f in "$TMP/plan"/slurm-*.out; do
+	for f in "$TMP/plan"/logs/*.out; do
 		[ -s "$f" ] && { echo "---- $f" >&2; tail -n 20 "$f" >&2; }
 	done
-	fail "merge job ${ids[1]} ended $STATES (its output and the tasks' above)"
+	fail "merge job $merge ended $STATES (its output and the tasks' above)"
 fi
-waitjob "${ids[0]}"
-say "slurm: plan, array ${ids[0]} ($(sort <<<"$STATES" | uniq -c | xargs)) and merge ${ids[1]} ($(since "$T3"))"
+tasks=
+for a in "${ids[0]}" "${ids[1]}"; do
+	waitjob "$a"
+	tasks+="$STATES"$'\n'
+done
+say "slurm: plan, arrays ${ids[0]} and ${ids[1]} ($(grep . <<<"$tasks" | sort | uniq -c | xargs)) and merge $merge ($(since "$T3"))"
+grep -q '^job [0-9]* of 6: ok' "$TMP/plan"/logs/job-*.out || fail "no task log says 'job I of 6: ok'"
+for i in 0 1 2 3 4 5; do
+	[ -s "$TMP/plan/results/$(printf %06d $i).json" ] || fail "job $i wrote no result"
+done
 
 T4=$(now)
 "$NISIM" sweep "${SWEEP[@]}" --csv "$TMP/local.csv" --svg "$TMP/local.svg" >"$TMP/log/local.out" 2>&1 || { cat "$TMP/log/local.out" >&2; fail "local nisim sweep failed"; }
