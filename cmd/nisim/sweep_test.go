@@ -54,10 +54,12 @@ var _ = Describe("nisim sweep", func() {
 			"--seeds", "2", "--logy", "--svg", svgPath)
 		Expect(errOut).To(BeEmpty())
 		Expect(code).To(Equal(0))
-		Expect(out).To(MatchRegexp(`(?m)^0\.05\s+2\s+\d+\.\d+`))
+		// One row per point: the mean and the half-width of its 95%
+		// confidence interval over the 2 seeds.
+		Expect(out).To(MatchRegexp(`(?m)^0\.05\s+\d+\.\d+ ± \d+\.\d+\s+\d+\.\d+ ± \d+\.\d+\s+ok`))
 		svg, err := os.ReadFile(svgPath)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(svg)).To(ContainSubstring("latency (mean, min-max over 2 seeds)"))
+		Expect(string(svg)).To(ContainSubstring("points: mean over 2 seeds; bars: 95% confidence interval of the mean (Student t, n-1 dof)"))
 		code, _, errOut = nisim("sweep", "mesh", "--seeds", "33")
 		Expect(code).To(Equal(2))
 		Expect(errOut).To(ContainSubstring("--seeds: must be in [1, 32]"))

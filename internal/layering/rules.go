@@ -38,7 +38,7 @@ var (
 	// systemPkgs are everything that is not a shared block: boards, host
 	// stacks and hardware, firmware, networks, and what assembles them.
 	systemPkgs = []string{"hib/...", "lanai/...", "mcadapter/...", "host/...", "firmware/...", "switch/...",
-		"verify/scenario/...", "verify/testbench/...", "verify/regress/...", "cmd/..."}
+		"verify/scenario/...", "verify/testbench/...", "verify/regress/...", "verify/jobs/...", "cmd/..."}
 	// hostHardware are the host packages that are hardware: the CPU
 	// model, the memory system, the platform presets.
 	hostHardware = []string{"host/cpu", "host/memsys", "host/platform"}
@@ -49,8 +49,8 @@ var (
 	hardware = append(append([]string{"rtl/...", "switch/..."}, boards...), hostHardware...)
 	// software is what runs on the hardware or drives it: host stacks,
 	// firmware programs (not the framework), scenarios, testbenches, the
-	// regression tier and the command line.
-	software = []string{"host/...", "firmware/...", "verify/scenario/...", "verify/testbench/...", "verify/regress/...", "cmd/..."}
+	// regression tier, the job runner and the command line.
+	software = []string{"host/...", "firmware/...", "verify/scenario/...", "verify/testbench/...", "verify/regress/...", "verify/jobs/...", "cmd/..."}
 	// softwareExempt are the packages under software's patterns that are
 	// not software: the host's hardware and the firmware framework, which
 	// is the NI's execution model (a card runs any firmware.Program), and
@@ -74,7 +74,7 @@ var Rules = []Rule{
 	{
 		Name:     "boards import no host stack, firmware program, scenario or testbench",
 		Packages: boards,
-		Forbid:   []string{"host/...", "firmware/...", "verify/scenario/...", "verify/testbench/...", "verify/regress/...", "cmd/..."},
+		Forbid:   []string{"host/...", "firmware/...", "verify/scenario/...", "verify/testbench/...", "verify/regress/...", "verify/jobs/...", "cmd/..."},
 		Permit:   softwareExempt,
 		Reason:   "a board is hardware: the stack and the program that run on it are chosen by the testbench that builds the system, never by the board",
 	},
@@ -120,6 +120,12 @@ var Rules = []Rule{
 		Permit:   []string{"switch/traffic", "switch/stats"},
 		Tests:    true,
 		Reason:   "a scenario gets its network built and run by a testbench (verify/testbench/noctb) and keeps parameters, report and verdicts; switch/traffic (patterns, injection, trace files) and switch/stats (latency statistics) build no hardware",
+	},
+	{
+		Name:     "the job runner imports only the scenario framework, rtl/env and internal/",
+		Packages: []string{"verify/jobs/..."},
+		Only:     []string{"verify/scenario", "rtl/env", "rtl/clock", "internal/..."},
+		Reason:   "a job runs any scenario by name from the catalog its caller passes (the command line's), so one manifest format serves every system, sweeps and regressions alike; a scenario or testbench imported here would tie the format to one system",
 	},
 	{
 		Name:     "only scenarios, the regression tier and the command line import a scenario",

@@ -31,11 +31,22 @@ type Params interface {
 // malformed file is an error naming the key and where it came from. Finally
 // p.Validate rejects impossible values.
 func Configure(p Params, file string, sets []string) error {
+	var data []byte
 	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
 			return fmt.Errorf("config %s: %w", file, unwrapPath(err))
 		}
+	}
+	return ConfigureData(p, file, data, sets)
+}
+
+// ConfigureData is Configure with the file's contents given (a job of a
+// sweep's manifest carries its configuration inlined); name is the file's
+// name in error messages, and an empty name skips the file.
+func ConfigureData(p Params, name string, data []byte, sets []string) error {
+	file := name
+	if file != "" {
 		if err := decode(p, data); err != nil {
 			return fmt.Errorf("config %s%s", file, err)
 		}

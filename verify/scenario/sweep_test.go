@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/jobs"
 	"github.com/nisim/nisim/verify/scenario"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,10 +48,12 @@ func (p *declared) Metrics() []scenario.MetricDef {
 	}
 }
 
-var loadRuns int
+// loadRuns counts the fake scenario's runs (atomic: sweeps run points on
+// several workers).
+var loadRuns atomic.Int64
 
 func loadRun(e *env.Env, p *loadParams) (*scenario.Report, error) {
-	loadRuns++
+	loadRuns.Add(1)
 	rep := &scenario.Report{Title: "load"}
 	sat := p.Rate >= 0.8
 	lat := 20 + 200*p.Rate + float64(e.Seed%4)
@@ -165,37 +169,47 @@ func readCSV(b []byte) [][]string {
 	return rows
 }
 
+// runSweep runs a sweep of s on two workers through the jobs package's
+// local path (plan, run, merge), as nisim sweep does.
+func runSweep(s *scenario.Scenario, spec jobs.SweepSpec) (*scenario.SweepResult, error) {
+	_, res, err := jobs.Sweep(scenario.Catalog{s}, s, spec, 2, nil)
+	return res, err
+}
+
+// rate is a grid of the fake scenario's one swept key.
+func rate(vs ...float64) []scenario.Axis { return []scenario.Axis{{Key: "rate", Values: vs}} }
+
 var _ = Describe("Sweep", func() {
-	BeforeEach(func() { loadRuns = 0 })
+	BeforeEach(func() { loadRuns.Store(0) })
 
 	It("refuses an unknown metric before running anything, listing the declared ones", func() {
-		_, err := scenario.Sweep(loadScenario(true), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Y: []string{"nosuch"}})
+		_, err := runSweep(loadScenario(true), jobs.SweepSpec{Grid: rate(0.1, 0.2), Y: []string{"nosuch"}})
 		var ue *scenario.UsageError
 		Expect(errors.As(err, &ue)).To(BeTrue())
 		Expect(err).To(MatchError(`--y: unknown metric "nosuch" (available: latency, latency_p99, accepted, zero_load_latency, saturated)`))
-		Expect(loadRuns).To(BeZero())
+		Expect(loadRuns.Load()).To(BeZero())
 	})
 
-	It("checks --y against the first run of a scenario that declares no metrics", func() {
-		_, err := scenario.Sweep(loadScenario(false), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Y: []string{"nosuch"}})
+	It("checks --y against the runs' metrics for a scenario that declares none, when merging", func() {
+		_, err := runSweep(loadScenario(false), jobs.SweepSpec{Grid: rate(0.1, 0.2), Y: []string{"nosuch"}})
 		Expect(err).To(MatchError(ContainSubstring(`unknown metric "nosuch" (available: latency,`)))
-		Expect(loadRuns).To(Equal(1))
+		Expect(loadRuns.Load()).To(Equal(int64(2)))
 	})
 
 	It("refuses a value the scenario refuses, a bad seed count and metrics of two units before running", func() {
 		s := loadScenario(true)
-		_, err := scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1, -1}, Y: []string{"latency"}})
+		_, err := runSweep(s, jobs.SweepSpec{Grid: rate(0.1, -1), Y: []string{"latency"}})
 		Expect(err).To(MatchError(ContainSubstring("rate")))
-		_, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1}, Seeds: scenario.MaxSeeds + 1, Y: []string{"latency"}})
+		_, err = runSweep(s, jobs.SweepSpec{Grid: rate(0.1), Seeds: scenario.MaxSeeds + 1, Y: []string{"latency"}})
 		Expect(err).To(MatchError(ContainSubstring("--seeds: must be in [1, 32]")))
-		_, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1}, Y: []string{"latency", "accepted"}})
+		_, err = runSweep(s, jobs.SweepSpec{Grid: rate(0.1), Y: []string{"latency", "accepted"}})
 		Expect(err).To(MatchError(ContainSubstring("one plot takes one unit")))
-		Expect(loadRuns).To(BeZero())
+		Expect(loadRuns.Load()).To(BeZero())
 	})
 
 	It("always writes the CSV, one row per run with its status, even when no run is good", func() {
 		s := loadScenario(true)
-		res, err := scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.5, 0.9}, Seed: 4, Y: []string{"latency"},
+		res, err := runSweep(s, jobs.SweepSpec{Grid: rate(0.1, 0.5, 0.9), Seed: 4, Y: []string{"latency"},
 			Sets: []string{"fail=0.5"}})
 		Expect(err).NotTo(HaveOccurred())
 		var b bytes.Buffer
@@ -211,7 +225,7 @@ var _ = Describe("Sweep", func() {
 		Expect(res.Failed()).To(HaveLen(1))
 
 		// One failed run only: the CSV still has it.
-		res, err = scenario.Sweep(s, scenario.SweepSpec{Key: "rate", Values: []float64{0.3}, Y: []string{"latency"}, Sets: []string{"fail=0.3"}})
+		res, err = runSweep(s, jobs.SweepSpec{Grid: rate(0.3), Y: []string{"latency"}, Sets: []string{"fail=0.3"}})
 		Expect(err).NotTo(HaveOccurred())
 		b.Reset()
 		Expect(scenario.WriteCSV(&b, res)).To(Succeed())
@@ -222,24 +236,24 @@ var _ = Describe("Sweep", func() {
 
 	It("reports each finished point to Done, failed points included, and the same result as without it", func() {
 		s := loadScenario(true)
-		spec := scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.5}, Seed: 1, Seeds: 2, Y: []string{"latency"},
+		spec := jobs.SweepSpec{Grid: rate(0.1, 0.5), Seed: 1, Seeds: 2, Y: []string{"latency"},
 			Sets: []string{"fail=0.5"}}
-		plain, err := scenario.Sweep(s, spec)
+		plain, err := runSweep(s, spec)
 		Expect(err).NotTo(HaveOccurred())
 		var calls [][2]int
-		spec.Done = func(done, total int) { calls = append(calls, [2]int{done, total}) }
-		res, err := scenario.Sweep(s, spec)
+		_, res, err := jobs.Sweep(scenario.Catalog{s}, s, spec, 3, func(done, total int) { calls = append(calls, [2]int{done, total}) })
 		Expect(err).NotTo(HaveOccurred())
-		// 2 values times 2 seeds: 4 points, the last two failed.
+		// 2 values times 2 seeds: 4 points, the last two failed; calls
+		// are serialised whatever the workers.
 		Expect(calls).To(Equal([][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}}))
 		Expect(res).To(Equal(plain))
 	})
 
 	It("runs every value with each seed and takes units from the parameters' tags", func() {
-		res, err := scenario.Sweep(loadScenario(true), scenario.SweepSpec{Key: "rate", Values: []float64{0.1, 0.2}, Seed: 1, Seeds: 3, Y: []string{"latency"}})
+		res, err := runSweep(loadScenario(true), jobs.SweepSpec{Grid: rate(0.1, 0.2), Seed: 1, Seeds: 3, Y: []string{"latency"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Points).To(HaveLen(6))
-		Expect(res.KeyUnit).To(Equal("packets/cycle"))
+		Expect(res.Grid[0].Unit).To(Equal("packets/cycle"))
 		var seeds []uint64
 		for _, p := range res.Points[:3] {
 			seeds = append(seeds, p.Seed)
@@ -252,12 +266,14 @@ var _ = Describe("Sweep", func() {
 })
 
 var _ = Describe("WriteSVG", func() {
-	sweep := func(spec scenario.SweepSpec) *scenario.SweepResult {
-		spec.Key = "rate"
+	sweep := func(spec jobs.SweepSpec, values ...float64) *scenario.SweepResult {
+		if spec.Grid == nil {
+			spec.Grid = rate(values...)
+		}
 		if spec.Y == nil {
 			spec.Y = []string{"latency"}
 		}
-		res, err := scenario.Sweep(loadScenario(true), spec)
+		res, err := runSweep(loadScenario(true), spec)
 		Expect(err).NotTo(HaveOccurred())
 		return res
 	}
@@ -278,7 +294,7 @@ var _ = Describe("WriteSVG", func() {
 	}
 
 	It("labels both axes with units, puts the y axis on the left with round ticks, and has no absurd coordinate", func() {
-		res := sweep(scenario.SweepSpec{Values: []float64{0.05, 0.2, 0.35, 0.45}, Seed: 4})
+		res := sweep(jobs.SweepSpec{Seed: 4}, 0.05, 0.2, 0.35, 0.45)
 		ts := parseSVG(svg(res, scenario.PlotOptions{Title: "load"}))
 		all := strings.Join(texts(ts), "\n")
 		Expect(all).To(ContainSubstring("rate (packets/cycle)"))
@@ -303,14 +319,14 @@ var _ = Describe("WriteSVG", func() {
 	})
 
 	It("draws saturated points in the legend and lists failed runs under the title", func() {
-		res := sweep(scenario.SweepSpec{Values: []float64{0.1, 0.5, 0.8, 0.9}, Sets: []string{"fail=0.5"}})
+		res := sweep(jobs.SweepSpec{Sets: []string{"fail=0.5"}}, 0.1, 0.5, 0.8, 0.9)
 		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{Title: "load"}))), "\n")
 		Expect(all).To(ContainSubstring("saturated (did not drain)"))
 		Expect(all).To(ContainSubstring("failed, not drawn: rate=0.5: answer: wrong answer at rate 0.5"))
 	})
 
 	It("draws the identity line under a metric counted in the swept key's unit (accepted against offered)", func() {
-		res := sweep(scenario.SweepSpec{Values: []float64{0.2, 0.5, 0.9}, Y: []string{"accepted"}})
+		res := sweep(jobs.SweepSpec{Y: []string{"accepted"}}, 0.2, 0.5, 0.9)
 		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{Y: []string{"accepted"}}))), "\n")
 		Expect(all).To(ContainSubstring("accepted = rate"))
 		Expect(all).To(ContainSubstring("accepted (packets/cycle)"))
@@ -319,18 +335,18 @@ var _ = Describe("WriteSVG", func() {
 	})
 
 	It("gives a figure that says so when no run can be drawn", func() {
-		res := sweep(scenario.SweepSpec{Values: []float64{0.3}, Sets: []string{"fail=0.3"}})
+		res := sweep(jobs.SweepSpec{Sets: []string{"fail=0.3"}}, 0.3)
 		all := strings.Join(texts(parseSVG(svg(res, scenario.PlotOptions{}))), "\n")
 		Expect(all).To(ContainSubstring("no point to draw"))
 		Expect(all).To(ContainSubstring("failed, not drawn: rate=0.3"))
 	})
 
 	It("draws several metrics and seeds with a legend, and a log y axis labelled by decades", func() {
-		res := sweep(scenario.SweepSpec{Values: []float64{0.1, 0.4, 0.7}, Seeds: 3, Y: []string{"latency", "latency_p99"}})
+		res := sweep(jobs.SweepSpec{Seeds: 3, Y: []string{"latency", "latency_p99"}}, 0.1, 0.4, 0.7)
 		ts := parseSVG(svg(res, scenario.PlotOptions{Y: []string{"latency", "latency_p99"}, LogY: true}))
 		all := strings.Join(texts(ts), "\n")
-		Expect(all).To(ContainSubstring("latency (mean, min-max over 3 seeds)"))
-		Expect(all).To(ContainSubstring("latency_p99 (mean, min-max over 3 seeds)"))
+		Expect(all).To(ContainSubstring("points: mean over 3 seeds; bars: 95% confidence interval of the mean (Student t, n-1 dof)"))
+		Expect(texts(ts)).To(ContainElements("latency", "latency_p99"))
 		Expect(all).To(ContainSubstring("latency, latency_p99 (cycles)"))
 		// Values 20..~320 cycles: decades 10 to 1000 with 2 and 5 between.
 		_, ys := ticks(ts)

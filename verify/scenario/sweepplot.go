@@ -21,8 +21,9 @@ import (
 type PlotOptions struct {
 	// Title heads the plot (the scenario's name if empty).
 	Title string
-	// Y are the metrics plotted against the swept key, one series each;
-	// they share a unit (Sweep checks).
+	// Y are the metrics plotted against the first grid key, one series
+	// each (per combination of the other keys); they share a unit
+	// (CheckY).
 	Y []string
 	// LogY draws the y axis on a log scale (points at or below zero are
 	// left out and counted in the caption).
@@ -38,28 +39,83 @@ var (
 		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 		color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 	}
+	// seriesGlyphs tell apart series that share a colour (more series
+	// than colours).
+	seriesGlyphs   = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
 	saturatedColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 	refColor       = color.Gray{Y: 0x60}
 )
 
-// stat is one value's runs of one metric: mean, min and max over the
-// seeds that produced a drawable figure, and whether any saturated.
-type stat struct {
-	x, mean, lo, hi float64
-	saturated       bool
+// series is one line of the plot: a metric at one combination of the grid
+// keys after the first, its points in increasing x.
+type series struct {
+	name  string
+	stats []Stat
+}
+
+// plotSeries returns the plot's lines: for each metric of ys, one per
+// combination of the grid keys after the first, in the grid's order; the
+// name is the combination ("k=3, vc=2"), led by the metric when there are
+// several. dropped counts the values a log axis cannot show.
+func plotSeries(res *SweepResult, ys []string, logY bool) (out []series, dropped int) {
+	for _, y := range ys {
+		stats, d := res.MetricStats(y, logY)
+		dropped += d
+		var combos []string
+		byCombo := map[string][]Stat{} // lookup only; combos keep the grid's order
+		for _, g := range res.Groups() {
+			k := res.comboText(g.Grid)
+			if _, ok := byCombo[k]; !ok {
+				combos = append(combos, k)
+				byCombo[k] = nil
+			}
+		}
+		for _, st := range stats {
+			k := res.comboText(st.Grid)
+			byCombo[k] = append(byCombo[k], st)
+		}
+		for _, k := range combos {
+			st := byCombo[k]
+			sort.SliceStable(st, func(i, j int) bool { return st[i].Grid[0] < st[j].Grid[0] })
+			name := k
+			switch {
+			case name == "":
+				name = y
+			case len(ys) > 1:
+				name = y + ", " + k
+			}
+			out = append(out, series{name: name, stats: st})
+		}
+	}
+	return out, dropped
+}
+
+// comboText names the values of the grid keys after the first.
+func (r *SweepResult) comboText(grid []float64) string {
+	if len(grid) < 2 {
+		return ""
+	}
+	t := (&SweepResult{Grid: r.Grid[min(1, len(r.Grid)):]}).GridText(grid[1:])
+	return t
 }
 
 // WriteSVG plots the sweep as an SVG figure: each metric of o.Y against
-// the swept key, both axes labelled with their units, the y axis on the
-// left, ticks at round steps labelled with as few decimals as the step
-// needs. A point is the mean over its seeds, with min-max error bars when
-// there are several. Saturated points are drawn with their own marker and
-// named in the legend; a metric's reference (the zero-load latency) is a
-// dashed horizontal line; failed runs are not drawn but listed under the
-// title. A sweep with nothing to draw still gives a figure that says so.
+// the first grid key, one line per combination of the other keys' values
+// (and per metric when there are several), both axes labelled with their
+// units, the y axis on the left, ticks at round steps labelled with as
+// few decimals as the step needs. A point is the mean over its seeds; with
+// several seeds its bar is the 95% confidence interval of the mean
+// (Student t, n-1 degrees of freedom), as the caption says. Saturated
+// points are drawn with their own marker and named in the legend; a
+// metric's reference (the zero-load latency) is a dashed horizontal line;
+// failed and missing runs are not drawn but listed under the title. A
+// sweep with nothing to draw still gives a figure that says so.
 func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 	if len(o.Y) == 0 {
 		return fmt.Errorf("plot: no metric to plot")
+	}
+	if len(res.Grid) == 0 {
+		return fmt.Errorf("plot: no grid key")
 	}
 	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
 	p := plot.New()
@@ -77,31 +133,40 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 	if d, ok := res.Def(o.Y[0]); ok {
 		unit = d.Unit
 	}
-	p.X.Label.Text = axisLabel(res.Key, res.KeyUnit)
+	xKey := res.Grid[0]
+	p.X.Label.Text = axisLabel(xKey.Key, xKey.Unit)
 	p.Y.Label.Text = axisLabel(strings.Join(o.Y, ", "), unit)
 
 	var xs, ys []float64 // everything drawn, for the axis ranges
-	nonPositive := 0
 	var satThumb plot.Thumbnailer
-	for i, y := range o.Y {
-		stats, dropped := seriesStats(res, y, o.LogY)
-		nonPositive += dropped
-		if len(stats) == 0 {
+	lines, nonPositive := plotSeries(res, o.Y, o.LogY)
+	var bars []*errBars
+	for i, sr := range lines {
+		if len(sr.stats) == 0 {
 			continue
 		}
 		col := seriesColors[i%len(seriesColors)]
+		shape := seriesGlyphs[(i/len(seriesColors))%len(seriesGlyphs)]
 		var line, okPts, satPts plotter.XYs
-		var bars errBars
-		for _, s := range stats {
-			line = append(line, plotter.XY{X: s.x, Y: s.mean})
-			if s.saturated {
-				satPts = append(satPts, plotter.XY{X: s.x, Y: s.mean})
+		eb := &errBars{}
+		for _, s := range sr.stats {
+			x := s.Grid[0]
+			line = append(line, plotter.XY{X: x, Y: s.Mean})
+			if s.Saturated {
+				satPts = append(satPts, plotter.XY{X: x, Y: s.Mean})
 			} else {
-				okPts = append(okPts, plotter.XY{X: s.x, Y: s.mean})
+				okPts = append(okPts, plotter.XY{X: x, Y: s.Mean})
 			}
-			bars = append(bars, s)
-			xs = append(xs, s.x)
-			ys = append(ys, s.lo, s.hi)
+			if s.N > 1 {
+				eb.stats = append(eb.stats, s)
+			}
+			xs = append(xs, x)
+			ys = append(ys, s.Hi())
+			if s.Lo() > 0 || !o.LogY {
+				ys = append(ys, s.Lo())
+			} else {
+				ys = append(ys, s.Mean)
+			}
 		}
 		l, err := plotter.NewLine(line)
 		if err != nil {
@@ -115,23 +180,17 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 			if err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: shape}
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
-		if res.Seeds > 1 {
-			eb, err := plotter.NewYErrorBars(bars)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			eb.Color, eb.CapWidth = col, vg.Points(5)
-			p.Add(eb)
+		if len(eb.stats) > 0 {
+			// Drawn once the y axis is known (NewYErrorBars copies the
+			// bars, and a log axis clips them).
+			eb.color = col
+			bars = append(bars, eb)
 		}
-		name := y
-		if res.Seeds > 1 {
-			name += fmt.Sprintf(" (mean, min-max over %d seeds)", res.Seeds)
-		}
-		p.Legend.Add(name, thumbs...)
+		p.Legend.Add(sr.name, thumbs...)
 		if len(satPts) > 0 {
 			sc, err := plotter.NewScatter(satPts)
 			if err != nil {
@@ -155,11 +214,11 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 		if rd.Unit != unit {
 			continue
 		}
-		stats, _ := seriesStats(res, d.Ref, o.LogY)
+		stats, _ := res.MetricStats(d.Ref, o.LogY)
 		if len(stats) == 0 {
 			continue
 		}
-		v := stats[0].mean
+		v := stats[0].Mean
 		ref := &hline{y: v, LineStyle: draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}}
 		p.Add(ref)
 		ys = append(ys, v)
@@ -167,13 +226,13 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 	}
 	// A metric counted in the swept key's unit (accepted against offered
 	// load) gets the identity line: where every offered unit is accepted.
-	if unit != "" && unit == res.KeyUnit && len(xs) > 0 && !o.LogY {
+	if unit != "" && unit == xKey.Unit && len(xs) > 0 && !o.LogY {
 		id := plotter.NewFunction(func(x float64) float64 { return x })
 		id.LineStyle = draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
 		p.Add(id)
 		lo, hi := bounds(xs)
 		ys = append(ys, lo, hi)
-		p.Legend.Add(fmt.Sprintf("%s = %s", o.Y[0], res.Key), id)
+		p.Legend.Add(fmt.Sprintf("%s = %s", o.Y[0], xKey.Key), id)
 	}
 	if satThumb != nil {
 		p.Legend.Add("saturated (did not drain)", satThumb)
@@ -182,43 +241,64 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 	// Axis ranges and ticks.
 	xmin, xmax := bounds(xs)
 	if len(xs) == 0 {
-		xmin, xmax = bounds(res.values())
+		xmin, xmax = bounds(xKey.Values)
 	}
 	p.X.Min, p.X.Max, p.X.Tick.Marker = linearAxis(xmin, xmax, false)
 	ymin, ymax := bounds(ys)
 	if o.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Min, p.Y.Max, p.Y.Tick.Marker = logAxis(ymin, ymax)
+		for _, b := range bars {
+			b.floor = p.Y.Min
+		}
 	} else {
 		p.Y.Min, p.Y.Max, p.Y.Tick.Marker = linearAxis(ymin, ymax, true)
+	}
+	for _, b := range bars {
+		e, err := plotter.NewYErrorBars(b)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		e.Color, e.CapWidth = b.color, vg.Points(5)
+		p.Add(e)
 	}
 
 	title := o.Title
 	if title == "" {
 		title = res.Scenario
 	}
-	lines := []string{title}
+	lines2 := []string{title}
+	if res.Seeds > 1 {
+		what := fmt.Sprintf("points: mean over %d seeds", res.Seeds)
+		if len(bars) > 0 {
+			what += "; bars: 95% confidence interval of the mean (Student t, n-1 dof)"
+		}
+		lines2 = append(lines2, what)
+	}
 	if len(xs) == 0 {
-		lines = append(lines, "no point to draw")
+		lines2 = append(lines2, "no point to draw")
 	}
 	if fails := res.Failed(); len(fails) > 0 {
 		const shown = 3
 		for i, f := range fails {
 			if i == shown {
-				lines = append(lines, fmt.Sprintf("and %d more failed runs (see the CSV)", len(fails)-shown))
+				lines2 = append(lines2, fmt.Sprintf("and %d more failed runs (see the CSV)", len(fails)-shown))
 				break
 			}
 			seed := ""
 			if res.Seeds > 1 {
 				seed = fmt.Sprintf(" seed %d", f.Seed)
 			}
-			lines = append(lines, clip(fmt.Sprintf("failed, not drawn: %s=%s%s: %s", res.Key, formatMin(f.Value), seed, f.Reason), 110))
+			lines2 = append(lines2, clip(fmt.Sprintf("failed, not drawn: %s%s: %s", res.GridText(f.Grid), seed, f.Reason), 110))
 		}
 	}
-	if nonPositive > 0 {
-		lines = append(lines, fmt.Sprintf("%d values at or below zero left out of the log axis", nonPositive))
+	if miss := res.Missing(); len(miss) > 0 {
+		lines2 = append(lines2, fmt.Sprintf("%d of %d runs missing (jobs not run or not merged)", len(miss), len(res.Points)))
 	}
-	p.Title.Text = strings.Join(lines, "\n")
+	if nonPositive > 0 {
+		lines2 = append(lines2, fmt.Sprintf("%d values at or below zero left out of the log axis", nonPositive))
+	}
+	p.Title.Text = strings.Join(lines2, "\n")
 	p.Title.Padding = vg.Points(6)
 
 	c := vgsvg.New(vg.Points(576), vg.Points(360))
@@ -244,62 +324,24 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func (r *SweepResult) values() []float64 {
-	out := make([]float64, len(r.Points))
-	for i, p := range r.Points {
-		out[i] = p.Value
-	}
-	return out
+// errBars are confidence-interval bars around the means
+// (plotter.YErrorer). On a log axis a bar whose low end is at or below
+// zero stops at the axis' bottom, floor (set once the axis is known).
+type errBars struct {
+	stats []Stat
+	floor float64
+	color color.Color
 }
 
-// seriesStats gathers metric y over the seeds of each swept value, from
-// runs that passed or saturated, in increasing order of the value; it
-// also counts the figures a log axis cannot show.
-func seriesStats(res *SweepResult, y string, logY bool) ([]stat, int) {
-	byX := map[float64]*stat{}
-	n := map[float64]int{}
-	var order []float64
-	dropped := 0
-	for _, p := range res.Points {
-		if p.Status == StatusFailed {
-			continue
-		}
-		v, ok := p.Get(y)
-		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
-		}
-		if logY && v <= 0 {
-			dropped++
-			continue
-		}
-		s := byX[p.Value]
-		if s == nil {
-			s = &stat{x: p.Value, lo: v, hi: v}
-			byX[p.Value] = s
-			order = append(order, p.Value)
-		}
-		s.mean += v
-		n[p.Value]++
-		s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
-		s.saturated = s.saturated || p.Status == StatusSaturated
+func (b *errBars) Len() int                    { return len(b.stats) }
+func (b *errBars) XY(i int) (float64, float64) { return b.stats[i].Grid[0], b.stats[i].Mean }
+func (b *errBars) YError(i int) (float64, float64) {
+	s := b.stats[i]
+	lo := s.HalfWidth
+	if b.floor > 0 && s.Lo() < b.floor {
+		lo = s.Mean - b.floor
 	}
-	sort.Float64s(order)
-	out := make([]stat, len(order))
-	for i, x := range order {
-		s := byX[x]
-		s.mean /= float64(n[x])
-		out[i] = *s
-	}
-	return out, dropped
-}
-
-// errBars are min-max bars around the means (plotter.YErrorer).
-type errBars []stat
-
-func (b errBars) Len() int                    { return len(b) }
-func (b errBars) XY(i int) (float64, float64) { return b[i].x, b[i].mean }
-func (b errBars) YError(i int) (float64, float64) {
-	return b[i].mean - b[i].lo, b[i].hi - b[i].mean
+	return lo, s.HalfWidth
 }
 
 // hline is a horizontal line across the data area at y.
