@@ -145,6 +145,7 @@ then goes to standard error).`,
 	fl.StringVar(&f.stall, "stall-limit", "", "stop a run that holds work and makes no progress for `TIME` and print its stuck state (default 500us; off disables)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
 	addProgressFlag(c)
+	addGTKWFlag(c)
 	return c
 }
 
@@ -223,7 +224,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		Stdout: c.OutOrStdout()}
 	var done func(clock.Time, uint64)
 	opts.Progress, done = runProgress(c, limit)
-	rep, e, violations, err := scenario.Exec(s, p, opts)
+	rep, e, violations, err := execWithView(c, s, p, opts, f)
 	if done != nil && rep != nil {
 		done(rep.Result.End, rep.Result.Events)
 	}
@@ -234,7 +235,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		warnDump(c.ErrOrStderr(), e, from)
 	}
 	rep.Print(out)
-	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"trace", f.trace}} {
+	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"GTKWave save file", saveFileOf(c, f.vcd)}, {"trace", f.trace}} {
 		if p.path != "" {
 			fmt.Fprintf(out, "%s: %s\n", p.what, p.path)
 		}

@@ -36,6 +36,7 @@ func Scenario() *scenario.Scenario {
 		Run: func(e *env.Env, p scenario.Params) (*scenario.Report, error) {
 			return Run(e, p.(*Params))
 		},
+		Waves: waveView,
 	}
 }
 

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/waves"
+	"github.com/nisim/nisim/waves/vcd"
+)
+
+// saveTraces returns the variable names of a save file's traces (aliases
+// dropped) and its group names, in order.
+func saveTraces(text string) (traces, groups []string) {
+	blank := false
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@"):
+			f, err := strconv.ParseUint(l[1:], 16, 32)
+			Expect(err).NotTo(HaveOccurred(), l)
+			blank = f&(1<<9) != 0 // TR_BLANK: a group marker follows
+		case strings.HasPrefix(l, "-"):
+			Expect(blank).To(BeTrue(), "a blank trace without TR_BLANK: "+l)
+			if len(groups) == 0 || groups[len(groups)-1] != l[1:] {
+				groups = append(groups, l[1:])
+			}
+		case strings.HasPrefix(l, "+{"):
+			traces = append(traces, l[strings.Index(l, "} ")+2:])
+		case l != "" && !strings.HasPrefix(l, "[") && !strings.HasPrefix(l, "*"):
+			traces = append(traces, l)
+		}
+	}
+	return traces, groups
+}
+
+var _ = Describe("waveform views", func() {
+	var dir string
+	BeforeEach(func() { dir = GinkgoT().TempDir() })
+
+	It("writes the demo's save file beside its VCD: every trace a variable of the dump, grouped, zoomed inside the run", func() {
+		vcdPath := filepath.Join(dir, "out", "demo.vcd")
+		code, out, errOut := nisim("run", "demo", "--vcd", vcdPath)
+		Expect(errOut).To(BeEmpty())
+		Expect(code).To(Equal(0))
+		Expect(out).To(ContainSubstring("GTKWave save file: " + filepath.Join(dir, "out", "demo.gtkw")))
+		text, err := os.ReadFile(filepath.Join(dir, "out", "demo.gtkw"))
+		Expect(err).NotTo(HaveOccurred())
+		f, err := vcd.ParseFile(vcdPath)
+		Expect(err).NotTo(HaveOccurred())
+		vars := map[string]bool{}
+		for _, v := range f.Vars {
+			vars[v.FullName()+v.Range] = true
+		}
+		traces, groups := saveTraces(string(text))
+		Expect(traces).To(HaveLen(17))
+		for _, t := range traces {
+			Expect(vars).To(HaveKey(t))
+		}
+		Expect(groups).To(Equal([]string{"host and PCI", "NI", "link", "remote"}))
+		abs, err := filepath.Abs(vcdPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(text)).To(ContainSubstring("[dumpfile] \"" + abs + "\"\n"))
+		Expect(string(text)).To(ContainSubstring("[*] nisim run demo, seed 1; signals: all\n"))
+		start := 0
+		for _, l := range strings.Split(string(text), "\n") {
+			if v, ok := strings.CutPrefix(l, "[timestart] "); ok {
+				start, err = strconv.Atoi(v)
+				Expect(err).NotTo(HaveOccurred())
+			}
+		}
+		Expect(start).To(BeNumerically("<", f.EndTime))
+	})
+
+	It("writes no save file with --gtkw=false, with the VCD on standard output, or without a VCD", func() {
+		code, _, _ := nisim("run", "demo", "--vcd", filepath.Join(dir, "a.vcd"), "--gtkw=false")
+		Expect(code).To(Equal(0))
+		code, _, _ = nisim("run", "demo", "--vcd", "-", "--trace", filepath.Join(dir, "b.trace"))
+		Expect(code).To(Equal(0))
+		code, _, _ = nisim("run", "demo", "--trace", filepath.Join(dir, "c.trace"))
+		Expect(code).To(Equal(0))
+		entries, err := os.ReadDir(dir)
+		Expect(err).NotTo(HaveOccurred())
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		Expect(names).To(ConsistOf("a.vcd", "b.trace", "c.trace"))
+	})
+
+	It("checks the save file's path with the other outputs, before the run", func() {
+		Expect(os.Mkdir(filepath.Join(dir, "x.gtkw"), 0o755)).To(Succeed())
+		code, out, errOut := nisim("run", "demo", "--vcd", filepath.Join(dir, "x.vcd"))
+		Expect(code).To(Equal(2))
+		Expect(out).To(BeEmpty())
+		Expect(errOut).To(Equal("nisim: run: --gtkw " + filepath.Join(dir, "x.gtkw") + ": is a directory\n"))
+		Expect(filepath.Join(dir, "x.vcd")).NotTo(BeAnExistingFile())
+		// The trace may not take the save file's name either.
+		code, _, errOut = nisim("run", "demo", "--vcd", filepath.Join(dir, "y.vcd"), "--trace", filepath.Join(dir, "y.gtkw"))
+		Expect(code).To(Equal(2))
+		Expect(errOut).To(ContainSubstring("the same file as --trace"))
+	})
+
+	It("says in the VCD's comment which signals were selected", func() {
+		comment := func(args ...string) string {
+			p := filepath.Join(dir, "s.vcd")
+			code, _, _ := nisim(append([]string{"run", "demo", "--vcd", p}, args...)...)
+			Expect(code).To(Equal(0))
+			f, err := vcd.ParseFile(p)
+			Expect(err).NotTo(HaveOccurred())
+			return f.Comment
+		}
+		Expect(comment()).To(Equal("nisim run demo, seed 1; signals: all"))
+		Expect(comment("--select", "ni", "--select", "host.cpu")).To(Equal(`nisim run demo, seed 1; signals: --select "ni" "host.cpu"`))
+		sel, c := selection(scenario.WaveView{Select: []string{"n0", "n1"}}, nil, "nisim run x, seed 1")
+		Expect(sel).To(Equal([]string{"n0", "n1"}))
+		Expect(c).To(Equal(`nisim run x, seed 1; signals: the scenario's default selection "n0" "n1" (--select '*' dumps everything)`))
+		// A pattern holding $end would end the VCD's comment section.
+		_, c = selection(scenario.WaveView{}, []string{"a$end"}, "x")
+		Expect(c).To(Equal(`x; signals: --select "a$ end"`))
+	})
+
+	It("warns about key signals the dump lacks and falls back to the selected signals", func() {
+		vcdPath := filepath.Join(dir, "d.vcd")
+		code, _, _ := nisim("run", "demo", "--vcd", vcdPath, "--gtkw=false")
+		Expect(code).To(Equal(0))
+		var warn bytes.Buffer
+		save := filepath.Join(dir, "d.gtkw")
+		view := scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "nosuch.state")}}
+		Expect(writeSaveFile(&warn, "demo", vcdPath, save, view, []string{"link.ab", "remote.rdma.state"})).To(Succeed())
+		Expect(warn.String()).To(Equal(`nisim: run: warning: demo's key signal pattern "nosuch.state" matched no signal in ` +
+			vcdPath + ": " + save + " leaves it out\n"))
+		text, err := os.ReadFile(save)
+		Expect(err).NotTo(HaveOccurred())
+		traces, groups := saveTraces(string(text))
+		// link.ab holds 7 signals (credits0, busy, vc, tx0 and rx0
+		// occupancy and full), then the rdma state.
+		Expect(groups).To(Equal([]string{"link.ab", "remote.rdma.state"}))
+		Expect(traces).To(HaveLen(8))
+		Expect(traces[7]).To(Equal("remote.rdma.state"))
+	})
+
+	It("names the default selections in 'nisim run --help'", func() {
+		code, out, _ := nisim("run", "--help")
+		Expect(code).To(Equal(0))
+		Expect(out).To(ContainSubstring("--vcd FILE also writes FILE.gtkw"))
+		Expect(out).To(ContainSubstring("--select '*' dumps everything"))
+		for _, s := range catalog() {
+			if sel := s.View(s.Defaults()).Select; len(sel) > 0 {
+				Expect(out).To(MatchRegexp(`(?m)^  ` + regexp.QuoteMeta(s.Name) + ` +` + regexp.QuoteMeta(strings.Join(sel, " "))))
+			}
+		}
+		Expect(out).To(ContainSubstring("also write FILE's GTKWave save file beside it"))
+	})
+})
