@@ -259,36 +259,59 @@ if [ "${SLURM_CHECK_SMOKE_ONLY:-}" = 1 ]; then
 	exit 0
 fi
 
-# 4. A nisim sweep as a job array, against the same sweep run locally.
+# 4. A nisim sweep and a regression tier as job arrays, against the same
+# sweep and tier run locally.
 [ -x "$NISIM" ] || fail "no nisim at $NISIM (make build, or set NISIM)"
 NISIM=$(cd "$(dirname "$NISIM")" && pwd)/$(basename "$NISIM")
 # The points: 3 loads x 2 seeds of the 4x4 mesh, short periods (seconds).
 SWEEP=(mesh --grid injection_rate=0.02,0.05,0.1 --seeds 2 --set k=4 --set warmup_periods=1 --set measure_periods=2)
-T3=$(now)
-"$NISIM" sweep "${SWEEP[@]}" --plan "$TMP/plan" >"$TMP/log/plan.out" 2>&1 || { cat "$TMP/log/plan.out" >&2; fail "nisim sweep --plan failed"; }
-NISIM=$NISIM bash "$ROOT/deploy/slurm/submit.sh" "$TMP/plan" >"$TMP/log/submit.out" 2>"$TMP/log/submit.err" || { cat "$TMP/log/submit.err" >&2; fail "deploy/slurm/submit.sh failed"; }
-mapfile -t ids <"$TMP/log/submit.out"
-JOBS+=("${ids[@]}")
-# 6 jobs, at most 4 tasks an array: two arrays, then the merge.
-((${#ids[@]} == 3)) || { cat "$TMP/log/submit.err" >&2; fail "submit.sh printed ${#ids[@]} job ids, want 3 (two arrays, merge)"; }
-merge=${ids[2]}
-waitjob "$merge"
-if [ "$STATES" != COMPLETED ]; then
-	showlogs
-	for f in "$TMP/plan"/logs/*.out; do
-		[ -s "$f" ] && { echo "---- $f" >&2; tail -n 20 "$f" >&2; }
+# The tier: 2 jobs each of the ATM switch and the Memory Channel hub.
+REGRESS=(--scale 0.0005 --system atm --system mchub --seed 1)
+
+# submitplan NAME: submits the plan in $TMP/NAME with submit.sh and sets IDS
+# to the job ids it printed (the arrays, then the merge).
+submitplan() {
+	NISIM=$NISIM bash "$ROOT/deploy/slurm/submit.sh" "$TMP/$1" >"$TMP/log/submit-$1.out" 2>"$TMP/log/submit-$1.err" ||
+		{ cat "$TMP/log/submit-$1.err" >&2; fail "deploy/slurm/submit.sh $TMP/$1 failed"; }
+	mapfile -t IDS <"$TMP/log/submit-$1.out"
+	JOBS+=("${IDS[@]}")
+}
+
+# waitplan NAME ID...: waits for the merge (the last ID) and the arrays;
+# fails, with the daemons' and the jobs' logs, unless all completed.
+waitplan() {
+	local name=$1 merge=${*: -1} a tasks=
+	shift
+	waitjob "$merge"
+	if [ "$STATES" != COMPLETED ]; then
+		showlogs
+		for f in "$TMP/$name"/logs/*.out; do
+			[ -s "$f" ] && { echo "---- $f" >&2; tail -n 20 "$f" >&2; }
+		done
+		fail "$name: merge job $merge ended $STATES (its output and the tasks' above)"
+	fi
+	for a in "${@:1:$#-1}"; do
+		waitjob "$a"
+		tasks+="$STATES"$'\n'
 	done
-	fail "merge job $merge ended $STATES (its output and the tasks' above)"
-fi
-tasks=
-for a in "${ids[0]}" "${ids[1]}"; do
-	waitjob "$a"
-	tasks+="$STATES"$'\n'
-done
-say "slurm: plan, arrays ${ids[0]} and ${ids[1]} ($(grep . <<<"$tasks" | sort | uniq -c | xargs)) and merge $merge ($(since "$T3"))"
-grep -q '^job [0-9]* of 6: ok' "$TMP/plan"/logs/job-*.out || fail "no task log says 'job I of 6: ok'"
+	say "$name: arrays ${*:1:$#-1} ($(grep . <<<"$tasks" | sort | uniq -c | xargs)) and merge $merge ($(since "$T3"))"
+}
+
+T3=$(now)
+"$NISIM" sweep "${SWEEP[@]}" --plan "$TMP/sweep" >"$TMP/log/plan-sweep.out" 2>&1 || { cat "$TMP/log/plan-sweep.out" >&2; fail "nisim sweep --plan failed"; }
+"$NISIM" regress "${REGRESS[@]}" --plan "$TMP/regress" >"$TMP/log/plan-regress.out" 2>&1 || { cat "$TMP/log/plan-regress.out" >&2; fail "nisim regress --plan failed"; }
+submitplan sweep
+# 6 jobs, at most 4 tasks an array: two arrays, then the merge.
+((${#IDS[@]} == 3)) || fail "submit.sh printed ${#IDS[@]} job ids for the sweep, want 3 (two arrays, the merge)"
+SWEEP_IDS=("${IDS[@]}")
+submitplan regress
+((${#IDS[@]} == 2)) || fail "submit.sh printed ${#IDS[@]} job ids for the tier, want 2 (an array, the merge)"
+REGRESS_IDS=("${IDS[@]}")
+waitplan sweep "${SWEEP_IDS[@]}"
+waitplan regress "${REGRESS_IDS[@]}"
+grep -q '^job [0-9]* of 6: ok' "$TMP/sweep"/logs/job-*.out || fail "no task log of the sweep says 'job I of 6: ok'"
 for i in 0 1 2 3 4 5; do
-	[ -s "$TMP/plan/results/$(printf %06d $i).json" ] || fail "job $i wrote no result"
+	[ -s "$TMP/sweep/results/$(printf %06d $i).json" ] || fail "sweep job $i wrote no result"
 done
 
 T4=$(now)
@@ -296,11 +319,27 @@ T4=$(now)
 say "local: nisim sweep ${SWEEP[*]} ($(since "$T4"))"
 
 for ext in csv svg; do
-	[ -s "$TMP/plan/sweep.$ext" ] || fail "the merge wrote no $TMP/plan/sweep.$ext"
-	if ! cmp "$TMP/local.$ext" "$TMP/plan/sweep.$ext"; then
-		diff "$TMP/local.$ext" "$TMP/plan/sweep.$ext" | head -20 >&2
+	[ -s "$TMP/sweep/sweep.$ext" ] || fail "the merge wrote no $TMP/sweep/sweep.$ext"
+	if ! cmp "$TMP/local.$ext" "$TMP/sweep/sweep.$ext"; then
+		diff "$TMP/local.$ext" "$TMP/sweep/sweep.$ext" | head -20 >&2
 		fail "the merged sweep.$ext differs from the local sweep's (first lines of the diff above)"
 	fi
 done
 say "merged CSV ($(wc -l <"$TMP/local.csv") lines) and SVG ($(wc -c <"$TMP/local.svg") bytes) are byte-identical to the local sweep's"
+
+# The tier: the merge job's table against the local run's, byte for byte but
+# for the times (the job time and per job-s columns, the local wall and CPU
+# time lines) and the merge's own stderr line.
+T5=$(now)
+"$NISIM" regress "${REGRESS[@]}" >"$TMP/local-regress.out" 2>"$TMP/log/local-regress.err" || { cat "$TMP/local-regress.out" "$TMP/log/local-regress.err" >&2; fail "local nisim regress failed"; }
+say "local: nisim regress ${REGRESS[*]} ($(since "$T5"))"
+untimed() { grep -v -e '^nisim regress merge: ' -e '^wall time ' -e '^CPU time ' "$1" | sed -E 's/ +[0-9]+s +[0-9]*/ TIMES/'; }
+untimed "$TMP/local-regress.out" >"$TMP/local-regress.table"
+untimed "$TMP/regress/logs/merge-${REGRESS_IDS[1]}.out" >"$TMP/merged-regress.table"
+grep -q '^atm ' "$TMP/local-regress.table" || { cat "$TMP/local-regress.out" >&2; fail "the local tier printed no table"; }
+if ! cmp "$TMP/local-regress.table" "$TMP/merged-regress.table"; then
+	diff "$TMP/local-regress.table" "$TMP/merged-regress.table" | head -20 >&2
+	fail "the merged tier's table differs from the local run's (first lines of the diff above)"
+fi
+say "merged tier's table ($(grep -c . "$TMP/local-regress.table") lines) is identical to the local run's but for the times"
 say "PASS (total $(since "$T0"))"
