@@ -44,6 +44,43 @@ var _ = Describe("waveform views", func() {
 	var dir string
 	BeforeEach(func() { dir = GinkgoT().TempDir() })
 
+	It("every scenario declares key signals, and each pattern (and default --select) matches a signal of its dump", func() {
+		// A signal's name changing (a board renamed) must fail here
+		// rather than leave a save file or a default dump silently empty.
+		// The run is cut at 1 ns: the signals are declared when the
+		// system is built, before it runs.
+		for _, s := range catalog() {
+			p := s.Defaults()
+			view := s.View(p)
+			Expect(view.Groups).NotTo(BeEmpty(), s.Name+" declares no key signals")
+			_, e, _, _ := scenario.Exec(s, p, scenario.Options{Seed: 1, VCD: filepath.Join(dir, s.Name+".vcd"),
+				Select: view.Select, TimeLimit: 1000})
+			Expect(e).NotTo(BeNil(), s.Name)
+			var names []string
+			for _, sig := range e.Waves.Signals() {
+				names = append(names, sig.Name())
+			}
+			matches := func(p string) bool {
+				for _, n := range names {
+					if waves.Selects(p, n) {
+						return true
+					}
+				}
+				return false
+			}
+			for _, p := range view.Select {
+				Expect(matches(p)).To(BeTrue(), "%s: default --select %q matches no signal", s.Name, p)
+			}
+			for _, g := range view.Groups {
+				Expect(g.Patterns).NotTo(BeEmpty(), "%s: group %q", s.Name, g.Name)
+				for _, p := range g.Patterns {
+					Expect(matches(p)).To(BeTrue(), "%s: key signal %q (group %q) matches no signal of the dump (default selection %q)",
+						s.Name, p, g.Name, view.Select)
+				}
+			}
+		}
+	})
+
 	It("writes the demo's save file beside its VCD: every trace a variable of the dump, grouped, zoomed inside the run", func() {
 		vcdPath := filepath.Join(dir, "out", "demo.vcd")
 		code, out, errOut := nisim("run", "demo", "--vcd", vcdPath)

@@ -39,14 +39,14 @@ func Scenarios() []*scenario.Scenario {
 	const sys = "Myrinet/LCI"
 	// Typical run times: the defaults, measured once with /usr/bin/time on a
 	// 2-core machine shared with other jobs, 2026-11-27 (documentation only).
-	return []*scenario.Scenario{
+	return withWaves([]*scenario.Scenario{
 		LogPScenario().In(sys, "0.5 s"),
 		LatencyScenario().In(sys, "2 s"),
 		ThroughputScenario().In(sys, "4 s"),
 		BroadcastScenario().In(sys, "6 s"),
 		TrafficScenario().In(sys, "0.6 s"),
 		ReportScenario().In(sys, "50 s"),
-	}
+	})
 }
 
 // mk wraps a typed run function as a scenario.

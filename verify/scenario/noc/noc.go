@@ -92,7 +92,7 @@ func Scenarios() []*scenario.Scenario {
 	const sys = "networks"
 	// Typical run times: the defaults, measured once with /usr/bin/time on a
 	// 2-core machine shared with other jobs, 2026-11-27 (documentation only).
-	return []*scenario.Scenario{
+	return withWaves([]*scenario.Scenario{
 		mk("mesh", "8x8 wormhole mesh, BookSim mesh88_lat, uniform traffic", MeshDefaults).In(sys, "0.2 s"),
 		mk("graph", "wormhole routers on an irregular graph, up*/down* routing",
 			func() *Params { p := MeshDefaults(); p.Topology, p.PacketSize = "graph", "5"; return p }).In(sys, "< 0.1 s"),
@@ -102,7 +102,7 @@ func Scenarios() []*scenario.Scenario {
 			func() *Params { return MyrinetDefaults("myrinet-clos", "p3") }).In(sys, "0.1 s"),
 		ATMScenario().In("ATM", "< 0.1 s"),
 		MCScenario().In("Memory Channel", "< 0.1 s"),
-	}
+	})
 }
 
 // Validate implements scenario.Params.

@@ -72,6 +72,7 @@ func Scenario() *scenario.Scenario {
 		Typical:  "< 0.1 s",
 		Defaults: func() scenario.Params { return Defaults() },
 		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return Run(e, p.(*Params)) },
+		Waves:    waveView,
 	}
 }
 

@@ -36,7 +36,7 @@ func Scenarios() []*scenario.Scenario {
 	const sys = "Telegraphos"
 	// Typical run times: the defaults, measured once with /usr/bin/time on a
 	// 2-core machine shared with other jobs, 2026-11-27 (documentation only).
-	return []*scenario.Scenario{
+	return withWaves([]*scenario.Scenario{
 		CalibrationScenario().In(sys, "0.9 s"),
 		FetchIncScenario().In(sys, "< 0.1 s"),
 		ProdConsScenario().In(sys, "0.1 s"),
@@ -45,7 +45,7 @@ func Scenarios() []*scenario.Scenario {
 		InconsistencyScenario().In(sys, "< 0.1 s"),
 		CoherenceScenario().In(sys, "0.1 s"),
 		ProtectionScenario().In(sys, "< 0.1 s"),
-	}
+	})
 }
 
 // mk wraps a typed run function as a scenario.
