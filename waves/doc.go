@@ -57,22 +57,28 @@
 //     scope fw (one control program per card): n0.ni.fw.tx.state for
 //     LCI's transmit module, n0.ni.fw.send.state for the tutorial's
 //     remote-write program. A part named fw anywhere else is refused.
-//   - Networks are a top scope named after the network (mesh, graph,
-//     myrinet, net, atm, mchub) holding routers (router<i>), switches
-//     (switch<i>), links (link<i>, link_x<i>, link_t<i>, link_h<i>,
-//     link_up<l>_<s>, link<a>_<b>) and endpoints (host<i>, adapter<i>).
-//     A link's two directions are ab and ba, with per-virtual-channel
-//     buffers tx<vc> and rx<vc>.
+//   - Networks are a top scope named after the network (mesh, graph, myri
+//     for the Myrinet scenarios, net for an LCI cluster's Myrinet, atm, mc
+//     for the Memory Channel hub) holding routers (router<i>), switches
+//     (switch<i>), links (link_x<i>, link_y<i>, link_z<i> between
+//     neighbours, link_t<i> to a terminal, link_h<i> to a host,
+//     link_up<l>_<s> between Clos levels, link<a>_<b> on a graph) and
+//     endpoints (host<i>, adapter<i>). A link's two directions are ab and
+//     ba, with per-virtual-channel buffers tx<vc> and rx<vc>. Traffic
+//     terminals (T[i], H[i]) declare no signals; they keep their short
+//     Akita names because a component's name seeds its random stream
+//     (env.Rand), and renaming one would change the traffic.
 //   - Abbreviations come from one fixed list and are always used in place
 //     of their long form ([Abbreviations]): addr (address), cpu
 //     (processor), ctl (control), dma, fc (flow control), fifo, fw
 //     (firmware), hdma, sdma, rdma (the host, send and receive DMA engines
 //     of an NI), hib (Telegraphos host interface board), irq (interrupt
-//     line), mc (multicast), mem (memory), ni (network interface), pci,
-//     rx, tx (receive, transmit), sram, srv (server), tc (TURBOchannel),
-//     vc (virtual channel), wdata, rdata (write and read data), cpl
-//     (completion), hwm (high-water mark). Other words are spelled out
-//     (switch, router, bridge, cache, queue, doorbell).
+//     line), mc (Memory Channel; as an LCI firmware module, the paper's
+//     multicast module), mem (memory), myri (Myrinet), ni (network
+//     interface), pci, rx, tx (receive, transmit), sram, srv (server), tc
+//     (TURBOchannel), vc (virtual channel), wdata, rdata (write and read
+//     data), cpl (completion), hwm (high-water mark). Other words are
+//     spelled out (switch, router, bridge, cache, queue, doorbell).
 //   - Counters are plural nouns saying what they count (hits, misses,
 //     drops, events, interrupts, bad_headers, cells_sent); levels name
 //     the quantity (occupancy, staged, queued, in_flight, outstanding);
@@ -82,8 +88,10 @@
 //     port's name, "-" when idle; a switch output's owner: the input's
 //     name, "-" when free; FSM states) or documented in the comment of the
 //     declaration that creates it. Address signals are as wide as the bus
-//     or memory they belong to (32 bits on PCI, TURBOchannel and the LANai
-//     SRAM), never a blanket 64.
+//     or memory they belong to, never a blanket 64: a bus's addr is
+//     bus.Builder.WithAddrBits wide (32 on PCI, TURBOchannel and EISA), a
+//     memory's addr has the bits of its size (20 for the LANai's 1 MiB
+//     SRAM), a cache's fill_addr those of its memory bus.
 //
 // The list of names each board dumps, before and after this convention,
 // is kept in the project notes (wave-names.md); GTKWave save files and

@@ -65,16 +65,21 @@ func (b Builder) Build(name string) (*Switch, error) {
 		in: make([]*input, b.ports), out: make([]*output, b.ports)}
 	s.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, s)
 	reg := b.env.Waves
+	// out<p>_owner names the input port that holds output p for its
+	// packet ("in<i>", the port number of the input's link), "-" while
+	// the output is free.
 	for p := range b.ports {
-		s.in[p] = &input{to: -1, waiting: -1}
+		s.in[p] = &input{to: -1, waiting: -1, name: fmt.Sprintf("in%d", p)}
 		s.out[p] = &output{owner: -1}
-		s.out[p].sig = reg.Integer(name, fmt.Sprintf("out%d_owner", p), waves.WidthFor(uint64(b.ports)))
+		s.out[p].sig = reg.String(name, fmt.Sprintf("out%d_owner", p))
+		s.out[p].sig.SetString(0, "-")
 	}
 	b.env.Register(s)
 	return s, nil
 }
 
 type input struct {
+	name    string // "in<i>", the value of an output's owner signal
 	dir     *link.Dir
 	to      int   // output held, -1
 	ready   int64 // cycle forwarding may start (fall-through)
@@ -170,7 +175,7 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	o.flits++
 	if f.Tail {
 		o.owner = -1
-		o.sig.Set(now, 0)
+		o.sig.SetString(now, "-")
 		in.to = -1
 	}
 	return true
@@ -211,7 +216,7 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 			if in.to < 0 && in.waiting == p {
 				o.owner, o.rr = i, (i+1)%n
 				in.to, in.waiting, in.ready = p, -1, c+int64(s.fall)
-				o.sig.Set(now, uint64(i+1))
+				o.sig.SetString(now, in.name)
 				busy = true
 				if s.env.Trace.Enabled() {
 					f, _ := in.dir.Rx(0).PeekAt(now, 0)

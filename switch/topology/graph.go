@@ -635,14 +635,14 @@ func FromGraph(e *env.Env, name string, g *Graph, c GraphConfig, sh *fabric.Shar
 	nt := len(g.Terminals)
 	route := func(id, in, dst int) wormhole.Route {
 		if dst < 0 || dst >= nt {
-			e.Report(e.Now(), fmt.Sprintf("%s.R[%d]", name, id), "graph.route",
+			e.Report(e.Now(), fmt.Sprintf("%s.Router[%d]", name, id), "graph.route",
 				"no terminal %d (the graph has %d): routed to terminal 0", dst, nt)
 		}
 		return table(id, in, dst)
 	}
 	for i := range g.Routers {
 		r, err := wormhole.MakeBuilder().WithEnv(e).WithClock(c.Clock).WithConfig(c.Router).
-			WithPorts(len(rt.Ports[i])).WithID(i).WithRouting(route).Build(fmt.Sprintf("%s.R[%d]", name, i))
+			WithPorts(len(rt.Ports[i])).WithID(i).WithRouting(route).Build(fmt.Sprintf("%s.Router[%d]", name, i))
 		if err != nil {
 			return nil, err
 		}
@@ -650,7 +650,7 @@ func FromGraph(e *env.Env, name string, g *Graph, c GraphConfig, sh *fabric.Shar
 	}
 	lb := link.MakeBuilder().WithEnv(e)
 	for _, ch := range g.Channels {
-		l, err := lb.WithConfig(c.linkConfig(ch.Latency, false)).Build(fmt.Sprintf("%s.L[%d][%d]", name, ch.A, ch.B))
+		l, err := lb.WithConfig(c.linkConfig(ch.Latency, false)).Build(fmt.Sprintf("%s.Link[%d][%d]", name, ch.A, ch.B))
 		if err != nil {
 			return nil, err
 		}
@@ -667,10 +667,12 @@ func FromGraph(e *env.Env, name string, g *Graph, c GraphConfig, sh *fabric.Shar
 	tc := c.Terminal
 	tc.VCs, tc.FlitBytes = c.Router.NumVCs, c.FlitBytes
 	for t, r := range g.Terminals {
-		l, err := lb.WithConfig(tl).Build(fmt.Sprintf("%s.LT[%d]", name, t))
+		l, err := lb.WithConfig(tl).Build(fmt.Sprintf("%s.LinkT[%d]", name, t))
 		if err != nil {
 			return nil, err
 		}
+		// The terminal's name (no signals of its own) seeds its traffic stream
+		// (env.Rand): renaming it would change the traffic, so it stays short.
 		term, err := fabric.NewTerminal(e, fmt.Sprintf("%s.T[%d]", name, t), c.Clock, t, tc, sh)
 		if err != nil {
 			return nil, err

@@ -126,7 +126,7 @@ func Mesh(e *env.Env, name string, c MeshConfig, sh *fabric.Shared) (*Network, e
 		rb = rb.WithVCClasses()
 	}
 	for i := range n {
-		r, err := rb.WithID(i).Build(fmt.Sprintf("%s.R[%d]", name, i))
+		r, err := rb.WithID(i).Build(fmt.Sprintf("%s.Router[%d]", name, i))
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func Mesh(e *env.Env, name string, c MeshConfig, sh *fabric.Shared) (*Network, e
 			if !nb.ok {
 				continue
 			}
-			l, err := lb.WithConfig(rl).Build(fmt.Sprintf("%s.L%s[%d]", name, nb.dim, i))
+			l, err := lb.WithConfig(rl).Build(fmt.Sprintf("%s.Link%s[%d]", name, nb.dim, i))
 			if err != nil {
 				return nil, err
 			}
@@ -161,10 +161,12 @@ func Mesh(e *env.Env, name string, c MeshConfig, sh *fabric.Shared) (*Network, e
 	tc := c.Terminal
 	tc.VCs, tc.FlitBytes = c.Router.NumVCs, c.FlitBytes
 	for i := range n {
-		l, err := lb.WithConfig(tl).Build(fmt.Sprintf("%s.LT[%d]", name, i))
+		l, err := lb.WithConfig(tl).Build(fmt.Sprintf("%s.LinkT[%d]", name, i))
 		if err != nil {
 			return nil, err
 		}
+		// The terminal's name (no signals of its own) seeds its traffic stream
+		// (env.Rand): renaming it would change the traffic, so it stays short.
 		t, err := fabric.NewTerminal(e, fmt.Sprintf("%s.T[%d]", name, i), c.Clock, i, tc, sh)
 		if err != nil {
 			return nil, err

@@ -87,7 +87,7 @@ func MyrinetGrid(e *env.Env, name string, c MyrinetConfig, sh *fabric.Shared) (*
 			if !nb.ok {
 				continue
 			}
-			l, err := lb.Build(fmt.Sprintf("%s.L%s[%d]", name, nb.dim, i))
+			l, err := lb.Build(fmt.Sprintf("%s.Link%s[%d]", name, nb.dim, i))
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +121,7 @@ func MyrinetClos(e *env.Env, name string, c MyrinetConfig, sh *fabric.Shared) (*
 	lb := link.MakeBuilder().WithEnv(e).WithConfig(c.Platform.Link)
 	for l := range leaves {
 		for s := range spines {
-			ln, err := lb.Build(fmt.Sprintf("%s.LUp[%d][%d]", name, l, s))
+			ln, err := lb.Build(fmt.Sprintf("%s.LinkUp[%d][%d]", name, l, s))
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +134,7 @@ func MyrinetClos(e *env.Env, name string, c MyrinetConfig, sh *fabric.Shared) (*
 func buildSwitches(e *env.Env, name string, c MyrinetConfig, net *SourceNet, n, ports int) error {
 	for i := range n {
 		s, err := myrinet.MakeBuilder().WithEnv(e).WithClock(c.Platform.Link.Clock).WithPorts(ports).
-			WithFallThrough(c.Platform.FallThrough).Build(fmt.Sprintf("%s.S[%d]", name, i))
+			WithFallThrough(c.Platform.FallThrough).Build(fmt.Sprintf("%s.Switch[%d]", name, i))
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func attachHosts(e *env.Env, name string, c MyrinetConfig, net *SourceNet, sh *f
 	lb := link.MakeBuilder().WithEnv(e).WithConfig(c.Platform.HostLinkConfig())
 	for h := range 64 {
 		if c.Attach != nil {
-			l, err := lb.Build(fmt.Sprintf("%s.LH[%d]", name, h))
+			l, err := lb.Build(fmt.Sprintf("%s.LinkH[%d]", name, h))
 			if err != nil {
 				return err
 			}
@@ -176,10 +176,12 @@ func attachHosts(e *env.Env, name string, c MyrinetConfig, net *SourceNet, sh *f
 			}
 			continue
 		}
-		l, err := lb.Build(fmt.Sprintf("%s.LH[%d]", name, h))
+		l, err := lb.Build(fmt.Sprintf("%s.LinkH[%d]", name, h))
 		if err != nil {
 			return err
 		}
+		// The terminal's name (no signals of its own) seeds its traffic stream
+		// (env.Rand): renaming it would change the traffic, so it stays short.
 		t, err := fabric.NewTerminal(e, fmt.Sprintf("%s.H[%d]", name, h), c.Platform.Link.Clock, h, tc, sh)
 		if err != nil {
 			return err

@@ -33,7 +33,7 @@ var _ = Describe("the mesh against mutations", func() {
 		v := e.Monitor.Violations()
 		Expect(e.Monitor.Count()).To(BeNumerically(">", 100))
 		Expect(v[0].Check).To(Equal("link.credits"))
-		Expect(v[0].Path).To(MatchRegexp(`^Mesh\.L[XYT]?\[\d+\]\.(AB|BA)$`))
+		Expect(v[0].Path).To(MatchRegexp(`^Mesh\.Link[XYT]?\[\d+\]\.(AB|BA)$`))
 		Expect(v[0].Msg).To(MatchRegexp(`^VC \d: credits \d+ \+ on the wire or buffered \d+ \+ returning \d+ = 7, want 8$`))
 		// The packets the lost flits belonged to never complete: the
 		// network clogs, the drain limit stops the run with the stuck
@@ -54,7 +54,7 @@ var _ = Describe("the mesh against mutations", func() {
 		Expect(rep.Result.Stuck).To(BeTrue())
 		Expect(rep.Result.End).To(BeNumerically("<", 25*clock.Microsecond))
 		Expect(err).To(MatchError(ContainSubstring("stuck: no progress for more than 20us at")))
-		Expect(err.Error()).To(ContainSubstring("\n  Mesh.R[0]: route 0, VC alloc 0, switch alloc "))
+		Expect(err.Error()).To(ContainSubstring("\n  Mesh.Router[0]: route 0, VC alloc 0, switch alloc "))
 		Expect(err.Error()).To(MatchRegexp(`\n  oldest outstanding transaction: \d+, since \d+ns`))
 		Expect(e.Monitor.Violations()[0].Check).To(Equal("stuck"))
 		Expect(check(rep, "no loss or duplication").OK).To(BeFalse())

@@ -139,7 +139,7 @@ var _ = Describe("the base implementation on an unreliable link", func() {
 		e := env.New(env.Options{Seed: 1})
 		_, err := lcitb.PingPong(e, c, lcitb.DefaultBench())
 		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(And(ContainSubstring("lci.crc"), ContainSubstring("failed the CRC check on link Net.LH[1]"),
+		Expect(err.Error()).To(And(ContainSubstring("lci.crc"), ContainSubstring("failed the CRC check on link Net.LinkH[1]"),
 			ContainSubstring("from node 0 (32 bytes")))
 	})
 })
