@@ -5,8 +5,8 @@
 # --vcd`) in GTKWave on a virtual X display and saves a screenshot of the
 # GTKWave window to OUT.png, scaled to at most 1200 pixels wide and
 # quantised to 64 colours so that it stays small enough for the docs.
-# Needs gtkwave, Xvfb and ImageMagick (Debian: apt-get install gtkwave xvfb
-# imagemagick). Not part of `make test`.
+# Needs gtkwave, Xvfb, xwininfo and ImageMagick (Debian: apt-get install
+# gtkwave xvfb x11-utils imagemagick). Not part of `make test`.
 set -eu
 vcd=$1
 out=$2
@@ -14,7 +14,7 @@ size=${3:-1400x900}
 gtkw=${vcd%.*}.gtkw
 [ -f "$vcd" ] || { echo "gtkwave-shot.sh: $vcd: no such file" >&2; exit 2; }
 [ -f "$gtkw" ] || { echo "gtkwave-shot.sh: $gtkw: no such file (run nisim with --vcd)" >&2; exit 2; }
-for tool in gtkwave Xvfb import convert; do
+for tool in gtkwave Xvfb xwininfo import convert; do
 	command -v $tool >/dev/null || { echo "gtkwave-shot.sh: $tool is not installed" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
@@ -36,8 +36,24 @@ sleep 1
 printf 'splash_disable 1\n' >"$tmp/gtkwaverc"
 DISPLAY=:$d HOME=$tmp gtkwave --rcfile "$tmp/gtkwaverc" "$vcd" "$gtkw" >"$tmp/gtkwave.log" 2>&1 &
 gw=$!
-# Wait for the window to be drawn (GTKWave has no "ready" signal).
-sleep ${GTKWAVE_SHOT_WAIT:-5}
+# GTKWave maps its window only when the dump is loaded (seconds for a large
+# VCD); then give it time to draw (it has no "ready" signal).
+n=0
+until DISPLAY=:$d xwininfo -root -tree 2>/dev/null | grep -q '"GTKWave'; do
+	n=$((n + 1))
+	if [ $n -gt 120 ] || ! kill -0 "$gw" 2>/dev/null; then
+		echo "gtkwave-shot.sh: GTKWave showed no window within 60 s:" >&2
+		cat "$tmp/gtkwave.log" >&2
+		exit 1
+	fi
+	sleep 0.5
+done
+sleep ${GTKWAVE_SHOT_WAIT:-3}
 DISPLAY=:$d import -window root "$tmp/shot.png"
 convert "$tmp/shot.png" -trim +repage -resize '1200x>' -colors 64 -strip "PNG8:$out"
-echo "$out: $(wc -c <"$out") bytes"
+size=$(wc -c <"$out")
+if [ "$size" -lt 10000 ]; then
+	echo "gtkwave-shot.sh: $out is $size bytes: GTKWave had drawn nothing yet (raise GTKWAVE_SHOT_WAIT)" >&2
+	exit 1
+fi
+echo "$out: $size bytes"

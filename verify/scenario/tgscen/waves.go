@@ -7,10 +7,10 @@ import (
 )
 
 // tgSpan is how much a Telegraphos save file shows from the first change:
-// about 25 of telegraphos-calibration's back-to-back remote writes (one
-// every 0.4 us from node 0, the first serviced by node 1 at 3.7 us), and
-// the whole of the shorter scenarios.
-const tgSpan = 10 * clock.Microsecond
+// fifteen of telegraphos-calibration's back-to-back remote writes (one
+// every 0.4 us from node 0) and the first three that node 1 services (from
+// 3.7 us on, one every 0.7 us); 10 us made the bus phases unreadable.
+const tgSpan = 6 * clock.Microsecond
 
 // waveView is every Telegraphos scenario's waveform view: the systems are
 // small (a few workstations on one switch), so everything is dumped; the
@@ -24,7 +24,7 @@ func waveView(scenario.Params) scenario.WaveView {
 				"n0.tc.addr", "n0.hib.ctl.state", "n0.hib.outstanding"),
 			scenario.KeyGroup("links and switch", "n0.link.ab.busy", "n0.link.ba.busy", "switch.flits_out",
 				"n1.link.ab.busy", "n1.link.ba.busy"),
-			scenario.KeyGroup("n1 target", "n1.hib.srv.state", "n1.hib.sink.state", "n1.shared.state", "n1.tc.phase"),
+			scenario.KeyGroup("n1 target", "n1.hib.srv.state", "n1.hib.sink.state", "n1.shared.state"),
 		},
 		Span: tgSpan,
 	}
