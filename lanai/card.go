@@ -158,6 +158,9 @@ func (b Builder) Build(name string) (*Card, error) {
 		c.raise(now, firmware.HWEvent{Kind: firmware.RecvDone, Addr: uint32(d.Addr), Len: d.Len, Bad: d.Bad, Tag: d.Packet, Src: d.Src})
 	})
 	reg := b.env.Waves
+	// cpu.state: BOOT, IDLE, the kind of the event being handled, SRAM or
+	// SPIN; cpu.events: events pending; interrupts: host
+	// interrupts raised so far.
 	c.sigState = reg.String(name+".cpu", "state")
 	c.sigState.SetString(0, "BOOT")
 	c.sigEvents = reg.Integer(name+".cpu", "events", 16)

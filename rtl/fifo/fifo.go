@@ -129,6 +129,8 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 		f.traceClk = b.traceClk
 	}
 	reg := b.env.Waves
+	// occupancy: entries held; full: no room; hwm: occupancy above the
+	// high-water mark; drops: entries dropped so far (Drop overflow).
 	f.sigOcc = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
 	f.sigFull = reg.Wire(name, "full", 1)
 	if b.highWater >= 0 {

@@ -298,6 +298,10 @@ func newDir(l *Link, name string) (*Dir, error) {
 	d.onWire = make([]int, n)
 	d.returning = make([]int, n)
 	d.outstand = make([]int, n)
+	// busy: a flit is being serialised; vc: the number of the virtual
+	// channel whose flit it is (tx<vc>, credits<vc>); stop and slack (STOP/
+	// GO links): the receiver's STOP line and the free bytes of its slack
+	// buffer; credits<vc>: the sender's credits for that VC.
 	d.sigBusy = reg.Wire(name, "busy", 1)
 	d.sigVC = reg.Integer(name, "vc", waves.WidthFor(uint64(cfg.VCs)))
 	if cfg.FlowControl == StopGo {
