@@ -196,3 +196,65 @@ var _ = Describe("waveform views", func() {
 		Expect(out).To(ContainSubstring("also write FILE's GTKWave save file beside it"))
 	})
 })
+
+var _ = Describe("the save file's window", func() {
+	// A dump with one key signal changing at 10, 20 and 90 ns and a
+	// signal that never changes, ending at 100 ns.
+	const dump = `$timescale 1ps $end
+$scope module top $end
+$var string 1 ! s $end
+$var wire 1 " quiet $end
+$upscope $end
+$enddefinitions $end
+#0
+$dumpvars
+sIDLE !
+0"
+$end
+#10000
+sA !
+#20000
+sB !
+#90000
+sIDLE !
+#100000
+`
+	window := func(view scenario.WaveView) (string, string) {
+		dir := GinkgoT().TempDir()
+		vcdPath, save := filepath.Join(dir, "w.vcd"), filepath.Join(dir, "w.gtkw")
+		Expect(os.WriteFile(vcdPath, []byte(dump), 0o644)).To(Succeed())
+		Expect(writeSaveFile(GinkgoWriter, "w", vcdPath, save, view, nil)).To(Succeed())
+		text, err := os.ReadFile(save)
+		Expect(err).NotTo(HaveOccurred())
+		var start, shows string
+		for _, l := range strings.Split(string(text), "\n") {
+			if v, ok := strings.CutPrefix(l, "[timestart] "); ok {
+				start = v
+			}
+			if v, ok := strings.CutPrefix(l, "[*] shows "); ok {
+				shows = v
+			}
+		}
+		return start, shows
+	}
+
+	It("spans the key signals' first to last change, padded by a twentieth", func() {
+		// 10..90 ns: a twentieth of 80 ns is 4 ns on each side.
+		start, shows := window(scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "top.s")}})
+		Expect(start).To(Equal("6000"))
+		Expect(shows).To(Equal("6ns to 94ns"))
+	})
+
+	It("spans the scenario's Span from the first change", func() {
+		// 10 ns + 20 ns = 30 ns; a twentieth of 20 ns is 1 ns (MinPad).
+		start, shows := window(scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "top.s")}, Span: 20000})
+		Expect(start).To(Equal("9000"))
+		Expect(shows).To(Equal("9ns to 31ns"))
+	})
+
+	It("shows the whole dump when no key signal changes", func() {
+		start, shows := window(scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "top.quiet")}})
+		Expect(start).To(Equal("0"))
+		Expect(shows).To(Equal("0ps to 100ns"))
+	})
+})
