@@ -17,6 +17,7 @@ import (
 	"github.com/nisim/nisim/verify/jobs"
 	"github.com/nisim/nisim/verify/regress"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/spf13/cobra"
 )
 
 // faultyParams: a scenario that breaks a checker rule when told to.
@@ -51,12 +52,13 @@ func faultyTier() ([]*regress.System, scenario.Catalog) {
 // status as run would, with its outputs.
 func regressOn(systems []*regress.System, cat scenario.Catalog, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	c := newRegressOn(systems, cat)
-	c.SetArgs(args)
-	c.SetOut(&out)
-	c.SetErr(&errb)
-	c.SilenceUsage, c.SilenceErrors = true, true
-	err := c.Execute()
+	// Under a root named nisim, so that the error line is the real one.
+	root := &cobra.Command{Use: "nisim", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(newRegressOn(systems, cat))
+	root.SetArgs(append([]string{"regress"}, args...))
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	cmd, err := root.ExecuteC()
 	code := 0
 	if err != nil {
 		code = 2
@@ -64,6 +66,7 @@ func regressOn(systems []*regress.System, cat scenario.Catalog, args ...string) 
 		if errors.As(err, &ee) {
 			code = ee.code
 		}
+		fmt.Fprintln(&errb, errorLine(cmd, err))
 	}
 	return code, out.String(), errb.String()
 }
@@ -104,6 +107,8 @@ var _ = Describe("nisim regress", func() {
 		Expect(errOut).To(ContainSubstring("FAIL faulty#"))
 		Expect(out).To(MatchRegexp(`(?m)^faulty#\d+: checkers: .*\[faulty.rule\] fault injected\n  bin/nisim run faulty --seed \d+ --set fail=true$`))
 		Expect(out).NotTo(ContainSubstring("--set fail=false"))
+		// One prefix (it read "nisim: regress: regress: a job failed").
+		Expect(errOut).To(HaveSuffix("\nnisim: regress: a job failed or a system fell short of its volume (see the table)\n"))
 	})
 
 	It("plans the same jobs into a directory, runs them with nisim job and merges them into the local run's table", func() {
@@ -185,8 +190,9 @@ var _ = Describe("nisim regress", func() {
 			_, err := jobs.RunJob(cat, dir, m, i) // nisim job on this catalog
 			Expect(err).NotTo(HaveOccurred())
 		}
-		code, merged, _ := regressOn(systems, cat, "merge", dir)
+		code, merged, errOut := regressOn(systems, cat, "merge", dir)
 		Expect(code).To(Equal(1))
+		Expect(errOut).To(HaveSuffix("\nnisim: regress merge: a job failed or a system fell short of its volume (see the table)\n"))
 		code, local, _ := regressOn(systems, cat, "--scale", "0.005")
 		Expect(code).To(Equal(1))
 		failing := regexp.MustCompile(`(?m)^faulty#\d+: .*\n  bin/nisim run .*$`)
