@@ -23,23 +23,41 @@ import (
 // addGTKWFlag adds --gtkw to run and lists, in its help, the scenarios
 // that dump only part of their signals by default.
 func addGTKWFlag(c *cobra.Command) {
-	c.Flags().Bool("gtkw", true, "with --vcd FILE, also write FILE's GTKWave save file beside it (same name, .gtkw): the scenario's key signals, grouped and zoomed to the action; --gtkw=false: none")
+	c.Flags().Bool("gtkw", true, "with --vcd F.vcd, also write the GTKWave save file F.gtkw beside it: the scenario's key signals, grouped and zoomed to the action; --gtkw=false: none")
 	c.Long += "\n\n" + selectionHelp(catalog())
 }
+
+// helpWidth is the width the selection list of `nisim run --help` fits in
+// (issue 12: a 100-column terminal).
+const helpWidth = 100
 
 // selectionHelp is the paragraph of `nisim run --help` that names each
 // scenario's default waveform selection.
 func selectionHelp(cat scenario.Catalog) string {
 	var b strings.Builder
-	b.WriteString(`Waveforms: --vcd FILE also writes FILE.gtkw (open both with 'gtkwave FILE
-FILE.gtkw'). Scenarios whose fabric is mostly idle dump only their
-interesting scopes unless --select is given (--select '*' dumps everything):`)
+	b.WriteString(`Waveforms: --vcd F.vcd also writes the GTKWave save file F.gtkw (open both
+with 'gtkwave F.vcd F.gtkw'). Scenarios whose fabric is mostly idle dump only
+their interesting scopes unless --select is given (--select '*' dumps
+everything):`)
 	n := 0
 	for _, s := range cat {
-		if sel := s.View(s.Defaults()).Select; len(sel) > 0 {
-			fmt.Fprintf(&b, "\n  %-16s %s", s.Name, strings.Join(sel, " "))
-			n++
+		sel := s.View(s.Defaults()).Select
+		if len(sel) == 0 {
+			continue
 		}
+		n++
+		// One line per scenario, wrapped at helpWidth columns under the
+		// first pattern.
+		line := fmt.Sprintf("  %-16s", s.Name)
+		indent := strings.Repeat(" ", len(line))
+		for i, p := range sel {
+			if i > 0 && len(line)+1+len(p) > helpWidth {
+				b.WriteString("\n" + line)
+				line = indent
+			}
+			line += " " + p
+		}
+		b.WriteString("\n" + line)
 	}
 	if n == 0 {
 		b.WriteString("\n  (none)")
