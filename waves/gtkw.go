@@ -2,6 +2,7 @@ package waves
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -390,43 +391,54 @@ header:
 			inSection = ""
 		}
 	}
-	// Body: #time lines, $dumpvars ... $end, one value change per line.
+	// Body: #time lines, $dumpvars ... $end, one value change per line,
+	// read in place (ReadSlice) so that a change costs no allocation.
 	t := clock.Time(-1)
 	initial := false
+	var long []byte // a line longer than the reader's buffer
 	for {
-		s, err := next()
-		if err == io.EOF {
+		raw, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], raw...)
+			for err == bufio.ErrBufferFull {
+				raw, err = br.ReadSlice('\n')
+				long = append(long, raw...)
+			}
+			raw = long
+		}
+		if err == io.EOF && len(raw) == 0 {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("vcd line %d: %w", line, err)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("vcd line %d: %w", line+1, err)
 		}
-		s = strings.TrimSpace(s)
+		line++
+		s := bytes.TrimSpace(raw)
 		switch {
-		case s == "":
+		case len(s) == 0:
 			continue
 		case s[0] == '#':
-			n, err := strconv.ParseInt(s[1:], 10, 64)
+			n, err := strconv.ParseInt(string(s[1:]), 10, 64)
 			if err != nil || n < int64(t) {
 				return nil, bad("bad or decreasing time %q", s)
 			}
 			t = clock.Time(n)
 			d.End = t
 			continue
-		case s == "$dumpvars":
+		case string(s) == "$dumpvars":
 			initial = true
 			d.Start = max(t, 0)
 			continue
-		case s == "$end":
+		case string(s) == "$end":
 			initial = false
 			continue
-		case strings.HasPrefix(s, "$"):
+		case s[0] == '$':
 			return nil, bad("unexpected %q", s)
 		}
-		var id string
+		var id []byte
 		switch s[0] {
 		case 'b', 'B', 'r', 'R', 's', 'S':
-			i := strings.LastIndexByte(s, ' ')
+			i := bytes.LastIndexByte(s, ' ')
 			if i < 0 {
 				return nil, bad("value %q without an identifier", s)
 			}
@@ -434,7 +446,7 @@ header:
 		default:
 			id = s[1:]
 		}
-		v := byID[id]
+		v := byID[string(id)]
 		if v == nil {
 			return nil, bad("unknown identifier %q", id)
 		}

@@ -2,7 +2,9 @@ package waves_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
@@ -229,6 +231,15 @@ var _ = Describe("ScanVCD", func() {
 		Expect(d.End).To(Equal(clock.Time(8000)))
 	})
 
+	It("reads a value longer than its 64 KiB buffer", func() {
+		long := strings.Repeat("x", 100000)
+		text := "$timescale 1ps $end\n$scope module a $end\n$var string 1 ! s $end\n$upscope $end\n" +
+			"$enddefinitions $end\n#0\n$dumpvars\nsIDLE !\n$end\n#7\ns" + long + " !\n#9\n"
+		d, err := waves.ScanVCD(strings.NewReader(text))
+		Expect(err).NotTo(HaveOccurred())
+		Expect([]clock.Time{d.Vars[0].First, d.Vars[0].Last, d.End}).To(Equal([]clock.Time{7, 7, 9}))
+	})
+
 	It("names the line of what it does not expect", func() {
 		for _, c := range []struct{ text, msg string }{
 			{"$timescale 1ns $end\n$enddefinitions $end\n", "line 1: timescale"},
@@ -324,3 +335,34 @@ var _ = Describe("key signal groups", func() {
 		Expect(cmp.Diff(want, string(text))).To(BeEmpty())
 	})
 })
+
+// BenchmarkScanVCD reads back a dump of 64 counters and 200,000 value
+// changes (one a nanosecond), as writeSaveFile does after a run: the
+// bytes per second and allocations of the scan.
+func BenchmarkScanVCD(b *testing.B) {
+	r := waves.NewRegistry(waves.Options{})
+	var buf bytes.Buffer
+	if err := r.DumpVCD(&buf, waves.VCDOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var sigs []*waves.Signal
+	for i := range 64 {
+		sigs = append(sigs, r.Integer("bench.blk", fmt.Sprintf("level%d", i), 16))
+	}
+	const n = 200000
+	for t := 1; t <= n; t++ {
+		sigs[t%64].Set(clock.Time(t)*clock.Nanosecond, uint64(t))
+	}
+	if err := r.Close(clock.Time(n+1) * clock.Nanosecond); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := waves.ScanVCD(bytes.NewReader(data))
+		if err != nil || len(d.Vars) != 64 {
+			b.Fatal(err)
+		}
+	}
+}
