@@ -165,6 +165,15 @@ const gtkwPixelsPerFrame = 200
 // pane drew an 851-pixel wave pane (1400 - 320 - 200 - 851 = 29).
 const wavePaneMargin = 29
 
+// zoomSlack makes the zoom assume a wave pane wider by 1/zoomSlack than
+// WavePixels, so that the window shown is never longer than End-Start.
+// GTKWave moves a window that would end past the dump's end back to time
+// 0; the pane it drew was up to 5 pixels wider than estimated (936 for
+// 931: remotewrite's save file, whose window ends at the dump's end,
+// opened at 0 instead of 2.36 us). calibrated: 1/32 (3%) is six times that
+// error and cuts less than the 5% padding (Window) off the far end.
+const zoomSlack = 32
+
 // Zoom returns the zoom GTKWave needs to show span time units across a wave
 // pane of pixels pixels: span/pixels units per pixel is 2^-z/200 (calczoom).
 func Zoom(span clock.Time, pixels int) float64 {
@@ -225,7 +234,8 @@ func (s *SaveFile) Validate() error {
 
 // Encode returns the save file's text: the header comment, the dump and
 // save-file paths, [timestart], [size], [pos] (-1 -1: where the window
-// manager puts it), the zoom line (zoom, no primary marker, the 26 named
+// manager puts it), the zoom line (the zoom that fits End-Start into a
+// pane 1/zoomSlack wider than WavePixels, no primary marker, the 26 named
 // markers unset), the open tree scopes, the pane widths, and the traces
 // with their flags and group markers.
 func (s *SaveFile) Encode() ([]byte, error) {
@@ -245,7 +255,8 @@ func (s *SaveFile) Encode() ([]byte, error) {
 	fmt.Fprintf(&b, "[timestart] %d\n", s.Start)
 	fmt.Fprintf(&b, "[size] %d %d\n", s.Width, s.Height)
 	b.WriteString("[pos] -1 -1\n")
-	fmt.Fprintf(&b, "*%s -1%s\n", strconv.FormatFloat(Zoom(s.End-s.Start, s.WavePixels()), 'f', 6, 64),
+	px := s.WavePixels()
+	fmt.Fprintf(&b, "*%s -1%s\n", strconv.FormatFloat(Zoom(s.End-s.Start, px+px/zoomSlack), 'f', 6, 64),
 		strings.Repeat(" -1", 26))
 	for _, t := range s.TreeOpen {
 		fmt.Fprintf(&b, "[treeopen] %s.\n", t)

@@ -79,9 +79,10 @@ var _ = Describe("GTKWave save files", func() {
 		text, err := s.Encode()
 		Expect(err).NotTo(HaveOccurred())
 		// The wave pane is 1400 - 200 - 150 - 29 (borders, scroll bar) =
-		// 1021 pixels; 10000 ps across it is 9.794 ps per pixel, and
-		// GTKWave shows 2^-z/200 ps per pixel: z = -log2(9.794*200) =
-		// -log2(1958.86) = -10.935801; no primary marker, the 26 named markers unset (-1
+		// 1021 pixels, taken 1/32 wider for the zoom: 1021 + 31 = 1052;
+		// 10000 ps across it is 9.5057 ps per pixel, and GTKWave shows
+		// 2^-z/200 ps per pixel: z = -log2(9.5057*200) =
+		// -log2(1901.14) = -10.892650; no primary marker, the 26 named markers unset (-1
 		// each). [sst_vpaned_height] is 900*2/5 = 360. Flags (hex
 		// TR_* bits): ascii 0x800|rjustify 0x20 = 820, binary 0x8|0x20 =
 		// 28, hex 0x2|0x20 = 22, decimal 0x4|0x20 = 24, signed
@@ -96,7 +97,7 @@ var _ = Describe("GTKWave save files", func() {
 [timestart] 1000
 [size] 1400 900
 [pos] -1 -1
-*-10.935801 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1
+*-10.892650 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1
 [treeopen] host.
 [treeopen] host.cpu.
 [sst_width] 200
@@ -299,8 +300,9 @@ var _ = Describe("key signal groups", func() {
 		// host's signals share "host.": aliases cpu/state, bus/wait,
 		// bus/addr; ni.occupancy alone keeps its scope. Longest alias
 		// ni/occupancy, 12 characters: 12*8+40 = 136 pixels. Wave pane
-		// 1400-280-136-29 = 955 pixels for 9000 ps:
-		// z = -log2(9000*200/955) = -log2(1884.82) = -10.880209.
+		// 1400-280-136-29 = 955 pixels, 955 + 955/32 = 984 for the zoom,
+		// for 9000 ps: z = -log2(9000*200/984) = -log2(1829.27) =
+		// -10.837051.
 		want := `[*]
 [*]
 [dumpfile] "/o/d.vcd"
@@ -308,7 +310,7 @@ var _ = Describe("key signal groups", func() {
 [timestart] 1000
 [size] 1400 900
 [pos] -1 -1
-*-10.880209 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1
+*-10.837051 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1
 [treeopen] host.
 [treeopen] ni.
 [sst_width] 280
