@@ -70,8 +70,10 @@ func (b Builder) WithConfig(c Config) Builder { b.cfg = c; return b }
 func (b Builder) WithMasterChannelDepth(n int) Builder { b.chanDepth = n; return b }
 
 // WithAddrBits sets the width of the bus's address, the width of its addr
-// signal (1..64; default 32, the I/O buses' width). A memory bus with a
-// wider physical address sets it from its platform.
+// signal (1..64; default 32, the I/O buses' width). AddTarget refuses a
+// window that needs more bits, so a bus whose address map is wider (the
+// DEC 3000's TURBOchannel with the Telegraphos HIB at 0x2_0000_0000) must
+// say so.
 func (b Builder) WithAddrBits(n int) Builder { b.addrBits = n; return b }
 
 // Build creates the bus.
@@ -305,6 +307,10 @@ func (b *Bus) AddTarget(name string, base, size uint64, ch *mem.Channel) error {
 	}
 	if size == 0 || base+size < base {
 		return fmt.Errorf("%s: target %s has an empty or wrapping window", b.Name(), name)
+	}
+	if need := waves.WidthFor(base + size - 1); need > b.addrBits {
+		return fmt.Errorf("%s: window of %s [%#x,%#x) needs %d address bits, the bus has %d (WithAddrBits)",
+			b.Name(), name, base, base+size, need, b.addrBits)
 	}
 	for _, t := range b.targets {
 		if base < t.base+t.size && t.base < base+size {

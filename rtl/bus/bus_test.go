@@ -242,6 +242,18 @@ var _ = Describe("Bus", func() {
 		Expect(addr).To(Equal(uint64(0x10000)))
 	})
 
+	It("refuses a target window beyond its address width, naming both", func() {
+		setup(bus.PCI32(), 1)
+		ch, err := mem.NewChannel(e, "Far", 4, 2)
+		Expect(err).NotTo(HaveOccurred())
+		// 0x1_0000_0000 + 16 - 1 needs 33 bits; the PCI preset has 32.
+		Expect(b.AddTarget("Far", 1<<32, 16, ch)).To(MatchError(
+			"Bus: window of Far [0x100000000,0x100000010) needs 33 address bits, the bus has 32 (WithAddrBits)"))
+		wide, err := bus.MakeBuilder().WithEnv(e).WithAddrBits(33).Build("Wide")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(wide.AddTarget("Far", 1<<32, 16, ch)).To(Succeed())
+	})
+
 	It("refuses an address width outside 1..64, naming it", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: bus.PCI32().Clock})
 		_, err := bus.MakeBuilder().WithEnv(e).WithAddrBits(65).Build("Bus")

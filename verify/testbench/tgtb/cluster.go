@@ -14,6 +14,7 @@ import (
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/wormhole"
 	"github.com/nisim/nisim/verify/check"
+	"github.com/nisim/nisim/waves"
 )
 
 // ClusterConfig describes a Telegraphos cluster: workstations with a HIB
@@ -174,7 +175,12 @@ func buildNode(e *env.Env, c ClusterConfig, i int, cl *Cluster) (*Node, error) {
 		Build(name + ".Cpu"); err != nil {
 		return nil, err
 	}
-	if n.Bus, err = bus.MakeBuilder().WithEnv(e).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).Build(name + ".TC"); err != nil {
+	// derived: the HIB's window ends at WindowBase+WindowBytes-1 =
+	// 0x2_FFFF_FFFF (hib/telegraphos/addr.go), so the TURBOchannel's
+	// physical addresses need 34 bits.
+	tcAddrBits := waves.WidthFor(telegraphos.WindowBase + telegraphos.WindowBytes - 1)
+	if n.Bus, err = bus.MakeBuilder().WithEnv(e).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).
+		WithAddrBits(tcAddrBits).Build(name + ".TC"); err != nil {
 		return nil, err
 	}
 	ch, err := n.Bus.AddMaster(name + ".Cpu")
