@@ -159,11 +159,11 @@ func (b Builder) Build(name string) (*Card, error) {
 	})
 	reg := b.env.Waves
 	// cpu.state: BOOT, IDLE, the kind of the event being handled, SRAM or
-	// SPIN; cpu.events: events pending; interrupts: host
-	// interrupts raised so far.
+	// SPIN; cpu.events_pending: events raised and not yet handled;
+	// interrupts: host interrupts raised so far.
 	c.sigState = reg.String(name+".cpu", "state")
 	c.sigState.SetString(0, "BOOT")
-	c.sigEvents = reg.Integer(name+".cpu", "events", 16)
+	c.sigEvents = reg.Integer(name+".cpu", "events_pending", 16)
 	c.sigIRQ = reg.Integer(name, "interrupts", 32)
 	b.env.Register(c)
 	return c, nil

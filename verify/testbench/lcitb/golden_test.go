@@ -188,6 +188,6 @@ var _ = Describe("LCI waveforms", func() {
 		Expect(values("n0.ni.hdma.state")).NotTo(BeEmpty())
 		// A credit spent and returned (piggybacked on the reply).
 		Expect(values("n0.ni.fw.fc.credits1")).To(ContainElements("4", "3"))
-		Expect(values("n0.ni.cpu.events")).NotTo(BeEmpty())
+		Expect(values("n0.ni.cpu.events_pending")).NotTo(BeEmpty())
 	})
 })
