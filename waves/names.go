@@ -8,7 +8,8 @@ import (
 // Abbreviations maps each long form a signal or scope name may not use to
 // the fixed abbreviation that replaces it (package doc, "Signal names").
 // CheckName looks each snake_case word of a name up here, with a trailing
-// instance index removed.
+// instance index removed; multiword long forms (host_dma, the conversion of
+// NI.HostDma) are in MultiwordAbbreviations.
 var Abbreviations = map[string]string{
 	"address":      "addr",
 	"processor":    "cpu",
@@ -35,6 +36,18 @@ var Abbreviations = map[string]string{
 	"sw":           "switch",
 	"cnt":          "a plural noun (hits, drops)",
 	"count":        "a plural noun (hits, drops)",
+}
+
+// MultiwordAbbreviations are the long forms of several snake_case words
+// that CheckName refuses as a run of whole words in a part, with the
+// abbreviation to use, in the order they are checked.
+var MultiwordAbbreviations = [][2]string{
+	{"host_dma", "hdma"},
+	{"send_dma", "sdma"},
+	{"recv_dma", "rdma"},
+	{"receive_dma", "rdma"},
+	{"flow_control", "fc"},
+	{"network_interface", "ni"},
 }
 
 // ScopeName converts a component's name, which Akita requires in
@@ -116,6 +129,11 @@ func checkPart(p string) error {
 	}
 	if c := p[0]; c < 'a' || c > 'z' {
 		return fmt.Errorf("must start with a lower-case letter")
+	}
+	for _, a := range MultiwordAbbreviations {
+		if strings.Contains("_"+p+"_", "_"+a[0]+"_") {
+			return fmt.Errorf("spells %q: use %s", a[0], a[1])
+		}
 	}
 	for _, w := range strings.Split(p, "_") {
 		if w == "" {

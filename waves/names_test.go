@@ -35,6 +35,8 @@ var _ = Describe("Signal names", func() {
 		Entry("a long form inside snake_case", "n0.ni.host_memory", `spells "memory": use mem`),
 		Entry("a long form with an index", "node3.cpu.state", `spells "node": use n`),
 		Entry("the demo's old DMA name", "ni.hostdma.state", `spells "hostdma": use hdma`),
+		Entry("the demo's old DMA name converted", "ni.host_dma.state", `spells "host_dma": use hdma`),
+		Entry("a multiword long form inside a longer part", "remote.recv_dma_queue", `spells "recv_dma": use rdma`),
 		Entry("firmware beside its NI", "n0.fw.tx.state", "fw must sit directly under its ni"),
 		Entry("firmware at the top", "fw.tx.state", "fw must sit directly under its ni"),
 		Entry("an empty name", "", "empty signal name"),
