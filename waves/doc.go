@@ -69,20 +69,21 @@
 //     Akita names because a component's name seeds its random stream
 //     (env.Rand), and renaming one would change the traffic.
 //   - Abbreviations come from one fixed list and are always used in place
-//     of their long form ([Abbreviations]): addr (address), cpu
-//     (processor), ctl (control), dma, fc (flow control), fifo, fw
-//     (firmware), hdma, sdma, rdma (the host, send and receive DMA engines
-//     of an NI), hib (Telegraphos host interface board), irq (interrupt
-//     line), mc (Memory Channel; as an LCI firmware module, the paper's
-//     multicast module), mem (memory), myri (Myrinet), ni (network
+//     of their long form ([Abbreviations], [MultiwordAbbreviations]): addr
+//     (address), cpu (processor), ctl (control), dma, fc (flow control),
+//     fifo, fw (firmware), hdma, sdma, rdma (the host, send and receive DMA
+//     engines of an NI), hib (Telegraphos host interface board), irq
+//     (interrupt line), mc (Memory Channel; as an LCI firmware module, the
+//     paper's multicast module), mem (memory), myri (Myrinet), ni (network
 //     interface), pci, rx, tx (receive, transmit), sram, srv (server), tc
 //     (TURBOchannel), vc (virtual channel), wdata, rdata (write and read
 //     data), cpl (completion), hwm (high-water mark). Other words are
 //     spelled out (switch, router, bridge, cache, queue, doorbell).
 //   - Counters are plural nouns saying what they count (hits, misses,
-//     drops, events, interrupts, bad_headers, cells_sent); levels name
-//     the quantity (occupancy, staged, queued, in_flight, outstanding);
-//     flags are adjectives or states (full, busy, stop, irq).
+//     drops, interrupts, bad_headers, cells_sent); levels name the
+//     quantity (occupancy, staged, queued, in_flight, outstanding,
+//     events_pending); flags are adjectives or states (full, busy, stop,
+//     irq).
 //   - A value that encodes something other than a number is either a
 //     string signal carrying the name itself (bus master and target: the
 //     port's name, "-" when idle; a switch output's owner: the input's
