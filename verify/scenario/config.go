@@ -34,8 +34,8 @@ func Configure(p Params, file string, sets []string) error {
 	var data []byte
 	if file != "" {
 		var err error
-		if data, err = os.ReadFile(file); err != nil {
-			return fmt.Errorf("config %s: %w", file, unwrapPath(err))
+		if data, err = ReadConfig(file); err != nil {
+			return err
 		}
 	}
 	return ConfigureData(p, file, data, sets)
