@@ -165,13 +165,17 @@ const gtkwPixelsPerFrame = 200
 // pane drew an 851-pixel wave pane (1400 - 320 - 200 - 851 = 29).
 const wavePaneMargin = 29
 
-// zoomSlack makes the zoom assume a wave pane wider by 1/zoomSlack than
-// WavePixels, so that the window shown is never longer than End-Start.
-// GTKWave moves a window that would end past the dump's end back to time
-// 0; the pane it drew was up to 5 pixels wider than estimated (936 for
-// 931: remotewrite's save file, whose window ends at the dump's end,
-// opened at 0 instead of 2.36 us). calibrated: 1/32 (3%) is six times that
-// error and cuts less than the 5% padding (Window) off the far end.
+// zoomSlack: a window that starts after time 0 is zoomed for a wave pane
+// wider by 1/zoomSlack than WavePixels and moved right by half of what no
+// longer fits, so that it cannot end past End even in a pane that is
+// 1/(2*zoomSlack) wider than estimated. GTKWave moves a window that would
+// end past the dump's end back to time 0, and the pane it drew was up to 5
+// pixels wider than estimated (936 for 931: remotewrite's save file, whose
+// window ends at the dump's end, opened at 0 instead of 2.36 us; moved by
+// all of the slack instead of half, it did again). calibrated: 1/32 gives
+// 931 pixels 14 of room, three times that error; the start moves by 1.5%
+// of the window, less than the 5% padding before the first change
+// (Window). A window from 0 cannot be moved back and is zoomed as it is.
 const zoomSlack = 32
 
 // Zoom returns the zoom GTKWave needs to show span time units across a wave
@@ -234,9 +238,9 @@ func (s *SaveFile) Validate() error {
 
 // Encode returns the save file's text: the header comment, the dump and
 // save-file paths, [timestart], [size], [pos] (-1 -1: where the window
-// manager puts it), the zoom line (the zoom that fits End-Start into a
-// pane 1/zoomSlack wider than WavePixels, no primary marker, the 26 named
-// markers unset), the open tree scopes, the pane widths, and the traces
+// manager puts it), the zoom line (the zoom that fits End-Start into the
+// wave pane, narrowed by zoomSlack when the window starts after 0, no
+// primary marker, the 26 named markers unset), the open tree scopes, the pane widths, and the traces
 // with their flags and group markers.
 func (s *SaveFile) Encode() ([]byte, error) {
 	if err := s.Validate(); err != nil {
@@ -252,12 +256,17 @@ func (s *SaveFile) Encode() ([]byte, error) {
 	if s.SaveFile != "" {
 		fmt.Fprintf(&b, "[savefile] \"%s\"\n", s.SaveFile)
 	}
-	fmt.Fprintf(&b, "[timestart] %d\n", s.Start)
+	px := s.WavePixels()
+	start, zoom := s.Start, Zoom(s.End-s.Start, px)
+	if s.Start > 0 {
+		wide := px + px/zoomSlack
+		zoom = Zoom(s.End-s.Start, wide)
+		start = s.Start + clock.Time(float64(s.End-s.Start)*(1-float64(px)/float64(wide))/2)
+	}
+	fmt.Fprintf(&b, "[timestart] %d\n", start)
 	fmt.Fprintf(&b, "[size] %d %d\n", s.Width, s.Height)
 	b.WriteString("[pos] -1 -1\n")
-	px := s.WavePixels()
-	fmt.Fprintf(&b, "*%s -1%s\n", strconv.FormatFloat(Zoom(s.End-s.Start, px+px/zoomSlack), 'f', 6, 64),
-		strings.Repeat(" -1", 26))
+	fmt.Fprintf(&b, "*%s -1%s\n", strconv.FormatFloat(zoom, 'f', 6, 64), strings.Repeat(" -1", 26))
 	for _, t := range s.TreeOpen {
 		fmt.Fprintf(&b, "[treeopen] %s.\n", t)
 	}

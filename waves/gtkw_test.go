@@ -79,10 +79,13 @@ var _ = Describe("GTKWave save files", func() {
 		text, err := s.Encode()
 		Expect(err).NotTo(HaveOccurred())
 		// The wave pane is 1400 - 200 - 150 - 29 (borders, scroll bar) =
-		// 1021 pixels, taken 1/32 wider for the zoom: 1021 + 31 = 1052;
-		// 10000 ps across it is 9.5057 ps per pixel, and GTKWave shows
-		// 2^-z/200 ps per pixel: z = -log2(9.5057*200) =
-		// -log2(1901.14) = -10.892650; no primary marker, the 26 named markers unset (-1
+		// 1021 pixels; the window starts after 0, so the zoom takes the
+		// pane 1/32 wider, 1021 + 31 = 1052: 10000 ps across it is 9.5057
+		// ps per pixel, and GTKWave shows 2^-z/200 ps per pixel:
+		// z = -log2(9.5057*200) = -log2(1901.14) = -10.892650; the 1021
+		// pixels show 10000*1021/1052 = 9705 ps, and the start moves by
+		// half the 295 ps that no longer fit: [timestart] 1000 + 147 =
+		// 1147; no primary marker, the 26 named markers unset (-1
 		// each). [sst_vpaned_height] is 900*2/5 = 360. Flags (hex
 		// TR_* bits): ascii 0x800|rjustify 0x20 = 820, binary 0x8|0x20 =
 		// 28, hex 0x2|0x20 = 22, decimal 0x4|0x20 = 24, signed
@@ -94,7 +97,7 @@ var _ = Describe("GTKWave save files", func() {
 [*]
 [dumpfile] "/out/demo.vcd"
 [savefile] "/out/demo.gtkw"
-[timestart] 1000
+[timestart] 1147
 [size] 1400 900
 [pos] -1 -1
 *-10.892650 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1
@@ -151,6 +154,17 @@ ni.signed
 			_, err := s.Encode()
 			Expect(err).To(MatchError(ContainSubstring(c.msg)))
 		}
+	})
+
+	It("zooms a window from time 0 to the pane as it is (GTKWave cannot move it back)", func() {
+		s := &waves.SaveFile{DumpFile: "/d.vcd", Start: 0, End: 10000, Width: 1400, Height: 900,
+			SSTWidth: 200, SignalsWidth: 150}
+		text, err := s.Encode()
+		Expect(err).NotTo(HaveOccurred())
+		// 1021 pixels for 10000 ps: z = -log2(10000*200/1021) =
+		// -log2(1958.86) = -10.935801.
+		Expect(string(text)).To(ContainSubstring("[timestart] 0\n"))
+		Expect(string(text)).To(ContainSubstring("\n*-10.935801 -1 "))
 	})
 
 	It("computes the zoom that fits a span into the wave pane", func() {
@@ -302,12 +316,13 @@ var _ = Describe("key signal groups", func() {
 		// ni/occupancy, 12 characters: 12*8+40 = 136 pixels. Wave pane
 		// 1400-280-136-29 = 955 pixels, 955 + 955/32 = 984 for the zoom,
 		// for 9000 ps: z = -log2(9000*200/984) = -log2(1829.27) =
-		// -10.837051.
+		// -10.837051; the 955 pixels show 9000*955/984 = 8734.8 ps: the
+		// start moves by half of 265.2, [timestart] 1000 + 132 = 1132.
 		want := `[*]
 [*]
 [dumpfile] "/o/d.vcd"
 [savefile] "/o/d.gtkw"
-[timestart] 1000
+[timestart] 1132
 [size] 1400 900
 [pos] -1 -1
 *-10.837051 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1

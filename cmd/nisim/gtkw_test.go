@@ -257,17 +257,26 @@ sIDLE !
 		return start, shows
 	}
 
+	// The wave pane: one trace aliased top/s (5 characters: the signal
+	// pane's 120-pixel minimum), 1400 - 280 - 120 - 29 = 971 pixels; a
+	// window after 0 is zoomed for 971 + 971/32 = 1001 and its start
+	// moved by half of what the 971 pixels leave out
+	// (waves.SaveFile.Encode).
 	It("spans the key signals' first to last change, padded by a twentieth", func() {
-		// 10..90 ns: a twentieth of 80 ns is 4 ns on each side.
+		// 10..90 ns: a twentieth of 80 ns is 4 ns on each side, 6..94 ns;
+		// 88000*971/1001 = 85362.6 ps shown, half of 2637.4 left out:
+		// 6000 + 1318 = 7318.
 		start, shows := window(scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "top.s")}})
-		Expect(start).To(Equal("6000"))
+		Expect(start).To(Equal("7318"))
 		Expect(shows).To(Equal("6ns to 94ns"))
 	})
 
 	It("spans the scenario's Span from the first change", func() {
-		// 10 ns + 20 ns = 30 ns; a twentieth of 20 ns is 1 ns (MinPad).
+		// 10 ns + 20 ns = 30 ns; a twentieth of 20 ns is 1 ns (MinPad),
+		// 9..31 ns; 22000*971/1001 = 21340.7 ps shown, half of 659.3 left
+		// out: 9000 + 329 = 9329.
 		start, shows := window(scenario.WaveView{Groups: []waves.ViewGroup{scenario.KeyGroup("g", "top.s")}, Span: 20000})
-		Expect(start).To(Equal("9000"))
+		Expect(start).To(Equal("9329"))
 		Expect(shows).To(Equal("9ns to 31ns"))
 	})
 
