@@ -48,7 +48,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetHelpCommand(newHelp())
-	root.AddCommand(newList(), newRun(), newSweep(), newConfig(), newVCD(), newTrace(), newRegress())
+	root.AddCommand(newList(), newRun(), newSweep(), newJob(), newConfig(), newVCD(), newTrace(), newRegress())
 	return root
 }
 

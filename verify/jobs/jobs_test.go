@@ -142,7 +142,7 @@ var _ = Describe("PlanSweep", func() {
 			Expect(err).To(MatchError(ContainSubstring(want)))
 			Expect(err.Error()).NotTo(ContainSubstring("\n"))
 		},
-		Entry("unknown grid key", func(s *jobs.SweepSpec) { s.Grid[1].Key = "nosuch" }, "--grid nosuch=1: "),
+		Entry("unknown grid key", func(s *jobs.SweepSpec) { s.Grid[1].Key = "nosuch" }, "--grid nosuch=1: unknown key nosuch"),
 		Entry("a value the scenario refuses", func(s *jobs.SweepSpec) { s.Grid[1].Values = []float64{1, 0} }, "--grid width=0: invalid parameter width: must be at least 1"),
 		Entry("empty value list", func(s *jobs.SweepSpec) { s.Grid[0].Values = nil }, "--grid rate: no value to sweep"),
 		Entry("a key twice", func(s *jobs.SweepSpec) { s.Grid[1].Key = "rate" }, "--grid rate: the key is given twice"),

@@ -113,7 +113,12 @@ func PlanSweep(s *scenario.Scenario, spec SweepSpec) (*Manifest, error) {
 		for _, v := range a.Values {
 			set := a.Key + "=" + strconv.FormatFloat(v, 'g', -1, 64)
 			if err := scenario.ConfigureData(s.Defaults(), spec.File, data, append(slices.Clone(spec.Sets), set)); err != nil {
-				return nil, usage("--grid %s: %v", set, err)
+				// Configure names the value as a --set: name the grid.
+				msg, ok := strings.CutPrefix(err.Error(), "--set "+set)
+				if !ok {
+					msg = ": " + msg
+				}
+				return nil, usage("--grid %s%s", set, msg)
 			}
 		}
 	}

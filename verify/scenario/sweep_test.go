@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/jobs"
 	"github.com/nisim/nisim/verify/scenario"
@@ -351,5 +352,87 @@ var _ = Describe("WriteSVG", func() {
 		// Values 20..~320 cycles: decades 10 to 1000 with 2 and 5 between.
 		_, ys := ticks(ts)
 		Expect(texts(ys)).To(ConsistOf("10", "20", "50", "100", "200", "500", "1000"))
+	})
+})
+
+var _ = Describe("seed statistics", func() {
+	It("gives Student's t quantile for a two-sided 95% interval as printed tables do", func() {
+		// Two-sided 95% critical values of t, to the 3 decimals tables
+		// print (any statistics textbook's t table).
+		for dof, want := range map[int]float64{1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262, 15: 2.131, 31: 2.040} {
+			Expect(scenario.TQuantile975(dof)).To(BeNumerically("~", want, 5e-4), "dof %d", dof)
+		}
+		Expect(math.IsNaN(scenario.TQuantile975(0))).To(BeTrue())
+	})
+
+	It("gives the mean and the interval's half-width, none for one value", func() {
+		// 1, 2, 3: mean 2, s = 1, standard error 1/sqrt(3) = 0.57735,
+		// times t(0.975, 2) = 4.3027: 2.4841.
+		mean, hw := scenario.MeanCI95([]float64{1, 2, 3})
+		Expect(mean).To(Equal(2.0))
+		Expect(hw).To(BeNumerically("~", 2.4841, 1e-4))
+		mean, hw = scenario.MeanCI95([]float64{7})
+		Expect(mean).To(Equal(7.0))
+		Expect(hw).To(BeZero())
+	})
+})
+
+var _ = Describe("a grid of several keys", func() {
+	grid := []scenario.Axis{{Key: "rate", Values: []float64{0.1, 0.3, 0.9}}, {Key: "net.delay", Values: []float64{1, 2}}}
+
+	It("writes one CSV column per key with its unit, the last key fastest", func() {
+		res, err := runSweep(loadScenario(true), jobs.SweepSpec{Grid: grid, Y: []string{"latency"}})
+		Expect(err).NotTo(HaveOccurred())
+		var b bytes.Buffer
+		Expect(scenario.WriteCSV(&b, res)).To(Succeed())
+		rows := readCSV(b.Bytes())
+		Expect(rows[0][:3]).To(Equal([]string{"rate (packets/cycle)", "net.delay (ns)", "seed"}))
+		var keys [][]string
+		for _, r := range rows[1:] {
+			keys = append(keys, r[:2])
+		}
+		Expect(keys).To(Equal([][]string{{"0.1", "1"}, {"0.1", "2"}, {"0.3", "1"}, {"0.3", "2"}, {"0.9", "1"}, {"0.9", "2"}}))
+	})
+
+	It("plots the first key on x and a series per value of the others, per metric when there are several", func() {
+		res, err := runSweep(loadScenario(true), jobs.SweepSpec{Grid: grid, Seeds: 2, Y: []string{"latency", "latency_p99"}})
+		Expect(err).NotTo(HaveOccurred())
+		var b bytes.Buffer
+		Expect(scenario.WriteSVG(&b, res, scenario.PlotOptions{Y: []string{"latency", "latency_p99"}})).To(Succeed())
+		var all []string
+		for _, t := range parseSVG(b.Bytes()) {
+			all = append(all, t.s)
+		}
+		Expect(all).To(ContainElements("latency, net.delay=1", "latency, net.delay=2", "latency_p99, net.delay=1", "latency_p99, net.delay=2",
+			"rate (packets/cycle)", "saturated (did not drain)"))
+	})
+
+	It("clips a confidence interval that reaches below zero at a log axis' bottom instead of failing", func() {
+		// Latencies 1 and 60: mean 30.5, s = 41.7, standard error 29.5,
+		// half-width 12.706 * 29.5 = 375, so the bar reaches -344 (this
+		// panicked in the plotting library's log scale).
+		res := &scenario.SweepResult{Scenario: "x", Seeds: 2, Grid: []scenario.Axis{{Key: "rate", Values: []float64{0.1}}},
+			Defs: []scenario.MetricDef{{Name: "latency", Unit: "cycles"}},
+			Points: []scenario.Point{
+				{Grid: []float64{0.1}, Seed: 1, Metrics: []scenario.Metric{{Name: "latency", Value: 1, Unit: "cycles"}}},
+				{Grid: []float64{0.1}, Seed: 2, Metrics: []scenario.Metric{{Name: "latency", Value: 60, Unit: "cycles"}}},
+			}}
+		var b bytes.Buffer
+		Expect(scenario.WriteSVG(&b, res, scenario.PlotOptions{Y: []string{"latency"}, LogY: true})).To(Succeed())
+		parseSVG(b.Bytes())
+	})
+
+	It("tabulates one row per point with the mean ± the interval's half-width and the statuses counted", func() {
+		res, err := runSweep(loadScenario(true), jobs.SweepSpec{Grid: rate(0.1, 0.5), Seed: 1, Seeds: 3, Y: []string{"latency"}, Sets: []string{"fail=0.5"}})
+		Expect(err).NotTo(HaveOccurred())
+		var b bytes.Buffer
+		Expect(scenario.WriteTable(&b, res, []string{"latency"})).To(Succeed())
+		// Seeds 1, 2, 3 add 1, 2, 3 to 20+200*0.1 = 40: 41, 42, 43, mean
+		// 42, s = 1, half-width 4.3027/sqrt(3) = 2.48.
+		want := "# mean ± half-width of the 95% confidence interval (Student t) over 3 seeds\n" +
+			"rate  latency       accepted         status    \n" +
+			"0.1   42.00 ± 2.48  0.1000 ± 0.0000  ok        \n" +
+			"0.5   -             -                3 failed  \n"
+		Expect(cmp.Diff(want, b.String())).To(BeEmpty())
 	})
 })
