@@ -97,3 +97,32 @@ func BenchmarkSetUnchanged(b *testing.B) {
 		b.Fatalf("%d changes, want 1", r.Changes())
 	}
 }
+
+// BenchmarkDeclare measures declaring the 8x8 mesh's 14912 signals (the
+// largest default dump) from Akita-style component names: each declaration
+// converts its name (ScopeName), checks it (CheckName) and records its
+// scopes. One iteration is one registry.
+func BenchmarkDeclare(b *testing.B) {
+	var scopes []string
+	for i := range 64 * 11 {
+		scopes = append(scopes, fmt.Sprintf("Mesh.LinkX[%d].AB.Tx[%d]", i/2, i%2))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := waves.NewRegistry(waves.Options{})
+		n := 0
+		for n < 14912 {
+			for _, sc := range scopes {
+				r.Integer(sc, fmt.Sprintf("occupancy%d", n), 4)
+				n++
+				if n == 14912 {
+					break
+				}
+			}
+		}
+		if err := r.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/14912, "ns/signal")
+}

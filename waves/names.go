@@ -109,20 +109,37 @@ func CheckName(full string) error {
 	if full == "" {
 		return fmt.Errorf("waves: empty signal name")
 	}
-	parts := strings.Split(full, ".")
-	for i, p := range parts {
+	prev := ""
+	for rest := full; ; {
+		p, after, more := strings.Cut(rest, ".")
 		if err := checkPart(p); err != nil {
 			return fmt.Errorf("waves: name %s: part %q %w", full, p, err)
 		}
-		if p == "fw" && (i == 0 || parts[i-1] != "ni") {
+		if p == "fw" && prev != "ni" {
 			return fmt.Errorf("waves: name %s: firmware scope fw must sit directly under its ni", full)
 		}
+		if !more {
+			return nil
+		}
+		prev, rest = p, after
+	}
+}
+
+// checkLast checks the last part of full, a signal name declared in a
+// scope that already passed CheckName, with CheckName's errors.
+func checkLast(full, scope, last string) error {
+	if err := checkPart(last); err != nil {
+		return fmt.Errorf("waves: name %s: part %q %w", full, last, err)
+	}
+	if last == "fw" && !strings.HasSuffix("."+scope, ".ni") {
+		return fmt.Errorf("waves: name %s: firmware scope fw must sit directly under its ni", full)
 	}
 	return nil
 }
 
 // checkPart checks one part of a name: [a-z][a-z0-9]*(_[a-z0-9]+)*, and no
-// word that Abbreviations replaces.
+// long form that Abbreviations or MultiwordAbbreviations replaces. It
+// allocates nothing for a good part.
 func checkPart(p string) error {
 	if p == "" {
 		return fmt.Errorf("is empty")
@@ -131,11 +148,13 @@ func checkPart(p string) error {
 		return fmt.Errorf("must start with a lower-case letter")
 	}
 	for _, a := range MultiwordAbbreviations {
-		if strings.Contains("_"+p+"_", "_"+a[0]+"_") {
+		// A substring test first: the whole-word test allocates.
+		if strings.Contains(p, a[0]) && strings.Contains("_"+p+"_", "_"+a[0]+"_") {
 			return fmt.Errorf("spells %q: use %s", a[0], a[1])
 		}
 	}
-	for _, w := range strings.Split(p, "_") {
+	for rest := p; ; {
+		w, after, more := strings.Cut(rest, "_")
 		if w == "" {
 			return fmt.Errorf("has an empty snake_case word (leading, trailing or double _)")
 		}
@@ -148,6 +167,9 @@ func checkPart(p string) error {
 		if short, ok := Abbreviations[base]; ok {
 			return fmt.Errorf("spells %q: use %s", base, short)
 		}
+		if !more {
+			return nil
+		}
+		rest = after
 	}
-	return nil
 }

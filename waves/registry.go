@@ -78,9 +78,12 @@ type Registry struct {
 	excl    []string        // opts.Exclude through ScopeName
 	names   map[string]bool // every declared name, selected or not; lookup only
 	scopes  map[string]bool // every scope enclosing a declared name; lookup only
-	frozen  bool            // no more declarations: dumping has begun
-	begun   bool            // stepTime is valid
-	err     error
+	// scopeConv maps a declared scope as given to its ScopeName, for the
+	// scopes whose names passed CheckName; lookup only.
+	scopeConv map[string]string
+	frozen    bool // no more declarations: dumping has begun
+	begun     bool // stepTime is valid
+	err       error
 
 	stepTime clock.Time
 	dirty    []*Signal
@@ -95,12 +98,13 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry(opts Options) *Registry {
 	r := &Registry{
-		opts:    opts,
-		byName:  map[string]*Signal{},
-		names:   map[string]bool{},
-		scopes:  map[string]bool{},
-		strings: []string{"x"},
-		strIdx:  map[string]uint64{"x": 0},
+		opts:      opts,
+		byName:    map[string]*Signal{},
+		names:     map[string]bool{},
+		scopes:    map[string]bool{},
+		scopeConv: map[string]string{},
+		strings:   []string{"x"},
+		strIdx:    map[string]uint64{"x": 0},
 	}
 	for _, p := range opts.Select {
 		r.sel = append(r.sel, ScopeName(p))
@@ -175,7 +179,12 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 	if r == nil {
 		return nil
 	}
-	scope, name = ScopeName(scope), ScopeName(name)
+	rawScope := scope
+	scope, scopeChecked := r.scopeConv[rawScope]
+	if !scopeChecked {
+		scope = ScopeName(rawScope)
+	}
+	name = ScopeName(name)
 	full := scope + "." + name
 	if scope == "" {
 		full = name
@@ -194,9 +203,21 @@ func (r *Registry) declare(scope, name string, k Kind, width int) *Signal {
 		r.fail(fmt.Errorf("waves: signal %s declared twice", full))
 		return nil
 	}
-	if err := CheckName(full); err != nil {
-		r.fail(err)
-		return nil
+	// A scope that passed once needs only its new last part checked: the
+	// scopes of big systems hold many signals each.
+	if scopeChecked {
+		if err := checkLast(full, scope, name); err != nil {
+			r.fail(err)
+			return nil
+		}
+	} else {
+		if err := CheckName(full); err != nil {
+			r.fail(err)
+			return nil
+		}
+		if scope != "" {
+			r.scopeConv[rawScope] = scope
+		}
 	}
 	if err := r.claimScopes(full); err != nil {
 		r.fail(err)
