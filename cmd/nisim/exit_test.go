@@ -51,7 +51,7 @@ var _ = Describe("exit status and error lines", func() {
 			"nisim: run: atm-star: a check failed", "run", "atm-star", "--time-limit", "1us"),
 		// It exited 2, as if the input were bad.
 		Entry("1: a run stopped before it could report (lci-logp cut off by --time-limit)", 1,
-			"nisim: run: lci-logp: ping-pong: ping-pong: 1 of 60 round trips started (run with --time-limit 1us)",
+			"nisim: run: lci-logp: ping-pong: 1 of 60 round trips started (run with --time-limit 1us)",
 			"run", "lci-logp", "--time-limit", "1us"),
 		Entry("1: traces differ", 1, "nisim: trace diff: traces differ at record 1", "trace", "diff", "D/a.trace", "D/b.trace"),
 		Entry("1: a VCD with errors", 1, "nisim: vcd lint: D/bad.vcd: 1 error(s), first at line 4: time #5 goes backwards (previous #10)",

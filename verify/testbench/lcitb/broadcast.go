@@ -14,7 +14,8 @@ import (
 // nodes, one at a time: the next leaves when every node has the previous
 // one. Receivers do not copy («the latency tests without»). Every node
 // must receive every multicast, with its data intact, in order.
-func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
+func Broadcast(e *env.Env, c Config, b Bench) (_ clock.Time, res env.Result, err error) {
+	defer named(&err, "broadcast latency")
 	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
 		return 0, env.Result{}, err
 	}
@@ -22,7 +23,7 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 	got := make([]int, total)
 	last := make([]clock.Time, total)
 	var sum clock.Time
-	_, res, err := runIn(e, c, func(cl *Cluster) {
+	_, res, err = runIn(e, c, func(cl *Cluster) {
 		root := cl.Nodes[0].Host
 		for _, n := range cl.Nodes[1:] {
 			n.Host.Run(func(s *lcilib.Seq) {
@@ -57,7 +58,7 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 	}
 	for i, n := range got {
 		if n != c.Nodes-1 {
-			return 0, res, fmt.Errorf("broadcast %d reached %d of %d nodes", i, n, c.Nodes-1)
+			return 0, res, fmt.Errorf("multicast %d reached %d of %d nodes", i, n, c.Nodes-1)
 		}
 	}
 	return sum / clock.Time(b.Iters), res, nil
@@ -69,8 +70,8 @@ func Broadcast(e *env.Env, c Config, b Bench) (clock.Time, env.Result, error) {
 // the data out when recvCopy is set («The throughput tests are with
 // receiver copy»). The rate is the payload of the messages after the first
 // quarter over the time the slowest receiver took to get them.
-func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
-	var t Throughput
+func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (t Throughput, err error) {
+	defer named(&err, "broadcast throughput")
 	if err := b.validate(c.FirmwareConfig().MTU, true); err != nil {
 		return t, err
 	}
@@ -98,7 +99,7 @@ func BroadcastStream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, 
 	}
 	for i, n := range got {
 		if n != c.Nodes-1 {
-			return t, fmt.Errorf("broadcast stream: message %d reached %d of %d nodes", i, n, c.Nodes-1)
+			return t, fmt.Errorf("message %d reached %d of %d nodes", i, n, c.Nodes-1)
 		}
 	}
 	t = steady(done, b.Size)

@@ -67,6 +67,16 @@ func runIn(e *env.Env, c Config, setup func(cl *Cluster)) (*Cluster, env.Result,
 	return cl, res, err
 }
 
+// named prefixes a measurement's error with its name, once: the
+// measurement functions name themselves, so their callers (MeasureLogP,
+// the scenarios) add only their own context (lci-logp printed
+// "ping-pong: ping-pong: 1 of 60 round trips started", issue 12).
+func named(err *error, name string) {
+	if *err != nil {
+		*err = fmt.Errorf("%s: %w", name, *err)
+	}
+}
+
 // pattern is message i's content (checked at the receiver).
 func pattern(n, i int) []byte {
 	b := make([]byte, n)
@@ -87,8 +97,8 @@ func checkData(s *lcilib.Seq, m *lcilib.Msg, want []byte) {
 // PingPong measures os, or and the end-to-end latency between nodes 0 and
 // 1 in e (nil: a fresh one): node 0 sends, node 1 answers each message with
 // one of the same size; payloads are checked.
-func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
-	var r LogP
+func PingPong(e *env.Env, c Config, b Bench) (r LogP, err error) {
+	defer named(&err, "ping-pong")
 	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
 		return r, err
 	}
@@ -126,7 +136,7 @@ func PingPong(e *env.Env, c Config, b Bench) (LogP, error) {
 		return r, err
 	}
 	if len(sends) != b.Warm+b.Iters {
-		return r, fmt.Errorf("ping-pong: %d of %d round trips started", len(sends), b.Warm+b.Iters)
+		return r, fmt.Errorf("%d of %d round trips started", len(sends), b.Warm+b.Iters)
 	}
 	// The round trip is the time between two sends of node 0.
 	last := len(sends) - 1
@@ -154,8 +164,8 @@ type Throughput struct {
 // out («virtually all LCI clients will copy (or read) received packets out
 // of the fixed receive area», section 5.3). The rate is measured from the
 // completion of the first quarter of the messages to the last one.
-func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
-	var t Throughput
+func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (t Throughput, err error) {
+	defer named(&err, "stream")
 	if err := b.validate(c.FirmwareConfig().MTU, true); err != nil {
 		return t, err
 	}
@@ -177,7 +187,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (Throughput, error) {
 		return t, err
 	}
 	if len(done) != b.Stream {
-		return t, fmt.Errorf("stream: %d of %d messages received", len(done), b.Stream)
+		return t, fmt.Errorf("%d of %d messages received", len(done), b.Stream)
 	}
 	t = steady(done, b.Size)
 	t.Run = res
@@ -219,14 +229,15 @@ func steady(done []clock.Time, size int) Throughput {
 // FetchAdd measures the fetch-and-add latency in e (nil: a fresh one):
 // node 0 adds 1 to node 1's variable b.Warm + b.Iters times in a row; the
 // values returned must be 0, 1, 2, ...
-func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
+func FetchAdd(e *env.Env, c Config, b Bench) (_ clock.Time, err error) {
+	defer named(&err, "fetch-and-add")
 	if err := b.validate(c.FirmwareConfig().MTU, false); err != nil {
 		return 0, err
 	}
 	c.Nodes = max(c.Nodes, 2)
 	var sum clock.Time
 	var vals []uint32
-	_, _, err := runIn(e, c, func(cl *Cluster) {
+	_, _, err = runIn(e, c, func(cl *Cluster) {
 		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
 			for i := range b.Warm + b.Iters {
 				t0 := s.Now()
@@ -242,11 +253,11 @@ func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
 	}
 	for i, v := range vals {
 		if v != uint32(i) {
-			return 0, fmt.Errorf("fetch-and-add %d returned %d", i, v)
+			return 0, fmt.Errorf("operation %d returned %d", i, v)
 		}
 	}
 	if len(vals) != b.Warm+b.Iters {
-		return 0, fmt.Errorf("fetch-and-add: %d of %d completed", len(vals), b.Warm+b.Iters)
+		return 0, fmt.Errorf("%d of %d completed", len(vals), b.Warm+b.Iters)
 	}
 	return sum / clock.Time(b.Iters), nil
 }
@@ -254,17 +265,18 @@ func FetchAdd(e *env.Env, c Config, b Bench) (clock.Time, error) {
 // MeasureLogP runs the ping-pong (in e, nil: a fresh one), the stream and
 // the fetch-and-add (each in a fresh environment).
 func MeasureLogP(e *env.Env, c Config, b Bench) (LogP, error) {
+	// Each measurement names itself in its errors (named).
 	r, err := PingPong(e, c, b)
 	if err != nil {
-		return r, fmt.Errorf("ping-pong: %w", err)
+		return r, err
 	}
 	t, err := Stream(nil, c, b, false)
 	if err != nil {
-		return r, fmt.Errorf("stream: %w", err)
+		return r, err
 	}
 	r.G = t.Gap
 	if r.FA, err = FetchAdd(nil, c, b); err != nil {
-		return r, fmt.Errorf("fetch-and-add: %w", err)
+		return r, err
 	}
 	return r, nil
 }
