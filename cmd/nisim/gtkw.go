@@ -97,6 +97,13 @@ func execWithView(c *cobra.Command, s *scenario.Scenario, p scenario.Params, o s
 	}
 	if save != "" {
 		outs := []outpath.Path{{Flag: "--vcd", Path: o.VCD}, {Flag: "--trace", Path: o.Trace}, {Flag: "--gtkw", Path: save}}
+		// The run's other file outputs, by flag name, so that one of
+		// them cannot be the save file either.
+		for _, name := range []string{"json"} {
+			if fl := c.Flags().Lookup(name); fl != nil && fl.Value.String() != "" {
+				outs = append(outs, outpath.Path{Flag: "--" + name, Path: fl.Value.String()})
+			}
+		}
 		if err := outpath.Check(outs, []outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
 			return nil, nil, nil, inputErr(err)
 		}
