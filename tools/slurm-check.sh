@@ -86,20 +86,24 @@ cleanup() {
 			sleep 0.5
 		done
 	fi
-	# Stop in reverse order: slurmd, slurmctld, munged.
+	# Stop in reverse order, each before the next: slurmd, slurmctld
+	# (which still authenticates through munged while it stops), munged;
+	# SIGKILL after 10 s.
+	local stop
+	stop=$(now)
 	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
 		kill "${PIDS[i]}" 2>/dev/null
-	done
-	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
-		for _ in $(seq 1 50); do
+		for _ in $(seq 1 100); do
 			kill -0 "${PIDS[i]}" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "${PIDS[i]}" 2>/dev/null; then
+			say "pid ${PIDS[i]} still running 10 s after SIGTERM: SIGKILL"
 			kill -KILL "${PIDS[i]}" 2>/dev/null
 		fi
 		wait "${PIDS[i]}" 2>/dev/null
 	done
+	((${#PIDS[@]} == 0)) || say "stopped pids ${PIDS[*]} ($(since "$stop"))"
 	if [ "${SLURM_CHECK_KEEP:-}" = 1 ]; then
 		say "kept $TMP"
 	else

@@ -158,6 +158,13 @@ var _ = Describe("deploy/", func() {
 		bin := GinkgoT().TempDir()
 		fakeBin(bin, "scontrol", `echo "MaxArraySize            = 4"`)
 		fakeBin(bin, "sbatch", `echo $((100 + $(wc -l <"$(dirname "$0")/sbatch.log")))`)
+		// A nisim that answers --info as the real one does for the plan.
+		fakeInfo := func(dir string) {
+			code, info, errOut := nisim("job", dir, "--info")
+			Expect(code).To(Equal(0), errOut)
+			fakeBin(bin, "nisim", fmt.Sprintf("echo %q", strings.TrimSpace(info)))
+		}
+		fakeInfo(dir)
 		path := "PATH=" + bin + ":" + os.Getenv("PATH")
 		out, errOut, err := sh([]string{path}, "deploy/slurm/submit.sh", dir, "--partition", "batch")
 		Expect(err).NotTo(HaveOccurred(), errOut)
@@ -180,12 +187,14 @@ var _ = Describe("deploy/", func() {
 		tier := filepath.Join(GinkgoT().TempDir(), "tier")
 		code, _, errOut = nisim("regress", "--scale", "0.0005", "--system", "atm", "--plan", tier)
 		Expect(code).To(Equal(0), errOut)
+		fakeInfo(tier)
 		out, errOut, err = sh([]string{path}, "deploy/slurm/submit.sh", tier)
 		Expect(err).NotTo(HaveOccurred(), errOut)
 		Expect(out).To(Equal("105\n106\n"))
 		c := calls(bin, "sbatch")
 		Expect(c[4]).To(ContainSubstring("--array=0-1 "))
 		Expect(c[5]).To(HaveSuffix(script("merge.sbatch") + " " + tier + " regress"))
+		Expect(calls(bin, "nisim")).To(Equal([]string{"job " + dir + " --info", "job " + tier + " --info"}))
 
 		// No plan: refused before sbatch.
 		_, errOut, err = sh([]string{path}, "deploy/slurm/submit.sh", GinkgoT().TempDir())

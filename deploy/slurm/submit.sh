@@ -16,10 +16,10 @@
 # file system every node sees; the logs go to DIR/logs/. nisim is $NISIM if
 # set (sbatch passes the environment on), else the first nisim on PATH.
 #
-# The job count N and the kind are read from DIR/manifest.json with grep
-# (every job has one "result" entry; jq is not needed). A plan of more jobs
-# than the cluster's MaxArraySize is submitted as several arrays, task I of
-# the one starting at OFFSET running job OFFSET+I; the merge waits for all.
+# The kind and the job count N come from `nisim job DIR --info` (which
+# checks the manifest; jq is not needed). A plan of more jobs than the
+# cluster's MaxArraySize is submitted as several arrays, task I of the one
+# starting at OFFSET running job OFFSET+I; the merge waits for all.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,9 +33,10 @@ shift
 [ -f "$DIR/manifest.json" ] || die "$DIR/manifest.json: no such file (plan first: nisim sweep ... --plan $DIR)"
 DIR=$(cd "$DIR" && pwd) # the tasks may start in another directory
 
-N=$(grep -o '"result": *"results/[0-9]*\.json"' "$DIR/manifest.json" | wc -l)
-KIND=$(sed -n 's/^  "kind": *"\([a-z]*\)",\{0,1\}$/\1/p' "$DIR/manifest.json" | head -n 1)
-((N > 0)) || die "$DIR/manifest.json: no jobs"
+NISIM=${NISIM:-nisim}
+info=$("$NISIM" job "$DIR" --info) || die "$NISIM job $DIR --info failed (above)"
+read -r KIND N <<<"$info"
+[[ $N =~ ^[0-9]+$ ]] && ((N > 0)) || die "$NISIM job $DIR --info printed '$info', want a kind and a job count"
 case $KIND in
 sweep | regress) ;;
 *) die "$DIR/manifest.json: kind '${KIND}': this script merges sweep or regress plans" ;;
