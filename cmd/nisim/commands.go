@@ -135,7 +135,7 @@ then goes to standard error).`,
 	fl.StringVar(&f.trace, "trace", "", "write the transaction trace to `FILE` (- for standard output)")
 	fl.Uint64Var(&f.seed, "seed", 1, "run seed")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a parameter: `key=value` (repeatable)")
-	fl.StringVar(&f.config, "config", "", "read parameters from a TOML `FILE`")
+	fl.StringVar(&f.config, "config", "", "read parameters from a TOML `FILE` of at most 1 MiB (- for standard input; a device, pipe or directory is refused)")
 	fl.StringArrayVar(&f.sel, "select", nil, "dump only signals or scopes matching `GLOB` (repeatable)")
 	fl.StringArrayVar(&f.excl, "exclude", nil, "leave out signals or scopes matching `GLOB` (repeatable)")
 	fl.StringVar(&f.from, "from", "", "start the dump at `TIME` (e.g. 10us)")
@@ -219,6 +219,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		}
 		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
 	}
+	warnNoVCD(c.ErrOrStderr(), f)
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
 		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed),
 		Stdout: c.OutOrStdout()}
