@@ -4,14 +4,18 @@
 // checker on, adding up to at least a million transactions per system, as
 // independent seeded jobs spread over the cores.
 //
-// A job is one scenario run through the normal path (scenario.Configure on
-// the scenario's defaults with --set values, then scenario.Exec), exactly
-// what `nisim run SCENARIO --seed S --set k=v ...` does, so every failing
-// job comes with the command line that reproduces it alone. Its
-// transactions are counted from the run's report (see System.Count), never
-// from the volume it asked for. The job list depends only on the base seed,
-// the scale and the systems chosen; results do not depend on how many jobs
-// run at once (each job builds its own Env).
+// A job is one scenario run through the normal path (the scenario's
+// defaults with --set values, then scenario.Exec), exactly what `nisim run
+// SCENARIO --seed S --set k=v ...` does, so every failing job comes with the
+// command line that reproduces it alone. The jobs are a job manifest of kind
+// regress (verify/jobs; Manifest): run here on the cores (Run) or planned
+// into a directory and run anywhere by `nisim job`, one by one or as a Slurm
+// job array, then merged (Merge); either way each run is jobs.Exec and each
+// verdict Judge, so the two give the same table. Its transactions are
+// counted from the run's report (see System.Count), never from the volume
+// it asked for. The job list depends only on the base seed, the scale and
+// the systems chosen; results do not depend on how many jobs run at once
+// (each job builds its own Env).
 package regress
 
 import (
