@@ -404,7 +404,9 @@ var _ = Describe("a grid of several keys", func() {
 			all = append(all, t.s)
 		}
 		Expect(all).To(ContainElements("latency, net.delay=1", "latency, net.delay=2", "latency_p99, net.delay=1", "latency_p99, net.delay=2",
-			"rate (packets/cycle)", "saturated (did not drain)"))
+			"rate (packets/cycle)", "saturated (did not drain)",
+			// A reference line per combination of the other keys.
+			"zero_load_latency = 20 cycles (net.delay=1)", "zero_load_latency = 20 cycles (net.delay=2)"))
 	})
 
 	It("clips a confidence interval that reaches below zero at a log axis' bottom instead of failing", func() {

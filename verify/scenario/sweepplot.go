@@ -204,7 +204,18 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 		}
 	}
 	// Reference lines: the first drawable value of each metric's
-	// reference (the zero-load latency does not depend on the load).
+	// reference (the zero-load latency does not depend on the load), one
+	// per combination of the other grid keys (it depends on them: a
+	// larger mesh has a longer zero-load latency), in its series' colour
+	// when there are several.
+	comboColor := map[string]color.Color{} // lookup only
+	for i, sr := range lines {
+		if len(sr.stats) > 0 {
+			if k := res.comboText(sr.stats[0].Grid); comboColor[k] == nil {
+				comboColor[k] = seriesColors[i%len(seriesColors)]
+			}
+		}
+	}
 	for _, y := range o.Y {
 		d, _ := res.Def(y)
 		if d.Ref == "" {
@@ -215,14 +226,26 @@ func WriteSVG(w io.Writer, res *SweepResult, o PlotOptions) error {
 			continue
 		}
 		stats, _ := res.MetricStats(d.Ref, o.LogY)
-		if len(stats) == 0 {
-			continue
+		done := map[string]bool{} // lookup only; the order is the stats'
+		for _, st := range stats {
+			k := res.comboText(st.Grid)
+			if done[k] {
+				continue
+			}
+			done[k] = true
+			v := st.Mean
+			col, name := color.Color(refColor), fmt.Sprintf("%s = %s %s", d.Ref, formatMin(v), rd.Unit)
+			if k != "" {
+				name += " (" + k + ")"
+				if c := comboColor[k]; c != nil {
+					col = c
+				}
+			}
+			ref := &hline{y: v, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}}
+			p.Add(ref)
+			ys = append(ys, v)
+			p.Legend.Add(name, ref)
 		}
-		v := stats[0].Mean
-		ref := &hline{y: v, LineStyle: draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}}
-		p.Add(ref)
-		ys = append(ys, v)
-		p.Legend.Add(fmt.Sprintf("%s = %s %s", d.Ref, formatMin(v), rd.Unit), ref)
 	}
 	// A metric counted in the swept key's unit (accepted against offered
 	// load) gets the identity line: where every offered unit is accepted.
