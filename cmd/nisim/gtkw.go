@@ -113,9 +113,10 @@ func execWithView(c *cobra.Command, s *scenario.Scenario, p scenario.Params, o s
 		return rep, e, violations, err
 	}
 	warn := io.Discard
-	if len(f.sel) == 0 {
-		// Key signals missing from a dump the user narrowed are expected;
-		// from the default selection they are a broken declaration.
+	if len(f.sel) == 0 && len(f.excl) == 0 {
+		// Key signals missing from a dump the user narrowed (--select,
+		// --exclude) are expected; from the default selection they are a
+		// broken declaration.
 		warn = c.ErrOrStderr()
 	}
 	if err := writeSaveFile(warn, s.Name, o.VCD, save, view, f.sel); err != nil {

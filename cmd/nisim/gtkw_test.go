@@ -163,6 +163,24 @@ var _ = Describe("waveform views", func() {
 		Expect(c).To(Equal(`x; signals: --select "a$ end"`))
 	})
 
+	It("says nothing of the key signals a user's --select or --exclude leaves out", func() {
+		for _, args := range [][]string{{"--select", "ni"}, {"--exclude", "link"}} {
+			code, _, errOut := nisim(append([]string{"run", "demo", "--vcd", filepath.Join(dir, "n.vcd")}, args...)...)
+			Expect(code).To(Equal(0))
+			Expect(errOut).To(BeEmpty(), args[0])
+			text, err := os.ReadFile(filepath.Join(dir, "n.gtkw"))
+			Expect(err).NotTo(HaveOccurred())
+			_, groups := saveTraces(string(text))
+			// --select ni keeps the NI group alone; --exclude link drops
+			// the link group.
+			if args[0] == "--select" {
+				Expect(groups).To(Equal([]string{"NI"}))
+			} else {
+				Expect(groups).To(Equal([]string{"host and PCI", "NI", "remote"}))
+			}
+		}
+	})
+
 	It("warns about key signals the dump lacks and falls back to the selected signals", func() {
 		vcdPath := filepath.Join(dir, "d.vcd")
 		code, _, _ := nisim("run", "demo", "--vcd", vcdPath, "--gtkw=false")
