@@ -20,12 +20,48 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 )
+
+// MaxManifestBytes bounds the manifest Load reads. derived: at most
+// scenario.MaxRuns (100 000) jobs of at most about 2.5 KB of indented JSON
+// each (a job of a mesh sweep is 400 B) is 250 MB; 256 MiB.
+const MaxManifestBytes = 256 << 20
+
+// MaxResultBytes bounds a result file. derived: the largest report's
+// metrics and checks (lci-report's, about 200 of each at a few hundred
+// bytes) are under 100 KB; 16 MiB leaves room for long check details.
+const MaxResultBytes = 16 << 20
+
+// readBounded reads path, refusing a file larger than limit (from its
+// size, before reading) or anything but a regular file.
+func readBounded(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	if fi.Size() > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than the limit of %d bytes (%d bytes)", limit, fi.Size())}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than the limit of %d bytes", limit)}
+	}
+	return data, err
+}
 
 // Version is the manifest and result format this package writes; Load and
 // ReadResult refuse a newer one.
@@ -296,7 +332,7 @@ func jsonErr(err error) string {
 // labels. Every error is one line naming the file.
 func Load(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, MaxManifestBytes)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -407,7 +443,7 @@ func gridOf(s *SweepInfo, j *Job) ([]float64, error) {
 // or sets than its entry is an error (a *MismatchError for the last).
 func ReadResult(dir string, j *Job) (*Result, error) {
 	path := ResultPath(dir, j)
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, MaxResultBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

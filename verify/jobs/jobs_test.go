@@ -155,6 +155,7 @@ var _ = Describe("PlanSweep", func() {
 		Entry("unknown metric", func(s *jobs.SweepSpec) { s.Y = []string{"nosuch"} }, `--y: unknown metric "nosuch"`),
 		Entry("seeds", func(s *jobs.SweepSpec) { s.Seeds = 33 }, "--seeds: must be in [1, 32]"),
 		Entry("a missing config file", func(s *jobs.SweepSpec) { s.File = "/nonexistent/c.toml" }, "config /nonexistent/c.toml: no such file"),
+		Entry("a config that is a directory", func(s *jobs.SweepSpec) { s.File = os.TempDir() }, "config "+os.TempDir()+": is a directory"),
 	)
 })
 
@@ -248,6 +249,12 @@ var _ = Describe("a plan directory", func() {
 		other := GinkgoT().TempDir()
 		Expect(os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)).To(Succeed())
 		Expect(jobs.Write(other, m)).To(MatchError(ContainSubstring("not empty (holds notes.txt)")))
+	})
+
+	It("reads only a regular manifest file", func() {
+		Expect(os.MkdirAll(filepath.Join(dir, jobs.ManifestName), 0o755)).To(Succeed())
+		_, err := jobs.Load(dir)
+		Expect(err).To(MatchError(filepath.Join(dir, jobs.ManifestName) + ": not a regular file"))
 	})
 
 	DescribeTable("Load refuses a corrupt or newer manifest in one line naming the file",

@@ -92,12 +92,10 @@ func PlanSweep(s *scenario.Scenario, spec SweepSpec) (*Manifest, error) {
 	var data []byte
 	if spec.File != "" {
 		var err error
-		if data, err = os.ReadFile(spec.File); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, usage("config %s: %v", spec.File, err)
+		// Bounded, regular files only, "-" for standard input, as
+		// nisim run reads it.
+		if data, err = scenario.ReadConfig(spec.File); err != nil {
+			return nil, &scenario.UsageError{Err: err}
 		}
 		m.Config, m.ConfigName = string(data), spec.File
 	}
