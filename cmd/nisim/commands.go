@@ -48,6 +48,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetHelpCommand(newHelp())
+	defer addCompletions(root)
 	root.AddCommand(newList(), newRun(), newSweep(), newJob(), newConfig(), newVCD(), newTrace(), newRegress())
 	return root
 }
@@ -112,6 +113,7 @@ type runFlags struct {
 	stall              string
 	mutate             []string
 	printConfig        bool
+	json               string
 }
 
 func newRun() *cobra.Command {
@@ -143,7 +145,8 @@ then goes to standard error).`,
 	fl.StringVar(&f.limit, "time-limit", "", "stop the simulation at `TIME`")
 	fl.StringArrayVar(&f.mutate, "mutate", nil, "switch on a test-only fault, `name=N` (repeatable; 'nisim list --mutations'): a broken model, to see the checkers catch it")
 	fl.StringVar(&f.stall, "stall-limit", "", "stop a run that holds work and makes no progress for `TIME` and print its stuck state (default 500us; off disables)")
-	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running")
+	fl.BoolVar(&f.printConfig, "print-config", false, "print the effective parameters before running (as 'nisim config' prints them)")
+	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE` (- for standard output; the report then goes to standard error), also when the run fails")
 	addProgressFlag(c)
 	addGTKWFlag(c)
 	return c
@@ -204,20 +207,33 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	}
 	// Every output is checked before anything runs (outpath.Check); an
 	// output on standard output sends the report to standard error.
-	if err := outpath.Check([]outpath.Path{{Flag: "--vcd", Path: f.vcd}, {Flag: "--trace", Path: f.trace}},
+	if err := outpath.Check([]outpath.Path{{Flag: "--vcd", Path: f.vcd}, {Flag: "--trace", Path: f.trace}, {Flag: "--json", Path: f.json}},
 		[]outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
 		return inputErr(err)
 	}
 	out := c.OutOrStdout()
-	if f.vcd == outpath.Stdout || f.trace == outpath.Stdout {
+	if f.vcd == outpath.Stdout || f.trace == outpath.Stdout || f.json == outpath.Stdout {
 		out = c.ErrOrStderr()
 	}
+	sources := scenario.SourcesOf(f.config, f.sets)
 	if f.printConfig {
-		text, err := scenario.Dump(p)
-		if err != nil {
+		if err := scenario.WriteConfig(out, name, p, sources); err != nil {
 			return inputErr(err)
 		}
-		fmt.Fprintf(out, "# effective parameters of %s\n%s\n", name, text)
+		fmt.Fprintln(out)
+	}
+	js, err := openJSON(f.json, c.OutOrStdout())
+	if err != nil {
+		return inputErr(err)
+	}
+	// finish writes the --json report (with the failure, if any) and
+	// returns the run's error; an unwritable report is bad output.
+	finish := func(rep *scenario.Report, e *env.Env, fail error) error {
+		if err := js.write(scenario.JSONRun{Version: version(), Scenario: name, Seed: f.seed, Params: p,
+			Sources: sources, Report: rep, Env: e, Failure: fail}); err != nil {
+			return inputErr(err)
+		}
+		return fail
 	}
 	warnNoVCD(c.ErrOrStderr(), f)
 	opts := scenario.Options{Seed: f.seed, VCD: f.vcd, Trace: f.trace, Select: f.sel, Exclude: f.excl,
@@ -230,25 +246,25 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		done(rep.Result.End, rep.Result.Events)
 	}
 	if err != nil {
-		return execErr(err, rep, e, limit)
+		return finish(rep, e, execErr(err, rep, e, limit))
 	}
 	if f.vcd != "" {
 		warnDump(c.ErrOrStderr(), e, from)
 	}
 	rep.Print(out)
-	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"GTKWave save file", saveFileOf(c, f.vcd)}, {"trace", f.trace}} {
+	for _, p := range []struct{ what, path string }{{"waveform", f.vcd}, {"GTKWave save file", saveFileOf(c, f.vcd)}, {"trace", f.trace}, {"report (JSON)", f.json}} {
 		if p.path != "" {
 			fmt.Fprintf(out, "%s: %s\n", p.what, p.path)
 		}
 	}
 	if violations != nil {
 		fmt.Fprintln(c.ErrOrStderr(), violations)
-		return failErr(fmt.Errorf("%s: the run broke a checker rule (details above)", name))
+		return finish(rep, e, failErr(fmt.Errorf("%s: the run broke a checker rule (details above)", name)))
 	}
 	if rep.Failed() {
-		return failErr(fmt.Errorf("%s: a check failed", name))
+		return finish(rep, e, failErr(fmt.Errorf("%s: a check failed", name)))
 	}
-	return nil
+	return finish(rep, e, nil)
 }
 
 // warnDump warns on w, one line each, about a dump that holds less than
@@ -278,26 +294,6 @@ func execErr(err error, rep *scenario.Report, e *env.Env, limit clock.Time) erro
 		return failErr(fmt.Errorf("%w (run with --time-limit %s)", err, limit))
 	}
 	return failErr(err)
-}
-
-func newConfig() *cobra.Command {
-	return &cobra.Command{
-		Use:   "config SCENARIO",
-		Short: "print a scenario's default parameters as TOML",
-		Args:  exactArgs(1, "a scenario name"),
-		RunE: func(c *cobra.Command, args []string) error {
-			s, err := catalog().Lookup(args[0])
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			text, err := scenario.Dump(s.Defaults())
-			if err != nil {
-				return inputErr(err)
-			}
-			fmt.Fprint(c.OutOrStdout(), text)
-			return nil
-		},
-	}
 }
 
 // needSubcommand is the RunE of a command group (vcd, trace): without it

@@ -50,6 +50,10 @@ type Row struct {
 	Model  string
 	Paper  string
 	Source string
+	// Calibrated marks a figure the model was fitted to (AddCalibrated),
+	// as opposed to one it is validated against; Print does not show it
+	// (the source says so in words), the JSON report does.
+	Calibrated bool
 }
 
 // CheckResult is one pass/fail check of a run.
@@ -82,7 +86,14 @@ type Report struct {
 
 // Add appends a figure.
 func (r *Report) Add(metric, model, paper, source string) {
-	r.Rows = append(r.Rows, Row{metric, model, paper, source})
+	r.Rows = append(r.Rows, Row{Metric: metric, Model: model, Paper: paper, Source: source})
+}
+
+// AddCalibrated appends a figure the model was calibrated on (fitted to),
+// or, with calibrated false, one it is validated against: Add with the
+// mark the JSON report carries.
+func (r *Report) AddCalibrated(calibrated bool, metric, model, paper, source string) {
+	r.Rows = append(r.Rows, Row{Metric: metric, Model: model, Paper: paper, Source: source, Calibrated: calibrated})
 }
 
 // Measure appends a metric.

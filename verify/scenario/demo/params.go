@@ -10,7 +10,6 @@ import (
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/scenario"
-	"github.com/nisim/nisim/verify/testbench/demotb"
 )
 
 // Params are the demo's parameters. The defaults model a Pentium Pro host
@@ -147,51 +146,29 @@ func (p *Params) resolve() (resolved, error) {
 }
 
 // Validate implements scenario.Params: every impossible value is an error
-// naming its key.
+// naming its key. The range of each key is in Keys (scenario.CheckKeys,
+// what `nisim config` prints); the rules on several keys follow.
 func (p *Params) Validate() error {
-	r, err := p.resolve()
-	if err != nil {
+	if _, err := p.resolve(); err != nil {
 		return err
 	}
-	w, n, l, h := p.Workload, p.NI, p.Link, p.Host
+	if err := scenario.CheckKeys(p); err != nil {
+		return err
+	}
+	w, n, l := p.Workload, p.NI, p.Link
 	return scenario.FirstError(
-		// The upper bounds first: a product below (fifo_depth x
-		// fifo_width) must not overflow into a misleading message.
-		p.checkSizes(),
-		scenario.Check(h.IssueCycles < 1, "host.issue_cycles", "must be at least 1 (got %d)", h.IssueCycles),
-		scenario.Check(h.WriteBuffer < 1, "host.write_buffer", "must be at least 1 (got %d)", h.WriteBuffer),
-		scenario.Check(h.MemLatencyNS < 0, "host.mem_latency_ns", "must not be negative (got %d)", h.MemLatencyNS),
-		scenario.Check(h.MemBytesPerCycle < 1, "host.mem_bytes_per_cycle", "must be at least 1 (got %d)", h.MemBytesPerCycle),
-		scenario.Check(n.SramLatency < 0, "ni.sram_latency", "must not be negative (got %d)", n.SramLatency),
-		scenario.Check(n.SramBytesPerCycle < 1, "ni.sram_bytes_per_cycle", "must be at least 1 (got %d)", n.SramBytesPerCycle),
-		scenario.Check(n.DMASetup < 0, "ni.dma_setup", "must not be negative (got %d)", n.DMASetup),
-		scenario.Check(n.DMABurst < 1, "ni.dma_burst", "must be at least 1 (got %d)", n.DMABurst),
-		scenario.Check(n.FifoDepth < 1, "ni.fifo_depth", "must be at least 1 (got %d)", n.FifoDepth),
-		scenario.Check(n.FifoWidth < 1 || n.FifoWidth > 512, "ni.fifo_width", "must be 1..512 bytes (got %d)", n.FifoWidth),
 		scenario.Check(n.DMABurst > n.FifoDepth*n.FifoWidth, "ni.dma_burst",
 			"a burst of %d bytes is larger than the FIFO (%d x %d bytes)", n.DMABurst, n.FifoDepth, n.FifoWidth),
 		scenario.Check(n.DMABuffer < n.DMABurst, "ni.dma_buffer", "must hold one burst of %d bytes (got %d)", n.DMABurst, n.DMABuffer),
-		scenario.Check(n.DMAQueue < 2, "ni.dma_queue", "must be at least 2 (got %d)", n.DMAQueue),
-		scenario.Check(l.BytesPerCycle < 1, "link.bytes_per_cycle", "must be at least 1 (got %d)", l.BytesPerCycle),
-		scenario.Check(l.DelayCycles < 0, "link.delay_cycles", "must not be negative (got %d)", l.DelayCycles),
-		scenario.Check(l.BufferFlits < 1, "link.buffer_flits", "must be at least 1 (got %d)", l.BufferFlits),
-		scenario.Check(l.CreditDelay < 1, "link.credit_delay", "must be at least 1 (got %d)", l.CreditDelay),
-		scenario.Check(l.FlitBytes < 1, "link.flit_bytes", "must be at least 1 (got %d)", l.FlitBytes),
 		scenario.Check(l.PacketBytes < l.FlitBytes, "link.packet_bytes", "must hold at least one flit of %d bytes (got %d)", l.FlitBytes, l.PacketBytes),
-		scenario.Check(l.CorruptProb < 0 || l.CorruptProb > 1, "link.corrupt_prob", "must be in [0, 1] (got %g)", l.CorruptProb),
-		scenario.Check(w.StoreBytes < 1 || w.StoreBytes&(w.StoreBytes-1) != 0, "workload.store_bytes", "must be a power of two (got %d)", w.StoreBytes),
-		scenario.Check(w.PIOBytes < 0 || w.PIOBytes%max(w.StoreBytes, 1) != 0, "workload.pio_bytes",
+		scenario.Check(w.StoreBytes&(w.StoreBytes-1) != 0, "workload.store_bytes", "must be a power of two (got %d)", w.StoreBytes),
+		scenario.Check(w.PIOBytes%w.StoreBytes != 0, "workload.pio_bytes",
 			"must be a non-negative multiple of the store size %d (got %d)", w.StoreBytes, w.PIOBytes),
-		scenario.Check(w.DMABytes < 1, "workload.dma_bytes", "must be at least 1 (got %d)", w.DMABytes),
-		// Each size alone first: their sum overflowed and let 2^63 through.
-		scenario.Check(w.DMABytes > sramRegion, "workload.dma_bytes", "must be at most %d (got %d)", sramRegion, w.DMABytes),
-		scenario.Check(w.PIOBytes > sramRegion, "workload.pio_bytes", "must be at most %d (got %d)", sramRegion, w.PIOBytes),
+		// Each size alone first (in Keys): their sum overflowed and let
+		// 2^63 through.
 		scenario.Check(w.PIOBytes+w.DMABytes > sramRegion, "workload",
 			"pio_bytes + dma_bytes = %d exceed the %d bytes of NI SRAM the demo uses", w.PIOBytes+w.DMABytes, sramRegion),
-		// A link FIFO is bytes_per_cycle wide, at most 4096 bits.
-		scenario.Check(l.BytesPerCycle > 512, "link.bytes_per_cycle", "must be at most 512 (got %d)", l.BytesPerCycle),
 		p.checkStoreWidth(),
-		p.checkCycles(r),
 	)
 }
 
@@ -216,53 +193,6 @@ var (
 // payload. derived: an rtl/link Flit (its fixed fields and slice headers)
 // and the 8-byte time it arrived.
 var linkFlitOverhead = int64(unsafe.Sizeof(link.Flit{})) + int64(unsafe.Sizeof(clock.Time(0)))
-
-// checkSizes bounds every size and count: what is allocated per unit
-// against scenario.MemoryBudget, and lengths beyond what the demo moves.
-// fifo_depth = 10^12 and buffer_flits, dma_queue and write_buffer = 10^9
-// passed validation (issue 12); the FIFOs now allocate as they fill, but a
-// run is only as safe as its largest queue filled.
-func (p *Params) checkSizes() error {
-	n, l, h := p.NI, p.Link, p.Host
-	return scenario.FirstError(
-		scenario.CheckBudget("ni.fifo_depth", int64(n.FifoDepth), 2*(fifoSlotBytes+int64(n.FifoWidth)),
-			fmt.Sprintf("entry of %d+%d B in each of 2 FIFOs", fifoSlotBytes, n.FifoWidth)),
-		scenario.CheckBudget("link.buffer_flits", int64(l.BufferFlits), 2*(linkFlitOverhead+int64(l.FlitBytes)),
-			fmt.Sprintf("flit of %d+%d B in each direction of the link", linkFlitOverhead, l.FlitBytes)),
-		scenario.CheckBudget("ni.dma_queue", int64(n.DMAQueue), 3*descBytes,
-			fmt.Sprintf("descriptor of %d B in each of 3 DMA engines", descBytes)),
-		scenario.CheckBudget("host.write_buffer", int64(h.WriteBuffer), 4*reqBytes,
-			fmt.Sprintf("request of %d B in each of 2 masters' request and response FIFOs", reqBytes)),
-		scenario.CheckBudget("ni.dma_buffer", int64(n.DMABuffer), 3, "byte of staging buffer in each of 3 DMA engines"),
-		// A burst, a packet or a flit longer than the whole transfer
-		// region carries nothing more: the structural limit.
-		scenario.CheckLimit("ni.dma_burst", int64(n.DMABurst), sramRegion, "the NI SRAM region the demo moves"),
-		scenario.CheckLimit("link.packet_bytes", int64(l.PacketBytes), sramRegion, "the NI SRAM region the demo moves"),
-		scenario.CheckLimit("link.flit_bytes", int64(l.FlitBytes), sramRegion, "the NI SRAM region the demo moves"),
-		scenario.CheckLimit("bus.max_burst", int64(p.Bus.MaxBurst), demotb.HostMemSize, "the host memory, 16 MiB"),
-		// A memory cannot move more than all of itself in one cycle.
-		scenario.CheckLimit("host.mem_bytes_per_cycle", int64(h.MemBytesPerCycle), demotb.HostMemSize, "the host memory, 16 MiB"),
-		scenario.CheckLimit("ni.sram_bytes_per_cycle", int64(n.SramBytesPerCycle), demotb.SRAMSize, "the NI SRAM, 1 MiB"),
-	)
-}
-
-// checkCycles refuses latencies and delays beyond scenario.MaxDelay (2^63
-// cycles overflowed Time and the clocks panicked).
-func (p *Params) checkCycles(r resolved) error {
-	var errs []error
-	for _, d := range []struct {
-		key string
-		n   int
-		clk clock.Clock
-	}{{"host.issue_cycles", p.Host.IssueCycles, r.host}, {"ni.sram_latency", p.NI.SramLatency, r.ni},
-		{"ni.dma_setup", p.NI.DMASetup, r.ni}, {"link.delay_cycles", p.Link.DelayCycles, r.link},
-		{"link.credit_delay", p.Link.CreditDelay, r.link}} {
-		errs = append(errs, scenario.CheckCycles(d.key, int64(d.n), d.clk, scenario.MaxDelay))
-	}
-	errs = append(errs, scenario.Check(p.Host.MemLatencyNS > int(scenario.MaxDelay/clock.Nanosecond), "host.mem_latency_ns",
-		"must be at most %d (got %d)", scenario.MaxDelay/clock.Nanosecond, p.Host.MemLatencyNS))
-	return scenario.FirstError(errs...)
-}
 
 func (p *Params) checkStoreWidth() error {
 	r, _ := p.resolve()

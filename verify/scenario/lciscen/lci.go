@@ -128,7 +128,7 @@ func addLogP(rep *scenario.Report, name string, r lcitb.LogP, p logp, calibrated
 		} else {
 			src += " (validation)"
 		}
-		rep.Add(name+": "+f.metric, m, pp, src)
+		rep.AddCalibrated(calibrated, name+": "+f.metric, m, pp, src)
 		key := strings.NewReplacer(" ", "_", "(", "", ")", "", "+", "", ":", "").Replace(strings.ToLower(name + "_" + f.metric))
 		rep.Measure(key, usf(f.model), "µs")
 		if calibrated {

@@ -130,9 +130,9 @@ var _ = Describe("LCI scenarios", func() {
 	)
 
 	// Issue 12: every list and count has an upper bound. A listed size
-	// keeps a report row and a metric for the run: Row (4 strings, 64 B)
-	// and Metric (two strings and a float, 40 B) and 96 B of text = 200 B
-	// on 64-bit; 2^30 / 200 = 5368709 sizes.
+	// keeps a report row and a metric for the run: Row (4 strings and the
+	// calibrated mark, 72 B) and Metric (two strings and a float, 40 B) and
+	// 96 B of text = 208 B on 64-bit; 2^30 / 208 = 5162220 sizes.
 	It("bounds lci-traffic's planned operations by what each takes with its payload", func() {
 		p := lciscen.TrafficDefaults()
 		// 64 nodes x 20000 = 1.28M operations of 671 + 512 B: 2^30 / 1183
@@ -146,10 +146,10 @@ var _ = Describe("LCI scenarios", func() {
 
 	It("bounds the list of sizes by what their report rows take", func() {
 		p := lciscen.ThroughputDefaults()
-		p.Sizes = slices.Repeat([]int{64}, 5368709)
+		p.Sizes = slices.Repeat([]int{64}, 5162220)
 		Expect(p.Validate()).To(Succeed())
 		p.Sizes = append(p.Sizes, 64)
-		Expect(p.Validate()).To(MatchError("sizes: above the limit 5368709 (got 5368710; " +
-			"200 B per size: a report row and a metric with their text x 5368709 = 1023 MiB, the per-run memory budget)"))
+		Expect(p.Validate()).To(MatchError("sizes: above the limit 5162220 (got 5162221; " +
+			"208 B per size: a report row and a metric with their text x 5162220 = 1023 MiB, the per-run memory budget)"))
 	})
 })

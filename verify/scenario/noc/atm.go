@@ -63,24 +63,14 @@ func (p *ATMParams) pattern() (traffic.Pattern, error) {
 	return pat, nil
 }
 
-// Validate implements scenario.Params.
+// Validate implements scenario.Params: the ranges of Keys, then the
+// traffic pattern and the run's length.
 func (p *ATMParams) Validate() error {
 	if err := scenario.FirstError(
-		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
-		scenario.Check(p.Latency < 0, "latency", "must not be negative (got %d)", p.Latency),
-		scenario.CheckCycles("latency", int64(p.Latency), noctb.ATMClock(), scenario.MaxDelay),
-		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
-		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
 		scenario.Check(p.Traffic == "transpose", "traffic", "transpose needs a mesh; a star takes uniform, hotspot, bitcomp or neighbor"),
-		scenario.Check(p.HotFraction <= 0 || p.HotFraction > 1, "hot_fraction", "must be in (0, 1] (got %g)", p.HotFraction),
-		p.checkSizes(),
+		scenario.CheckKeys(p),
 	); err != nil {
 		return err
-	}
-	for _, h := range p.Hotspots {
-		if h < 0 || h >= p.Ports {
-			return &scenario.KeyError{Key: "hotspots", Msg: fmt.Sprintf("host %d is not in 0..%d", h, p.Ports-1)}
-		}
 	}
 	if _, err := p.pattern(); err != nil {
 		return err

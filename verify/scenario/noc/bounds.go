@@ -8,7 +8,6 @@ import (
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/traffic"
 	"github.com/nisim/nisim/verify/scenario"
-	"github.com/nisim/nisim/verify/testbench/noctb"
 )
 
 // flitBytes is what one buffered flit costs besides its payload. derived:
@@ -26,47 +25,20 @@ func (p *Params) routerInputs() int64 {
 	return 5 * int64(p.K) * int64(p.K)
 }
 
-// checkSizes bounds the router buffers, the packets and the hotspot list
-// of a network (after the lower bounds, the router's own Validate and the
-// graph are checked). A buffered flit costs flitBytes + flit_bytes in
-// every input buffer of the network; a source holds the packet it injects,
-// so the largest packet costs that much at every terminal.
-func (p *Params) checkSizes(sizes traffic.Sizes) error {
+// packetSpec is packet_size's KeySpec: a source holds the packet it
+// injects, so the largest packet of the distribution costs flitBytes +
+// flit_bytes per flit at every terminal (checkPacketBudget enforces it on
+// the distribution's largest size).
+func (p *Params) packetSpec() scenario.KeySpec {
 	perFlit := flitBytes + int64(p.FlitBytes)
-	var errs []error
-	if p.wormhole() {
-		r, in := p.Router, p.routerInputs()
-		if r.BufferPolicy == "shared" {
-			errs = append(errs, scenario.CheckBudget("router.buf_size", int64(r.BufSize), in*perFlit,
-				fmt.Sprintf("flit of %d+%d B in each of %d router inputs", flitBytes, p.FlitBytes, in)))
-		} else {
-			errs = append(errs, scenario.CheckBudget("router.vc_buf_size", int64(r.VCBufSize), in*int64(r.NumVCs)*perFlit,
-				fmt.Sprintf("flit of %d+%d B in each of %d VCs of %d router inputs", flitBytes, p.FlitBytes, r.NumVCs, in)))
-		}
-	}
 	nodes := int64(p.nodes())
-	errs = append(errs,
-		scenario.CheckBudget("packet_size", int64(sizes.Max()), nodes*perFlit,
-			fmt.Sprintf("flit of %d+%d B of a packet at each of %d terminals", flitBytes, p.FlitBytes, nodes)),
-		scenario.CheckLimit("hotspots", int64(len(p.Hotspots)), nodes, "one entry per terminal"))
-	return scenario.FirstError(errs...)
+	return scenario.Key("packet_size", "flits, or a size:weight,... distribution (bound: its largest size)").
+		AtLeast(1).From(booksim).
+		Budget(nodes*perFlit, fmt.Sprintf("flit of %d+%d B of a packet at each of %d terminals", flitBytes, p.FlitBytes, nodes))
 }
 
-// checkSizes bounds the ATM switch's output queues: a queued cell is a
-// link Flit (flitBytes) carrying a 53-byte cell, at each of ports outputs.
-func (p *ATMParams) checkSizes() error {
-	per := int64(p.Ports) * (flitBytes + noctb.CellBytes)
-	return scenario.FirstError(
-		scenario.CheckBudget("queue_depth", int64(p.QueueDepth), per,
-			fmt.Sprintf("cell of %d+%d B at each of %d outputs", flitBytes, noctb.CellBytes, p.Ports)),
-		scenario.CheckLimit("hotspots", int64(len(p.Hotspots)), int64(p.Ports), "one entry per host"))
-}
-
-// checkSizes bounds the Memory Channel hub's output queues: a queued flit
-// is a link Flit (flitBytes) with the MC1 format's flit payload, at each
-// of ports outputs.
-func (p *MCParams) checkSizes() error {
-	fb := int64(noctb.MCFlitBytes())
-	return scenario.CheckBudget("queue_depth", int64(p.QueueDepth), int64(p.Ports)*(flitBytes+fb),
-		fmt.Sprintf("flit of %d+%d B at each of %d outputs", flitBytes, fb, p.Ports))
+// checkPacketBudget checks the largest packet of sizes against
+// packetSpec.
+func (p *Params) checkPacketBudget(sizes traffic.Sizes) error {
+	return p.packetSpec().CheckInt(int64(sizes.Max()))
 }

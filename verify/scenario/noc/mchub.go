@@ -78,19 +78,12 @@ func (p *MCParams) Validate() error {
 		return &scenario.KeyError{Key: "write_size", Msg: err.Error()}
 	}
 	if err := scenario.FirstError(
-		scenario.Check(p.Ports < 2 || p.Ports > 1024, "ports", "must be 2..1024 (got %d)", p.Ports),
-		scenario.Check(p.Delay < 0, "delay", "must not be negative (got %d)", p.Delay),
-		scenario.CheckCycles("delay", int64(p.Delay), noctb.MCClock(), scenario.MaxDelay),
-		scenario.Check(p.QueueDepth < 1, "queue_depth", "must be at least 1 (got %d)", p.QueueDepth),
-		scenario.Check(p.Mapping != "broadcast" && p.Mapping != "single", "mapping", "%q is not broadcast or single", p.Mapping),
-		scenario.Check(p.Pages < 1 || p.Pages > 1<<16, "pages", "must be 1..65536 (got %d)", p.Pages),
-		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
+		scenario.CheckKeys(p),
 		scenario.Check(sizes.Max() > noctb.MCPageBytes, "write_size", "a write of %d bytes does not fit a page of %d", sizes.Max(), noctb.MCPageBytes),
 		scenario.Check(noctb.MCWriteFlits(sizes.Max()) > p.QueueDepth, "write_size",
 			"a write of %d bytes is %d flits, more than an output queue of queue_depth = %d holds", sizes.Max(), noctb.MCWriteFlits(sizes.Max()), p.QueueDepth),
 		scenario.Check(p.Mapping == "single" && p.Pages < 2 && !p.Loopback, "pages",
 			"with mapping = single and no loop-back, one page cannot give every adapter someone to write to"),
-		p.checkSizes(),
 	); err != nil {
 		return err
 	}

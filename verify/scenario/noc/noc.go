@@ -105,7 +105,9 @@ func Scenarios() []*scenario.Scenario {
 	})
 }
 
-// Validate implements scenario.Params.
+// Validate implements scenario.Params: the ranges of Keys (one key each)
+// after the network's graph is read, then the rules that tie keys
+// together.
 func (p *Params) Validate() error {
 	if _, err := clock.ParseFreq(p.Clock); err != nil {
 		return &scenario.KeyError{Key: "clock", Msg: err.Error()}
@@ -115,6 +117,22 @@ func (p *Params) Validate() error {
 		return &scenario.KeyError{Key: "packet_size", Msg: err.Error()}
 	}
 	if err := p.checkPlatform(); err != nil {
+		return err
+	}
+	p.graph = nil
+	if p.Topology == "graph" {
+		p.graph = noctb.ExampleGraph()
+		if p.GraphFile != "" {
+			g, err := noctb.ReadGraphFile(p.GraphFile)
+			if err != nil {
+				return &scenario.KeyError{Key: "graph_file", Msg: err.Error()}
+			}
+			p.graph = g
+		}
+	}
+	// The one-key ranges (the mesh radix before the traffic pattern
+	// below, which sizes itself by the k x k terminals).
+	if err := scenario.CheckKeys(p); err != nil {
 		return err
 	}
 	if p.wormhole() {
@@ -130,66 +148,25 @@ func (p *Params) Validate() error {
 					"(cut-through needs room for the whole packet in one VC buffer)", sizes.Max(), p.Router.VCBufSize)}
 		}
 	}
-	p.graph = nil
-	if p.Topology == "graph" {
-		p.graph = noctb.ExampleGraph()
-		if p.GraphFile != "" {
-			g, err := noctb.ReadGraphFile(p.GraphFile)
-			if err != nil {
-				return &scenario.KeyError{Key: "graph_file", Msg: err.Error()}
-			}
-			p.graph = g
-		}
-	}
-	if p.Topology == "mesh" && p.K > 64 {
-		// Before the traffic pattern below, which sizes itself by the
-		// k x k terminals.
-		return scenario.Check(true, "k", "must be 2..64 (got %d)", p.K)
-	}
 	if p.TraceFile == "" && p.K >= 2 {
 		if _, err := traffic.New(p.Traffic, p.nodes(), traffic.Options{K: p.K, Hotspots: p.Hotspots, HotFraction: p.HotFraction}); err != nil {
 			return &scenario.KeyError{Key: "traffic", Msg: err.Error()}
 		}
 	}
 	return scenario.FirstError(
-		scenario.Check(p.Topology != "mesh" && p.Topology != "graph" && p.Topology != "myrinet-grid" && p.Topology != "myrinet-clos",
-			"topology", "%q is not mesh, graph, myrinet-grid or myrinet-clos", p.Topology),
-		scenario.Check(p.Topology == "mesh" && (p.K < 2 || p.K > 64), "k", "must be 2..64 (got %d)", p.K),
-		scenario.Check(p.ChannelLatency < 0, "channel_latency", "must not be negative (got %d)", p.ChannelLatency),
-		scenario.Check(p.FlitBytes < 1, "flit_bytes", "must be at least 1 (got %d)", p.FlitBytes),
-		scenario.Check(p.InjectionRate < 0 || p.InjectionRate > 1, "injection_rate", "must be in [0, 1] (got %g)", p.InjectionRate),
-		scenario.Check(p.SamplePeriod < 1, "sample_period", "must be at least 1 (got %d)", p.SamplePeriod),
-		scenario.Check(p.WarmupPeriods < 0, "warmup_periods", "must not be negative (got %d)", p.WarmupPeriods),
-		scenario.Check(p.MeasurePeriods < 1, "measure_periods", "must be at least 1 (got %d)", p.MeasurePeriods),
-		scenario.Check(p.DrainLimit < 1, "drain_limit", "must be at least 1 (got %d)", p.DrainLimit),
-		// A flit crosses a link in one cycle: its link FIFOs are flit_bytes
-		// wide, and a FIFO is at most 4096 bits.
-		scenario.Check(p.FlitBytes > 512, "flit_bytes", "must be at most 512 (got %d)", p.FlitBytes),
 		p.checkCycles(),
-		p.checkSizes(sizes),
+		p.checkPacketBudget(sizes),
 	)
 }
 
-// checkCycles refuses delays beyond scenario.MaxDelay and runs beyond
-// scenario.MaxRun on the network's clock (2^63 cycles overflowed Time).
+// checkCycles refuses runs beyond scenario.MaxRun on the network's clock
+// (2^63 cycles overflowed Time; the delays' bound is in Keys).
 func (p *Params) checkCycles() error {
 	clk, _ := clock.ParseFreq(p.Clock)
 	if pl, ok := noctb.MyrinetPlatform(p.Myrinet); ok && !p.wormhole() {
 		clk = pl.Link.Clock
 	}
-	errs := []error{checkRun(p.SamplePeriod, p.WarmupPeriods, p.MeasurePeriods, p.DrainLimit, clk)}
-	if p.wormhole() {
-		r := p.Router
-		for _, d := range []struct {
-			key string
-			n   int
-		}{{"channel_latency", p.ChannelLatency}, {"router.credit_delay", r.CreditDelay}, {"router.routing_delay", r.RoutingDelay},
-			{"router.vc_alloc_delay", r.VCAllocDelay}, {"router.sw_alloc_delay", r.SWAllocDelay},
-			{"router.st_prepare_delay", r.STPrepareDelay}, {"router.st_final_delay", r.STFinalDelay}} {
-			errs = append(errs, scenario.CheckCycles(d.key, int64(d.n), clk, scenario.MaxDelay))
-		}
-	}
-	return scenario.FirstError(errs...)
+	return checkRun(p.SamplePeriod, p.WarmupPeriods, p.MeasurePeriods, p.DrainLimit, clk)
 }
 
 // wormhole reports whether the network is made of wormhole routers.

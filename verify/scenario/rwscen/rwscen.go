@@ -29,36 +29,15 @@ func Defaults() *Params {
 	return &Params{Nodes: 2, Src: 0, Dst: 1, Size: 100, Firmware: remotewrite.DefaultConfig()}
 }
 
-// Validate implements scenario.Params.
+// Validate implements scenario.Params: the ranges of Keys, then dst
+// other than src and the counter's alignment.
 func (p *Params) Validate() error {
-	f, k := p.Firmware, p.Firmware.Costs
-	errs := []error{
-		// Structural: the hosts of the 64-node Myrinet grid the
-		// testbench builds (remotewritetb.ClusterConfig).
-		scenario.Check(p.Nodes < 2 || p.Nodes > 64, "nodes", "must be 2..64 (got %d)", p.Nodes),
-		scenario.Check(p.Src < 0 || p.Src >= p.Nodes, "src", "must be a node, 0..%d (got %d)", p.Nodes-1, p.Src),
-		scenario.Check(p.Dst < 0 || p.Dst >= p.Nodes || p.Dst == p.Src, "dst", "must be a node other than src, 0..%d (got %d)", p.Nodes-1, p.Dst),
-		scenario.Check(p.Size < 1 || p.Size > f.MaxLen, "size", "must be 1..firmware.max_len = %d (got %d)", f.MaxLen, p.Size),
-		// The slots live in the card's SRAM (the layout check): bound them
-		// first, their size overflowed and let 2^63 through.
-		scenario.Check(f.Slots < 1 || f.Slots > 1<<16, "firmware.slots", "must be 1..%d (got %d)", 1<<16, f.Slots),
-		// Structural: the payload room lies in the LANai's SRAM, at most
-		// 1 MiB (firmware/remotewrite Config.Validate, then its layout
-		// check against the card's SRAM); 65536 slots of a descriptor
-		// are already more than that SRAM holds.
-		scenario.Check(f.MaxLen < 4 || f.MaxLen > 1<<20, "firmware.max_len", "must be 4..%d (got %d)", 1<<20, f.MaxLen),
-		scenario.Check(f.Counter < 0 || f.Counter%4 != 0 || f.Counter > remotewritetb.HostMemBytes-4 || f.Counter > remotewritetb.SrcBase-4,
-			"firmware.counter", "must be a 4-byte aligned host address below %#x (got %#x)", remotewritetb.SrcBase, f.Counter),
-	}
-	for _, c := range []struct {
-		key string
-		v   int
-	}{{"dispatch", k.Dispatch}, {"desc", k.Desc}, {"dma_start", k.DMAStart}, {"dma_done", k.DMADone}, {"transmit", k.Transmit},
-		{"send_done", k.SendDone}, {"receive", k.Receive}, {"count", k.Count}, {"boot", k.Boot}} {
-		errs = append(errs, scenario.Check(c.v < 0, "firmware.costs."+c.key, "must not be negative (got %d)", c.v),
-			scenario.CheckCycles("firmware.costs."+c.key, int64(c.v), remotewritetb.DefaultClusterConfig().Platform.NI.Clock, scenario.MaxDelay))
-	}
-	return scenario.FirstError(errs...)
+	f := p.Firmware
+	return scenario.FirstError(
+		scenario.CheckKeys(p),
+		scenario.Check(p.Dst == p.Src, "dst", "must be a node other than src, 0..%d (got %d)", p.Nodes-1, p.Dst),
+		scenario.Check(f.Counter%4 != 0, "firmware.counter", "must be a 4-byte aligned host address below %#x (got %#x)", remotewritetb.SrcBase, f.Counter),
+	)
 }
 
 // Scenario is remotewrite: one remote write on the PPro platform.
