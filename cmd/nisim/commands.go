@@ -240,7 +240,7 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		From: from, To: to, TimeLimit: limit, StallLimit: stall, Mutations: muts, Comment: fmt.Sprintf("nisim run %s, seed %d", name, f.seed),
 		Stdout: c.OutOrStdout()}
 	var done func(clock.Time, uint64)
-	opts.Progress, done = runProgress(c, limit)
+	opts.Progress, opts.Phases, done = runProgress(c, limit)
 	rep, e, violations, err := execWithView(c, s, p, opts, f)
 	if done != nil && rep != nil {
 		done(rep.Result.End, rep.Result.Events)

@@ -77,12 +77,24 @@ func (p *progress) update(v int64, desc string) {
 		return
 	}
 	p.last = now
+	// The description first: setting the value redraws the line.
+	p.bar.Describe(desc)
 	if p.max > 0 {
 		_ = p.bar.Set64(min(v, p.max))
 	} else {
 		_ = p.bar.Add64(1)
 	}
-	p.bar.Describe(desc)
+}
+
+// setMax makes the bar's end n (-1: unknown, a spinner).
+func (p *progress) setMax(n int64) {
+	if p.max == n {
+		return
+	}
+	p.max = n
+	if p.bar != nil {
+		p.bar.ChangeMax64(n)
+	}
 }
 
 // finish draws the final state (always, when forced) and ends the line.
@@ -98,27 +110,76 @@ func (p *progress) finish(v int64, desc string) {
 	_ = p.bar.Finish()
 }
 
-// runProgress returns the Options.Progress hook of one run and the
-// function that ends the display, or nils when progress is off. limit is
-// the run's end in simulated time (0: unknown: a live count instead).
-func runProgress(c *cobra.Command, limit clock.Time) (func(clock.Time, uint64), func(clock.Time, uint64)) {
+// runDisplay is the progress of one run: simulated time and events from
+// env.Options.Progress and, for a run made of a known list of
+// measurements, done of total from env.Options.Phases. With phases the bar
+// counts measurements (the LCI benchmarks run most of theirs in
+// environments of their own, which the event hook cannot see); without,
+// simulated time against the time limit, or a live count.
+type runDisplay struct {
+	p           *progress
+	limit       clock.Time
+	now         clock.Time
+	events      uint64
+	done, total int
+	next        string
+}
+
+func (r *runDisplay) desc() string {
+	sim := fmt.Sprintf("simulated %v, %d events", r.now, r.events)
+	if r.limit > 0 {
+		sim = fmt.Sprintf("simulated %v of %v, %d events", r.now, r.limit, r.events)
+	}
+	if r.total == 0 {
+		return sim
+	}
+	if r.next == "" {
+		return fmt.Sprintf("%d of %d measurements; %s", r.done, r.total, sim)
+	}
+	return fmt.Sprintf("%d of %d measurements, now %s; %s", r.done, r.total, r.next, sim)
+}
+
+// value is where the bar stands: measurements done, or simulated time.
+func (r *runDisplay) value() int64 {
+	if r.total > 0 {
+		return int64(r.done)
+	}
+	return int64(r.now)
+}
+
+// runProgress returns the Options.Progress and Options.Phases hooks of one
+// run and the function that ends the display, or nils when progress is
+// off. limit is the run's end in simulated time (0: unknown: a live count
+// instead, unless the run reports phases).
+func runProgress(c *cobra.Command, limit clock.Time) (func(clock.Time, uint64), func(int, int, string), func(clock.Time, uint64)) {
 	on, forced := progressMode(c)
 	if !on {
-		return nil, nil
+		return nil, nil, nil
 	}
 	max := int64(-1)
 	if limit > 0 {
 		max = int64(limit)
 	}
-	p := newProgress(c.ErrOrStderr(), forced, max)
-	desc := func(now clock.Time, events uint64) string {
-		if limit > 0 {
-			return fmt.Sprintf("simulated %v of %v, %d events", now, limit, events)
-		}
-		return fmt.Sprintf("simulated %v, %d events", now, events)
+	r := &runDisplay{p: newProgress(c.ErrOrStderr(), forced, max), limit: limit}
+	progress := func(now clock.Time, events uint64) {
+		r.now, r.events = now, events
+		r.p.update(r.value(), r.desc())
 	}
-	return func(now clock.Time, events uint64) { p.update(int64(now), desc(now, events)) },
-		func(now clock.Time, events uint64) { p.finish(int64(now), desc(now, events)) }
+	phases := func(done, total int, next string) {
+		if total <= 0 {
+			return
+		}
+		r.done, r.total, r.next = done, total, next
+		r.p.setMax(int64(total))
+		// A phase is rare and worth showing at once: no redraw throttle.
+		r.p.last = time.Time{}
+		r.p.update(r.value(), r.desc())
+	}
+	done := func(now clock.Time, events uint64) {
+		r.now, r.events = now, events
+		r.p.finish(r.value(), r.desc())
+	}
+	return progress, phases, done
 }
 
 // sweepProgress returns the SweepSpec.Done hook, or nil when progress is

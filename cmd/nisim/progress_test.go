@@ -57,6 +57,27 @@ var _ = Describe("progress on standard error", func() {
 		Expect(errOut).To(ContainSubstring("100%"))
 	})
 
+	It("counts the measurements of a run that reports phases (lci-throughput), changing no output", func() {
+		// Two sizes: two streams, the second in an env of its own that
+		// the event hook cannot see; the phases count them.
+		tr := filepath.Join(dir, "t.trace")
+		args := []string{"run", "lci-throughput", "--set", "sizes=[64,256]", "--set", "messages=8", "--trace", tr}
+		code, plainOut, plainErr := nisim(args...)
+		Expect(code).To(Equal(0))
+		Expect(plainErr).To(BeEmpty())
+		a, err := os.ReadFile(tr)
+		Expect(err).NotTo(HaveOccurred())
+		code, progOut, progErr := nisim(append(args, "--progress")...)
+		Expect(code).To(Equal(0))
+		Expect(progErr).To(ContainSubstring("0 of 2 measurements, now 64 bytes; simulated "))
+		Expect(progErr).To(ContainSubstring("1 of 2 measurements, now 256 bytes; simulated "))
+		Expect(progErr).To(MatchRegexp(`2 of 2 measurements; simulated [^\r\n]* 100%`))
+		Expect(cmp.Diff(plainOut, progOut)).To(BeEmpty())
+		b, err := os.ReadFile(tr)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cmp.Diff(string(a), string(b))).To(BeEmpty())
+	})
+
 	It("is off with --progress=false", func() {
 		code, _, errOut := nisim(append(long, "--progress=false")...)
 		Expect(code).To(Equal(0))

@@ -46,6 +46,12 @@ type Options struct {
 	// only; it must not schedule events or touch components (the command
 	// line turns it into a progress bar on standard error).
 	Progress func(now clock.Time, events uint64)
+	// Phases, when set, is called by a run made of a known list of
+	// measurements (Env.Phase: an LCI benchmark runs most of them in
+	// environments of their own, which Progress cannot see) with how many
+	// are done of the total and the next one's name. It observes only,
+	// like Progress.
+	Phases func(done, total int, next string)
 }
 
 // ProgressEvery is how many events pass between Options.Progress calls.
@@ -76,6 +82,7 @@ type Env struct {
 	Seed    uint64
 
 	mutations map[string]int
+	phases    func(done, total int, next string)
 }
 
 // New creates a simulation context with a serial engine (the only engine
@@ -96,6 +103,16 @@ func New(o Options) *Env {
 		Monitor:   mon,
 		Seed:      o.Seed,
 		mutations: o.Mutations,
+		phases:    o.Phases,
+	}
+}
+
+// Phase reports that done of a run's total measurements have finished and
+// next is starting ("" after the last) to Options.Phases, if set. It
+// changes nothing in the simulation.
+func (e *Env) Phase(done, total int, next string) {
+	if e != nil && e.phases != nil {
+		e.phases(done, total, next)
 	}
 }
 

@@ -287,6 +287,10 @@ type Options struct {
 	// and the event count every env.ProgressEvery events. It changes no
 	// output.
 	Progress func(now clock.Time, events uint64)
+	// Phases observes a run made of a known list of measurements
+	// (env.Options.Phases): done of total, and the next one's name. It
+	// changes no output.
+	Phases func(done, total int, next string)
 }
 
 // Exec runs s with parameters p. Output files are created before the run
@@ -338,7 +342,7 @@ func Exec(s *Scenario, p Params, o Options) (rep *Report, e *env.Env, violations
 	} else if o.KeepTrace {
 		rec = trace.NewRecorder()
 	}
-	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit, StallLimit: o.StallLimit, Mutations: o.Mutations, Progress: o.Progress})
+	e = env.New(env.Options{Waves: reg, Trace: rec, Seed: o.Seed, TimeLimit: o.TimeLimit, StallLimit: o.StallLimit, Mutations: o.Mutations, Progress: o.Progress, Phases: o.Phases})
 	rep, runErr := s.Run(e, p)
 	if rep == nil {
 		abort()

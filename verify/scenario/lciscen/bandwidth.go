@@ -84,6 +84,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-throughput: %s on the %s platform, node 0 streaming %d messages per size to node 1, %s the receiver's copy",
 		c.Variant, c.Platform.Name, p.Messages, copyNote)}
 	for i, n := range p.Sizes {
+		e.Phase(i, len(p.Sizes), fmt.Sprintf("%d bytes", n))
 		run := e
 		if i > 0 {
 			run = nil
@@ -98,6 +99,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 		rep.Add(fmt.Sprintf("%7d bytes", n), fmt.Sprintf("%.1f MB/s (%.2f µs per message)", t.MBps, usf(t.Gap)), "", "")
 		rep.Measure(fmt.Sprintf("mbps_%d", n), t.MBps, "MB/s")
 	}
+	e.Phase(len(p.Sizes), len(p.Sizes), "")
 	addThroughputNotes(rep, c)
 	return rep, nil
 }
@@ -189,14 +191,17 @@ func RunBroadcast(e *env.Env, p *BroadcastParams) (*scenario.Report, error) {
 func measureBroadcast(e *env.Env, c lcitb.Config, iters, size, msgs int) (lat float64, tp lcitb.Throughput, res env.Result, err error) {
 	b := lcitb.Bench{Size: 16, Warm: 2, Iters: iters, Stream: 8}
 	// lcitb's measurements name themselves ("broadcast latency: ...").
+	e.Phase(0, 2, "broadcast latency")
 	l, r, err := lcitb.Broadcast(e, c, b)
 	if err != nil {
 		return 0, tp, r, err
 	}
+	e.Phase(1, 2, "broadcast throughput")
 	tp, err = lcitb.BroadcastStream(nil, c, lcitb.Bench{Size: size, Warm: 0, Iters: 2, Stream: msgs}, true)
 	if err != nil {
 		return 0, tp, r, err
 	}
+	e.Phase(2, 2, "")
 	return usf(l), tp, r, nil
 }
 

@@ -183,7 +183,7 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 		return nil, err
 	}
 	b := lcitb.Bench{Size: p.Size, Warm: p.Warm, Iters: p.Iters, Stream: p.Stream}
-	r, err := lcitb.MeasureLogP(e, c, b)
+	r, err := measureLogP(e, c, b)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,29 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 		"every round trip, stream message and F&A completed: %v; checker violations: %d", !r.Run.Stopped, e.Monitor.Count())
 	rep.Result = r.Run
 	return rep, nil
+}
+
+// measureLogP is lcitb.MeasureLogP reporting its three measurements as
+// phases of e (the stream and the fetch-and-add run in environments of
+// their own, which e's event progress cannot see).
+func measureLogP(e *env.Env, c lcitb.Config, b lcitb.Bench) (lcitb.LogP, error) {
+	e.Phase(0, 3, "ping-pong")
+	r, err := lcitb.PingPong(e, c, b)
+	if err != nil {
+		return r, err
+	}
+	e.Phase(1, 3, "stream")
+	t, err := lcitb.Stream(nil, c, b, false)
+	if err != nil {
+		return r, err
+	}
+	r.G = t.Gap
+	e.Phase(2, 3, "fetch-and-add")
+	if r.FA, err = lcitb.FetchAdd(nil, c, b); err != nil {
+		return r, err
+	}
+	e.Phase(3, 3, "")
+	return r, nil
 }
 
 // --- lci-latency ---
@@ -255,7 +278,9 @@ func MeasureCrossover(e *env.Env, platform string, sizes []int, iters int) (Cros
 	x := Crossover{Sizes: sizes}
 	var first env.Result
 	for i, n := range sizes {
-		for _, v := range []string{"sdma", "pio"} {
+		for k, v := range []string{"sdma", "pio"} {
+			// Every ping-pong but the first runs in an env of its own.
+			e.Phase(2*i+k, 2*len(sizes), fmt.Sprintf("%s %d bytes", v, n))
 			c, err := config(platform, v, 2)
 			if err != nil {
 				return x, first, err
@@ -278,6 +303,7 @@ func MeasureCrossover(e *env.Env, platform string, sizes []int, iters int) (Cros
 			}
 		}
 	}
+	e.Phase(2*len(sizes), 2*len(sizes), "")
 	for i, n := range sizes {
 		if x.SDMA[i] <= x.PIO[i] {
 			x.At = n

@@ -147,8 +147,20 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
 	b := lcitb.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
+	// The measurements, as phases of e (all but the first run in envs of
+	// their own): 4 LogP rows, 2 cross-over sweeps, 3 throughputs and 8
+	// broadcasts.
+	phase, phases := 0, 4+2+3
+	if p.Broadcast {
+		phases += 8
+	}
+	next := func(what string) {
+		e.Phase(phase, phases, what)
+		phase++
+	}
 	for _, pl := range []string{"ppro", "p3"} {
 		for _, v := range []string{"sdma", "pio"} {
+			next(fmt.Sprintf("LogP %s %s", pl, v))
 			c, err := config(pl, v, 2)
 			if err != nil {
 				return nil, err
@@ -172,6 +184,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		for n := 16; n <= 2048; n += p.Step {
 			sizes = append(sizes, n)
 		}
+		next("cross-over " + pl)
 		x, _, err := MeasureCrossover(nil, pl, sizes, 4)
 		if err != nil {
 			return nil, err
@@ -198,6 +211,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		next(fmt.Sprintf("throughput %s %s", t.platform, t.variant))
 		tp, err := lcitb.Stream(nil, c, lcitb.Bench{Size: t.size, Iters: 2, Stream: 8}, t.copy)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s throughput: %w", t.platform, t.variant, err)
@@ -219,6 +233,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 						return nil, err
 					}
 					c.Tree = t
+					next(fmt.Sprintf("broadcast %s %s %s", pl, v, t))
 					lat, tp, _, err := measureBroadcast(nil, c, 4, 4096, 12)
 					if err != nil {
 						return nil, fmt.Errorf("%s %s %s: %w", pl, v, t, err)
@@ -228,6 +243,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			}
 		}
 	}
+	e.Phase(phase, phases, "")
 	hc := lcilib.DefaultCosts()
 	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge delayed read %d cycles; library send %d, receive %d cycles",
 		float64(fw.CPI100)/100, lcilib.PPro().Host.Bridge.DelayedReadCycles, hc.Send, hc.Recv), "",
