@@ -157,6 +157,7 @@ for kv in "${NODE[@]}"; do
 	esac
 done
 NODENAME=${HOST}
+mkdir -p "$TMP/spool/$NODENAME" # SlurmdSpoolDir (%n: the node name); slurmd does not create it
 export SLURM_CONF=$TMP/slurm.conf
 cat >"$SLURM_CONF" <<EOF
 # A private single-node cluster for tools/slurm-check.sh.

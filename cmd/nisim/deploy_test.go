@@ -129,7 +129,7 @@ var _ = Describe("deploy/", func() {
 		nisimEnv := "NISIM=" + filepath.Join(bin, "nisim")
 		_, errOut, err := sh([]string{nisimEnv, "SLURM_ARRAY_TASK_ID=2"}, "deploy/slurm/sweep.sbatch", "/shared/p")
 		Expect(err).NotTo(HaveOccurred(), errOut)
-		_, errOut, err = sh([]string{nisimEnv, "SLURM_ARRAY_TASK_ID=3", "NISIM_INDEX_OFFSET=1000"}, "deploy/slurm/sweep.sbatch", "/shared/p")
+		_, errOut, err = sh([]string{nisimEnv, "SLURM_ARRAY_TASK_ID=3"}, "deploy/slurm/sweep.sbatch", "/shared/p", "1000")
 		Expect(err).NotTo(HaveOccurred(), errOut)
 		_, errOut, err = sh([]string{nisimEnv}, "deploy/slurm/merge.sbatch", "/shared/p")
 		Expect(err).NotTo(HaveOccurred(), errOut)
@@ -144,6 +144,9 @@ var _ = Describe("deploy/", func() {
 		_, errOut, err = sh([]string{nisimEnv}, "deploy/slurm/merge.sbatch", "/shared/p", "other")
 		Expect(err).To(HaveOccurred())
 		Expect(errOut).To(ContainSubstring("kind other"))
+		_, errOut, err = sh([]string{nisimEnv, "SLURM_ARRAY_TASK_ID=1"}, "deploy/slurm/sweep.sbatch", "/shared/p", "x")
+		Expect(err).To(HaveOccurred())
+		Expect(errOut).To(ContainSubstring("OFFSET 'x' is not a job index"))
 		Expect(calls(bin, "nisim")).To(HaveLen(4))
 	})
 
@@ -177,9 +180,9 @@ var _ = Describe("deploy/", func() {
 		}
 		logs := filepath.Join(dir, "logs")
 		Expect(calls(bin, "sbatch")).To(Equal([]string{
-			"--parsable --array=0-3 --output=" + logs + "/job-%A_%a.out --export=ALL,NISIM_INDEX_OFFSET=0 --partition batch " + script("sweep.sbatch") + " " + dir,
-			"--parsable --array=0-3 --output=" + logs + "/job-%A_%a.out --export=ALL,NISIM_INDEX_OFFSET=4 --partition batch " + script("sweep.sbatch") + " " + dir,
-			"--parsable --array=0-1 --output=" + logs + "/job-%A_%a.out --export=ALL,NISIM_INDEX_OFFSET=8 --partition batch " + script("sweep.sbatch") + " " + dir,
+			"--parsable --array=0-3 --output=" + logs + "/job-%A_%a.out --partition batch " + script("sweep.sbatch") + " " + dir + " 0",
+			"--parsable --array=0-3 --output=" + logs + "/job-%A_%a.out --partition batch " + script("sweep.sbatch") + " " + dir + " 4",
+			"--parsable --array=0-1 --output=" + logs + "/job-%A_%a.out --partition batch " + script("sweep.sbatch") + " " + dir + " 8",
 			"--parsable --dependency=afterany:101:102:103 --output=" + logs + "/merge-%j.out --partition batch " + script("merge.sbatch") + " " + dir + " sweep",
 		}))
 

@@ -52,7 +52,7 @@ ids=()
 for ((off = 0; off < N; off += max)); do
 	n=$((N - off < max ? N - off : max))
 	id=$(sbatch --parsable --array=0-$((n - 1)) --output="$DIR/logs/job-%A_%a.out" \
-		--export=ALL,NISIM_INDEX_OFFSET=$off "$@" "$here/sweep.sbatch" "$DIR") ||
+		"$@" "$here/sweep.sbatch" "$DIR" "$off") ||
 		die "sbatch of the array (jobs $off to $((off + n - 1))) failed"
 	ids+=("${id%%;*}")
 done
