@@ -207,8 +207,8 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	}
 	// Every output is checked before anything runs (outpath.Check); an
 	// output on standard output sends the report to standard error.
-	if err := outpath.Check([]outpath.Path{{Flag: "--vcd", Path: f.vcd}, {Flag: "--trace", Path: f.trace}, {Flag: "--json", Path: f.json}},
-		[]outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
+	if err := outpath.Check([]outpath.Path{{Flag: "--vcd", Path: f.vcd}, {Flag: "--trace", Path: f.trace}, {Flag: "--json", Path: f.json},
+		{Flag: "--gtkw", Path: saveFileOf(c, f.vcd)}}, []outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
 		return inputErr(err)
 	}
 	out := c.OutOrStdout()

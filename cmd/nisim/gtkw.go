@@ -86,27 +86,14 @@ func saveFileOf(c *cobra.Command, vcd string) string {
 
 // execWithView is scenario.Exec with the scenario's waveform view: with a
 // VCD and no --select it dumps the scenario's default selection, the VCD
-// comment says what was selected, and the GTKWave save file (checked with
-// the other outputs before the run) is written when the run has written
-// its VCD.
+// comment says what was selected, and the GTKWave save file (saveFileOf,
+// which runScenario checks with the other outputs before anything runs)
+// is written when the run has written its VCD.
 func execWithView(c *cobra.Command, s *scenario.Scenario, p scenario.Params, o scenario.Options, f runFlags) (*scenario.Report, *env.Env, error, error) {
 	view := s.View(p)
 	save := saveFileOf(c, o.VCD)
 	if o.VCD != "" {
 		o.Select, o.Comment = selection(view, o.Select, o.Comment)
-	}
-	if save != "" {
-		outs := []outpath.Path{{Flag: "--vcd", Path: o.VCD}, {Flag: "--trace", Path: o.Trace}, {Flag: "--gtkw", Path: save}}
-		// The run's other file outputs, by flag name, so that one of
-		// them cannot be the save file either.
-		for _, name := range []string{"json"} {
-			if fl := c.Flags().Lookup(name); fl != nil && fl.Value.String() != "" {
-				outs = append(outs, outpath.Path{Flag: "--" + name, Path: fl.Value.String()})
-			}
-		}
-		if err := outpath.Check(outs, []outpath.Path{{Flag: "--config", Path: f.config}}); err != nil {
-			return nil, nil, nil, inputErr(err)
-		}
 	}
 	rep, e, violations, err := scenario.Exec(s, p, o)
 	if err != nil || save == "" {

@@ -138,10 +138,18 @@ var _ = Describe("waveform views", func() {
 		Expect(out).To(BeEmpty())
 		Expect(errOut).To(Equal("nisim: run: --gtkw " + filepath.Join(dir, "x.gtkw") + ": is a directory\n"))
 		Expect(filepath.Join(dir, "x.vcd")).NotTo(BeAnExistingFile())
-		// The trace may not take the save file's name either.
+		// The trace and the JSON report may not take the save file's name
+		// either; nothing is written (the JSON report was, when the save
+		// file was checked after the others).
 		code, _, errOut = nisim("run", "demo", "--vcd", filepath.Join(dir, "y.vcd"), "--trace", filepath.Join(dir, "y.gtkw"))
 		Expect(code).To(Equal(2))
 		Expect(errOut).To(ContainSubstring("the same file as --trace"))
+		code, _, errOut = nisim("run", "demo", "--vcd", filepath.Join(dir, "z.vcd"), "--json", filepath.Join(dir, "z.gtkw"))
+		Expect(code).To(Equal(2))
+		Expect(errOut).To(Equal("nisim: run: --gtkw " + filepath.Join(dir, "z.gtkw") + ": the same file as --json " + filepath.Join(dir, "z.gtkw") + "\n"))
+		entries, err := os.ReadDir(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(entries).To(HaveLen(1)) // x.gtkw, the directory
 	})
 
 	It("says in the VCD's comment which signals were selected", func() {
