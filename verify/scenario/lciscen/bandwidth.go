@@ -32,16 +32,14 @@ func ThroughputDefaults() *ThroughputParams {
 
 // Validate implements scenario.Params.
 func (p *ThroughputParams) Validate() error {
-	bad, largest := len(p.Sizes) == 0, 0
+	largest := 0
 	for _, n := range p.Sizes {
-		bad = bad || n < 1 || n > 1<<22
 		largest = max(largest, n)
 	}
 	return scenario.FirstError(p.validate(),
-		scenario.Check(bad, "sizes", "need 1 to 4194304 bytes each, at least one size (got %v)", p.Sizes),
-		scenario.Check(p.Messages < 8 || p.Messages > 100000, "messages", "must be 8..100000 (got %d)", p.Messages),
-		checkPayload("messages", p.Messages, largest),
-		scenario.CheckBudget("sizes", int64(len(p.Sizes)), sizeReportBytes, "size: a report row and a metric with their text"))
+		scenario.Check(len(p.Sizes) == 0, "sizes", "need at least one size"),
+		scenario.CheckKeys(p),
+		checkPayload("messages", p.Messages, largest))
 }
 
 // sizeReportBytes is what each listed size keeps for the whole run (each
@@ -50,17 +48,6 @@ func (p *ThroughputParams) Validate() error {
 // bytes of formatted text (the "%7d bytes" metric, the MB/s and µs figure,
 // the "mbps_N" name).
 var sizeReportBytes = int64(unsafe.Sizeof(scenario.Row{})+unsafe.Sizeof(scenario.Metric{})) + 96
-
-// maxPayload bounds the message bytes a run creates before it starts (a
-// stream's messages are all queued at once): 100000 messages of 4 MB
-// passed validation and asked for 400 GB.
-const maxPayload = 1 << 28
-
-// checkPayload refuses messages x size above maxPayload, naming key.
-func checkPayload(key string, messages, size int) error {
-	return scenario.Check(messages*size > maxPayload, key, "%d messages of %d bytes are %d bytes, more than the %d a run may queue",
-		messages, size, messages*size, maxPayload)
-}
 
 // ThroughputScenario is lci-throughput.
 func ThroughputScenario() *scenario.Scenario {
@@ -117,18 +104,6 @@ func addThroughputNotes(rep *scenario.Report, c lcitb.Config) {
 	}
 }
 
-// validTree and validNodes are the common parameter checks.
-func validTree(t string) error {
-	if _, err := fw.ParseTree(t); err != nil {
-		return &scenario.KeyError{Key: "tree", Msg: err.Error()}
-	}
-	return nil
-}
-
-func validNodes(n int) error {
-	return scenario.Check(n < 2 || n > 64, "nodes", "must be 2..64 (got %d)", n)
-}
-
 // --- lci-broadcast ---
 
 // BroadcastParams are lci-broadcast's parameters.
@@ -154,10 +129,7 @@ func BroadcastDefaults() *BroadcastParams {
 
 // Validate implements scenario.Params.
 func (p *BroadcastParams) Validate() error {
-	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
-		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters),
-		scenario.Check(p.StreamSize < 1 || p.StreamSize > 1<<20, "stream_size", "must be 1..1048576 bytes (got %d)", p.StreamSize),
-		scenario.Check(p.StreamMessages < 8 || p.StreamMessages > 10000, "stream_messages", "must be 8..10000 (got %d)", p.StreamMessages),
+	return scenario.FirstError(p.validate(), scenario.CheckKeys(p),
 		checkPayload("stream_messages", p.StreamMessages, p.StreamSize))
 }
 

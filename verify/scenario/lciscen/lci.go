@@ -159,11 +159,10 @@ func LogPDefaults() *LogPParams {
 
 // Validate implements scenario.Params.
 func (p *LogPParams) Validate() error {
-	return scenario.FirstError(p.validate(),
-		scenario.Check(p.Size < 0 || p.Size > 2048, "size", "must be 0..2048 (one packet of the 2 KB MTU; got %d)", p.Size),
-		scenario.Check(p.Warm < 0 || p.Warm > 10000, "warm", "must be 0..10000 (got %d)", p.Warm),
-		scenario.Check(p.Iters < 2 || p.Iters > 100000, "iters", "must be 2..100000 (got %d)", p.Iters),
-		scenario.Check(p.Stream < 8 || p.Stream > 100000, "stream", "must be 8..100000 (got %d)", p.Stream))
+	return scenario.FirstError(p.validate(), scenario.CheckKeys(p),
+		// The ping-pong keeps a time per round trip, warm-up included.
+		scenario.CheckBudget("iters", int64(p.Warm)+int64(p.Iters), timeEntryBytes, "round trip's time (warm + iters) in a growing slice"),
+		checkPayload("stream", p.Stream, p.Size))
 }
 
 // LogPScenario is lci-logp.
@@ -250,11 +249,7 @@ func (p *LatencyParams) Validate() error {
 	if perr != nil {
 		pe = &scenario.KeyError{Key: "platform", Msg: perr.Error()}
 	}
-	return scenario.FirstError(pe,
-		scenario.Check(p.From < 0 || p.From > 2048, "from", "must be 0..2048 (got %d)", p.From),
-		scenario.Check(p.To < p.From || p.To > 2048, "to", "must be from..2048 (got %d)", p.To),
-		scenario.Check(p.Step < 1, "step", "must be at least 1 (got %d)", p.Step),
-		scenario.Check(p.Iters < 2 || p.Iters > 1000, "iters", "must be 2..1000 (got %d)", p.Iters))
+	return scenario.FirstError(pe, scenario.CheckKeys(p))
 }
 
 // LatencyScenario is lci-latency.

@@ -47,20 +47,16 @@ func TrafficDefaults() *TrafficParams {
 
 // Validate implements scenario.Params.
 func (p *TrafficParams) Validate() error {
-	return scenario.FirstError(p.validate(), validTree(p.Tree), validNodes(p.Nodes),
-		scenario.Check(p.Ops < 1 || p.Ops > 100000, "ops", "must be 1..100000 (got %d)", p.Ops),
-		scenario.Check(p.MaxSize < 0 || p.MaxSize > 2048, "max_size", "must be 0..2048 (the MTU; got %d)", p.MaxSize),
-		scenario.Check(p.McastPct < 0 || p.McastPct > 100, "mcast_pct", "must be 0..100 (got %d)", p.McastPct),
-		// FAPct alone first: the sum overflowed and let 2^63 through.
-		scenario.Check(p.FAPct < 0 || p.FAPct > 100 || p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
+	return scenario.FirstError(p.validate(), scenario.CheckKeys(p),
+		// fa_pct alone first (in Keys): the sum overflowed and let 2^63
+		// through.
+		scenario.Check(p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
 		// Every node's operations are planned before the run: 64 nodes of
 		// 100000 took more than 4 GB before the first cycle.
 		// Each also carries up to max_size payload bytes: against
 		// scenario.MemoryBudget, 394903 operations of 2048 bytes.
 		scenario.CheckBudget("ops", int64(p.Ops)*int64(p.Nodes), plannedOpBytes+int64(max(p.MaxSize, 0)),
-			fmt.Sprintf("planned operation (ops x nodes) of %d+%d payload bytes", plannedOpBytes, max(p.MaxSize, 0))),
-		scenario.Check(p.HotPct < 0 || p.HotPct > 100, "hot_pct", "must be 0..100 (got %d)", p.HotPct),
-		scenario.Check(p.HotPauseUs < 0 || p.HotPauseUs > 100000, "hot_pause_us", "must be 0..100000 (got %d)", p.HotPauseUs))
+			fmt.Sprintf("planned operation (ops x nodes) of %d+%d payload bytes", plannedOpBytes, max(p.MaxSize, 0))))
 }
 
 // TrafficScenario is lci-traffic.
@@ -128,9 +124,7 @@ func ReportDefaults() *ReportParams { return &ReportParams{Broadcast: true, Step
 
 // Validate implements scenario.Params.
 func (p *ReportParams) Validate() error {
-	return scenario.FirstError(
-		scenario.Check(p.Step < 8 || p.Step > 1024, "step", "must be 8..1024 bytes (got %d)", p.Step),
-		scenario.Check(p.Iters < 2 || p.Iters > 10000, "iters", "must be 2..10000 (got %d)", p.Iters))
+	return scenario.CheckKeys(p)
 }
 
 // ReportScenario is lci-report.

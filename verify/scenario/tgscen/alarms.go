@@ -16,6 +16,11 @@ import (
 // monitored ones gets the same accesses and no counters.
 const alarmFirstPage = 3
 
+// alarmPages is how many pages may have counters: node 1's pages from
+// alarmFirstPage on, less the one after them that gets the same accesses
+// without counters (the model's limit: tg.PagesPerNode, 2048).
+const alarmPages = tg.PagesPerNode - alarmFirstPage - 1
+
 // AlarmsParams are the parameters of telegraphos-alarms.
 type AlarmsParams struct {
 	// ReadCounters and WriteCounters are the initial read and write
@@ -40,26 +45,16 @@ func AlarmsDefaults() *AlarmsParams {
 
 // Validate implements scenario.Params.
 func (p *AlarmsParams) Validate() error {
-	words := tg.PageBytes / tg.WordBytes
-	errs := []error{
-		scenario.Check(len(p.ReadCounters) < 1 || len(p.ReadCounters) > 16, "read_counters", "must list 1..16 pages (got %d)", len(p.ReadCounters)),
+	return scenario.FirstError(
+		scenario.Check(len(p.ReadCounters) < 1, "read_counters", "must list 1..%d pages (got %d)", alarmPages, len(p.ReadCounters)),
+		scenario.CheckKeys(p),
 		scenario.Check(len(p.WriteCounters) != len(p.ReadCounters), "write_counters",
 			"must list as many pages as read_counters (%d, got %d)", len(p.ReadCounters), len(p.WriteCounters)),
-		scenario.Check(p.Reads < 0 || p.Reads > words, "reads", "must be 0..%d (the words of a page; got %d)", words, p.Reads),
-		scenario.Check(p.Writes < 0 || p.Writes > words, "writes", "must be 0..%d (the words of a page; got %d)", words, p.Writes),
 		scenario.Check(p.Reads+p.Writes < 1, "reads", "reads + writes must be at least 1"),
-		validVersion(p.Version),
-	}
-	for _, c := range []struct {
-		key string
-		v   []int
-	}{{"read_counters", p.ReadCounters}, {"write_counters", p.WriteCounters}} {
-		for i, x := range c.v {
-			// «64 K pages x (16+16) bits» (TG-P16): 16-bit counters.
-			errs = append(errs, scenario.Check(x < 0 || x > 0xffff, c.key, "entry %d: %d must be 0..65535 (16-bit counters, TG-P16)", i, x))
-		}
-	}
-	return scenario.FirstError(errs...)
+		// Every access to every page (and to the page after them) is
+		// queued before the run.
+		checkQueued("reads", int64(len(p.ReadCounters)+1)*int64(p.Reads+p.Writes), "queued access ((pages + 1) x (reads + writes))"),
+	)
 }
 
 // AlarmsScenario is telegraphos-alarms.

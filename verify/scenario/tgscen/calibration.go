@@ -39,10 +39,9 @@ func CalibrationDefaults() *CalibrationParams { return &CalibrationParams{Ops: 1
 // Validate implements scenario.Params.
 func (p *CalibrationParams) Validate() error {
 	return scenario.FirstError(
-		scenario.Check(p.Ops < 1 || p.Ops > 1_000_000, "ops", "must be 1..1000000 (got %d)", p.Ops),
+		scenario.CheckKeys(p),
 		// A loop of ops remote writes and one of ops remote reads.
 		checkQueued("ops", 2*int64(p.Ops), "operation (a write and a read per op)"),
-		validVersion(p.Version),
 	)
 }
 

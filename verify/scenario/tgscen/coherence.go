@@ -39,14 +39,9 @@ func CoherenceDefaults() *CoherenceParams {
 // Validate implements scenario.Params.
 func (p *CoherenceParams) Validate() error {
 	return scenario.FirstError(
-		validNodes("nodes", p.Nodes, 2),
-		scenario.Check(p.Words < 1 || p.Words > 2048, "words", "must be 1..2048 (the words of a page; got %d)", p.Words),
-		scenario.Check(p.Writes < 1 || p.Writes > 100_000, "writes", "must be 1..100000 (got %d)", p.Writes),
+		scenario.CheckKeys(p),
 		// Every node's writes are planned before the run.
 		checkQueued("writes", int64(p.Writes)*int64(p.Nodes), "queued write (writes x nodes)"),
-		scenario.Check(p.Gap < 1 || p.Gap > 1_000_000, "gap", "must be 1..1000000 processor cycles (got %d)", p.Gap),
-		scenario.Check(p.CounterCache < 0 || p.CounterCache > 4096, "counter_cache", "must be 0..4096 entries (got %d)", p.CounterCache),
-		validVersion(p.Version),
 	)
 }
 

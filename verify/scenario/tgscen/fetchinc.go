@@ -33,12 +33,10 @@ func FetchIncDefaults() *FetchIncParams { return &FetchIncParams{Nodes: 8, Ops: 
 // Validate implements scenario.Params.
 func (p *FetchIncParams) Validate() error {
 	return scenario.FirstError(
-		validNodes("nodes", p.Nodes, 1),
-		scenario.Check(p.Ops < 1 || p.Ops > 100_000, "ops", "must be 1..100000 (got %d)", p.Ops),
+		scenario.CheckKeys(p),
 		// Every node's program is queued before the run: 16 x 100000
 		// operations took 2 GB before the first cycle.
 		checkQueued("ops", int64(p.Ops)*int64(p.Nodes), "queued operation (ops x nodes)"),
-		validVersion(p.Version),
 	)
 }
 

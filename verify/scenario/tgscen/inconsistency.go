@@ -40,10 +40,7 @@ func InconsistencyDefaults() *InconsistencyParams {
 // Validate implements scenario.Params.
 func (p *InconsistencyParams) Validate() error {
 	return scenario.FirstError(
-		scenario.Check(p.Reads < 1 || p.Reads > 10_000, "reads", "must be 1..10000 (got %d)", p.Reads),
-		scenario.Check(p.CounterCache < 1 || p.CounterCache > 4096, "counter_cache",
-			"must be 1..4096 entries: the protected runs need a counter cache (got %d)", p.CounterCache),
-		validVersion(p.Version),
+		scenario.CheckKeys(p),
 	)
 }
 

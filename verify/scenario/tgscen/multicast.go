@@ -35,11 +35,9 @@ func MulticastDefaults() *MulticastParams { return &MulticastParams{Nodes: 4, Wr
 // Validate implements scenario.Params.
 func (p *MulticastParams) Validate() error {
 	return scenario.FirstError(
-		validNodes("nodes", p.Nodes, 2),
-		scenario.Check(p.Writes < 1 || p.Writes > 100_000, "writes", "must be 1..100000 (got %d)", p.Writes),
+		scenario.CheckKeys(p),
 		// Each write reaches nodes-1 copies, each a HIB transaction.
 		checkQueued("writes", int64(p.Writes)*int64(max(p.Nodes-1, 1)), "reflected write (writes x copies)"),
-		validVersion(p.Version),
 	)
 }
 

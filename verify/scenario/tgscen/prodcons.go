@@ -44,9 +44,7 @@ func ProdConsDefaults() *ProdConsParams {
 // Validate implements scenario.Params.
 func (p *ProdConsParams) Validate() error {
 	return scenario.FirstError(
-		scenario.Check(p.Seeds < 1 || p.Seeds > 1000, "seeds", "must be 1..1000 (got %d)", p.Seeds),
-		scenario.Check(p.Background < 0 || p.Background > 10_000, "background", "must be 0..10000 (got %d)", p.Background),
-		validVersion(p.Version),
+		scenario.CheckKeys(p),
 	)
 }
 

@@ -35,10 +35,7 @@ func ProtectionDefaults() *ProtectionParams { return &ProtectionParams{Nodes: 2,
 // Validate implements scenario.Params.
 func (p *ProtectionParams) Validate() error {
 	return scenario.FirstError(
-		// Node 15 must lie outside the cluster.
-		validNodes("nodes", p.Nodes, 2),
-		scenario.Check(p.Nodes > tg.MaxNodes-1, "nodes", "must be at most %d, so that a node number lies outside the cluster (got %d)", tg.MaxNodes-1, p.Nodes),
-		scenario.Check(p.WrongKey < 0 || p.WrongKey > 0xffff, "wrong_key", "must be a 16-bit key, 0..65535 (got %d)", p.WrongKey),
+		scenario.CheckKeys(p),
 		scenario.Check(p.WrongKey == int(procKey(0)), "wrong_key", "%#x is context 0's real key", p.WrongKey),
 	)
 }

@@ -157,11 +157,6 @@ func errPct(model, paper clock.Time) float64 {
 	return 100 * (float64(model) - float64(paper)) / float64(paper)
 }
 
-// validNodes and validVersion are the common parameter checks.
-func validNodes(key string, n, lo int) error {
-	return scenario.Check(n < lo || n > tg.MaxNodes, key, "must be %d..%d (4 node bits, TG-P8; got %d)", lo, tg.MaxNodes, n)
-}
-
 // queuedOpBytes is what one processor operation a scenario queues before
 // the run costs (its program step, the bus and HIB transactions it
 // becomes, its record for the checks). calibrated: 16 nodes x 100000
@@ -173,10 +168,6 @@ const queuedOpBytes = 1342
 // scenario.MemoryBudget at queuedOpBytes each: 800105 operations.
 func checkQueued(key string, ops int64, what string) error {
 	return scenario.CheckBudget(key, ops, queuedOpBytes, what)
-}
-
-func validVersion(v int) error {
-	return scenario.Check(v != 1 && v != 2, "version", "must be 1 (Telegraphos I) or 2 (Telegraphos II), got %d", v)
 }
 
 // nodes returns 0..n-1.

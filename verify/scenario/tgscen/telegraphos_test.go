@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/scenario"
@@ -223,10 +224,51 @@ var _ = Describe("Telegraphos scenarios", func() {
 	DescribeTable("refuse more queued operations than a run can hold",
 		func(name string, sets ...string) {
 			err := scenario.Configure(lookup(name).Defaults(), "", sets)
-			Expect(err).To(MatchError(ContainSubstring("above the limit 800105 (got 1600000; 1342 B per queued")))
+			// 16 nodes x 1342 B = 21472 B per unit; 2^30 / 21472 = 50006.
+			Expect(err).To(MatchError(ContainSubstring("above the limit 50006 (got 100000; 21472 B per ")))
+			Expect(err).To(MatchError(ContainSubstring("(16 queued operation(s) of 1342 B: one on each node) x 50006 = 1023 MiB, the per-run memory budget)")))
 		},
 		Entry("fetchinc", "telegraphos-fetchinc", "nodes=16", "ops=100000"),
 		Entry("coherence", "telegraphos-coherence", "nodes=16", "writes=100000"),
+	)
+
+	// Issue 12: these bounds were plain constants (4096 entries, 1000
+	// seeds, 10000 reads and writes, 10^6 cycles, 16 pages); each is now
+	// derived from scenario.MemoryBudget or a limit of the model, and the
+	// error says which.
+	DescribeTable("derive their bounds from the memory budget or the model",
+		func(name, set, want string) {
+			err := scenario.Configure(lookup(name).Defaults(), "", []string{set})
+			Expect(err).To(MatchError("invalid parameter " + want))
+		},
+		// 8 HIBs x 64 B = 512 B per entry; 2^30 / 512 = 2097152.
+		Entry("coherence: counter cache", "telegraphos-coherence", "counter_cache=2097153",
+			"counter_cache: above the limit 2097152 (got 2097153; 512 B per entry of 64 B in each of 8 HIBs x 2097152 = 1024 MiB, the per-run memory budget)"),
+		// Figure 2's 4 HIBs: 256 B per entry; 2^30 / 256 = 4194304.
+		Entry("inconsistency: counter cache", "telegraphos-inconsistency", "counter_cache=4194305",
+			"counter_cache: above the limit 4194304 (got 4194305; 256 B per entry of 64 B in each of 4 HIBs x 4194304 = 1024 MiB, the per-run memory budget)"),
+		// 1 s of the 150 MHz Alpha: 1.5 x 10^8 cycles.
+		Entry("coherence: gap", "telegraphos-coherence", "gap=150000001",
+			"gap: above the limit 150000000 (got 150000001; 1s of 150MHz cycles)"),
+		// 8 KB / 4 B = 2048 words.
+		Entry("coherence: words", "telegraphos-coherence", "words=2049",
+			"words: above the limit 2048 (got 2049; the words of an 8 KB page)"),
+		// 2^30 / 1342 = 800105.
+		Entry("inconsistency: reads", "telegraphos-inconsistency", "reads=800106",
+			"reads: above the limit 800105 (got 800106; 1342 B per read (1 queued operation(s) of 1342 B: the read itself) x 800105 = 1023 MiB, the per-run memory budget)"),
+		// 100000 / 2 runs per seed.
+		Entry("prodcons: seeds", "telegraphos-prodcons", "seeds=50001",
+			"seeds: above the limit 50000 (got 50001; 2 runs per seed x 50000 = scenario.MaxRuns, the runs one invocation may start)"),
+		// 4 x 1342 = 5368 B; 2^30 / 5368 = 200026.
+		Entry("prodcons: background", "telegraphos-prodcons", "background=200027",
+			"background: above the limit 200026 (got 200027; 5368 B per background write (4 queued operation(s) of 1342 B: a compute and a store on each of nodes 4 and 5) x 200026 = 1023 MiB, the per-run memory budget)"),
+		// 3 copies x 1342 = 4026 B; 2^30 / 4026 = 266701.
+		Entry("multicast: writes", "telegraphos-multicast", "writes=266702",
+			"writes: above the limit 266701 (got 266702; 4026 B per write (3 queued operation(s) of 1342 B: reflected to each of nodes - 1 copies) x 266701 = 1023 MiB, the per-run memory budget)"),
+		// (4 + 1) pages x (2048 + 2048) accesses = 20480 operations fit;
+		// 2048 - 3 - 1 = 2044 pages.
+		Entry("alarms: pages", "telegraphos-alarms", "read_counters=["+strings.Repeat("1,", 2044)+"1]",
+			"read_counters: above the limit 2044 (got 2045; node 1's 2048 pages from page 3, one kept for the page without counters)"),
 	)
 
 	DescribeTable("reject impossible parameters, naming the key",
@@ -260,10 +302,10 @@ var _ = Describe("Telegraphos scenarios", func() {
 		Entry("inconsistency: no counter cache for the protected runs", "telegraphos-inconsistency", "counter_cache=0", "counter_cache:"),
 		Entry("inconsistency: version 3", "telegraphos-inconsistency", "version=3", "version:"),
 		// Issue 12: queued operations bounded by scenario.MemoryBudget at
-		// 1342 B each (2 GB / 1.6M operations measured): 2^30 / 1342 =
-		// 800105; 2 x 500000 = 10^6 operations.
+		// 1342 B each (2 GB / 1.6M operations measured), two per op:
+		// 2^30 / 2684 = 400052.
 		Entry("calibration: more operations than a run can queue", "telegraphos-calibration", "ops=500000",
-			"ops: above the limit 800105 (got 1000000; 1342 B per operation (a write and a read per op) x 800105 = 1023 MiB, the per-run memory budget)"),
+			"ops: above the limit 400052 (got 500000; 2684 B per op (2 queued operation(s) of 1342 B: a remote write and a remote read) x 400052 = 1023 MiB, the per-run memory budget)"),
 		Entry("coherence: no nodes", "telegraphos-coherence", "nodes=0", "nodes:"),
 		Entry("coherence: 17 nodes", "telegraphos-coherence", "nodes=17", "nodes:"),
 		Entry("coherence: no words", "telegraphos-coherence", "words=0", "words:"),
