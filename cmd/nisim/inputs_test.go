@@ -37,16 +37,30 @@ var _ = Describe("bounded inputs", func() {
 		Entry("queue_depth", "atm-star", "queue_depth=1000000000000", "queue_depth: above the limit "),
 	)
 
-	It("stops at the first of 200k unknown keys", func() {
+	// unknownKeys writes a config of n unknown keys after a known one.
+	unknownKeys := func(n int) string {
 		var b strings.Builder
 		b.WriteString("k = 4\n")
-		for i := range 200_000 {
+		for i := range n {
 			fmt.Fprintf(&b, "bogus%d = %d\n", i, i)
 		}
 		path := filepath.Join(GinkgoT().TempDir(), "c.toml")
 		Expect(os.WriteFile(path, []byte(b.String()), 0o644)).To(Succeed())
+		return path
+	}
+
+	It("stops at the first of 50k unknown keys", func() {
+		// 50k keys are 0.9 MB, under scenario.MaxConfigBytes.
+		path := unknownKeys(50_000)
 		errs := oneLine(nisim("run", "mesh", "--config", path))
 		Expect(errs).To(ContainSubstring("config " + path + ":2: unknown key bogus0"))
 		Expect(errs).NotTo(ContainSubstring("bogus1"))
+	})
+
+	It("refuses 200k unknown keys by the file's size, before decoding", func() {
+		// 200k keys are 3977786 bytes: over the 1 MiB limit.
+		path := unknownKeys(200_000)
+		Expect(oneLine(nisim("run", "mesh", "--config", path))).To(Equal("nisim: run: config " + path +
+			": larger than the limit of 1048576 bytes (3977786 bytes; a configuration is a few KiB)\n"))
 	})
 })

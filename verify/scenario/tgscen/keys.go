@@ -57,7 +57,7 @@ func (p *AlarmsParams) Keys() []scenario.KeySpec {
 	words := float64(tg.PageBytes / tg.WordBytes)
 	return []scenario.KeySpec{
 		// «64 K pages x (16+16) bits» (TG-P16): 16-bit counters.
-		scenario.Key("read_counters", "accesses per page (0: never fires)").Range(0, 0xffff).Entries(alarmPages, fmt.Sprintf("node 1's %d pages from page %d, one kept for the page without counters", tg.PagesPerNode, alarmFirstPage)).
+		scenario.Key("read_counters", "accesses per page (0: never fires)").Range(0, 0xffff).Entries(alarmPages, fmt.Sprintf("node 1's %d pages from page %d, less one", tg.PagesPerNode, alarmFirstPage)).
 			Also("at least 1 entry").From("assumed: counters that run out at different accesses"),
 		scenario.Key("write_counters", "accesses per page (0: never fires)").Range(0, 0xffff).Also("as many entries as read_counters"),
 		scenario.Key("reads", "remote reads per page").Range(0, words).Also("reads + writes at least 1"),

@@ -268,7 +268,7 @@ var _ = Describe("Telegraphos scenarios", func() {
 		// (4 + 1) pages x (2048 + 2048) accesses = 20480 operations fit;
 		// 2048 - 3 - 1 = 2044 pages.
 		Entry("alarms: pages", "telegraphos-alarms", "read_counters=["+strings.Repeat("1,", 2044)+"1]",
-			"read_counters: above the limit 2044 (got 2045; node 1's 2048 pages from page 3, one kept for the page without counters)"),
+			"read_counters: above the limit 2044 (got 2045; node 1's 2048 pages from page 3, less one)"),
 	)
 
 	DescribeTable("reject impossible parameters, naming the key",
