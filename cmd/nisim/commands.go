@@ -169,7 +169,8 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 		return usageErr("%v", err)
 	}
 	p := s.Defaults()
-	if err := scenario.Configure(p, f.config, f.sets); err != nil {
+	sources, err := configure(p, f.config, f.sets)
+	if err != nil {
 		return inputErr(err)
 	}
 	from, err := parseTimeFlag("from", f.from)
@@ -215,7 +216,6 @@ func runScenario(c *cobra.Command, name string, f runFlags) error {
 	if f.vcd == outpath.Stdout || f.trace == outpath.Stdout || f.json == outpath.Stdout {
 		out = c.ErrOrStderr()
 	}
-	sources := scenario.SourcesOf(f.config, f.sets)
 	if f.printConfig {
 		if err := scenario.WriteConfig(out, name, p, sources); err != nil {
 			return inputErr(err)

@@ -31,16 +31,17 @@ SCENARIO --config FILE' reads back to the same parameters.`,
 				return usageErr("%v", err)
 			}
 			p := s.Defaults()
-			if err := scenario.Configure(p, file, sets); err != nil {
+			sources, err := configure(p, file, sets)
+			if err != nil {
 				return inputErr(err)
 			}
-			if err := scenario.WriteConfig(c.OutOrStdout(), s.Name, p, scenario.SourcesOf(file, sets)); err != nil {
+			if err := scenario.WriteConfig(c.OutOrStdout(), s.Name, p, sources); err != nil {
 				return inputErr(err)
 			}
 			return nil
 		},
 	}
 	c.Flags().StringArrayVar(&sets, "set", nil, "override a parameter: `key=value` (repeatable)")
-	c.Flags().StringVar(&file, "config", "", "read parameters from a TOML `FILE`")
+	c.Flags().StringVar(&file, "config", "", "read parameters from a TOML `FILE` (- for standard input)")
 	return c
 }

@@ -105,6 +105,22 @@ var _ = Describe("nisim config", func() {
 		Expect(commentOf(out, "issue_cycles = 4")).To(HaveSuffix("; default (assumed: 4)"))
 	})
 
+	It("names standard input as the source of --config - (read once: it cannot be read again)", func() {
+		_, cfg, _ := nisim("config", "mesh", "--set", "k=4")
+		f := filepath.Join(GinkgoT().TempDir(), "in.toml")
+		Expect(os.WriteFile(f, []byte(cfg), 0o644)).To(Succeed())
+		in, err := os.Open(f)
+		Expect(err).NotTo(HaveOccurred())
+		defer in.Close()
+		saved := os.Stdin
+		os.Stdin = in
+		defer func() { os.Stdin = saved }()
+		code, out, _ := nisim("config", "mesh", "--config", "-")
+		Expect(code).To(Equal(0))
+		Expect(commentOf(out, "k = 4")).To(HaveSuffix("; --config -"))
+		Expect(out).NotTo(ContainSubstring("; default"))
+	})
+
 	It("shows the range that Validate enforces, from the same table", func() {
 		// The range printed for ni.fifo_depth is the budget bound; one
 		// above it is refused with that bound.

@@ -68,3 +68,21 @@ func (j *jsonOutput) abort() {
 		j.file.Abort()
 	}
 }
+
+// configure applies the --config file and the --set values to p as
+// scenario.Configure does, reading the file once (standard input, for
+// --config -, cannot be read again), and returns where each value came
+// from.
+func configure(p scenario.Params, file string, sets []string) (scenario.Sources, error) {
+	var data []byte
+	if file != "" {
+		var err error
+		if data, err = scenario.ReadConfig(file); err != nil {
+			return scenario.Sources{}, err
+		}
+	}
+	if err := scenario.ConfigureData(p, file, data, sets); err != nil {
+		return scenario.Sources{}, err
+	}
+	return scenario.SourcesOfData(file, data, sets), nil
+}

@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -25,13 +24,25 @@ type Sources struct {
 }
 
 // SourcesOf records the keys that the file (a TOML document that
-// Configure has accepted, read again) and the --set arguments give. A key set by both
+// Configure has accepted, read again; not standard input, see
+// SourcesOfData) and the --set arguments give. A key set by both
 // comes from --set, which Configure applies last.
 func SourcesOf(file string, sets []string) Sources {
+	var data []byte
+	if file != "" && file != StdinConfig {
+		data, _ = ReadConfig(file)
+	}
+	return SourcesOfData(file, data, sets)
+}
+
+// SourcesOfData is SourcesOf with the file's contents given: standard
+// input (--config -) cannot be read twice, so the command reads it once
+// for ConfigureData and for this.
+func SourcesOfData(file string, data []byte, sets []string) Sources {
 	s := Sources{File: file}
 	if file != "" {
 		var m map[string]any
-		if data, err := os.ReadFile(file); err == nil && toml.Unmarshal(data, &m) == nil {
+		if toml.Unmarshal(data, &m) == nil {
 			s.file = flatten("", m, nil)
 		}
 	}
