@@ -64,6 +64,32 @@ func readBounded(path string, limit int64) ([]byte, error) {
 }
 
 // Version is the manifest and result format this package writes; Load and
+// readVersioned reads a manifest or result file of at most max bytes and
+// checks its format version: every error is one line naming path and
+// what the file should be; a missing file's error wraps os.ErrNotExist.
+// hint ends the message of a file newer than this nisim.
+func readVersioned(path string, max int64, what, hint string) ([]byte, error) {
+	data, err := readBounded(path, max)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	v, err := versionOf(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a nisim %s: %s", path, what, jsonErr(err))
+	}
+	if v > Version {
+		return nil, fmt.Errorf("%s: %s version %d is newer than this nisim's %d%s", path, what, v, Version, hint)
+	}
+	if v < 1 {
+		return nil, fmt.Errorf("%s: %s version %d: not a version this nisim wrote", path, what, v)
+	}
+	return data, nil
+}
+
 // ReadResult refuse a newer one.
 const Version = 1
 
@@ -332,23 +358,9 @@ func jsonErr(err error) string {
 // labels. Every error is one line naming the file.
 func Load(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	data, err := readBounded(path, MaxManifestBytes)
+	data, err := readVersioned(path, MaxManifestBytes, "manifest", ": use the nisim that planned it")
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	v, err := versionOf(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a nisim manifest: %s", path, jsonErr(err))
-	}
-	if v > Version {
-		return nil, fmt.Errorf("%s: manifest version %d is newer than this nisim's %d: use the nisim that planned it", path, v, Version)
-	}
-	if v < 1 {
-		return nil, fmt.Errorf("%s: manifest version %d: not a version this nisim wrote", path, v)
+		return nil, err
 	}
 	var m Manifest
 	if err := decodeStrict(data, &m); err != nil {
@@ -443,23 +455,12 @@ func gridOf(s *SweepInfo, j *Job) ([]float64, error) {
 // or sets than its entry is an error (a *MismatchError for the last).
 func ReadResult(dir string, j *Job) (*Result, error) {
 	path := ResultPath(dir, j)
-	data, err := readBounded(path, MaxResultBytes)
+	data, err := readVersioned(path, MaxResultBytes, "job result", "")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	v, err := versionOf(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a nisim job result: %s", path, jsonErr(err))
-	}
-	if v > Version {
-		return nil, fmt.Errorf("%s: result version %d is newer than this nisim's %d", path, v, Version)
+		return nil, err
 	}
 	var r Result
 	if err := decodeStrict(data, &r); err != nil {

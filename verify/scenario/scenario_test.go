@@ -211,3 +211,26 @@ var _ = Describe("Exec", func() {
 		Expect(err).To(MatchError(`unknown scenario "big" (known: tiny)`))
 	})
 })
+
+var _ = Describe("CheckWaveNames", func() {
+	named := func(signal string) *scenario.Scenario {
+		return &scenario.Scenario{
+			Name:     "named",
+			Defaults: func() scenario.Params { return defaults() },
+			Run: func(e *env.Env, p scenario.Params) (*scenario.Report, error) {
+				e.Waves.Integer("Tiny", signal, 8)
+				res, err := e.Run()
+				return &scenario.Report{Title: "named", Result: res}, err
+			},
+		}
+	}
+
+	It("passes a scenario whose names follow the convention", func() {
+		Expect(scenario.CheckWaveNames(named("depth"), GinkgoT().TempDir())).To(Succeed())
+	})
+
+	It("names the scenario and the signal that breaks it (a long form of a listed abbreviation)", func() {
+		err := scenario.CheckWaveNames(named("host_dma"), GinkgoT().TempDir())
+		Expect(err).To(MatchError(And(ContainSubstring("named: "), ContainSubstring("host_dma"))))
+	})
+})
