@@ -69,13 +69,10 @@ func (b RxPageTableBuilder) WithHostBytes(n uint64) RxPageTableBuilder { b.hostB
 // Validate checks every parameter and returns an error naming the first
 // bad one.
 func (b RxPageTableBuilder) Validate() error {
+	if err := checkGeometry("rx", b.pageBytes, b.pages); err != nil {
+		return err
+	}
 	switch {
-	case b.pageBytes < MinPageBytes || b.pageBytes > MaxPageBytes:
-		return fmt.Errorf("mcadapter rx page table: page bytes %d must be in %d..%d", b.pageBytes, MinPageBytes, MaxPageBytes)
-	case bits.OnesCount(uint(b.pageBytes)) != 1:
-		return fmt.Errorf("mcadapter rx page table: page bytes %d must be a power of two", b.pageBytes)
-	case b.pages < 1 || b.pages > MaxTxPages:
-		return fmt.Errorf("mcadapter rx page table: pages %d must be in 1..%d", b.pages, MaxTxPages)
 	case b.hostBytes < uint64(b.pageBytes) || b.hostBytes%uint64(b.pageBytes) != 0:
 		return fmt.Errorf("mcadapter rx page table: host bytes %d must be a non-zero multiple of the %d-byte page", b.hostBytes, b.pageBytes)
 	}

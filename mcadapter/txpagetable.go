@@ -139,15 +139,26 @@ func (b TxPageTableBuilder) WithGlobalPages(n int) TxPageTableBuilder { b.global
 // Validate checks every parameter and returns an error naming the first
 // bad one.
 func (b TxPageTableBuilder) Validate() error {
+	if err := checkGeometry("tx", b.pageBytes, b.pages); err != nil {
+		return err
+	}
 	switch {
-	case b.pageBytes < MinPageBytes || b.pageBytes > MaxPageBytes:
-		return fmt.Errorf("mcadapter tx page table: page bytes %d must be in %d..%d", b.pageBytes, MinPageBytes, MaxPageBytes)
-	case bits.OnesCount(uint(b.pageBytes)) != 1:
-		return fmt.Errorf("mcadapter tx page table: page bytes %d must be a power of two", b.pageBytes)
-	case b.pages < 1 || b.pages > MaxTxPages:
-		return fmt.Errorf("mcadapter tx page table: pages %d must be in 1..%d", b.pages, MaxTxPages)
 	case b.globalPages < 1 || b.globalPages > MaxTxPages:
 		return fmt.Errorf("mcadapter tx page table: global pages %d must be in 1..%d", b.globalPages, MaxTxPages)
+	}
+	return nil
+}
+
+// checkGeometry checks the page size and entry count every MC page table
+// shares; table ("tx", "rx") names it in the error.
+func checkGeometry(table string, pageBytes, pages int) error {
+	switch {
+	case pageBytes < MinPageBytes || pageBytes > MaxPageBytes:
+		return fmt.Errorf("mcadapter %s page table: page bytes %d must be in %d..%d", table, pageBytes, MinPageBytes, MaxPageBytes)
+	case bits.OnesCount(uint(pageBytes)) != 1:
+		return fmt.Errorf("mcadapter %s page table: page bytes %d must be a power of two", table, pageBytes)
+	case pages < 1 || pages > MaxTxPages:
+		return fmt.Errorf("mcadapter %s page table: pages %d must be in 1..%d", table, pages, MaxTxPages)
 	}
 	return nil
 }
