@@ -26,6 +26,10 @@ type Write struct {
 	// Order is the hub's global sequence number (1, 2, ...), set on the
 	// copy of the Write the hub forwards; 0 on the way to the hub.
 	Order uint64
+	// Loopback is the header bit asking the hub to deliver the write to
+	// its source too: «only if loop-back through the hub has been enabled
+	// for the region» (MC-P8, section 2.1).
+	Loopback bool
 }
 
 // Page returns the MC page the write falls in.
