@@ -48,7 +48,24 @@
 //   - Each output sends its head flit whenever its link can take it
 //     (serialiser free and a credit): link bandwidth is honoured.
 //
-// Writes to a page nobody maps are taken from the input and counted
+// Bus mode (Builder.WithBroadcast(true)) is the hub as the paper describes
+// it, «a bus interconnect» (MC-P5). There is no page map: every write goes
+// to every port but its source, and to its source too when the write's
+// header asks for loop-back (Write.Loopback, MC-P8); the adapters filter
+// what they receive by their own receive tables. The rules above hold,
+// except that the flits cross a hub bus of BusBytesPerCycle bytes: a flit
+// of s wire bytes taken at edge c holds the bus for k = ceil(s/B) cycles
+// (c..c+k-1), the next flit (of this write or the next) can be taken from
+// c+k, and the flit enters the output queues at c+k-1+D. Arbitration
+// overlaps the transfer: the next write is picked, ordered and granted in
+// the cycle the tail is taken (assumed: hidden arbitration, as on PCI; the
+// paper gives none). So the hub moves at most B bytes per cycle in all,
+// one link's worth with MC1, whatever the outputs; BusyCycles counts the
+// cycles the bus carried flits. A packet whose tail arrived with a bad link
+// CRC (link.Flit.Bad) is forwarded with its tail as it is, so every
+// receiver sees it bad.
+//
+// In page-map mode, writes to a page nobody maps are taken from the input and counted
 // (mc.unmapped) but get no place in the global order; a write whose only
 // receiver is its sender without loop-back is ordered and consumed. The
 // hub talks to the links only through their receive buffers and the
@@ -83,19 +100,22 @@ var mutReorder = env.DeclareMutation("mchub.reorder",
 
 // Builder configures a Hub.
 type Builder struct {
-	env    *env.Env
-	clk    clock.Clock
-	ports  int
-	depth  int
-	delay  int
-	format Format
+	env       *env.Env
+	clk       clock.Clock
+	ports     int
+	depth     int
+	delay     int
+	format    Format
+	broadcast bool
+	busBytes  int
 }
 
 // MakeBuilder returns a builder with defaults: 4 ports, output queues of
 // 16 flits, a forwarding delay of 1 cycle, 32-byte flits without header
-// bytes. MC1 returns the first-generation preset.
+// bytes, the page-map mode (WithBroadcast) and a bus of 4 bytes per cycle
+// (used in bus mode only). MC1 returns the first-generation preset.
 func MakeBuilder() Builder {
-	return Builder{ports: 4, depth: 16, delay: 1, format: Format{FlitBytes: 32}}
+	return Builder{ports: 4, depth: 16, delay: 1, format: Format{FlitBytes: 32}, busBytes: 4}
 }
 
 // WithEnv sets the simulation (required).
@@ -119,6 +139,20 @@ func (b Builder) WithDelay(cycles int) Builder { b.delay = cycles; return b }
 // write's flits with it).
 func (b Builder) WithFormat(f Format) Builder { b.format = f; return b }
 
+// WithBroadcast selects bus mode (on) or page-map mode (off). In bus mode
+// the hub is the bus of MC-P5 («as the Memory Channel is a bus
+// interconnect»): every write goes to every port but its source, and to
+// the source too when the write's header asks for loop-back (MC-P8);
+// receive filtering is the adapters' job. Each flit occupies the hub bus
+// for ceil(size/BusBytesPerCycle) cycles. In page-map mode the hub
+// forwards a write only to the ports that Map its page and moves a flit
+// per cycle.
+func (b Builder) WithBroadcast(on bool) Builder { b.broadcast = on; return b }
+
+// WithBusBytesPerCycle sets the width of the hub bus in bus mode: a flit of
+// s wire bytes takes ceil(s/n) hub cycles to cross it.
+func (b Builder) WithBusBytesPerCycle(n int) Builder { b.busBytes = n; return b }
+
 // Clock returns the configured clock.
 func (b Builder) Clock() clock.Clock { return b.clk }
 
@@ -134,6 +168,12 @@ func (b Builder) Delay() int { return b.delay }
 // Format returns the configured packet format.
 func (b Builder) Format() Format { return b.format }
 
+// Broadcast reports whether bus mode is selected.
+func (b Builder) Broadcast() bool { return b.broadcast }
+
+// BusBytesPerCycle returns the configured hub bus width in bytes per cycle.
+func (b Builder) BusBytesPerCycle() int { return b.busBytes }
+
 // Validate checks the parameters.
 func (b Builder) Validate() error {
 	switch {
@@ -147,6 +187,8 @@ func (b Builder) Validate() error {
 		return fmt.Errorf("mc hub queue depth %d flits must be at least 1", b.depth)
 	case b.delay < 0:
 		return fmt.Errorf("mc hub delay %d cycles must not be negative", b.delay)
+	case b.busBytes < 1:
+		return fmt.Errorf("mc hub bus width %d bytes per cycle must be at least 1", b.busBytes)
 	}
 	if err := b.format.Validate(); err != nil {
 		return fmt.Errorf("mc hub format: %w", err)
@@ -161,7 +203,7 @@ func (b Builder) Build(name string) (*Hub, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, pages: map[uint64]*pageMap{},
-		reorderEvery: b.env.Mutation(mutReorder)}
+		broadcast: b.broadcast, busBytes: b.busBytes, reorderEvery: b.env.Mutation(mutReorder)}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, h)
 	for i := range b.ports {
 		q, err := fifo.MakeBuilder[link.Flit]().WithEnv(b.env).WithDepth(b.depth).WithWidth(8 * b.format.FlitBytes).
@@ -256,6 +298,13 @@ type Hub struct {
 	ports  []*port
 	pages  map[uint64]*pageMap // lookup only, never iterated
 
+	// bus mode: the bus width, the edge from which the bus can take the
+	// next flit, and the cycles it has carried flits
+	broadcast bool
+	busBytes  int
+	busFree   clock.Time
+	busy      uint64
+
 	rr      int
 	cur     *xfer
 	line    []landing // forwarding pipeline, in time order
@@ -334,7 +383,8 @@ func (h *Hub) Destinations(src int, page uint64) []int {
 }
 
 // OnOrder sets a callback run when a write has been forwarded: w carries
-// its global Order, dests its destination ports.
+// its global Order, dests its destination ports (in bus mode every port but
+// the source, and the source too with loop-back).
 func (h *Hub) OnOrder(fn func(now clock.Time, w *Write, dests []int)) { h.onOrder = fn }
 
 // Ports returns the number of ports.
@@ -348,6 +398,14 @@ func (h *Hub) Queue(p int) *fifo.FIFO[link.Flit] { return h.ports[p].q }
 
 // Stats returns the counters of port p.
 func (h *Hub) Stats(p int) PortStats { return h.ports[p].stats }
+
+// Broadcast reports whether the hub runs in bus mode (WithBroadcast).
+func (h *Hub) Broadcast() bool { return h.broadcast }
+
+// BusyCycles returns the hub cycles the bus has carried flits (bus mode;
+// 0 in page-map mode): its utilisation over a stretch of cycles is the
+// growth of BusyCycles divided by the cycles.
+func (h *Hub) BusyCycles() uint64 { return h.busy }
 
 // Tick implements clock.Ticker, stages ordered output first: send the
 // outputs' head flits, move flits out of the forwarding pipeline into the
@@ -493,12 +551,26 @@ func (h *Hub) copy(now clock.Time) bool {
 	if x == nil || !x.granted {
 		return false
 	}
+	if h.broadcast && now < h.busFree {
+		h.WakeAt(h.busFree) // the bus still carries the previous flit
+		return false
+	}
 	in := h.ports[x.in]
 	f, ok := in.in.Rx(0).Pop(now)
 	if !ok {
 		return false // the next flit's arrival wakes the hub
 	}
 	in.stats.InFlits++
+	// In page-map mode a flit is taken per cycle and lands delay cycles
+	// later; in bus mode it occupies the bus for k cycles (now .. now+k-1)
+	// and lands delay cycles after the last of them.
+	lag := h.delay
+	if h.broadcast {
+		k := (f.WireBytes() + h.busBytes - 1) / h.busBytes
+		h.busFree = h.Clock().After(now, clock.Cycle(k))
+		h.busy += uint64(k)
+		lag += k - 1
+	}
 	if x.moved > 0 && f.Head {
 		h.env.Report(now, h.Name(), "mc.protocol", "port %d: head flit of packet %d inside packet %d", x.in, f.Packet, x.pkt)
 	}
@@ -507,7 +579,7 @@ func (h *Hub) copy(now clock.Time) bool {
 	}
 	if x.kind == forward {
 		if x.moved < x.flits {
-			at := h.Clock().After(now, clock.Cycle(h.delay))
+			at := h.Clock().After(now, clock.Cycle(lag))
 			for _, d := range x.dests {
 				g := f
 				g.Dst = d
@@ -627,19 +699,34 @@ func (h *Hub) pick(now clock.Time, pi int, f link.Flit) {
 			pi, f.Packet, w.Len, n, h.depth)
 		return
 	}
-	if pm := h.pages[w.Page()]; pm == nil || len(pm.ports) == 0 {
+	if h.broadcast {
+		x.dests = h.everyone(pi, w.Loopback)
+	} else if pm := h.pages[w.Page()]; pm == nil || len(pm.ports) == 0 {
 		x.kind = unmapped
 		return
+	} else {
+		x.dests = h.Destinations(pi, w.Page())
 	}
 	x.kind = forward
 	x.granted = false
-	x.dests = h.Destinations(pi, w.Page())
 	x.flits = h.format.Flits(w.Len)
 	h.order++
 	ordered := *w
 	ordered.Order = h.order
 	x.w = &ordered
 	h.sigOrder.Set(now, h.order)
+}
+
+// everyone returns the bus-mode destinations of a write from src: every
+// attached port but src, and src too with loop-back, ascending.
+func (h *Hub) everyone(src int, loopback bool) []int {
+	out := make([]int, 0, len(h.ports))
+	for i, p := range h.ports {
+		if p.out != nil && (i != src || loopback) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // grant reserves room for the whole write in every destination queue, if

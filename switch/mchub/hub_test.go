@@ -25,6 +25,8 @@ type delivered struct {
 	Cycle clock.Cycle
 	W     *mchub.Write
 	Data  []byte
+	// Bad is the tail's link CRC verdict.
+	Bad bool
 }
 
 // txWrite is a write an adapter sends from a cycle on, its flits back to
@@ -74,7 +76,7 @@ func (a *adapter) step(now clock.Time, c clock.Cycle) bool {
 			}
 			a.buf = append(a.buf, f.Data...)
 			if f.Tail {
-				d := delivered{c, a.cur, a.buf}
+				d := delivered{c, a.cur, a.buf, f.Bad}
 				a.got = append(a.got, d)
 				if a.onRecv != nil {
 					a.onRecv(now, d)
@@ -112,8 +114,13 @@ func (a *adapter) step(now clock.Time, c clock.Cycle) bool {
 
 // write appends a write of data to page at offset, sent from cycle at on.
 func (a *adapter) write(at clock.Cycle, page uint64, offset int, data []byte) *mchub.Write {
+	return a.writeLoop(at, page, offset, data, false)
+}
+
+// writeLoop is write with the header's loop-back bit.
+func (a *adapter) writeLoop(at clock.Cycle, page uint64, offset int, data []byte, loop bool) *mchub.Write {
 	a.seq++
-	w := &mchub.Write{Src: a.idx, Addr: page*mchub.PageSize + uint64(offset), Len: len(data), Seq: a.seq}
+	w := &mchub.Write{Src: a.idx, Addr: page*mchub.PageSize + uint64(offset), Len: len(data), Seq: a.seq, Loopback: loop}
 	a.pkt++
 	fl, err := a.format.Packet(w, data, uint64(a.idx)<<32|a.pkt)
 	Expect(err).NotTo(HaveOccurred())
@@ -579,27 +586,43 @@ type arrivalAt struct {
 // taking their flits slowly, and checks every delivery against a reference
 // that knows each write's receivers: each receiver gets exactly its writes,
 // with their data, in the hub's global order.
-func runRandom(e *env.Env, perPort int) randomResult {
+func runRandom(e *env.Env, perPort int) randomResult { return runRandomMode(e, perPort, false) }
+
+// runRandomMode is runRandom on a hub in page-map mode (bus false) or bus
+// mode (bus true: every write goes to every other port, and to its sender
+// when its header asks for loop-back, drawn per write).
+func runRandomMode(e *env.Env, perPort int, bus bool) randomResult {
 	const ports, pages = 6, 8
 	rng := e.Rand("Workload")
-	st, as := buildStar(e, mchub.MC1().WithPorts(ports).WithQueueDepth(12), mchub.LinkConfig())
+	st, as := buildStar(e, mchub.MC1().WithPorts(ports).WithQueueDepth(12).WithBroadcast(bus), mchub.LinkConfig())
 	// The reference's own mapping table.
 	var maps [pages][]int
 	var loop [pages]bool
-	for pg := range pages - 1 { // the last page stays unmapped
-		for p := range ports {
-			if rng.IntN(2) == 0 {
-				Expect(st.Hub.Map(uint64(pg), p)).To(Succeed())
-				maps[pg] = append(maps[pg], p)
+	if !bus {
+		for pg := range pages - 1 { // the last page stays unmapped
+			for p := range ports {
+				if rng.IntN(2) == 0 {
+					Expect(st.Hub.Map(uint64(pg), p)).To(Succeed())
+					maps[pg] = append(maps[pg], p)
+				}
 			}
+			loop[pg] = rng.IntN(3) == 0
+			st.Hub.SetLoopback(uint64(pg), loop[pg])
 		}
-		loop[pg] = rng.IntN(3) == 0
-		st.Hub.SetLoopback(uint64(pg), loop[pg])
 	}
-	receivers := func(src int, pg uint64) []int {
+	receivers := func(w *mchub.Write) []int {
 		var out []int
+		if bus {
+			for p := range ports {
+				if p != w.Src || w.Loopback {
+					out = append(out, p)
+				}
+			}
+			return out
+		}
+		pg := w.Page()
 		for _, p := range maps[pg] {
-			if p != src || loop[pg] {
+			if p != w.Src || loop[pg] {
 				out = append(out, p)
 			}
 		}
@@ -617,7 +640,7 @@ func runRandom(e *env.Env, perPort int) randomResult {
 	var hubDests [][]int
 	st.Hub.OnOrder(func(now clock.Time, w *mchub.Write, dests []int) {
 		k := key{w.Src, w.Seq}
-		if want := receivers(w.Src, w.Page()); !slices.Equal(dests, want) {
+		if want := receivers(w); !slices.Equal(dests, want) {
 			e.Report(now, "Reference", "mc.ref", "%v: hub destinations %v, want %v", w, dests, want)
 		}
 		if uint64(len(hubOrder)+1) != w.Order {
@@ -638,14 +661,14 @@ func runRandom(e *env.Env, perPort int) randomResult {
 			for j := range data {
 				data[j] = byte(rng.IntN(256))
 			}
-			w := a.write(at, pg, off, data)
+			w := a.writeLoop(at, pg, off, data, bus && rng.IntN(3) == 0)
 			payload[key{i, w.Seq}] = data
 			at += clock.Cycle(rng.IntN(60))
 		}
 		a.onSend = func(now clock.Time, w *mchub.Write) {
 			res.sent++
-			rs := receivers(w.Src, w.Page())
-			if len(maps[w.Page()]) == 0 {
+			rs := receivers(w)
+			if !bus && len(maps[w.Page()]) == 0 {
 				res.unmapped++
 			}
 			for _, r := range rs {

@@ -70,7 +70,13 @@ func LinkConfig() link.Config {
 //     line («A cache line is 64 bytes.», MC-P17), the header one 64-bit
 //     address-and-command word. The adapter decides how many bytes of
 //     stores one packet collects.
+//   - a hub bus of 4 bytes per cycle (bus mode, WithBroadcast): a flit of
+//     s wire bytes holds the bus ceil(s/4) cycles. assumed: the paper
+//     calls the Memory Channel «a bus interconnect» (MC-P5) and gives no
+//     hub width; a bus as wide and fast as one link (LinkConfig) carries
+//     one adapter's full link rate, and a wider one would let the hub move
+//     several links' worth of packets at once, a switch again.
 func MC1() Builder {
 	return MakeBuilder().WithClock(LinkClock()).WithPorts(8).WithDelay(8).WithQueueDepth(32).
-		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8})
+		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8}).WithBusBytesPerCycle(4)
 }
