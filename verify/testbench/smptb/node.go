@@ -95,6 +95,11 @@ type Builder struct {
 	cpus  int
 	order []int
 	dma   DMAConfig
+	noDMA bool
+	pio   struct {
+		set        bool
+		base, size uint64
+	}
 }
 
 // MakeBuilder returns a builder for the AlphaServer 2100 4/233 preset
@@ -127,6 +132,23 @@ func (b Builder) WithCreationOrder(order []int) Builder {
 // WithDMA sets the PCI DMA master.
 func (b Builder) WithDMA(c DMAConfig) Builder { b.dma = c; return b }
 
+// WithoutDMA leaves the stand-in DMA master out: the node gets no DMA
+// engine or buffer (Node.DMA and Node.DMABuf are nil, DMAWrite fails), so
+// that a real device's DMA master (the Memory Channel adapter,
+// mcadapter/) takes its place on PCI.
+func (b Builder) WithoutDMA() Builder { b.noDMA = true; return b }
+
+// WithPIOWindow gives the bridge a PIO window: CPU loads and stores to
+// bus addresses [base, base+size) cross the bridge to the same PCI
+// addresses, where a PCI target (a device's registers or window) answers
+// them. The window must lie beyond host memory; the caches treat every
+// address beyond memory as uncached (memsys.Cache.PolicyAt), so stores
+// reach the bridge as they are.
+func (b Builder) WithPIOWindow(base, size uint64) Builder {
+	b.pio.set, b.pio.base, b.pio.size = true, base, size
+	return b
+}
+
 // Validate checks every parameter; an error names it.
 func (b Builder) Validate() error {
 	if b.env == nil {
@@ -148,6 +170,19 @@ func (b Builder) Validate() error {
 				return fmt.Errorf("smptb: creation order %v must list each of the %d CPUs once", b.order, b.cpus)
 			}
 		}
+	}
+	if b.pio.set {
+		switch {
+		case b.pio.size == 0:
+			return errors.New("smptb: PIO window size must be positive")
+		case b.pio.base < b.host.Memory.SizeBytes:
+			return fmt.Errorf("smptb: PIO window base %#x must lie beyond host memory (%#x bytes)", b.pio.base, b.host.Memory.SizeBytes)
+		case b.pio.base+b.pio.size < b.pio.base:
+			return fmt.Errorf("smptb: PIO window base %#x size %#x wraps around", b.pio.base, b.pio.size)
+		}
+	}
+	if b.noDMA {
+		return nil
 	}
 	if err := b.dma.Validate(); err != nil {
 		return fmt.Errorf("smptb: %w", err)
@@ -260,10 +295,18 @@ func (b Builder) Build(name string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	br, err := bus.MakeBridgeBuilder().WithEnv(b.env).WithConfig(h.Bridge).WithBuses(ms.Bus, pci).
-		WithDMAWindow(0, h.Memory.SizeBytes, 0).Build(name + ".Bridge")
+	bb := bus.MakeBridgeBuilder().WithEnv(b.env).WithConfig(h.Bridge).WithBuses(ms.Bus, pci).
+		WithDMAWindow(0, h.Memory.SizeBytes, 0)
+	if b.pio.set {
+		bb = bb.WithPIOWindow(b.pio.base, b.pio.size, b.pio.base)
+	}
+	br, err := bb.Build(name + ".Bridge")
 	if err != nil {
 		return nil, err
+	}
+	n.PCI, n.Bridge = pci, br
+	if b.noDMA {
+		return n, nil
 	}
 	// The device buffer: assumed: an SRAM on the PCI clock answering a
 	// PCI width per cycle after one cycle; it only feeds the engine.
@@ -294,7 +337,7 @@ func (b Builder) Build(name string) (*Node, error) {
 			n.onDone(now, r)
 		}
 	})
-	n.PCI, n.Bridge, n.DMA, n.DMABuf = pci, br, eng, buf
+	n.DMA, n.DMABuf = eng, buf
 	return n, nil
 }
 
@@ -323,6 +366,8 @@ func (n *Node) DMADone() []DMADone { return slices.Clone(n.dmaDone) }
 func (n *Node) DMAWrite(now clock.Time, addr uint64, data []byte) (uint64, error) {
 	size := n.dmaCfg.BufferBytes
 	switch {
+	case n.DMA == nil:
+		return 0, errors.New("smptb: DMA write on a node built WithoutDMA")
 	case len(data) == 0:
 		return 0, errors.New("smptb: DMA write of no bytes")
 	case len(data) > size:
