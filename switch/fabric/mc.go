@@ -87,14 +87,21 @@ type MCSeen struct {
 	Hash     uint64
 }
 
-func seenKey(s MCSeen) string { return fmt.Sprintf("receiver %d page %d", s.Receiver, s.Page) }
+// seenKey keys the order scoreboard by receiver: every receiver must see
+// its writes in the hub's one global order, whatever their pages.
+func seenKey(s MCSeen) string { return fmt.Sprintf("receiver %d", s.Receiver) }
 
 // MCPortCounts are one port's write counts, from the endpoints' view.
 type MCPortCounts struct {
 	// Writes and Bytes count the writes endpoint p sent (their data bytes).
 	Writes, Bytes uint64
-	// Received and ReceivedBytes count the writes endpoint p received.
+	// Received and ReceivedBytes count the writes endpoint p received
+	// (accepted by its receive filter).
 	Received, ReceivedBytes uint64
+	// Filtered counts the writes endpoint p's receive filter dropped: the
+	// hub brought them, but p's page map does not map their page for it
+	// (bus mode brings every write to every port).
+	Filtered uint64
 }
 
 // written is a write on its way, for statistics.
@@ -114,17 +121,18 @@ type writeKey struct {
 // always-on checkers:
 //
 //   - Deliveries: every write reaches every destination its page map gives
-//     exactly once (conservation; the reference is the PageMap, not the
-//     hub's table);
-//   - Pages: every receiver sees the writes to a page in the hub's global
-//     order, so all receivers see them in the same order (MC-P9): an
-//     out-of-order scoreboard keyed by receiver and page, in order within a
-//     key, fed with the reference destinations of every write the hub
-//     orders (Attach) and with what each receiver gets;
+//     exactly once, after the receivers' filters (conservation; the
+//     reference is the PageMap, not the hub);
+//   - Pages: every receiver sees its writes in the hub's global order, so
+//     all receivers see the writes to a page in the same order (MC-P9): an
+//     out-of-order scoreboard keyed by receiver, in order within a key, fed
+//     with the reference destinations of every write the hub orders
+//     (Attach) and with what each receiver accepts;
 //   - Sources: each source's writes arrive in the order it sent them.
 type MCShared struct {
 	env   *env.Env
 	clk   clock.Clock // the hub's
+	bus   bool        // the hub is in bus mode
 	pages []MCPageMap
 	byNum map[uint64]int // page -> index in pages; lookup only
 	// Stats receives every delivery's creation and arrival (nil: none).
@@ -171,18 +179,26 @@ func NewMCShared(e *env.Env, name string, ports int, pages []MCPageMap, st *stat
 	return sh, nil
 }
 
-// Attach sets the receive mappings and loop-back of every page on the hub
-// and makes the hub report every write it orders to the page scoreboard
-// (it sets the hub's OnOrder callback).
+// Attach makes the hub report every write it orders to the page
+// scoreboard (it sets the hub's OnOrder callback). A hub in page-map mode
+// also gets the receive mappings and loop-back of every page; a hub in bus
+// mode (mchub.Builder.WithBroadcast) has no map: it brings every write to
+// every adapter, and the endpoints filter by the page map.
 func (sh *MCShared) Attach(h *mchub.Hub) error {
-	for _, m := range sh.pages {
-		for _, r := range m.Receivers {
-			if err := h.Map(m.Page, r); err != nil {
-				return err
-			}
-		}
-		h.SetLoopback(m.Page, m.Loopback)
+	if h.Ports() != len(sh.ports) {
+		return fmt.Errorf("%s: the hub has %d ports, the shared state %d", h.Name(), h.Ports(), len(sh.ports))
 	}
+	if !h.Broadcast() {
+		for _, m := range sh.pages {
+			for _, r := range m.Receivers {
+				if err := h.Map(m.Page, r); err != nil {
+					return err
+				}
+			}
+			h.SetLoopback(m.Page, m.Loopback)
+		}
+	}
+	sh.bus = h.Broadcast()
 	sh.clk = h.Clock()
 	h.OnOrder(sh.hubOrdered)
 	return nil
@@ -217,6 +233,15 @@ func (sh *MCShared) Finish(t clock.Time) {
 	sh.Pages.ReportTo(sh.env.Monitor, t)
 }
 
+// Filtered returns the writes all endpoints' receive filters dropped.
+func (sh *MCShared) Filtered() uint64 {
+	var n uint64
+	for _, pc := range sh.ports {
+		n += pc.Filtered
+	}
+	return n
+}
+
 func (sh *MCShared) destinations(src int, page uint64) []int {
 	i, ok := sh.byNum[page]
 	if !ok {
@@ -225,10 +250,36 @@ func (sh *MCShared) destinations(src int, page uint64) []int {
 	return sh.pages[i].Destinations(src)
 }
 
+// loopback reports whether the page map turns loop-back on for page.
+func (sh *MCShared) loopback(page uint64) bool {
+	i, ok := sh.byNum[page]
+	return ok && sh.pages[i].Loopback
+}
+
+// accepts reports whether receiver r's filter takes w: its page map maps
+// w's page at r (and loop-back is on if r wrote it).
+func (sh *MCShared) accepts(r int, w *mchub.Write) bool {
+	return slices.Contains(sh.destinations(w.Src, w.Page()), r)
+}
+
 func (sh *MCShared) hubOrdered(now clock.Time, w *mchub.Write, dests []int) {
 	want := sh.destinations(w.Src, w.Page())
-	if !slices.Equal(dests, want) {
-		sh.env.Report(now, sh.Pages.Name(), "mc.dests", "%v: the hub forwards to %v, the page map says %v", w, dests, want)
+	hubWant := want
+	if sh.bus {
+		// The bus brings every write to every adapter but its writer, and
+		// to the writer too when the header asks for loop-back.
+		hubWant = make([]int, 0, len(sh.ports))
+		for p := range sh.ports {
+			if p != w.Src || w.Loopback {
+				hubWant = append(hubWant, p)
+			}
+		}
+	}
+	if !slices.Equal(dests, hubWant) {
+		sh.env.Report(now, sh.Pages.Name(), "mc.dests", "%v: the hub forwards to %v, it should to %v", w, dests, hubWant)
+	}
+	if w.Loopback != sh.loopback(w.Page()) {
+		sh.env.Report(now, sh.Pages.Name(), "mc.loopback", "%v: loop-back bit %t, the page map says %t", w, w.Loopback, sh.loopback(w.Page()))
 	}
 	if sh.Stats == nil || sh.Stats.Measured(uint64(sh.clk.CycleAt(now))) {
 		sh.ordered += uint64(w.Len)
@@ -350,6 +401,7 @@ type MCEndpoint struct {
 
 	rxW    *mchub.Write // write being received
 	rxData []byte
+	rxDrop bool // the receive filter drops rxW
 }
 
 // Queued returns the writes waiting in the source queue.
@@ -429,10 +481,18 @@ func (ep *MCEndpoint) receive(now clock.Time, c uint64) {
 			w = nil
 		}
 		ep.rxW, ep.rxData = w, ep.rxData[:0]
+		// The receive filter: the adapter's own page map decides, at the
+		// head, whether it takes the write (receive filtering is the
+		// adapter's job, section 2.1).
+		ep.rxDrop = w != nil && !ep.sh.accepts(ep.id, w)
+		if ep.rxDrop {
+			ep.sh.ports[ep.id].Filtered++
+		}
 	}
 	w := ep.rxW
-	if w == nil {
+	if w == nil || ep.rxDrop {
 		if f.Tail {
+			ep.rxW, ep.rxDrop = nil, false
 			ep.rxData = ep.rxData[:0]
 		}
 		return
@@ -502,7 +562,8 @@ func (ep *MCEndpoint) create(at uint64) {
 	align := min(size&-size, 64)
 	off := ep.rng.IntN((mchub.PageSize-size)/align+1) * align
 	ep.seq++
-	w := &mchub.Write{Src: ep.id, Addr: page*mchub.PageSize + uint64(off), Len: size, Seq: ep.seq}
+	w := &mchub.Write{Src: ep.id, Addr: page*mchub.PageSize + uint64(off), Len: size, Seq: ep.seq,
+		Loopback: ep.sh.loopback(page)}
 	dests := ep.sh.destinations(ep.id, page)
 	x := &written{created: at, left: len(dests)}
 	t := ep.Clock().TimeOf(clock.Cycle(at))
