@@ -286,21 +286,18 @@ func (a *Adapter) Status() Status { return a.status }
 func (a *Adapter) ClearStatus() {
 	a.status = Status{}
 	a.TxTable.ClearStatus()
+	a.updateIRQ(a.Now())
 }
 
 // raise latches cause (with page for CauseTxInvalid) and asserts the
-// interrupt line, calling OnInterrupt on a rising edge.
+// interrupt line if the cause is enabled (csr.go: IRQ_ENABLE, every cause
+// by default), calling OnInterrupt on a rising edge.
 func (a *Adapter) raise(now clock.Time, cause uint32, page int) {
 	a.status.Cause |= cause
 	if cause&CauseTxInvalid != 0 {
 		a.status.Page = page
 	}
-	if !a.status.Pending {
-		a.status.Pending = true
-		if a.onIRQ != nil {
-			a.onIRQ(now)
-		}
-	}
+	a.updateIRQ(now)
 }
 
 // drop counts and reports one drop.
