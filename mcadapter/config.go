@@ -2,6 +2,7 @@ package mcadapter
 
 import (
 	"fmt"
+	"math/bits"
 )
 
 // Config is every hardware parameter of one Memory Channel adapter
@@ -99,13 +100,22 @@ func MC1() Config {
 	}
 }
 
+// MaxDelayCycles bounds the pure delays PipelineCycles and DMASetupCycles.
+// assumed: 10^6 PCI cycles (30 ms), far beyond any adapter (the whole 5.2 µs
+// write is 173 cycles); it keeps a mistyped value from wrapping the clock
+// arithmetic.
+const MaxDelayCycles = 1_000_000
+
 // WindowBytes returns the size of the transmit window.
 func (c Config) WindowBytes() uint64 { return uint64(c.TxPages) * uint64(c.PageBytes) }
 
 // Validate checks every parameter; an error names the field.
 func (c Config) Validate() error {
-	if err := checkGeometry("mcadapter", c.PageBytes, c.TxPages); err != nil {
-		return err
+	switch {
+	case c.PageBytes < MinPageBytes || c.PageBytes > MaxPageBytes || bits.OnesCount(uint(c.PageBytes)) != 1:
+		return fmt.Errorf("mcadapter: PageBytes %d must be a power of two in %d..%d", c.PageBytes, MinPageBytes, MaxPageBytes)
+	case c.TxPages < 1 || c.TxPages > MaxTxPages:
+		return fmt.Errorf("mcadapter: TxPages %d must be in 1..%d", c.TxPages, MaxTxPages)
 	}
 	pos := func(name string, v int) error {
 		if v < 1 {
@@ -136,10 +146,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mcadapter: TxFIFOBytes %d must hold one packet of MaxPacketBytes %d", c.TxFIFOBytes, c.MaxPacketBytes)
 	case c.RxFIFOBytes < c.MaxPacketBytes:
 		return fmt.Errorf("mcadapter: RxFIFOBytes %d must hold one packet of MaxPacketBytes %d", c.RxFIFOBytes, c.MaxPacketBytes)
-	case c.PipelineCycles < 0:
-		return fmt.Errorf("mcadapter: PipelineCycles %d must not be negative", c.PipelineCycles)
-	case c.DMASetupCycles < 0:
-		return fmt.Errorf("mcadapter: DMASetupCycles %d must not be negative", c.DMASetupCycles)
+	case c.PipelineCycles < 0 || c.PipelineCycles > MaxDelayCycles:
+		return fmt.Errorf("mcadapter: PipelineCycles %d must be in 0..%d", c.PipelineCycles, MaxDelayCycles)
+	case c.DMASetupCycles < 0 || c.DMASetupCycles > MaxDelayCycles:
+		return fmt.Errorf("mcadapter: DMASetupCycles %d must be in 0..%d", c.DMASetupCycles, MaxDelayCycles)
 	case c.HostBytes == 0 || c.HostBytes%uint64(c.PageBytes) != 0:
 		return fmt.Errorf("mcadapter: HostBytes %d must be a positive multiple of PageBytes %d", c.HostBytes, c.PageBytes)
 	case c.CSRBytes < uint64(8*c.TxPages+8*c.GlobalPages):
