@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/mcadapter"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/verify/trace"
 )
@@ -52,10 +53,15 @@ type nodeCheck struct {
 	master string // the bridge's master name on the memory bus
 	// cur is the expectation whose bytes are arriving, got how many of
 	// them have.
-	cur  *Expect
-	got  int
-	last uint64 // Order of the last write completed in memory
-	done []*Expect
+	cur *Expect
+	got int
+	// early is set when cur's start was reported out of order already.
+	early bool
+	last  uint64 // Order of the last write completed in memory
+	done  []*Expect
+	// skip is a bus request whose remaining beats are ignored: its start
+	// matched nothing (reported once, not once per beat).
+	skip *mem.Req
 }
 
 func newChecker(cl *Cluster) *checker {
@@ -81,8 +87,6 @@ func newChecker(cl *Cluster) *checker {
 			if err := cl.Ref.Dropped(i, d); err != nil {
 				c.report(now, nc, RuleOnce, "%v", err)
 			}
-			c.emit(now, nc, "mc.drop", trace.Str("reason", d.Reason.String()), trace.Int("src", int64(d.Src)),
-				trace.Uint("seq", d.Seq), trace.Uint("order", d.Order), trace.Int("page", int64(d.Page)), trace.Int("len", int64(d.Len)))
 			for _, fn := range c.onDrop {
 				fn(now, i, d)
 			}
@@ -119,7 +123,7 @@ func (c *checker) emit(now clock.Time, nc *nodeCheck, kind string, f ...trace.Fi
 // observe takes one data phase of node nc's memory bus: the receive DMA's
 // writes (the bridge's up path as master) are matched against Ref.
 func (c *checker) observe(now clock.Time, nc *nodeCheck, o bus.Observation) {
-	if !o.Write || o.Master != nc.master || o.Err != "" {
+	if !o.Write || o.Master != nc.master || o.Err != "" || o.Req == nc.skip {
 		return
 	}
 	if o.First && (o.Req.Addr%4 != 0 || o.Req.Len%4 != 0) {
@@ -127,15 +131,15 @@ func (c *checker) observe(now clock.Time, nc *nodeCheck, o bus.Observation) {
 	}
 	addr, data := o.Addr, o.Data
 	for len(data) > 0 {
-		if nc.cur == nil && !c.start(now, nc, addr) {
+		if nc.cur == nil && !c.start(now, nc, addr, data) {
+			nc.skip = o.Req
 			return
 		}
 		x := nc.cur
-		want := x.Addr + uint64(nc.got)
-		if addr != want {
-			c.report(now, nc, RuleOnce, "receive DMA wrote %#x in the middle of %v, which expects %#x next", addr, x, want)
+		if want := x.Addr + uint64(nc.got); addr != want {
+			c.report(now, nc, RuleOnce, "%v only partly reached memory (%d bytes): the receive DMA went on at %#x", x, nc.got, addr)
 			nc.cur = nil
-			return
+			continue
 		}
 		n := min(len(data), len(x.Data)-nc.got)
 		if !bytes.Equal(data[:n], x.Data[nc.got:nc.got+n]) {
@@ -149,28 +153,36 @@ func (c *checker) observe(now clock.Time, nc *nodeCheck, o bus.Observation) {
 	}
 }
 
-// start finds the expectation a write starting at addr belongs to: the
-// oldest pending one should (else mc.order names the one it is), a write
-// seen already is a duplicate (mc.once). It reports false when none fits.
-func (c *checker) start(now clock.Time, nc *nodeCheck, addr uint64) bool {
+// start finds the expectation a write starting at addr with the first
+// bytes data belongs to: the oldest pending one should (else mc.order
+// names the one it is: the oldest pending one at addr whose bytes match,
+// or failing that the oldest at addr), a write seen already is a
+// duplicate (mc.once). It reports false when none fits.
+func (c *checker) start(now clock.Time, nc *nodeCheck, addr uint64, data []byte) bool {
 	ref := c.cl.Ref
 	q, h := ref.queue[nc.id], ref.head[nc.id]
-	for i := h; i < len(q); i++ {
-		x := q[i]
-		if x == nil || x.Addr != addr {
-			continue
-		}
-		if i != h {
-			c.report(now, nc, RuleOrder, "%v reached memory before %v", x, q[h])
-		}
-		ref.remove(nc.id, i)
-		nc.cur, nc.got = x, 0
-		return true
+	fits := func(x *Expect, match bool) bool {
+		return x != nil && x.Addr == addr && (!match || bytes.HasPrefix(x.Data, data[:min(len(data), len(x.Data))]))
 	}
-	for k := len(nc.done) - 1; k >= 0; k-- {
-		if x := nc.done[k]; x.Addr == addr {
-			c.report(now, nc, RuleOnce, "receive DMA wrote %v a second time", x)
-			return false
+	// A pending write with these bytes, else one seen already with them
+	// (a duplicate), else a pending write at addr with other bytes, else
+	// one seen already at addr.
+	for _, match := range []bool{true, false} {
+		for i := h; i < len(q); i++ {
+			if x := q[i]; fits(x, match) {
+				if i != h {
+					c.report(now, nc, RuleOrder, "%v reached memory before %v", x, q[h])
+				}
+				ref.remove(nc.id, i)
+				nc.cur, nc.got, nc.early = x, 0, i != h
+				return true
+			}
+		}
+		for k := len(nc.done) - 1; k >= 0; k-- {
+			if x := nc.done[k]; fits(x, match) {
+				c.report(now, nc, RuleOnce, "receive DMA wrote %v a second time", x)
+				return false
+			}
 		}
 	}
 	c.report(now, nc, RuleOnce, "receive DMA wrote %#x, where no write is expected", addr)
@@ -179,7 +191,7 @@ func (c *checker) start(now clock.Time, nc *nodeCheck, addr uint64) bool {
 
 // complete ends an expectation: all its bytes are in memory.
 func (c *checker) complete(now clock.Time, nc *nodeCheck, x *Expect) {
-	if x.Order <= nc.last {
+	if x.Order <= nc.last && !nc.early {
 		c.report(now, nc, RuleOrder, "%v completed in memory after order %d", x, nc.last)
 	}
 	nc.last = max(nc.last, x.Order)
@@ -273,4 +285,13 @@ func (c *Cluster) OnOrder(fn func(now clock.Time, w *mchub.Write, dests []int)) 
 // through the bridge): the point a polling load can see it.
 func (c *Cluster) OnMemory(fn func(now clock.Time, node int, x *Expect)) {
 	c.chk.onMem = append(c.chk.onMem, fn)
+}
+
+// CheckLoad32 checks a 32-bit value v a program on node loaded from its
+// receive copy at addr against Ref's history of the word (Ref.KeepHistory
+// must be on): a value the word never had is a torn word (mc.torn).
+func (c *Cluster) CheckLoad32(now clock.Time, node int, addr uint64, v uint32) {
+	if err := c.Ref.CheckLoad32(node, addr, v); err != nil {
+		c.Env.Report(now, c.chk.nodes[node].path, RuleTorn, "%v", err)
+	}
 }

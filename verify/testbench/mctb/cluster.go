@@ -221,26 +221,8 @@ func (c *Cluster) Finish() error {
 	return c.Env.Monitor.Err()
 }
 
-// hubMode returns the hub builder the cluster uses. The MC1 hub is a bus
-// that broadcasts every packet and leaves receive filtering to the
-// adapters (issue 13 section 2); until switch/mchub has that mode the
-// cluster also maps each region's pages in the hub (mapHub).
-func hubMode(b mchub.Builder) mchub.Builder { return b }
-
-// mapHub gives the hub the region's receive mappings and loop-back while
-// the hub still routes by page (see hubMode).
-func (c *Cluster) mapHub(r Region, _, rx []bool) error {
-	h := c.Star.Hub
-	for k := range r.Pages {
-		g := uint64(r.GlobalPage + k)
-		for i, on := range rx {
-			if on {
-				if err := h.Map(g, i); err != nil {
-					return err
-				}
-			}
-		}
-		h.SetLoopback(g, r.Loopback)
-	}
-	return nil
-}
+// hubMode returns the hub builder the cluster uses: the MC1 hub as the bus
+// it is (issue 13 section 2), every packet broadcast to every adapter,
+// which filter by their receive tables. Explicit until mchub.MC1()
+// defaults to it.
+func hubMode(b mchub.Builder) mchub.Builder { return b.WithBroadcast(true) }

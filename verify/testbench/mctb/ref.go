@@ -179,28 +179,29 @@ func (r *Ref) apply(node int, addr uint64, data []byte, unknown bool) {
 				if im.unknown != nil {
 					clear(im.unknown[off : int(off)+n])
 				}
-				r.remember(node, addr, im)
+				r.remember(node, addr, n, im)
 			}
 		}
 		addr, data = addr+uint64(n), data[n:]
 	}
 }
 
-// remember appends the new values of the words a write at addr touched to
-// the history, if kept.
-func (r *Ref) remember(node int, addr uint64, im *image) {
+// remember appends the new values of the words bytes [addr, addr+n)
+// touched to the history, if kept.
+func (r *Ref) remember(node int, addr uint64, n int, im *image) {
 	if r.history == nil {
 		return
 	}
-	w := addr &^ 3
-	off := int(w - im.frame)
-	v := uint32(im.data[off]) | uint32(im.data[off+1])<<8 | uint32(im.data[off+2])<<16 | uint32(im.data[off+3])<<24
 	h := r.history[node]
-	if len(h[w]) == 0 {
-		h[w] = append(h[w], 0)
-	}
-	if h[w][len(h[w])-1] != v {
-		h[w] = append(h[w], v)
+	for w := addr &^ 3; w < addr+uint64(n); w += 4 {
+		off := int(w - im.frame)
+		v := uint32(im.data[off]) | uint32(im.data[off+1])<<8 | uint32(im.data[off+2])<<16 | uint32(im.data[off+3])<<24
+		if len(h[w]) == 0 {
+			h[w] = append(h[w], 0)
+		}
+		if h[w][len(h[w])-1] != v {
+			h[w] = append(h[w], v)
+		}
 	}
 }
 
@@ -209,9 +210,7 @@ func (r *Ref) remember(node int, addr uint64, im *image) {
 // Call it when the store is issued; the scoreboard skips lines still
 // dirty in a cache.
 func (r *Ref) LocalWrite(node int, addr uint64, data []byte) {
-	for i := 0; i < len(data); i += 4 {
-		r.apply(node, addr+uint64(i), data[i:min(i+4, len(data))], false)
-	}
+	r.apply(node, addr, data, false)
 }
 
 // Dropped records an adapter's drop at node. A write dropped at a

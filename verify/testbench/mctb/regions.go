@@ -2,6 +2,9 @@ package mctb
 
 import (
 	"fmt"
+	"math/rand/v2"
+
+	"github.com/nisim/nisim/host/cpu"
 )
 
 // Region is a range of the global Memory Channel address space mapped on
@@ -151,9 +154,6 @@ func (c *Cluster) mapRegion(name string, bytes int, loopback bool, tx, rx []bool
 			c.nextRx[i] += uint64(pages * pb)
 		}
 	}
-	if err := c.mapHub(r, tx, rx); err != nil {
-		return Region{}, fmt.Errorf("mctb: region %s: %w", name, err)
-	}
 	c.nextGlobal += pages
 	c.regions = append(c.regions, r)
 	return r, nil
@@ -177,5 +177,137 @@ func (c *Cluster) UnmapRx(node, gpage int) error {
 		return err
 	}
 	c.Ref.UnmapRx(node, gpage)
+	return nil
+}
+
+// RandomRegions maps a random set of regions for Traffic (the randomised
+// spec and the benchmark): two broadcast regions and one point-to-point
+// region per node, each with loop-back at random, and one loop-back
+// region; each of 128 bytes (hot words), 1 KB or 8.5 KB (two pages, so
+// that bursts cross a page end), at random.
+func (c *Cluster) RandomRegions(rng *rand.Rand) ([]Region, error) {
+	sizes := []int{128, 1024, 8192 + 512}
+	size := func() int { return sizes[rng.IntN(len(sizes))] }
+	var out []Region
+	add := func(r Region, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	}
+	for i := range 2 {
+		if err := add(c.Broadcast(fmt.Sprintf("bcast%d", i), size(), rng.IntN(2) == 1)); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.Nodes {
+		tx := c.all()
+		tx[i] = false
+		rx := make([]bool, len(c.Nodes))
+		rx[i] = true
+		lb := rng.IntN(2) == 1
+		if lb {
+			tx[i] = true // loop-back only matters if the owner writes too
+		}
+		if err := add(c.Map(fmt.Sprintf("p2p%d", i), size(), lb, tx, rx)); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(c.Loopback("loop", size())); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Traffic is a random load of Memory Channel writes: every CPU of every
+// node makes Writes writes of MinBytes..MaxBytes (word multiples, at
+// word-aligned offsets) to regions it transmits into, chosen at random,
+// with 0..MaxGap CPU cycles of work before each; with LoadEvery > 0 about
+// one operation in LoadEvery is instead a 32-bit load of a random word of
+// a region the node receives, checked against Ref (CheckLoad32; needs
+// Ref.KeepHistory).
+type Traffic struct {
+	Writes             int
+	MinBytes, MaxBytes int
+	MaxGap             int
+	LoadEvery          int
+}
+
+// Validate checks the traffic's parameters; an error names the field.
+func (t Traffic) Validate() error {
+	switch {
+	case t.Writes < 0:
+		return fmt.Errorf("mctb: traffic Writes %d must not be negative", t.Writes)
+	case t.MinBytes < 4 || t.MinBytes%4 != 0:
+		return fmt.Errorf("mctb: traffic MinBytes %d must be a positive multiple of 4", t.MinBytes)
+	case t.MaxBytes < t.MinBytes || t.MaxBytes%4 != 0:
+		return fmt.Errorf("mctb: traffic MaxBytes %d must be a multiple of 4 of at least MinBytes %d", t.MaxBytes, t.MinBytes)
+	case t.MaxGap < 0:
+		return fmt.Errorf("mctb: traffic MaxGap %d must not be negative", t.MaxGap)
+	case t.LoadEvery < 0:
+		return fmt.Errorf("mctb: traffic LoadEvery %d must not be negative", t.LoadEvery)
+	}
+	return nil
+}
+
+// StartTraffic gives every CPU of every node its program of random writes
+// to regions (Traffic). Each CPU draws from its own stream of the Env's
+// seed (Env.Rand, named after the CPU), so the load is the same in every
+// run with the same seed, whatever the order the CPUs run in. The program
+// ends with a fence (every store performed). A region a node neither
+// transmits into nor receives is skipped for that node.
+func (c *Cluster) StartTraffic(t Traffic, regions []Region) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	for _, r := range regions {
+		if r.Bytes < t.MaxBytes {
+			return fmt.Errorf("mctb: traffic MaxBytes %d exceeds region %s (%d bytes)", t.MaxBytes, r.Name, r.Bytes)
+		}
+	}
+	for _, n := range c.Nodes {
+		var tx, rx []Region
+		for _, r := range regions {
+			if r.Tx[n.ID] != 0 {
+				tx = append(tx, r)
+			}
+			if r.Rx[n.ID] != 0 {
+				rx = append(rx, r)
+			}
+		}
+		if len(tx) == 0 {
+			continue
+		}
+		for _, cp := range n.CPUs {
+			rng := c.Env.Rand(fmt.Sprintf("%s.traffic", cp.Name()))
+			id := n.ID
+			cp.Run(cpu.Go(func(p *cpu.Proc) {
+				for range t.Writes {
+					if t.MaxGap > 0 {
+						if g := rng.IntN(t.MaxGap + 1); g > 0 {
+							p.Compute(g)
+						}
+					}
+					if t.LoadEvery > 0 && len(rx) > 0 && rng.IntN(t.LoadEvery) == 0 {
+						r := rx[rng.IntN(len(rx))]
+						a := r.Rx[id] + 4*uint64(rng.IntN(r.Bytes/4))
+						v := p.Load32(a)
+						c.CheckLoad32(p.Now(), id, a, v)
+						continue
+					}
+					r := tx[rng.IntN(len(tx))]
+					size := t.MinBytes + 4*rng.IntN((t.MaxBytes-t.MinBytes)/4+1)
+					off := 4 * rng.IntN((r.Bytes-size)/4+1)
+					data := make([]byte, size)
+					for i := range data {
+						data[i] = byte(rng.Uint32())
+					}
+					p.Do(cpu.Op{Kind: cpu.Store, Addr: r.Tx[id] + uint64(off), Data: data, Burst: true})
+				}
+				p.Fence()
+			}))
+		}
+	}
 	return nil
 }
