@@ -37,14 +37,19 @@ type rxRig struct {
 	lnk  *link.Link
 	a    *mcadapter.Adapter
 	// toHub is the queue of flits the hub end sends, each as soon as the
-	// link takes it.
-	toHub []link.Flit
+	// link takes it and not before its cycle.
+	toHub []hubFlit
 	drops []mcadapter.Drop
 	irqs  []clock.Cycle
 	rxs   []uint64 // Order of each OnRx, in call order
 	// dmaWrites are the receive DMA's PCI data phases.
 	dmaWrites []dmaBeat
 	pktID     uint64
+}
+
+type hubFlit struct {
+	at clock.Cycle
+	f  link.Flit
 }
 
 type dmaBeat struct {
@@ -84,9 +89,9 @@ func newRxRig(cfg mcadapter.Config, lc link.Config, mutations map[string]int) *r
 		}
 	})
 	hubEnd := r.lnk.From(link.B)
-	vtest.NewAgent(r.e, "Hub", lc.Clock, func(now clock.Time, _ clock.Cycle) bool {
-		if len(r.toHub) > 0 && hubEnd.CanSend(now, 0) {
-			f := r.toHub[0]
+	vtest.NewAgent(r.e, "Hub", lc.Clock, func(now clock.Time, c clock.Cycle) bool {
+		if len(r.toHub) > 0 && r.toHub[0].at <= c && hubEnd.CanSend(now, 0) {
+			f := r.toHub[0].f
 			f.Stamp = now
 			hubEnd.Send(now, f)
 			r.toHub = r.toHub[1:]
@@ -98,14 +103,20 @@ func newRxRig(cfg mcadapter.Config, lc link.Config, mutations map[string]int) *r
 
 // send queues the packet of a write the hub ordered as order.
 func (r *rxRig) send(order uint64, src int, seq uint64, addr uint64, data []byte) {
+	r.sendAt(0, order, src, seq, addr, data)
+}
+
+// sendAt queues a packet whose head leaves the hub end at cycle at or
+// later.
+func (r *rxRig) sendAt(at clock.Cycle, order uint64, src int, seq uint64, addr uint64, data []byte) {
 	w := &mchub.Write{Src: src, Addr: addr, Len: len(data), Seq: seq, Order: order}
 	r.pktID++
 	fl, err := mchub.MC1().Format().Packet(w, data, r.pktID)
 	Expect(err).NotTo(HaveOccurred())
 	for i := range fl {
 		fl[i].Dst = 1
+		r.toHub = append(r.toHub, hubFlit{at: at, f: fl[i]})
 	}
-	r.toHub = append(r.toHub, fl...)
 }
 
 func (r *rxRig) run() {
@@ -327,7 +338,7 @@ var _ = Describe("Adapter receive side", func() {
 	It("reports a packet without an MC write header and keeps receiving", func() {
 		r := newRxRig(mcadapter.MC1(), mchub.LinkConfig(), nil)
 		Expect(r.a.MapRx(rigGPage, rigFrame)).To(Succeed())
-		r.toHub = append(r.toHub, link.Flit{Packet: 99, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Dst: 1})
+		r.toHub = append(r.toHub, hubFlit{f: link.Flit{Packet: 99, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Dst: 1}})
 		r.send(1, 0, 1, rigGPage*8192, []byte{9, 8, 7, 6})
 		_, err := r.e.Run()
 		Expect(err).To(MatchError(ContainSubstring("packet 99 carries <nil>, not a *mchub.Write")))
