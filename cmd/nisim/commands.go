@@ -14,6 +14,7 @@ import (
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/scenario/lciscen"
+	"github.com/nisim/nisim/verify/scenario/mcscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
 	"github.com/nisim/nisim/verify/scenario/rwscen"
 	"github.com/nisim/nisim/verify/scenario/tgscen"
@@ -28,6 +29,7 @@ func catalog() scenario.Catalog {
 	c = append(c, noc.Scenarios()...)
 	c = append(c, tgscen.Scenarios()...)
 	c = append(c, lciscen.Scenarios()...)
+	c = append(c, mcscen.Scenarios()...)
 	c = append(c, rwscen.Scenario())
 	return c
 }

@@ -38,6 +38,7 @@ var configSets = map[string]string{
 	"lci-broadcast":             "tree=binomial",
 	"lci-traffic":               "nodes=4",
 	"lci-report":                "broadcast=false",
+	"mc-report":                 "rounds=4",
 	"remotewrite":               "firmware.costs.transmit=48",
 }
 

@@ -1,0 +1,337 @@
+// Package mcscen holds the runnable experiments of the Memory Channel
+// cluster (mcadapter, switch/mchub, verify/testbench/mctb): mc-report, the
+// network figures of cashmere-2l-memory-channel.txt section 2.1 and the
+// lock of section 2.3 measured on the model next to the paper's values,
+// with the error of each (issue 13 section 4).
+//
+// Two figures are calibration, each fitted by one parameter of the
+// adapter (mcadapter.MC1, `calibrated:`): the unicast write latency (5.2
+// µs) by PipelineCycles and the per-link bandwidth (29 MB/s) by
+// TxBeatCycles. Everything else is validation, not fitted, reported with
+// its error and explained in docs/mc-validation.md: the multicast
+// latency, the aggregate bandwidth with loop-back disabled, the lock
+// without contention and the MC flush.
+package mcscen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/mctb"
+	"github.com/nisim/nisim/waves"
+)
+
+// paper is where the figures come from.
+const paper = "cashmere-2l-memory-channel.txt"
+
+// The paper's figures.
+const (
+	// section 2.1: «Unicast and multicast process-to-process writes have a
+	// latency of 5.2 μs on our system».
+	paperLatency = 5.2 // µs
+	// section 2.1: «Our MC configuration can sustain perlink transfer
+	// bandwidths of 29 MB/s with the limiting factor being the 32-bit
+	// AlphaServer 2100 PCI bus».
+	paperLink = 29.0 // MB/s
+	// section 2.1: «MC peak aggregate bandwidth, calculated with loop-back
+	// disabled, is about 60 MB/s».
+	paperAggregate = 60.0 // MB/s
+	// section 2.3: «In the absence of contention, acquiring and releasing
+	// a lock takes about 11 μs» (also section 2.1: «our implementation of
+	// global locks requires 11 μs»).
+	paperLock = 11.0 // µs
+)
+
+// Tolerances of issue 13 section 4: calibration within 10%, validation
+// targeted within 20% (reported, not held).
+const (
+	calibTolerance = 10
+	validTarget    = 20
+)
+
+// Scenarios returns the Memory Channel scenarios.
+func Scenarios() []*scenario.Scenario {
+	const sys = "Memory Channel"
+	// Typical run time: the defaults, measured once with /usr/bin/time on
+	// a 2-core machine shared with other jobs, 2026-11-27 (documentation
+	// only).
+	return []*scenario.Scenario{
+		ReportScenario().In(sys, "5 s").WithWaves(reportView),
+	}
+}
+
+// mk wraps a typed run function as a scenario.
+func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
+	return &scenario.Scenario{Name: name, Summary: summary,
+		Defaults: func() scenario.Params { return defaults() },
+		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
+}
+
+// ReportParams are mc-report's parameters.
+type ReportParams struct {
+	// Rounds is the writes of each latency measurement (the first a
+	// warm-up), and the flushes of the MC flush.
+	Rounds int `toml:"rounds"`
+	// LinkBytes is what one CPU streams to one node for the per-link
+	// bandwidth.
+	LinkBytes int `toml:"link_bytes"`
+	// AggregateBytes is what each of the nodes streams into the broadcast
+	// region for the aggregate bandwidth.
+	AggregateBytes int `toml:"aggregate_bytes"`
+	// LockRounds is the acquire-release pairs of each lock measurement
+	// (the first a warm-up).
+	LockRounds int `toml:"lock_rounds"`
+}
+
+// ReportDefaults are the defaults of mc-report.
+func ReportDefaults() *ReportParams {
+	return &ReportParams{
+		// assumed: 10 writes, 9 measured; the model is deterministic, so
+		// the rounds differ only by where the poll loop stands.
+		Rounds: 10,
+		// assumed: 32 KB, 1024 packets: the 10%-90% window then holds
+		// about 800 packets, far more than the pipeline's few.
+		LinkBytes: 32 << 10,
+		// assumed: 8 KB per node, 2048 packets in all.
+		AggregateBytes: 8 << 10,
+		LockRounds:     5,
+	}
+}
+
+// maxStream bounds the streamed bytes: the checkers keep every write's
+// expectation until it reaches memory, and a stream is bounded by the
+// rate anyway. assumed: 1 MB, 30 ms of simulated time at 29 MB/s.
+const maxStream = 1 << 20
+
+// maxRounds bounds the rounds: assumed: 1000, 20 ms of simulated time at
+// the 20 µs between rounds.
+const maxRounds = 1000
+
+// Keys implements scenario.Keyed.
+func (p *ReportParams) Keys() []scenario.KeySpec {
+	return []scenario.KeySpec{
+		scenario.Key("rounds", "writes per latency measurement (first a warm-up)").Range(2, maxRounds).From("assumed: 10"),
+		scenario.Key("link_bytes", "bytes").Range(10*mctb.BurstBytes, maxStream).Also(fmt.Sprintf("a multiple of %d", mctb.BurstBytes)).
+			From("assumed: 32 KB"),
+		scenario.Key("aggregate_bytes", "bytes per node").Range(10*mctb.BurstBytes, maxStream).Also(fmt.Sprintf("a multiple of %d", mctb.BurstBytes)).
+			From("assumed: 8 KB"),
+		scenario.Key("lock_rounds", "acquire-release pairs (first a warm-up)").Range(2, maxRounds).From("assumed: 5"),
+	}
+}
+
+// Validate implements scenario.Params.
+func (p *ReportParams) Validate() error {
+	return scenario.FirstError(scenario.CheckKeys(p),
+		scenario.Check(p.LinkBytes%mctb.BurstBytes != 0, "link_bytes", "must be a multiple of %d (one write-buffer block per packet), got %d", mctb.BurstBytes, p.LinkBytes),
+		scenario.Check(p.AggregateBytes%mctb.BurstBytes != 0, "aggregate_bytes", "must be a multiple of %d (one write-buffer block per packet), got %d", mctb.BurstBytes, p.AggregateBytes))
+}
+
+// ReportScenario is mc-report.
+func ReportScenario() *scenario.Scenario {
+	return mk("mc-report", "2.1/2.3, 8 AlphaServers: MC latency, bandwidth, lock, flush vs paper",
+		ReportDefaults, RunReport)
+}
+
+// us is a duration in microseconds.
+func us(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
+
+// pct is the model's error relative to the paper's figure, in percent.
+func pct(model, paper float64) float64 { return 100 * (model - paper) / paper }
+
+// vs formats a model figure with its error against the paper's.
+func vs(model, paper float64, unit string) string {
+	return fmt.Sprintf("%.2f %s (%+.1f%%)", model, unit, pct(model, paper))
+}
+
+// target says whether a validation figure is within the 20% target.
+func target(model, paper float64) string {
+	if math.Abs(pct(model, paper)) <= validTarget {
+		return fmt.Sprintf("within the %d%% target", validTarget)
+	}
+	return fmt.Sprintf("outside the %d%% target: docs/mc-validation.md", validTarget)
+}
+
+// side is a measurement beside the captured one: a fresh env with the
+// run's seed and no waveform or trace.
+func side(seed uint64) *env.Env { return env.New(env.Options{Seed: seed}) }
+
+// RunReport runs every measurement: the unicast latency in e (the
+// waveform shows it), the others each in an env of their own.
+func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c := mctb.DefaultConfig()
+	a := c.Adapter
+	rep := &scenario.Report{Title: fmt.Sprintf(
+		"mc-report: %d AlphaServer 2100 4/233 nodes on an MC1 hub (MC-P12..P17), the figures of section 2.1 and the lock of 2.3 (calibration: unicast latency, per-link bandwidth; the rest validation); the waveform shows the unicast writes",
+		c.Nodes)}
+	seed := e.Rand("mc-report").Uint64()
+	const phases = 8
+	phase := 0
+	next := func(what string) {
+		e.Phase(phase, phases, what)
+		phase++
+	}
+	label := func(what string, err error) error {
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+
+	next("unicast latency")
+	uni, cl, err := mctb.MeasureUnicast(e, c, p.Rounds)
+	if err != nil {
+		return rep, label("unicast latency", err)
+	}
+	rep.AddCalibrated(true, "unicast write latency, node 0 to node 1 (store retired to the poll that sees it)",
+		vs(us(uni.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
+		paper+" 2.1 «Unicast and multicast process-to-process writes have a latency of 5.2 μs» (calibration: PipelineCycles)")
+	rep.Measure("unicast_us", us(uni.Last.Mean), "µs")
+
+	next("per-link bandwidth")
+	link, _, err := mctb.MeasureLinkBandwidth(side(seed), c, p.LinkBytes)
+	if err != nil {
+		return rep, label("per-link bandwidth", err)
+	}
+	rep.AddCalibrated(true, fmt.Sprintf("per-link bandwidth, 32-byte writes node 0 to node 1 (%d KB, at node 1's memory)", p.LinkBytes>>10),
+		vs(link.MBps, paperLink, "MB/s"), fmt.Sprintf("%.0f MB/s", paperLink),
+		paper+" 2.1 «perlink transfer bandwidths of 29 MB/s with the limiting factor being the 32-bit AlphaServer 2100 PCI bus» (calibration: TxBeatCycles)")
+	rep.Measure("link_mbps", link.MBps, "MB/s")
+
+	next("multicast latency")
+	multi, _, err := mctb.MeasureMulticast(side(seed), c, p.Rounds)
+	if err != nil {
+		return rep, label("multicast latency", err)
+	}
+	rep.Add(fmt.Sprintf("multicast write latency, node 0 to the last of %d nodes", c.Nodes-1),
+		vs(us(multi.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
+		paper+" 2.1 «Unicast and multicast ... 5.2 μs» (validation, "+target(us(multi.Last.Mean), paperLatency)+")")
+	rep.Add("multicast write latency, to the first receiver", fmt.Sprintf("%.2f µs", us(multi.First.Mean)), "", "")
+	rep.Measure("multicast_us", us(multi.Last.Mean), "µs")
+
+	next("aggregate bandwidth")
+	agg, _, err := mctb.MeasureAggregate(side(seed), c, p.AggregateBytes)
+	if err != nil {
+		return rep, label("aggregate bandwidth", err)
+	}
+	limit, busy := limiting(agg)
+	rep.Add(fmt.Sprintf("aggregate bandwidth, %d senders into one broadcast region, loop-back off", c.Nodes),
+		vs(agg.MBps, paperAggregate, "MB/s"), fmt.Sprintf("~%.0f MB/s", paperAggregate),
+		paper+" 2.1 «MC peak aggregate bandwidth, calculated with loop-back disabled, is about 60 MB/s» (validation, "+target(agg.MBps, paperAggregate)+")")
+	rep.Add("aggregate bandwidth: the busiest block (limits it)", fmt.Sprintf("%s, busy %.0f%%", limit, 100*busy), "",
+		fmt.Sprintf("busy share of the window: PCI %s; memory bus %s; hub bus %.0f%%", shares(agg.PCIBusy), shares(agg.MemBusy), 100*agg.HubBusy))
+	rep.Measure("aggregate_mbps", agg.MBps, "MB/s")
+
+	var locks [2]mctb.LockTimes
+	for i, wait := range []bool{true, false} {
+		how := "release waits for its clear's loop-back"
+		if !wait {
+			how = "release does not wait"
+		}
+		next("lock, " + how)
+		lt, _, err := mctb.MeasureLock(side(seed), c, p.LockRounds, wait)
+		if err != nil {
+			return rep, label("lock", err)
+		}
+		locks[i] = lt
+		src := paper + " 2.3 «In the absence of contention, acquiring and releasing a lock takes about 11 μs» (validation, " + target(us(lt.Total.Mean), paperLock) + ")"
+		if wait {
+			src += "; assumed: the release waits (mctb.Lock.WaitRelease)"
+		}
+		rep.Add("lock acquire + release without contention, "+how, vs(us(lt.Total.Mean), paperLock, "µs"), fmt.Sprintf("~%.0f µs", paperLock), src)
+		rep.Add("  of which acquire / release", fmt.Sprintf("%.2f / %.2f µs", us(lt.Acquire.Mean), us(lt.Release.Mean)), "", "")
+	}
+	rep.Measure("lock_us", us(locks[0].Total.Mean), "µs")
+	rep.Measure("lock_nowait_us", us(locks[1].Total.Mean), "µs")
+
+	next("MC flush")
+	fl, _, err := mctb.MeasureFlush(side(seed), c, p.Rounds)
+	if err != nil {
+		return rep, label("MC flush", err)
+	}
+	rep.Add("MC flush (store to a loop-back region until it comes back)", fmt.Sprintf("%.2f µs (%+.1f%% of the unicast latency)", us(fl.Mean), pct(us(fl.Mean), us(uni.Last.Mean))), "-",
+		paper+" 2.3 «By writing to a loopback region and waiting for the result» (no figure; a loop-back write crosses the same blocks as a unicast one)")
+	rep.Measure("flush_us", us(fl.Mean), "µs")
+
+	next("breakdown")
+	bd, bl, err := mctb.MeasureBreakdown(c, seed, 3)
+	if err != nil {
+		return rep, label("breakdown", err)
+	}
+	for _, l := range bd.Legs {
+		rep.Add("  unicast breakdown: "+l.Block, fmt.Sprintf("%.3f µs", us(l.Time())), "", l.From.Event+" → "+l.To.Event)
+	}
+	rep.Add("  unicast breakdown: total", fmt.Sprintf("%.3f µs", us(bd.Total)), fmt.Sprintf("%.1f µs", paperLatency), "the last of 3 rounds, traced")
+	e.Phase(phases, phases, "")
+
+	rep.Add("calibrated: adapter pipeline delay per side (mcadapter.Config.PipelineCycles)",
+		fmt.Sprintf("%d PCI cycles = %.2f µs", a.PipelineCycles, us(c.Host.IOBus.Clock.TimeOf(clock.Cycle(a.PipelineCycles)))), "",
+		"fitted to the unicast latency (mcadapter/config.go)")
+	rep.Add("calibrated: TX FIFO write port, PCI cycles per data beat (mcadapter.Config.TxBeatCycles)",
+		fmt.Sprintf("%d (%d wait states)", a.TxBeatCycles, a.TxBeatCycles-1), "", "fitted to the per-link bandwidth (mcadapter/config.go)")
+
+	ue, le := pct(us(uni.Last.Mean), paperLatency), pct(link.MBps, paperLink)
+	rep.Check("unicast latency within 10% (calibration)", math.Abs(ue) <= calibTolerance, "%.2f µs vs %.1f µs: %+.1f%%", us(uni.Last.Mean), paperLatency, ue)
+	rep.Check("per-link bandwidth within 10% (calibration)", math.Abs(le) <= calibTolerance, "%.2f MB/s vs %.0f MB/s: %+.1f%%", link.MBps, paperLink, le)
+	var sum clock.Time
+	for _, l := range bd.Legs {
+		sum += l.Time()
+	}
+	rep.Check("breakdown adds up to the traced latency", sum == bd.Total && len(bd.Legs) > 0, "%d legs, sum %v, latency %v", len(bd.Legs), sum, bd.Total)
+	// Tracing changes no timing: the traced round is a round of the same
+	// measurement.
+	rep.Check("traced and untraced latencies agree", bl.Last.Max == uni.Last.Max && bl.Last.Min == uni.Last.Min,
+		"traced %v..%v, untraced %v..%v", bl.Last.Min, bl.Last.Max, uni.Last.Min, uni.Last.Max)
+	rep.Check("the lock was never contended", locks[0].Lost == 0 && locks[1].Lost == 0, "%d and %d rounds lost", locks[0].Lost, locks[1].Lost)
+	n0 := cl.Node(0).Adapter.Counters()
+	rep.Check("every unicast write left node 0", n0.TxPackets == uint64(p.Rounds), "%d packets for %d writes", n0.TxPackets, p.Rounds)
+	return rep, nil
+}
+
+// limiting names the busiest block of a bandwidth measurement and its
+// busy share.
+func limiting(b mctb.Bandwidth) (string, float64) {
+	name, busy := "hub bus", b.HubBusy
+	for i, x := range b.PCIBusy {
+		if x > busy {
+			name, busy = fmt.Sprintf("N%d's PCI bus", i), x
+		}
+	}
+	for i, x := range b.MemBusy {
+		if x > busy {
+			name, busy = fmt.Sprintf("N%d's memory bus", i), x
+		}
+	}
+	return name, busy
+}
+
+// shares formats busy shares in percent.
+func shares(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.0f", 100*x)
+	}
+	return strings.Join(s, "/") + "%"
+}
+
+// reportView is mc-report's waveform: the unicast writes from node 0's
+// CPU through its PCI bus and adapter, the hub, and node 1's adapter, PCI
+// bus and CPU.
+func reportView(scenario.Params) scenario.WaveView {
+	return scenario.WaveView{
+		Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
+		Groups: []waves.ViewGroup{
+			scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.pci.phase"),
+			scenario.KeyGroup("hub", "mc.hub.state"),
+			scenario.KeyGroup("N1 host", "n1.pci.phase", "n1.cpu0.state"),
+		},
+		// A round: a write takes about 5 µs; the rounds are 20 µs apart.
+		Span: 10 * clock.Microsecond,
+	}
+}

@@ -1,0 +1,13 @@
+package mcscen_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestMcscen(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "verify/scenario/mcscen")
+}
