@@ -220,7 +220,7 @@ func (a *Adapter) invalidPage(now clock.Time, pg Piece) {
 	a.counters.TxInvalid++
 	if a.env.Trace.Enabled() {
 		a.env.Trace.Emit(now, a.Clock().CycleAt(now), a.name, "mc.drop", trace.Str("reason", TxInvalidPage.String()),
-			trace.Int("page", int64(page)), trace.Addr("addr", pg.Addr), trace.Int("len", int64(pg.Len)))
+			trace.Int("src", int64(a.node)), trace.Int("page", int64(page)), trace.Addr("addr", pg.Addr), trace.Int("len", int64(pg.Len)))
 	}
 	a.raise(now, CauseTxInvalid, page)
 	a.drop(now, Drop{Reason: TxInvalidPage, Src: a.node, Page: page, Addr: pg.Addr, Len: pg.Len})
