@@ -44,12 +44,13 @@ import (
 // Dropped packets are counted (Counters.RxCRC, RxUnmapped), traced
 // (mc.drop) and reported (OnDrop). A CRC error also latches CauseRxCRC in
 // the status register and raises the interrupt line. What software must
-// do then is assumed: it aborts the application. The paper describes no
-// error recovery for MC1, and the protocol «relies on the Memory
-// Channel's broadcast, ordering, and reliable delivery capabilities»
-// (cashmere-2l-memory-channel.txt section 5), so a lost write cannot be
-// retransmitted without breaking the global order; the adapter drops,
-// counts, latches the status and interrupts, and nothing more.
+// do then: assumed: it aborts the application (no retransmission, no
+// resynchronisation). The paper describes no error recovery for MC1, and
+// the protocol «relies on the Memory Channel's broadcast, ordering, and
+// reliable delivery capabilities» (cashmere-2l-memory-channel.txt section
+// 5): a lost write cannot be sent again without breaking the global order
+// every receiver has already applied the later writes in. So the adapter
+// drops, counts, latches the status and interrupts, and nothing more.
 type rxPath struct {
 	// cur is the packet being received (head taken, tail not yet);
 	// discard is set while the flits of a packet that is not kept (a
@@ -159,6 +160,14 @@ func (a *Adapter) receiveRx(now clock.Time) bool {
 		}
 		return false
 	}
+	if r.cur != nil && f.Head {
+		// The packet being received lost its tail: drop it and take the
+		// new head on the next edge.
+		a.env.Report(now, a.name, "mc.protocol", "head of packet %d inside %v", f.Packet, r.cur.w)
+		a.rxFree(now, r.cur)
+		r.cur = nil
+		return true
+	}
 	if r.cur == nil && !r.discard {
 		if !f.Head {
 			a.env.Report(now, a.name, "mc.protocol", "packet %d: flit %d without its head", f.Packet, f.Seq)
@@ -200,9 +209,6 @@ func (a *Adapter) receiveRx(now clock.Time) bool {
 	}
 	a.setRxState(now, "RECV")
 	p := r.cur
-	if f.Head && len(p.data) > 0 {
-		a.env.Report(now, a.name, "mc.protocol", "head of packet %d inside %v", f.Packet, p.w)
-	}
 	p.data = append(p.data, f.Data...)
 	if f.Tail {
 		r.cur = nil
@@ -234,7 +240,6 @@ func (a *Adapter) rxEndPacket(now clock.Time, p *rxPkt, bad bool) {
 		p.nth = r.accepted
 		p.readyAt = a.Clock().After(now, clock.Cycle(1+a.cfg.PipelineCycles))
 		r.waiting = append(r.waiting, p)
-		a.rx.sigQueued.Set(now, uint64(r.fifoPkts))
 	}
 }
 
