@@ -438,7 +438,7 @@ var _ = Describe("Adapter receive side", func() {
 		r := newRxRig(mcadapter.MC1(), mchub.LinkConfig(), nil)
 		Expect(r.a.MapRx(rigGPage, rigFrame)).To(Succeed())
 		r.send(1, 0, 1, rigGPage*8192, payload(1, 64)) // two 32-byte flits
-		r.toHub = r.toHub[:1]                           // its tail is lost
+		r.toHub = r.toHub[:1]                          // its tail is lost
 		r.send(2, 0, 2, rigGPage*8192+64, []byte{5, 6, 7, 8})
 		_, err := r.e.Run()
 		Expect(err).To(MatchError(ContainSubstring("head of packet 2 inside write src 0 seq 1")))
