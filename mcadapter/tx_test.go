@@ -317,6 +317,49 @@ var _ = Describe("Adapter transmit side", func() {
 		}))
 	})
 
+	It("sends a packet longer than a flit as several flits, head first", func() {
+		cfg := txBenchConfig()
+		cfg.MaxPacketBytes = 64
+		b := newTxBench(cfg, bus.PCI32())
+		Expect(b.ad.MapTx(0, 1, false)).To(Succeed())
+		data := seqBytes(3, 64)
+		b.write(0x40, data)
+		Expect(b.run()).To(Succeed())
+		// 16 beats: the last data phase at c7 + 15 x 4 = c67, into the FIFO
+		// at c68, the head flit (32 + 8 = 40 wire bytes, 10 cycles) leaves
+		// at c78, the tail (32 bytes, 8 cycles) when the serialiser frees
+		// at c88 and lands at c88 + 8 + 1 = c97.
+		Expect(b.got).To(Equal([]txPkt{{Cycle: 97, Src: 3, Seq: 1, Addr: 8192 + 0x40, Len: 64, Data: data}}))
+		Expect(b.lnk.From(link.A).Stats().Flits).To(Equal(uint64(2)))
+	})
+
+	It("takes a burst longer than the whole TX FIFO into an empty FIFO, its beats waiting for room", func() {
+		cfg := txBenchConfig()
+		cfg.TxFIFOBytes = 32
+		b := newTxBench(cfg, bus.PCI32())
+		Expect(b.ad.MapTx(0, 1, false)).To(Succeed())
+		data := seqBytes(0, 96)
+		b.write(0, data)
+		b.write(0x100, seqBytes(1, 4))
+		Expect(b.run()).To(Succeed())
+		Expect(b.records("bus.pio.write")).To(HaveLen(2))
+		var seqs []uint64
+		var all []byte
+		for _, p := range b.got {
+			seqs = append(seqs, p.Seq)
+			all = append(all, p.Data...)
+		}
+		Expect(seqs).To(Equal([]uint64{1, 2, 3, 4}))
+		Expect(all).To(Equal(append(data, seqBytes(1, 4)...)))
+		// The first packet's 32 bytes fill the FIFO until its head leaves
+		// (10 cycles of pipeline after its last beat): the 9th beat waits
+		// beyond its 3 wait states, counted too.
+		Expect(b.ad.Counters().TxWaitCycles).To(BeNumerically(">", 25*3))
+		// The 4-byte write came after the whole burst had left the FIFO:
+		// retried while the burst held it.
+		Expect(b.ad.Counters().TxRetries).To(BeNumerically(">", 0))
+	})
+
 	It("cuts an unaligned burst at the 32-byte boundaries of its page", func() {
 		b := newTxBench(txBenchConfig(), bus.PCI32())
 		Expect(b.ad.MapTx(0, 1, false)).To(Succeed())
@@ -459,6 +502,36 @@ func txStream(cfg mcadapter.Config, n int) (mbs float64, cyclesPerBurst float64)
 	sec := float64(b.clk.TimeOf(1)) * 1e-12 * cyclesPerBurst
 	return 32 / sec / 1e6, cyclesPerBurst
 }
+
+var _ = Describe("Adapter transmit write port", func() {
+	DescribeTable("spaces the data phases of a burst TxBeatCycles apart, whatever the value",
+		func(k int) {
+			cfg := txBenchConfig()
+			cfg.TxBeatCycles = k
+			b := newTxBench(cfg, bus.PCI32())
+			Expect(b.ad.MapTx(0, 5, false)).To(Succeed())
+			b.write(0, seqBytes(0, 32))
+			Expect(b.run()).To(Succeed())
+			// ADDR c2, decode c3 + k-1 waits, data phases at 3+k, 3+2k,
+			// ..., the 8th at 3+8k; 7(k-1) data-phase waits for the bus,
+			// 8(k-1) for the port; the packet leaves 1 + 10 cycles after
+			// the last data phase.
+			last := 3 + 8*k
+			Expect(b.records("bus.pio.write")).To(ConsistOf(HavePrefix(fmt.Sprintf("%d %d Pci bus.pio.write master=Cpu target=Mc.Tx addr=0x40000000 len=32 start=1 waits=%d ",
+				30000*last, last, 7*(k-1)))))
+			Expect(b.ad.Counters().TxWaitCycles).To(Equal(uint64(8 * (k - 1))))
+			Expect(b.records("mc.tx")).To(ConsistOf(HavePrefix(fmt.Sprintf("%d %d Mc mc.tx src=3 seq=1 ", 30000*(last+11), last+11))))
+			// Streaming: 3 + 8k cycles per burst in steady state.
+			_, per := txStream(cfg, 20)
+			Expect(per).To(Equal(float64(3 + 8*k)))
+		},
+		Entry("1 cycle per beat (no wait state)", 1),
+		Entry("2 cycles", 2),
+		Entry("3 cycles", 3),
+		Entry("4 cycles", 4),
+		Entry("8 cycles (PCI 2.1's limit)", 8),
+	)
+})
 
 var _ = Describe("Adapter transmit rate", func() {
 	It("streams 32-byte bursts at one per 3 + 8 x TxBeatCycles PCI cycles (measured, MC1 as calibrated)", func() {
