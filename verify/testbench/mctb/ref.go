@@ -30,6 +30,9 @@ type RefStats struct {
 	Sent, Ordered, Expected, Delivered uint64
 	// TxInvalid, RxUnmapped and RxCRC count the adapters' drops by reason.
 	TxInvalid, RxUnmapped, RxCRC uint64
+	// Lost counts expected (write, receiver) pairs a receiver dropped
+	// with a reason (RxCRC): Expected = Delivered + Lost once all is done.
+	Lost uint64
 }
 
 // Ref is the untimed reference model of the Memory Channel (issue 13
@@ -237,6 +240,7 @@ func (r *Ref) Dropped(node int, d mcadapter.Drop) error {
 		e := r.queue[node][x]
 		r.apply(node, e.Addr, e.Data, true)
 		r.remove(node, x)
+		r.stats.Lost++
 		return nil
 	}
 	return fmt.Errorf("node %d: drop with unknown reason %v", node, d.Reason)
