@@ -120,7 +120,7 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 		Expect(seen).To(HaveLen(4))
 	})
 
-	It("delivers each write of a lone writer 32 cycles after its head left, to every other adapter", func() {
+	It("delivers each write of a lone writer 41 cycles after its head left, to every other adapter", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 		col := stats.New(5, stats.Window{Measure: 20000})
 		st, sh := mcStar(e, mchub.MC1().WithPorts(5), fabric.MCBroadcastPages(4, 5, false), traffic.Fixed(32),
@@ -129,13 +129,14 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 		// A 32-byte write is one 40-byte flit (8 header bytes): 10 cycles
 		// on a 4-byte link. Sent at t, it is in the hub's input buffer
 		// from t+10+1 (wire delay 1); the hub picks it then, takes it at
-		// t+12, it enters the output queues at t+12+8 = t+20 and leaves
-		// at t+21; 10 cycles and the wire later it is in the adapter's
-		// buffer and taken at t+32. One writer meets no contention: every
-		// copy takes exactly 32 cycles, and 33 from its creation when the
+		// t+12 onto its 4-byte bus for 10 cycles (t+12..t+21), it enters
+		// the output queues 8 cycles after the last, at t+29, and leaves
+		// at t+30; 10 cycles and the wire later it is in the adapter's
+		// buffer and taken at t+41. One writer meets no contention: every
+		// copy takes exactly 41 cycles, and 42 from its creation when the
 		// link was free (sent the cycle after).
 		r := col.Result()
-		Expect([]uint64{r.Network.Min, r.Network.Max, r.Packet.Min}).To(Equal([]uint64{32, 32, 33}))
+		Expect([]uint64{r.Network.Min, r.Network.Max, r.Packet.Min}).To(Equal([]uint64{41, 41, 42}))
 		pcs := sh.Ports()
 		// 0.2 x 4 bytes/cycle / 32 bytes = 1 write per 40 cycles: 500
 		// expected.
@@ -259,7 +260,7 @@ var _ = Describe("Memory Channel traffic endpoints", func() {
 
 	It("reports a write the hub delivers where the page map does not say, and the receiver filters it", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk})
-		st, sh := mcStar(e, mchub.MC1().WithPorts(4), []fabric.MCPageMap{{Page: 3, Receivers: []int{1, 2}}},
+		st, sh := mcStar(e, mchub.MC1().WithPorts(4).WithBroadcast(false), []fabric.MCPageMap{{Page: 3, Receivers: []int{1, 2}}},
 			traffic.Fixed(16), []float64{0.1, 0, 0, 0}, nil, 1000)
 		Expect(st.Hub.Map(3, 3)).To(Succeed()) // a mapping only the hub has
 		err := runMC(e, sh)

@@ -197,15 +197,22 @@ func records(recs []trace.Record, kind string, keys ...string) []string {
 	return out
 }
 
+// mapMC1 is the MC1 hub in page-map mode.
+func mapMC1() mchub.Builder { return mchub.MC1().WithBroadcast(false) }
+
 var _ = Describe("Memory Channel hub", func() {
 	clk := mchub.LinkClock()
 
 	// twoWriters is the issue's directed test: adapters 0 and 1 write
-	// interleaved to page 5, which adapters 2, 3 and 4 map.
-	twoWriters := func(e *env.Env) (*mchub.Star, []*adapter) {
-		st, as := buildStar(e, mchub.MC1().WithPorts(5), mchub.LinkConfig())
+	// interleaved to page 5. In page-map mode (bus false) adapters 2, 3
+	// and 4 map it; in bus mode every write goes to every adapter but its
+	// writer.
+	twoWriters := func(e *env.Env, bus bool) (*mchub.Star, []*adapter) {
+		st, as := buildStar(e, mchub.MC1().WithPorts(5).WithBroadcast(bus), mchub.LinkConfig())
 		for _, r := range []int{2, 3, 4} {
-			Expect(st.Hub.Map(5, r)).To(Succeed())
+			if !bus {
+				Expect(st.Hub.Map(5, r)).To(Succeed())
+			}
 		}
 		as[0].write(0, 5, 0, fill(1, 64))   // A1: 2 flits
 		as[0].write(0, 5, 64, fill(2, 32))  // A2: right after A1
@@ -215,9 +222,9 @@ var _ = Describe("Memory Channel hub", func() {
 		return st, as
 	}
 
-	It("orders two writers' interleaved writes the same way at every receiver", func() {
+	It("orders two writers' interleaved writes the same way at every receiver (page-map mode)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := twoWriters(e)
+		st, as := twoWriters(e, false)
 		order := check.NewOrdering[int](e.Monitor, "Receivers")
 		for _, r := range []int{2, 3, 4} {
 			as[r].onRecv = func(now clock.Time, d delivered) { order.Observe(now, r, d.W.Order) }
@@ -285,16 +292,16 @@ var _ = Describe("Memory Channel hub", func() {
 
 	It("matches the golden trace of the two-writer test", Label("golden"), func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		twoWriters(e)
+		twoWriters(e, true)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vtest.Golden("testdata/two_writers.trace", e.Trace.Records(), twoWritersComments...)).To(Succeed())
 	})
 
-	DescribeTable("delivers a write back to its sender only with loop-back on (MC-P8)",
+	DescribeTable("delivers a write back to its sender only with loop-back on (MC-P8, page-map mode)",
 		func(loop bool, want []int, dests string) {
 			e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-			st, as := buildStar(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
+			st, as := buildStar(e, mapMC1().WithPorts(3), mchub.LinkConfig())
 			Expect(st.Hub.Map(7, 0)).To(Succeed())
 			Expect(st.Hub.Map(7, 1)).To(Succeed())
 			st.Hub.SetLoopback(7, loop)
@@ -318,9 +325,9 @@ var _ = Describe("Memory Channel hub", func() {
 		Entry("on", true, []int{0, 1}, "0,1"),
 	)
 
-	It("consumes and counts writes to pages nobody maps", func() {
+	It("consumes and counts writes to pages nobody maps (page-map mode)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := buildStar(e, mchub.MC1().WithPorts(3), mchub.LinkConfig())
+		st, as := buildStar(e, mapMC1().WithPorts(3), mchub.LinkConfig())
 		Expect(st.Hub.Map(1, 0)).To(Succeed()) // only the writer maps page 1
 		Expect(st.Hub.Map(2, 2)).To(Succeed())
 		as[0].write(0, 9, 0, fill(1, 40)) // unmapped
@@ -344,9 +351,9 @@ var _ = Describe("Memory Channel hub", func() {
 		Expect(as[2].orders()).To(Equal([]uint64{2}))
 	})
 
-	It("is held up by a slow receiver but loses nothing", func() {
+	It("is held up by a slow receiver but loses nothing (page-map mode)", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		st, as := buildStar(e, mchub.MC1().WithPorts(4).WithQueueDepth(4), mchub.LinkConfig())
+		st, as := buildStar(e, mapMC1().WithPorts(4).WithQueueDepth(4), mchub.LinkConfig())
 		Expect(st.Hub.Map(3, 2)).To(Succeed())
 		Expect(st.Hub.Map(3, 3)).To(Succeed())
 		cons := check.NewConservation[check.Key](e.Monitor, "Writes")
@@ -388,7 +395,7 @@ var _ = Describe("Memory Channel hub", func() {
 
 	It("shows its state, the input served and the queue occupancies in the waveform", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
-		twoWriters(e)
+		twoWriters(e, true)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		f, err := vcd.ParseFile(vtest.WriteWaves(e, GinkgoT().TempDir()+"/mc.vcd"))
@@ -398,20 +405,29 @@ var _ = Describe("Memory Channel hub", func() {
 			Expect(err).NotTo(HaveOccurred())
 			return v
 		}
-		// c12..c19 the hub forwards A1 from input 0; c20 B1 from input 1;
-		// idle in between until c23.
+		// Bus mode (bus_test.go's two-writer spec): the hub serves A1 from
+		// input 0 from its pick at c11 until its tail is taken at c22,
+		// where it picks B1 from input 1, then A2 (c30) and B2 (c40),
+		// whose tail it takes at c50: busy throughout, idle after.
+		Expect(at("mc.hub.state", 10).Str).To(Equal("IDLE"))
 		Expect(at("mc.hub.state", 12).Str).To(Equal("COPY"))
-		Expect(at("mc.hub.state", 21).Str).To(Equal("IDLE"))
-		serving, _ := at("mc.hub.serving", 20).Uint()
-		Expect(serving).To(Equal(uint64(1)))
-		// Queue 3: A1's body (in c27, out c31) and B1 (in c28) at c30; B1
-		// and B2 (in c32) at c32; B1, B2 and A2 (in c38) at c38, until B1
-		// leaves at c39.
+		Expect(at("mc.hub.state", 49).Str).To(Equal("COPY"))
+		Expect(at("mc.hub.state", 50).Str).To(Equal("IDLE"))
+		serving := func(c int64) uint64 {
+			v, _ := at("mc.hub.serving", c).Uint()
+			return v
+		}
+		Expect([]uint64{serving(21), serving(22), serving(30), serving(40)}).To(Equal([]uint64{0, 1, 0, 1}))
+		// Queue 3: each flit lands 8 cycles after its last bus cycle and
+		// leaves the next cycle, its link being free by then: A1's head
+		// c29..c30, its body c37 until the head's 10 cycles are over at
+		// c40, B1 c47..c48.
 		occ := func(c int64) uint64 {
 			v, _ := at("mc.hub.out3.occupancy", c).Uint()
 			return v
 		}
-		Expect([]uint64{occ(30), occ(31), occ(32), occ(38), occ(39)}).To(Equal([]uint64{2, 1, 2, 3, 2}))
+		Expect([]uint64{occ(28), occ(29), occ(30), occ(37), occ(39), occ(40), occ(47), occ(48)}).To(
+			Equal([]uint64{0, 1, 0, 1, 1, 0, 1, 0}))
 	})
 
 	It("reports a write that crosses a page end and consumes it", func() {
@@ -525,20 +541,26 @@ var _ = Describe("Memory Channel write packets", func() {
 // twoWritersComments explain why the golden two-writer trace is right;
 // `make golden` keeps the comments of an existing file.
 var twoWritersComments = []string{
-	"switch/mchub directed test: MC hub ordering with two writers. MC1 hub with 5 ports (delay 8 cycles),",
-	"MC1 links (33.33 MHz, 4 bytes/cycle, wire delay 1, credits); 32-byte flits, 8-byte header on the head.",
-	"Adapters 0 and 1 write to page 5, which adapters 2, 3, 4 map: 0 sends A1 (64 B) and A2 (32 B) from c0,",
-	"1 sends B1 and B2 (32 B each) from c2, each write's flits back to back.",
+	"switch/mchub directed test: MC hub ordering with two writers. MC1 hub (bus mode, 4-byte bus) with 5",
+	"ports (delay 8 cycles), MC1 links (33.33 MHz, 4 bytes/cycle, wire delay 1, credits); 32-byte flits,",
+	"8-byte header on the head. Adapters 0 and 1 write to page 5 without loop-back: 0 sends A1 (64 B) and",
+	"A2 (32 B) from c0, 1 sends B1 and B2 (32 B each) from c2, each write's flits back to back.",
 	"Rules the records follow (package doc of switch/mchub, rtl/link):",
 	"- link.packet on MC.Link<i>.AB is written when a packet's tail lands in the hub's input buffer: a flit",
 	"  of s cycles (10 for a 40-byte head, 8 for a 32-byte body) started at t lands at t+s (last serialisation",
-	"  cycle t+s-1, wire delay 1); the hub sees it from t+s+1",
-	"- the hub picks the next input round-robin when it is free and the head is there; the pick fixes",
-	"  the order; it takes one flit per cycle from the edge after; mc.order is written when the tail is",
-	"  taken: A1 (order 1) at c19, B1 (2) at c20, B2 (3) at c24, A2 (4) at c30",
-	"- each flit enters the three output queues 8 cycles after it was taken; an output sends whenever",
-	"  its link is free; mc.deliver is written when the tail starts: c31, c39, c49, c59 on every port",
-	"- link.packet on MC.Link<r>.BA: the same order, the same hashes, at every receiver",
+	"  cycle t+s-1, wire delay 1); the hub sees it from t+s+1: B1 c12 (seen c13), A1 c18 (body; head seen",
+	"  c11), B2 c22, A2 c28 (seen c29)",
+	"- the hub picks the next input round-robin when the previous tail has been taken and the head is",
+	"  there, in the same cycle; the pick fixes the order; a flit of s bytes holds the bus ceil(s/4)",
+	"  cycles and the next flit is taken when the bus is free; mc.order is written when the tail is taken:",
+	"  A1 head c12 (bus c12..c21), body c22 (c22..c29): order 1 at c22; B1 at c30 (order 2); input 0 is next",
+	"  in round-robin and has A2: order 3 at c40; B2 order 4 at c50",
+	"- every write goes to every port but its writer: dests=1,2,3,4 for adapter 0's, 0,2,3,4 for adapter 1's",
+	"- each flit enters the output queues 8 cycles after its last bus cycle (A1 head c29, body c37, B1 c47,",
+	"  A2 c57, B2 c67) and leaves the next cycle, the link being free; mc.deliver is written when the tail",
+	"  starts: A1 c40, B1 c48, A2 c58, B2 c68, on every port that gets it",
+	"- link.packet on MC.Link<r>.BA when the tail lands, s cycles later: A1 c48, B1 c58, A2 c68, B2 c78; the",
+	"  same order and the same hashes at every receiver",
 }
 
 // idler ticks every cycle until a time and does nothing else.
@@ -561,7 +583,7 @@ func runWith(freq string) []trace.Record {
 		d.Ticking = clock.NewTicking("Idler", e.Engine, c, d)
 		d.Start()
 	}
-	r := runRandom(e, 40)
+	r := runRandomMode(e, 40, true)
 	Expect(r.err).NotTo(HaveOccurred())
 	return rec.Records()
 }

@@ -49,12 +49,15 @@ func LinkConfig() link.Config {
 }
 
 // MC1 returns a builder preset for the first-generation Memory Channel hub
-// (add WithEnv). Only the port count has a source; the hub's share of the
-// latency is small next to the adapters':
+// (add WithEnv). Only the port count and the bus have a source; the hub's
+// share of the latency is small next to the adapters':
 //
+//   - bus mode (WithBroadcast(true)): «as the Memory Channel is a bus
+//     interconnect» (MC-P5); every write goes to every adapter, which
+//     filter by their receive tables.
 //   - 8 ports: «a cluster of eight 4-processor AlphaServer nodes connected
 //     by the Memory Channel» (MC-P12).
-//   - the link clock (LinkClock), one flit moved per cycle.
+//   - the link clock (LinkClock).
 //   - forwarding delay 8 cycles (240 ns). assumed: the paper gives only
 //     the end-to-end figure, «Unicast and multicast process-to-process
 //     writes have a latency of 5.2 μ s on our system»
@@ -78,5 +81,5 @@ func LinkConfig() link.Config {
 //     several links' worth of packets at once, a switch again.
 func MC1() Builder {
 	return MakeBuilder().WithClock(LinkClock()).WithPorts(8).WithDelay(8).WithQueueDepth(32).
-		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8}).WithBusBytesPerCycle(4)
+		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8}).WithBusBytesPerCycle(4).WithBroadcast(true)
 }

@@ -27,7 +27,7 @@ func Systems() []*System {
 		{Name: "atm", Noun: "cells", Unit: "cells delivered or dropped at the switch, whole run (atm-star)",
 			Chunk: 100_000, Cost: 1.0 / 50_000, Draw: drawATM, Count: SumMetrics("delivered", "dropped")},
 		{Name: "mchub", Noun: "deliveries", Unit: "writes delivered at a receiver, each (write, receiver) pair once, whole run (mchub-star)",
-			Chunk: 100_000, Cost: 1.0 / 100_000, Draw: drawMC, Count: SumMetrics("deliveries")},
+			Chunk: 100_000, Cost: 1.0 / 80_000, Draw: drawMC, Count: SumMetrics("deliveries")},
 		{Name: "telegraphos", Noun: "packets", Unit: "remote packets: updates forwarded to the owner and reflected writes sent to the copies (telegraphos-coherence)",
 			Chunk: 80_000, Cost: 1.0 / 40_000, Draw: drawTelegraphos, Count: SumMetrics("updates", "reflects")},
 		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
@@ -177,8 +177,7 @@ func drawATM(r *rand.Rand, want float64) Spec {
 
 // drawMC: 2 to 16 adapters on the hub, pages mapped to everyone or each
 // to one receiver, loop-back on or off, 4- to 256-byte writes and mixes,
-// hub delays of 0 to 32 cycles, loads up to about 70% of the busiest
-// output link.
+// hub delays of 0 to 32 cycles, loads up to half the hub bus.
 func drawMC(r *rand.Rand, want float64) Spec {
 	ports := pick(r, 2, 3, 4, 8, 8, 16)
 	mapping := pick(r, "broadcast", "broadcast", "single")
@@ -191,20 +190,19 @@ func drawMC(r *rand.Rand, want float64) Spec {
 	// rounding per 32-byte flit on the 4-byte-wide link (mchub.MC1).
 	size := pick(r, sizeMix{"4", 4, 16}, sizeMix{"64", 64, 80}, sizeMix{"4:0.5,64:0.5", 34, 48},
 		sizeMix{"8:0.3,32:0.3,256:0.4", 114.4, 137.6})
-	// Receivers per write, and the writers sharing the busiest output
-	// (single mapping: pages go to random receivers, so allow twice the
-	// even share).
-	recv, share := 1.0, 2*float64(ports)/float64(min(pages, ports))
+	// Receivers per write (mapped receivers, after the adapters' filters).
+	recv := 1.0
 	if mapping == "broadcast" {
 		recv = float64(ports - 1)
 		if loop {
 			recv++
 		}
-		share = recv
 	}
-	// An output carries share writers' writes, each size.wire bytes on
-	// the wire for size.mean of data: keep it under 0.5 of the link.
-	top := 0.5 * size.mean / (share * size.wire)
+	// The hub is one bus as wide as a link (mchub.MC1), carrying every
+	// writer's writes once whatever the mapping, each size.wire bytes for
+	// size.mean of data: keep it under 0.5 of the bus. (Every output link
+	// carries at most the same.)
+	top := 0.5 * size.mean / (float64(ports) * size.wire)
 	rate := between(r, 0.05*top, top)
 	const bytesPerCycle = 4 // mchub.MC1's link
 	perCycle := float64(ports) * rate * bytesPerCycle / size.mean * recv

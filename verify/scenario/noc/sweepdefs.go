@@ -85,7 +85,7 @@ func (p *MCParams) Metrics() []scenario.MetricDef {
 		{Name: "latency_max", Unit: "cycles"}, {Name: "network_latency", Unit: "cycles"},
 		{Name: "network_latency_min", Unit: "cycles"}, {Name: "delivered_mbps", Unit: "MB/s"},
 		{Name: "deliveries"}, {Name: "ordered_deliveries"}, {Name: "credit_stalls"},
-		{Name: "hub_wait_cycles", Unit: "cycles"},
+		{Name: "hub_wait_cycles", Unit: "cycles"}, {Name: "hub_busy"}, {Name: "filtered"},
 		{Name: "link_utilisation"}, {Name: "link_utilisation_max"}, {Name: "saturated"},
 	}
 }

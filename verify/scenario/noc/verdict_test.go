@@ -66,7 +66,7 @@ var _ = Describe("network report verdicts", func() {
 	})
 
 	It("mchub-star: the global-order line turns FAIL on a hub output that reorders writes", func() {
-		const order = "writes to a page in the same order at every receiver"
+		const order = "writes in the hub's global order at every receiver"
 		const once = "every write at every mapped receiver exactly once"
 		ok := verdicts("mchub-star", nil)
 		Expect(ok).To(HaveKeyWithValue(order, true))

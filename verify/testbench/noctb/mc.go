@@ -72,9 +72,11 @@ type MCRun struct {
 	Star *mchub.Star
 	// Shared holds the adapters' checkers, page map and counts.
 	Shared *fabric.MCShared
-	// Clock and Link are the star's clock and links.
-	Clock clock.Clock
-	Link  link.Config
+	// Clock and Link are the star's clock and links; BusBytes the hub
+	// bus width in bytes per cycle.
+	Clock    clock.Clock
+	Link     link.Config
+	BusBytes int
 	// Window is the run's; Stats the measurement window's statistics;
 	// End the run's last cycle; Result the simulation's end.
 	Window stats.Window
@@ -92,9 +94,11 @@ type MCRun struct {
 // drain: once the window is over and every measured write has reached
 // every receiver, the adapters stop generating and the hub empties. The
 // checkers, always on (switch/fabric.MCShared): every write reaches every
-// mapped receiver exactly once ("MC.Deliveries"), every receiver sees the
-// writes to a page in the hub's global order (the Pages scoreboard, MC-P9)
-// and each source's writes in the order sent ("MC.Sources"). A build error
+// mapped receiver exactly once after the adapters' receive filters
+// ("MC.Deliveries"), every receiver sees its writes in the hub's global
+// order (the Pages scoreboard, MC-P9) and each source's writes in the order
+// sent ("MC.Sources"). The hub is the MC1 bus: every write goes to every
+// adapter, and each adapter filters by the page map. A build error
 // returns a nil run (an *MCAdapterError when the page map leaves an adapter
 // nothing to write to); otherwise the error is the run's.
 func RunMC(e *env.Env, c MCConfig) (*MCRun, error) {
@@ -119,7 +123,7 @@ func RunMC(e *env.Env, c MCConfig) (*MCRun, error) {
 	if err := sh.Attach(st.Hub); err != nil {
 		return nil, err
 	}
-	x := &MCRun{Star: st, Shared: sh, Clock: clk, Link: lc, Window: c.Window}
+	x := &MCRun{Star: st, Shared: sh, Clock: clk, Link: lc, BusBytes: hb.BusBytesPerCycle(), Window: c.Window}
 	drain := newDrainer(e, "MC.Experiment", clk, c.Window, sh.Open)
 	sh.OnDeliver = func(now clock.Time, _ *mchub.Write, _ int) { drain.resolved(now) }
 	var eps []*fabric.MCEndpoint
