@@ -46,7 +46,7 @@ type txRead struct {
 
 // claimTx answers the PCI address phase of a transaction in the transmit
 // window (bus.SetTargetRetry; issue 13 design section 1.3). A read is
-// always claimed: it completes with an error (answerRead). A posted write
+// always claimed: it completes with an error (answerUp). A posted write
 // burst is claimed only when the TX FIFO has room for all of it (the
 // burst's length is known at the address phase), and its bytes are then
 // reserved; otherwise the address phase ends in a target retry (PCI 2.1
@@ -140,9 +140,11 @@ func (a *Adapter) takeBeat(now clock.Time) bool {
 		t.ch.Down.Pop(now)
 		return true
 	}
-	if t.stored+len(beat.Data) > a.cfg.TxFIFOBytes {
+	if t.stored+len(beat.Data) > a.cfg.TxFIFOBytes && len(t.queue) > 0 {
 		// Only a burst longer than the FIFO gets here (the claim reserved
-		// the room of any other): wait for the packetiser to drain.
+		// the room of any other): wait for the packetiser to drain. With
+		// no complete packet queued nothing would drain, so the beat is
+		// taken (a packet being built overshoots by less than a beat).
 		if p.fullAt < 0 {
 			p.fullAt = now
 		}
@@ -159,6 +161,11 @@ func (a *Adapter) takeBeat(now clock.Time) bool {
 	p.got += len(beat.Data)
 	if beat.Last != (p.got == p.req.Len) {
 		a.env.Report(now, a.name, "mcadapter.protocol", "beat of %v marked last=%t after %d of %d bytes", p.req, beat.Last, p.got, p.req.Len)
+	}
+	if p.got == p.req.Len && !p.req.Posted {
+		// A non-posted write (PCI memory writes are posted; a master may
+		// still ask) completes once its last beat is in the FIFO.
+		t.cpl = p.req
 	}
 	t.sigState.SetString(now, "WRITE")
 	p.popAt = a.Clock().After(now, clock.Cycle(max(k-2, 0)))
@@ -238,11 +245,20 @@ func (a *Adapter) startRead(now clock.Time, req *mem.Req) {
 	}
 }
 
-// answerRead sends the next error beat of the PIO read being answered, one
-// per cycle, as wide as the channel: the bus completes the read with Err
-// set (a target abort as the master sees it) and zero data.
-func (a *Adapter) answerRead(now clock.Time) bool {
+// answerUp sends the next upstream beat: the completion of a non-posted
+// write, or the next error beat of the PIO read being answered, one per
+// cycle, as wide as the channel (the bus completes the read with Err set,
+// a target abort as the master sees it, and zero data).
+func (a *Adapter) answerUp(now clock.Time) bool {
 	t := &a.tx
+	if t.cpl != nil {
+		if !t.ch.Up.CanPush(now) {
+			return false
+		}
+		t.ch.Up.Push(now, mem.Beat{Req: t.cpl, First: true, Last: true})
+		t.cpl = nil
+		return true
+	}
 	r := &t.rd
 	if r.req == nil || !t.ch.Up.CanPush(now) {
 		return false

@@ -15,8 +15,8 @@ import (
 // the transmit page table lookup, the packetiser that cuts each PCI burst
 // into packets at page ends and every MaxPacketBytes, and the link sender
 // (packetiser.go). It runs in the adapter's Tick after the receive side,
-// output first: the link sender, the read-error responder, then the write
-// port.
+// output first: the link sender, the upstream responder (read errors and
+// non-posted write completions), then the write port.
 //
 // Timing, in PCI cycles, of a posted write burst of n 4-byte beats whose
 // address phase is at cycle A (PCI32: medium decode, 1 idle cycle), with
@@ -53,6 +53,8 @@ type txPath struct {
 
 	port txPort
 	rd   txRead
+	// cpl is a non-posted write whose completion beat is to be sent.
+	cpl *mem.Req
 
 	// queue is the packets in the FIFO, oldest first; building is the
 	// one being assembled from the current burst.
@@ -131,7 +133,7 @@ func (a *Adapter) tickTx(now clock.Time) bool {
 		return false
 	}
 	sent := a.sendTx(now)
-	read := a.answerRead(now)
+	read := a.answerUp(now)
 	took := a.takeBeat(now)
 	t.sigBytes.Set(now, uint64(t.held))
 	t.sigPackets.Set(now, uint64(len(t.queue)))
@@ -141,7 +143,7 @@ func (a *Adapter) tickTx(now clock.Time) bool {
 // idleTx reports whether nothing is claimed, held or being sent.
 func (a *Adapter) idleTx() bool {
 	t := &a.tx
-	return t.held == 0 && t.port.req == nil && t.rd.req == nil && len(t.queue) == 0 && t.building == nil &&
+	return t.held == 0 && t.port.req == nil && t.rd.req == nil && t.cpl == nil && len(t.queue) == 0 && t.building == nil &&
 		(t.ch == nil || t.ch.Down.Len() == 0)
 }
 

@@ -424,6 +424,21 @@ var _ = Describe("Adapter transmit side", func() {
 		Expect(b.got).To(BeEmpty())
 	})
 
+	It("completes a non-posted write once its data is in the FIFO", func() {
+		b := newTxBench(txBenchConfig(), bus.PCI32())
+		Expect(b.ad.MapTx(0, 5, false)).To(Succeed())
+		b.write(0x10, []byte{1, 2, 3, 4})
+		b.reqs[0].Posted = false
+		Expect(b.run()).To(Succeed())
+		// Data phase c7 (as the posted write), the beat written at c8 and
+		// the completion pushed at c9, seen by the bus at c10 (it ends the
+		// transaction there after 2 completion waits, c8 and c9), popped
+		// by the master at c11.
+		Expect(b.beats).To(Equal([]txBeat{{Cycle: 11, Last: true}}))
+		Expect(b.records("bus.pio.write")).To(ConsistOf(HavePrefix("300000 10 Pci bus.pio.write master=Cpu target=Mc.Tx addr=0x40000010 len=4 start=1 waits=2 posted=0")))
+		Expect(b.got).To(HaveLen(1))
+	})
+
 	It("refuses bursts with target retries while the TX FIFO is full and loses none", func() {
 		b := newTxBench(txBenchConfig(), bus.PCI32())
 		Expect(b.ad.MapTx(0, 5, false)).To(Succeed())
