@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves"
 )
 
@@ -19,7 +20,7 @@ import (
 // Every register is 32 bits wide, «the smallest unit that the 21064 can
 // access atomically» (MC-P18), little-endian; software reads and writes
 // whole words (a narrower write changes only the bytes written; a read
-// wider than the PCI beat is reported by rtl/mem's register block).
+// wider than a PCI beat returns the words it covers, a beat per cycle).
 //
 // Offsets from the window base, with T = TxPages and G = GlobalPages (MC1:
 // T = G = 16384, so TxTable at 0x00000, RxTable at 0x10000, registers at
@@ -56,15 +57,26 @@ import (
 // global page or host frame outside its range is refused (the entry keeps
 // its value) and reported as an mc.csr violation: a driver bug.
 //
-// The block is an rtl/mem Registers target on the PCI clock. assumed: one
-// cycle per access, an on-card SRAM or register read (design section 2:
-// «table lookup 1 cycle»).
+// The block is the adapter's own PCI target port, served in the adapter's
+// tick before the receive and transmit stages, so a table write takes
+// effect at one defined point of the cycle and a counter read sees the
+// counts of the previous edges, whatever order the components tick in
+// (rtl/mem's Registers, a component of its own, would change the tables
+// in the middle of the adapter's cycle or not, depending on that order).
+// Timing as Registers with latency 1: a request visible at edge t is
+// served at t+1 (a read's data pushed, or a write's beat applied, one beat
+// per cycle). assumed: one cycle per access, an on-card SRAM or register
+// read (design section 2: «table lookup 1 cycle»).
 //
 // The interrupt line is one level-sensitive line (assumed: conventional
 // PCI INTA#; the paper describes none): asserted while a latched cause is
 // enabled. OnInterrupt runs on each rising edge.
 type csrBlock struct {
-	regs   *mem.Registers
+	ch     *mem.Channel
+	cur    *mem.Req // the access being served
+	ready  clock.Time
+	off    int    // bytes of the access moved so far
+	rdata  []byte // a read's data, sent beat by beat
 	enable uint32
 
 	sigIRQ, sigCause *waves.Signal
@@ -132,22 +144,97 @@ func (a *Adapter) IRQEnable() uint32 { return a.csr.enable }
 
 // attachCSR maps the CSR window at base on pci.
 func (a *Adapter) attachCSR(pci *bus.Bus, base uint64) error {
-	if a.csr.regs != nil {
+	if a.csr.ch != nil {
 		return fmt.Errorf("CSR window already attached")
 	}
-	regs, err := mem.MakeRegistersBuilder().WithEnv(a.env).WithClock(a.Clock()).WithWidth(pci.Config().WidthBytes).
-		WithLatency(1).Build(a.name + ".CSR")
+	ch, err := mem.NewChannel(a.env, a.name+".CSR.Port", pci.Config().WidthBytes, 2)
 	if err != nil {
 		return err
 	}
-	if err := pci.AddTarget(a.name+".CSR", base, a.cfg.CSRBytes, regs.Port()); err != nil {
+	ch.ConnectTarget(a)
+	if err := pci.AddTarget(a.name+".CSR", base, a.cfg.CSRBytes, ch); err != nil {
 		return err
 	}
-	regs.OnRead(a.csrRead)
-	regs.OnWrite(a.csrWrite)
-	a.csr.regs = regs
+	a.csr.ch = ch
 	return nil
 }
+
+// tickCSR serves the CSR port for one cycle (the first stage of the
+// adapter's tick).
+func (a *Adapter) tickCSR(now clock.Time) bool {
+	c := &a.csr
+	if c.ch == nil {
+		return false
+	}
+	if c.cur == nil {
+		b, ok := c.ch.Down.Peek(now)
+		if !ok {
+			return false
+		}
+		if !b.First {
+			a.env.Report(now, a.name+".CSR", "mc.csr", "data beat without a request: %v", b)
+			c.ch.Down.Pop(now)
+			return true
+		}
+		c.cur, c.off = b.Req, 0
+		c.ready = a.Clock().After(now, 1)
+		if c.cur.Op == mem.Read {
+			c.ch.Down.Pop(now)
+		}
+		a.WakeAt(c.ready)
+		return false
+	}
+	if now < c.ready {
+		a.WakeAt(c.ready)
+		return false
+	}
+	if c.cur.Op == mem.Read {
+		if !c.ch.Up.CanPush(now) {
+			return false
+		}
+		if c.off == 0 {
+			// The registers are read at once, when the first beat goes.
+			c.rdata = a.csrRead(now, c.cur.Addr, c.cur.Len)
+			a.emitCSR(now, "read", c.cur.Addr, c.rdata)
+		}
+		n := mem.FirstChunk(c.cur.Addr+uint64(c.off), c.cur.Len-c.off, c.ch.Width)
+		last := c.off+n == c.cur.Len
+		c.ch.Up.Push(now, mem.Beat{Req: c.cur, Data: c.rdata[c.off : c.off+n], First: c.off == 0, Last: last})
+		c.off += n
+		if last {
+			c.cur, c.rdata = nil, nil
+		}
+		return true
+	}
+	b, ok := c.ch.Down.Peek(now)
+	if !ok {
+		return false
+	}
+	if b.Last && !c.cur.Posted && !c.ch.Up.CanPush(now) {
+		return false
+	}
+	c.ch.Down.Pop(now)
+	addr := c.cur.Addr + uint64(c.off)
+	c.off += len(b.Data)
+	a.emitCSR(now, "write", addr, b.Data)
+	a.csrWrite(now, addr, b.Data)
+	if b.Last {
+		if !c.cur.Posted {
+			c.ch.Up.Push(now, mem.Beat{Req: c.cur, First: true, Last: true})
+		}
+		c.cur = nil
+	}
+	return true
+}
+
+func (a *Adapter) emitCSR(now clock.Time, op string, addr uint64, data []byte) {
+	if a.env.Trace.Enabled() {
+		a.env.Trace.Emit(now, a.Clock().CycleAt(now), a.name+".CSR", "mc.csr", trace.Str("op", op),
+			trace.Addr("addr", addr), trace.Int("len", int64(len(data))), trace.Hash("hash", data))
+	}
+}
+
+func (a *Adapter) idleCSR() bool { return a.csr.cur == nil }
 
 // csrRead returns n bytes at window offset addr, word by word.
 func (a *Adapter) csrRead(_ clock.Time, addr uint64, n int) []byte {

@@ -20,9 +20,11 @@ type pioOp struct {
 	write bool
 	addr  uint64
 	val   uint32
-	// got receives a read's value and done the cycle it completed.
-	got  *uint32
-	done *clock.Cycle
+	// got receives a read's value and done the cycle it completed; got64,
+	// if set, makes the read 8 bytes wide (two PCI data phases).
+	got   *uint32
+	got64 *uint64
+	done  *clock.Cycle
 }
 
 // pio adds a PCI master "Cpu" that runs ops in order: a posted write is
@@ -34,6 +36,7 @@ func (r *rxRig) pio(ops ...pioOp) {
 		i    int
 		wait *mem.Req
 		seq  uint64
+		data []byte
 	)
 	agent := vtest.NewAgent(r.e, "Cpu", pciClk, func(now clock.Time, c clock.Cycle) bool {
 		if wait != nil {
@@ -43,9 +46,17 @@ func (r *rxRig) pio(ops ...pioOp) {
 			}
 			Expect(b.Req).To(BeIdenticalTo(wait))
 			Expect(b.Err).To(BeEmpty())
-			if op := ops[i]; op.got != nil {
-				*op.got = binary.LittleEndian.Uint32(b.Data)
+			data = append(data, b.Data...)
+			if !b.Last {
+				return true
 			}
+			if op := ops[i]; op.got != nil {
+				*op.got = binary.LittleEndian.Uint32(data)
+			}
+			if op := ops[i]; op.got64 != nil {
+				*op.got64 = binary.LittleEndian.Uint64(data)
+			}
+			data = nil
 			if d := ops[i].done; d != nil {
 				*d = c
 			}
@@ -69,7 +80,11 @@ func (r *rxRig) pio(ops ...pioOp) {
 			i++
 			return i < len(ops)
 		}
-		wait = &mem.Req{Op: mem.Read, Addr: op.addr, Len: 4, Class: "pio", Master: "Cpu", Seq: seq}
+		n := 4
+		if op.got64 != nil {
+			n = 8
+		}
+		wait = &mem.Req{Op: mem.Read, Addr: op.addr, Len: n, Class: "pio", Master: "Cpu", Seq: seq}
 		ch.Down.Push(now, mem.Beat{Req: wait, First: true, Last: true})
 		return true
 	})
@@ -97,6 +112,7 @@ var _ = Describe("Adapter CSRs", func() {
 	It("maps and unmaps a receive page and writes a transmit entry through CSR writes", func() {
 		r := newRxRig(mcadapter.MC1(), mchub.LinkConfig(), nil)
 		var rxWord, txWord, rxAfter, pkts, bytes uint32
+		var bytes64 uint64
 		// Global page 5 -> host frame 3 (0x6000); window page 2 -> global
 		// page 7 with loop-back.
 		r.pio(
@@ -110,6 +126,7 @@ var _ = Describe("Adapter CSRs", func() {
 			pioOp{addr: csrRx(5), got: &rxAfter},
 			pioOp{at: 500, addr: csrReg(mcadapter.CSRCounters + 8*6), got: &pkts},  // RxPackets, low word
 			pioOp{at: 500, addr: csrReg(mcadapter.CSRCounters + 8*7), got: &bytes}, // RxBytes, low word
+			pioOp{addr: csrReg(mcadapter.CSRCounters + 8*7), got64: &bytes64},      // both words, two beats
 		)
 		first := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 		r.sendAt(40, 1, 0, 1, 5*8192+0x20, first)
@@ -126,6 +143,7 @@ var _ = Describe("Adapter CSRs", func() {
 		c := r.a.Counters()
 		Expect([]uint64{c.RxPackets, c.RxUnmapped}).To(Equal([]uint64{1, 1}))
 		Expect([]uint32{pkts, bytes}).To(Equal([]uint32{1, 8}))
+		Expect(bytes64).To(Equal(uint64(8)))
 	})
 
 	It("returns the cause in a status read and lowers the line on a clear", func() {

@@ -138,9 +138,12 @@ func (a *Adapter) setRxState(now clock.Time, s string) {
 
 // tickRx runs the receive side for one PCI cycle, output first: apply the
 // FIFO room freed by DMA completions of earlier edges, queue a ready
-// descriptor with the DMA engine, then take a flit from the link.
+// descriptor with the DMA engine, then take a flit from the link. The CSR
+// port (csr.go) is served before them, so that the whole adapter sees a
+// table write from the same point of the cycle.
 func (a *Adapter) tickRx(now clock.Time) bool {
-	progress := a.rxApplyReleases(now)
+	progress := a.tickCSR(now) // the CSR port first (csr.go)
+	progress = a.rxApplyReleases(now) || progress
 	progress = a.submitRx(now) || progress
 	progress = a.receiveRx(now) || progress
 	return progress
@@ -285,7 +288,7 @@ func (a *Adapter) dropRx(now clock.Time, p *rxPkt, reason DropReason) {
 
 func (a *Adapter) idleRx() bool {
 	r := &a.rx
-	return r.cur == nil && !r.discard && r.fifoPkts == 0 && len(r.waiting) == 0 && a.idleRxDMA()
+	return r.cur == nil && !r.discard && r.fifoPkts == 0 && len(r.waiting) == 0 && a.idleRxDMA() && a.idleCSR()
 }
 
 func (a *Adapter) stateRx() string {
@@ -298,5 +301,9 @@ func (a *Adapter) stateRx() string {
 	if r.cur != nil {
 		s += fmt.Sprintf(", receiving %v (%d bytes so far)", r.cur.w, len(r.cur.data))
 	}
-	return s + "; " + a.stateRxDMA()
+	s += "; " + a.stateRxDMA()
+	if !a.idleCSR() {
+		s += fmt.Sprintf("; CSR serving %v", a.csr.cur)
+	}
+	return s
 }

@@ -62,8 +62,8 @@ type dmaState struct {
 	// inDMA those queued and not completed, in queue order.
 	descs []*rxDesc
 	inDMA []*rxDesc
-	// releases are completions whose FIFO room is freed from the first
-	// edge after at.
+	// releases are descriptor completions the adapter applies from the
+	// first edge after at.
 	releases []rxRelease
 	tags     uint64
 
@@ -134,12 +134,19 @@ func (a *Adapter) attachRx(pci *bus.Bus) error {
 	return nil
 }
 
-// rxApplyReleases frees the FIFO room of DMAs completed before now.
+// rxApplyReleases applies the DMA completions of edges before now: each
+// counts in RxDMAs, and a packet whose last descriptor completed frees
+// its FIFO room.
 func (a *Adapter) rxApplyReleases(now clock.Time) bool {
 	r := &a.rx
 	n := 0
 	for n < len(r.releases) && r.releases[n].at < now {
-		a.rxFree(now, r.releases[n].p)
+		p := r.releases[n].p
+		a.counters.RxDMAs++
+		p.outstanding--
+		if p.outstanding == 0 {
+			a.rxFree(now, p)
+		}
 		n++
 	}
 	if n == 0 {
@@ -243,9 +250,10 @@ func (a *Adapter) rxBuildDescs(p *rxPkt) {
 	}
 }
 
-// rxDMADone runs in the engine's tick when a descriptor completes: the
-// packet's FIFO room is freed from the adapter's next edge (so the result
-// does not depend on which of the two ticks first).
+// rxDMADone runs in the engine's tick when a descriptor completes. The
+// adapter applies the completion (RxDMAs, the packet's FIFO room) from its
+// next edge, so the result does not depend on which of the two ticks
+// first.
 func (a *Adapter) rxDMADone(now clock.Time, d dma.Descriptor, err string) {
 	r := &a.rx
 	if len(r.inDMA) == 0 || r.inDMA[0].tag != d.Tag {
@@ -260,12 +268,8 @@ func (a *Adapter) rxDMADone(now clock.Time, d dma.Descriptor, err string) {
 	if err != "" {
 		a.env.Report(now, a.name, "mc.rxdma", "%v to host %#x: %s", x.p.w, x.addr, err)
 	}
-	a.counters.RxDMAs++
-	x.p.outstanding--
-	if x.p.outstanding == 0 {
-		r.releases = append(r.releases, rxRelease{at: now, p: x.p})
-		a.Wake(now)
-	}
+	r.releases = append(r.releases, rxRelease{at: now, p: x.p})
+	a.Wake(now)
 }
 
 func (a *Adapter) idleRxDMA() bool {
