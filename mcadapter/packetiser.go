@@ -118,6 +118,7 @@ func (a *Adapter) sendTx(now clock.Time) bool {
 		}
 		t.stored -= len(pk.data)
 		t.release(now, len(pk.data))
+		a.env.Monitor.Progress(now) // a packet left for the hub
 	}
 	return true
 }
