@@ -100,7 +100,7 @@ type MCPortCounts struct {
 	Received, ReceivedBytes uint64
 	// Filtered counts the writes endpoint p's receive filter dropped: the
 	// hub brought them, but p's page map does not map their page for it
-	// (bus mode brings every write to every port).
+	// (the hub brings every write to every port).
 	Filtered uint64
 }
 
@@ -132,7 +132,6 @@ type writeKey struct {
 type MCShared struct {
 	env   *env.Env
 	clk   clock.Clock // the hub's
-	bus   bool        // the hub is in bus mode
 	pages []MCPageMap
 	byNum map[uint64]int // page -> index in pages; lookup only
 	// Stats receives every delivery's creation and arrival (nil: none).
@@ -180,25 +179,13 @@ func NewMCShared(e *env.Env, name string, ports int, pages []MCPageMap, st *stat
 }
 
 // Attach makes the hub report every write it orders to the page
-// scoreboard (it sets the hub's OnOrder callback). A hub in page-map mode
-// also gets the receive mappings and loop-back of every page; a hub in bus
-// mode (mchub.Builder.WithBroadcast) has no map: it brings every write to
-// every adapter, and the endpoints filter by the page map.
+// scoreboard (it sets the hub's OnOrder callback). The hub has no page map:
+// it brings every write to every adapter, and the endpoints filter by the
+// page map.
 func (sh *MCShared) Attach(h *mchub.Hub) error {
 	if h.Ports() != len(sh.ports) {
 		return fmt.Errorf("%s: the hub has %d ports, the shared state %d", h.Name(), h.Ports(), len(sh.ports))
 	}
-	if !h.Broadcast() {
-		for _, m := range sh.pages {
-			for _, r := range m.Receivers {
-				if err := h.Map(m.Page, r); err != nil {
-					return err
-				}
-			}
-			h.SetLoopback(m.Page, m.Loopback)
-		}
-	}
-	sh.bus = h.Broadcast()
 	sh.clk = h.Clock()
 	h.OnOrder(sh.hubOrdered)
 	return nil
@@ -264,15 +251,12 @@ func (sh *MCShared) accepts(r int, w *mchub.Write) bool {
 
 func (sh *MCShared) hubOrdered(now clock.Time, w *mchub.Write, dests []int) {
 	want := sh.destinations(w.Src, w.Page())
-	hubWant := want
-	if sh.bus {
-		// The bus brings every write to every adapter but its writer, and
-		// to the writer too when the header asks for loop-back.
-		hubWant = make([]int, 0, len(sh.ports))
-		for p := range sh.ports {
-			if p != w.Src || w.Loopback {
-				hubWant = append(hubWant, p)
-			}
+	// The bus brings every write to every adapter but its writer, and to
+	// the writer too when the header asks for loop-back.
+	hubWant := make([]int, 0, len(sh.ports))
+	for p := range sh.ports {
+		if p != w.Src || w.Loopback {
+			hubWant = append(hubWant, p)
 		}
 	}
 	if !slices.Equal(dests, hubWant) {
@@ -382,8 +366,12 @@ func (b MCEndpointBuilder) Build(name string) (*MCEndpoint, error) {
 // length) of a page drawn uniformly from those that reach some other
 // adapter (or itself, with loop-back). Writes wait in an unbounded source
 // queue (the creation cycle starts their latency) and are sent flit by
-// flit as the link's serialiser and credits allow. Arriving flits are
-// taken one per cycle and reassembled into writes.
+// flit as the link's serialiser and credits allow, each with the header's
+// loop-back bit from the page map. Arriving flits are taken one per cycle
+// and reassembled into writes; the receive filter drops (and counts in
+// Filtered) a write whose page the page map does not map here, as an
+// adapter's receive table does (the hub brings every write to every
+// adapter).
 //
 // Timing, in link cycles: Tick runs send, receive, generate. A write
 // generated at edge c sends its head flit from c+1.

@@ -15,10 +15,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// busMC1 is the MC1 hub in bus mode, whatever the preset's mode.
-func busMC1() mchub.Builder { return mchub.MC1().WithBroadcast(true) }
+// busMC1 is the MC1 hub (a bus).
+func busMC1() mchub.Builder { return mchub.MC1() }
 
-var _ = Describe("Memory Channel hub as a bus (WithBroadcast)", func() {
+var _ = Describe("Memory Channel hub as a bus", func() {
 	clk := mchub.LinkClock()
 
 	It("orders two writers' writes once for everyone, a flit taking size/4 bus cycles", func() {
@@ -31,7 +31,6 @@ var _ = Describe("Memory Channel hub as a bus (WithBroadcast)", func() {
 		startAll(as)
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(st.Hub.Broadcast()).To(BeTrue())
 		// Arrivals as in the page-map test: A1's head is in the hub's input
 		// buffer from c11 and its body from c19, A2 from c29; B1 from c13,
 		// B2 from c23. The bus is 4 bytes wide (MC1): a 40-byte flit holds
@@ -71,7 +70,6 @@ var _ = Describe("Memory Channel hub as a bus (WithBroadcast)", func() {
 		Expect(as[0].got[1].Data).To(Equal(fill(4, 32)))
 		// Bus cycles: A1 10+8, A2, B1, B2 10 each = 48.
 		Expect(st.Hub.BusyCycles()).To(Equal(uint64(48)))
-		Expect(records(e.Trace.Records(), "mc.unmapped")).To(BeEmpty())
 	})
 
 	DescribeTable("delivers a write back to its sender only when its header asks for loop-back (MC-P8)",
@@ -220,7 +218,7 @@ var _ = Describe("Memory Channel hub as a bus (WithBroadcast)", func() {
 	It("forwards thousands of random writes with random loop-back as the reference says", func() {
 		var r randomResult
 		_, diff := vtest.TracedAndUntraced(vtest.Options{Clock: clk}, func(e *env.Env) []arrivalAt {
-			r = runRandomMode(e, 500, true)
+			r = runRandom(e, 500)
 			return r.arrivals
 		})
 		Expect(diff).To(BeEmpty(), "deliveries traced (-) and untraced (+)")
@@ -231,8 +229,10 @@ var _ = Describe("Memory Channel hub as a bus (WithBroadcast)", func() {
 		Expect(r.delivered).To(BeNumerically(">", 5*3000))
 	})
 
-	It("rejects a bus narrower than a byte, naming the parameter", func() {
-		_, err := busMC1().WithBusBytesPerCycle(0).WithEnv(env.New(env.Options{})).Build("Bad")
-		Expect(err).To(MatchError(ContainSubstring("bus width 0")))
+	It("accepts WithBroadcast(true), what it always is, and refuses a page-map hub", func() {
+		_, err := busMC1().WithBroadcast(true).WithEnv(env.New(env.Options{})).Build("Hub") //nolint:staticcheck // the deprecated option's contract
+		Expect(err).NotTo(HaveOccurred())
+		_, err = busMC1().WithBroadcast(false).WithEnv(env.New(env.Options{})).Build("Bad") //nolint:staticcheck // the deprecated option's contract
+		Expect(err).To(MatchError(ContainSubstring("no page-map mode")))
 	})
 })

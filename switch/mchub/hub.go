@@ -2,86 +2,80 @@
 // (cashmere-2l-memory-channel.txt section 2.1): a remote-write network in
 // which a store to a transmit region is «collected by the source MC
 // adapter, forwarded to destination MC adapters through a hub» (MC-P4).
-// The hub forwards each write to every adapter with a receive mapping for
-// its 8 KB page (MC-P6), to the sender itself only if loop-back is on for
-// the page (MC-P8), and serialises all writes into one global order, so
-// that writes to one region «will appear in the same order in every
-// receive region» (MC-P9). It is lossless: a write waits in its input
-// buffer, back-pressuring the sender through the link's credits, until
-// every destination has room for it.
+// The hub is the bus the paper calls it, «as the Memory Channel is a bus
+// interconnect» (MC-P5): one packet on it at a time, every write brought to
+// every adapter but its sender, and to the sender too only when the
+// write's header asks for loop-back (Write.Loopback: «only if loop-back
+// through the hub has been enabled for the region», MC-P8). Receive
+// filtering by the 8 KB page (MC-P6) is the adapters' job, with their
+// receive tables; the hub has no page map. The bus serialises all writes
+// into one global order, so that writes to one region «will appear in the
+// same order in every receive region» (MC-P9). It is lossless: a write
+// waits in its input buffer, back-pressuring the sender through the link's
+// credits, until every output has room for it.
 //
 // A write travels as a packet of link.Flits on VC 0 (Format.Packet): the
 // head flit's Meta is the *Write (source, MC address, length, the source's
-// sequence number), the flits' Data carry its bytes. The hub forwards the
-// flits unchanged except that each copy's Dst is its output port and the
-// head's Meta is a copy of the Write with Order set to the global sequence
-// number.
+// sequence number, the loop-back bit), the flits' Data carry its bytes.
+// The hub forwards the flits unchanged except that each copy's Dst is its
+// output port and the head's Meta is a copy of the Write with Order set to
+// the global sequence number. A packet whose tail arrived with a bad link
+// CRC (link.Flit.Bad) keeps its tail as it is, so every receiver sees it
+// bad (the next link's CRC is computed over the corrupted data and
+// matches).
 //
 // The hub is cut-through per packet. It picks a write as soon as the head
-// flit is in an input buffer and forwards each flit as it arrives, having
-// first reserved room for the whole packet in every destination queue, so
-// packets never interleave on an output and a packet once started never
-// waits for an output. Why: the first-generation hub is a bus («as the
-// Memory Channel is a bus interconnect», MC-P5) that passes a packet on as
-// it comes; store-and-forward would add a whole packet's serialisation to
-// every write's latency and need input buffers as large as the largest
-// packet. The price is that of a bus: while a packet trickles in at link
-// rate the hub serves no other input.
+// flit is in an input buffer and moves each flit over the bus as it
+// arrives, having first reserved room for the whole packet in every output
+// queue, so packets never interleave on an output and a packet once
+// started never waits for an output. Why: the first-generation hub passes
+// a packet on as it comes; store-and-forward would add a whole packet's
+// serialisation to every write's latency and need input buffers as large
+// as the largest packet. The price is that of a bus: while a packet
+// trickles in at link rate the hub serves no other input.
 //
-// Timing, in hub cycles (the MC1 preset runs the hub on the link clock):
+// Timing, in hub cycles (the MC1 preset runs the hub on the link clock;
+// B = BusBytesPerCycle, D = WithDelay):
 //
 //   - A flit of s serialisation cycles sent at edge t on a link of wire
 //     delay d is in the hub's input buffer from edge t+s+d (rtl/link).
-//   - When no write is being forwarded, the hub picks the next input, in
+//   - When no write is in service, the hub picks the next input, in
 //     round-robin order after the last one picked, whose head flit is in
 //     its buffer. The pick fixes the write's place in the global order. A
-//     write whose tail is taken at edge c frees the hub for a pick at c.
-//   - The picked write is granted when every destination queue has room
-//     for all its flits: free slots as of the previous edge, less those
-//     reserved for flits still in the forwarding pipeline. Until then the
-//     hub waits with the pick (its input is not popped, so the sender runs
-//     out of credits).
-//   - From the edge after the grant the hub takes one flit per cycle from
-//     that input, as soon as it is there, and copies it to every
-//     destination: a flit taken at edge c enters the output queues at c+D
-//     (D = WithDelay) and can leave on the output link from c+D+1.
+//     write whose tail is taken at edge c frees the hub for a pick at c:
+//     arbitration overlaps the last flit's transfer (assumed: hidden
+//     arbitration, as on PCI; the paper gives none).
+//   - The picked write is granted when every output queue it goes to has
+//     room for all its flits: free slots as of the previous edge, less
+//     those reserved for flits still in the forwarding pipeline. Until
+//     then the hub waits with the pick (its input is not popped, so the
+//     sender runs out of credits): a slow receiver stalls the whole bus.
+//   - From the edge after the grant the hub takes the write's flits from
+//     its input, each as soon as it is there and the bus is free. A flit
+//     of s wire bytes taken at edge c holds the bus for k = ceil(s/B)
+//     cycles (c..c+k-1), so the next flit, of this write or the next, is
+//     taken at c+k at the earliest; it enters the output queues at
+//     c+k-1+D and can leave on the output link from c+k+D. The hub moves
+//     at most B bytes per cycle in all, one link's worth with MC1,
+//     whatever the outputs; BusyCycles counts the cycles the bus carried
+//     flits.
 //   - Each output sends its head flit whenever its link can take it
 //     (serialiser free and a credit): link bandwidth is honoured.
 //
-// Bus mode (Builder.WithBroadcast(true)) is the hub as the paper describes
-// it, «a bus interconnect» (MC-P5). There is no page map: every write goes
-// to every port but its source, and to its source too when the write's
-// header asks for loop-back (Write.Loopback, MC-P8); the adapters filter
-// what they receive by their own receive tables. The rules above hold,
-// except that the flits cross a hub bus of BusBytesPerCycle bytes: a flit
-// of s wire bytes taken at edge c holds the bus for k = ceil(s/B) cycles
-// (c..c+k-1), the next flit (of this write or the next) can be taken from
-// c+k, and the flit enters the output queues at c+k-1+D. Arbitration
-// overlaps the transfer: the next write is picked, ordered and granted in
-// the cycle the tail is taken (assumed: hidden arbitration, as on PCI; the
-// paper gives none). So the hub moves at most B bytes per cycle in all,
-// one link's worth with MC1, whatever the outputs; BusyCycles counts the
-// cycles the bus carried flits. A packet whose tail arrived with a bad link
-// CRC (link.Flit.Bad) is forwarded with its tail as it is, so every
-// receiver sees it bad.
-//
-// In page-map mode, writes to a page nobody maps are taken from the input and counted
-// (mc.unmapped) but get no place in the global order; a write whose only
-// receiver is its sender without loop-back is ordered and consumed. The
-// hub talks to the links only through their receive buffers and the
-// sender API, so its results do not depend on the order in which
-// components tick within a picosecond.
+// A write whose only receiver would be its sender without loop-back (a
+// one-port hub) is ordered and consumed. The hub talks to the links only
+// through their receive buffers and the sender API, so its results do not
+// depend on the order in which components tick within a picosecond.
 //
 // The package holds the hub hardware only: switch/star wires it to a link
 // per port (StarBuilder), and the traffic endpoints that drive it in tests
-// and scenarios, with their page maps and checkers, are switch/fabric's
-// MCEndpoint.
+// and scenarios, with their page maps (receive filters) and checkers, are
+// switch/fabric's MCEndpoint.
 package mchub
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -100,20 +94,20 @@ var mutReorder = env.DeclareMutation("mchub.reorder",
 
 // Builder configures a Hub.
 type Builder struct {
-	env       *env.Env
-	clk       clock.Clock
-	ports     int
-	depth     int
-	delay     int
-	format    Format
-	broadcast bool
-	busBytes  int
+	env      *env.Env
+	clk      clock.Clock
+	ports    int
+	depth    int
+	delay    int
+	format   Format
+	busBytes int
+	pageMode bool
 }
 
 // MakeBuilder returns a builder with defaults: 4 ports, output queues of
 // 16 flits, a forwarding delay of 1 cycle, 32-byte flits without header
-// bytes, the page-map mode (WithBroadcast) and a bus of 4 bytes per cycle
-// (used in bus mode only). MC1 returns the first-generation preset.
+// bytes and a bus of 4 bytes per cycle. MC1 returns the first-generation
+// preset.
 func MakeBuilder() Builder {
 	return Builder{ports: 4, depth: 16, delay: 1, format: Format{FlitBytes: 32}, busBytes: 4}
 }
@@ -139,18 +133,15 @@ func (b Builder) WithDelay(cycles int) Builder { b.delay = cycles; return b }
 // write's flits with it).
 func (b Builder) WithFormat(f Format) Builder { b.format = f; return b }
 
-// WithBroadcast selects bus mode (on) or page-map mode (off). In bus mode
-// the hub is the bus of MC-P5 («as the Memory Channel is a bus
-// interconnect»): every write goes to every port but its source, and to
-// the source too when the write's header asks for loop-back (MC-P8);
-// receive filtering is the adapters' job. Each flit occupies the hub bus
-// for ceil(size/BusBytesPerCycle) cycles. In page-map mode the hub
-// forwards a write only to the ports that Map its page and moves a flit
-// per cycle.
-func (b Builder) WithBroadcast(on bool) Builder { b.broadcast = on; return b }
+// WithBroadcast(true) is what the hub always is, the bus of MC-P5; the
+// option stays for builders written while a page-map hub existed (issue
+// 13), and Build refuses WithBroadcast(false): there is no page-map hub.
+//
+// Deprecated: the hub is always the bus; leave the call out.
+func (b Builder) WithBroadcast(on bool) Builder { b.pageMode = !on; return b }
 
-// WithBusBytesPerCycle sets the width of the hub bus in bus mode: a flit of
-// s wire bytes takes ceil(s/n) hub cycles to cross it.
+// WithBusBytesPerCycle sets the width of the hub bus: a flit of s wire
+// bytes takes ceil(s/n) hub cycles to cross it.
 func (b Builder) WithBusBytesPerCycle(n int) Builder { b.busBytes = n; return b }
 
 // Clock returns the configured clock.
@@ -167,9 +158,6 @@ func (b Builder) Delay() int { return b.delay }
 
 // Format returns the configured packet format.
 func (b Builder) Format() Format { return b.format }
-
-// Broadcast reports whether bus mode is selected.
-func (b Builder) Broadcast() bool { return b.broadcast }
 
 // BusBytesPerCycle returns the configured hub bus width in bytes per cycle.
 func (b Builder) BusBytesPerCycle() int { return b.busBytes }
@@ -189,6 +177,8 @@ func (b Builder) Validate() error {
 		return fmt.Errorf("mc hub delay %d cycles must not be negative", b.delay)
 	case b.busBytes < 1:
 		return fmt.Errorf("mc hub bus width %d bytes per cycle must be at least 1", b.busBytes)
+	case b.pageMode:
+		return errors.New("mc hub broadcast: the hub is a bus and has no page-map mode (WithBroadcast(false))")
 	}
 	if err := b.format.Validate(); err != nil {
 		return fmt.Errorf("mc hub format: %w", err)
@@ -202,8 +192,8 @@ func (b Builder) Build(name string) (*Hub, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, pages: map[uint64]*pageMap{},
-		broadcast: b.broadcast, busBytes: b.busBytes, reorderEvery: b.env.Mutation(mutReorder)}
+	h := &Hub{env: b.env, delay: b.delay, depth: b.depth, format: b.format, busBytes: b.busBytes,
+		reorderEvery: b.env.Mutation(mutReorder)}
 	h.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, h)
 	for i := range b.ports {
 		q, err := fifo.MakeBuilder[link.Flit]().WithEnv(b.env).WithDepth(b.depth).WithWidth(8 * b.format.FlitBytes).
@@ -232,8 +222,6 @@ type PortStats struct {
 	InPackets, InFlits uint64
 	// OutPackets and OutFlits count what the hub sent on the port's output.
 	OutPackets, OutFlits uint64
-	// Unmapped counts writes from the port to pages nobody maps.
-	Unmapped uint64
 	// WaitCycles adds up the cycles writes from the port waited between
 	// their pick and their grant for room in the destination queues.
 	WaitCycles uint64
@@ -255,16 +243,10 @@ type port struct {
 	mut   uint8
 }
 
-type pageMap struct {
-	ports    []int // receive mappings, ascending
-	loopback bool
-}
-
 // Disposal of a picked write.
 const (
-	forward  = iota // to its destinations (possibly none)
-	unmapped        // nobody maps its page
-	invalid         // malformed: reported and consumed
+	forward = iota // to its destinations (possibly none)
+	invalid        // malformed: reported and consumed
 )
 
 // xfer is the write being forwarded.
@@ -296,14 +278,12 @@ type Hub struct {
 	depth  int
 	format Format
 	ports  []*port
-	pages  map[uint64]*pageMap // lookup only, never iterated
 
-	// bus mode: the bus width, the edge from which the bus can take the
-	// next flit, and the cycles it has carried flits
-	broadcast bool
-	busBytes  int
-	busFree   clock.Time
-	busy      uint64
+	// the bus width, the edge from which the bus can take the next flit,
+	// and the cycles it has carried flits
+	busBytes int
+	busFree  clock.Time
+	busy     uint64
 
 	rr      int
 	cur     *xfer
@@ -337,54 +317,9 @@ func (h *Hub) Attach(p int, in, out *link.Dir) error {
 	return nil
 }
 
-// Map adds a receive mapping: writes to page are delivered to port.
-// Mappings are configuration: make them before the run (or from the hub's
-// own context).
-func (h *Hub) Map(page uint64, port int) error {
-	if port < 0 || port >= len(h.ports) {
-		return fmt.Errorf("%s: map page %d: port %d is not in 0..%d", h.Name(), page, port, len(h.ports)-1)
-	}
-	pm := h.page(page)
-	i, found := slices.BinarySearch(pm.ports, port)
-	if found {
-		return fmt.Errorf("%s: map page %d: port %d already maps it", h.Name(), page, port)
-	}
-	pm.ports = slices.Insert(pm.ports, i, port)
-	return nil
-}
-
-// SetLoopback sets whether writes to page from a port that maps it are
-// delivered back to that port too (MC-P8; off by default).
-func (h *Hub) SetLoopback(page uint64, on bool) { h.page(page).loopback = on }
-
-func (h *Hub) page(page uint64) *pageMap {
-	pm := h.pages[page]
-	if pm == nil {
-		pm = &pageMap{}
-		h.pages[page] = pm
-	}
-	return pm
-}
-
-// Destinations returns the ports a write from src to page goes to, in
-// ascending order.
-func (h *Hub) Destinations(src int, page uint64) []int {
-	pm := h.pages[page]
-	if pm == nil {
-		return nil
-	}
-	var out []int
-	for _, p := range pm.ports {
-		if p != src || pm.loopback {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // OnOrder sets a callback run when a write has been forwarded: w carries
-// its global Order, dests its destination ports (in bus mode every port but
-// the source, and the source too with loop-back).
+// its global Order, dests its destination ports: every port but the
+// source, and the source too with loop-back.
 func (h *Hub) OnOrder(fn func(now clock.Time, w *Write, dests []int)) { h.onOrder = fn }
 
 // Ports returns the number of ports.
@@ -399,12 +334,9 @@ func (h *Hub) Queue(p int) *fifo.FIFO[link.Flit] { return h.ports[p].q }
 // Stats returns the counters of port p.
 func (h *Hub) Stats(p int) PortStats { return h.ports[p].stats }
 
-// Broadcast reports whether the hub runs in bus mode (WithBroadcast).
-func (h *Hub) Broadcast() bool { return h.broadcast }
-
-// BusyCycles returns the hub cycles the bus has carried flits (bus mode;
-// 0 in page-map mode): its utilisation over a stretch of cycles is the
-// growth of BusyCycles divided by the cycles.
+// BusyCycles returns the hub cycles the bus has carried flits: its
+// utilisation over a stretch of cycles is the growth of BusyCycles divided
+// by the cycles.
 func (h *Hub) BusyCycles() uint64 { return h.busy }
 
 // Tick implements clock.Ticker, stages ordered output first: send the
@@ -551,7 +483,7 @@ func (h *Hub) copy(now clock.Time) bool {
 	if x == nil || !x.granted {
 		return false
 	}
-	if h.broadcast && now < h.busFree {
+	if now < h.busFree {
 		h.WakeAt(h.busFree) // the bus still carries the previous flit
 		return false
 	}
@@ -561,16 +493,12 @@ func (h *Hub) copy(now clock.Time) bool {
 		return false // the next flit's arrival wakes the hub
 	}
 	in.stats.InFlits++
-	// In page-map mode a flit is taken per cycle and lands delay cycles
-	// later; in bus mode it occupies the bus for k cycles (now .. now+k-1)
-	// and lands delay cycles after the last of them.
-	lag := h.delay
-	if h.broadcast {
-		k := (f.WireBytes() + h.busBytes - 1) / h.busBytes
-		h.busFree = h.Clock().After(now, clock.Cycle(k))
-		h.busy += uint64(k)
-		lag += k - 1
-	}
+	// The flit holds the bus for k cycles (now .. now+k-1) and lands
+	// delay cycles after the last of them.
+	k := (f.WireBytes() + h.busBytes - 1) / h.busBytes
+	h.busFree = h.Clock().After(now, clock.Cycle(k))
+	h.busy += uint64(k)
+	lag := h.delay + k - 1
 	if x.moved > 0 && f.Head {
 		h.env.Report(now, h.Name(), "mc.protocol", "port %d: head flit of packet %d inside packet %d", x.in, f.Packet, x.pkt)
 	}
@@ -612,39 +540,32 @@ func (h *Hub) finish(now clock.Time, x *xfer) {
 	in := h.ports[x.in]
 	in.stats.InPackets++
 	h.cur = nil
-	switch x.kind {
-	case forward:
-		if x.moved < x.flits {
-			h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d ended after %d of the %d flits of its %d bytes",
-				x.in, x.pkt, x.moved, x.flits, x.orig.Len)
-			for _, d := range x.dests {
-				h.ports[d].reserved -= x.flits - x.moved
+	if x.kind != forward {
+		return // invalid: reported, consumed, not ordered
+	}
+	if x.moved < x.flits {
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d ended after %d of the %d flits of its %d bytes",
+			x.in, x.pkt, x.moved, x.flits, x.orig.Len)
+		for _, d := range x.dests {
+			h.ports[d].reserved -= x.flits - x.moved
+		}
+	}
+	if h.env.Trace.Enabled() {
+		dests := "-"
+		if len(x.dests) > 0 {
+			s := make([]string, len(x.dests))
+			for i, d := range x.dests {
+				s[i] = strconv.Itoa(d)
 			}
+			dests = strings.Join(s, ",")
 		}
-		if h.env.Trace.Enabled() {
-			dests := "-"
-			if len(x.dests) > 0 {
-				s := make([]string, len(x.dests))
-				for i, d := range x.dests {
-					s[i] = strconv.Itoa(d)
-				}
-				dests = strings.Join(s, ",")
-			}
-			w := x.w
-			h.emit(now, "mc.order", trace.Uint("order", w.Order), trace.Int("src", int64(x.in)), trace.Uint("seq", w.Seq),
-				trace.Uint("page", w.Page()), trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)),
-				trace.Str("dests", dests), trace.Hash("hash", x.data))
-		}
-		if h.onOrder != nil {
-			h.onOrder(now, x.w, x.dests)
-		}
-	case unmapped:
-		in.stats.Unmapped++
-		if h.env.Trace.Enabled() {
-			w := x.orig
-			h.emit(now, "mc.unmapped", trace.Int("src", int64(x.in)), trace.Uint("seq", w.Seq), trace.Uint("page", w.Page()),
-				trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)), trace.Hash("hash", x.data))
-		}
+		w := x.w
+		h.emit(now, "mc.order", trace.Uint("order", w.Order), trace.Int("src", int64(x.in)), trace.Uint("seq", w.Seq),
+			trace.Uint("page", w.Page()), trace.Int("offset", int64(w.Offset())), trace.Int("len", int64(w.Len)),
+			trace.Str("dests", dests), trace.Hash("hash", x.data))
+	}
+	if h.onOrder != nil {
+		h.onOrder(now, x.w, x.dests)
 	}
 }
 
@@ -699,14 +620,7 @@ func (h *Hub) pick(now clock.Time, pi int, f link.Flit) {
 			pi, f.Packet, w.Len, n, h.depth)
 		return
 	}
-	if h.broadcast {
-		x.dests = h.everyone(pi, w.Loopback)
-	} else if pm := h.pages[w.Page()]; pm == nil || len(pm.ports) == 0 {
-		x.kind = unmapped
-		return
-	} else {
-		x.dests = h.Destinations(pi, w.Page())
-	}
+	x.dests = h.everyone(pi, w.Loopback)
 	x.kind = forward
 	x.granted = false
 	x.flits = h.format.Flits(w.Len)
@@ -717,7 +631,7 @@ func (h *Hub) pick(now clock.Time, pi int, f link.Flit) {
 	h.sigOrder.Set(now, h.order)
 }
 
-// everyone returns the bus-mode destinations of a write from src: every
+// everyone returns the destinations of a write from src: every
 // attached port but src, and src too with loop-back, ascending.
 func (h *Hub) everyone(src int, loopback bool) []int {
 	out := make([]int, 0, len(h.ports))

@@ -52,9 +52,9 @@ func LinkConfig() link.Config {
 // (add WithEnv). Only the port count and the bus have a source; the hub's
 // share of the latency is small next to the adapters':
 //
-//   - bus mode (WithBroadcast(true)): «as the Memory Channel is a bus
-//     interconnect» (MC-P5); every write goes to every adapter, which
-//     filter by their receive tables.
+//   - a bus: «as the Memory Channel is a bus interconnect» (MC-P5);
+//     every write goes to every adapter, which filter by their receive
+//     tables (package doc).
 //   - 8 ports: «a cluster of eight 4-processor AlphaServer nodes connected
 //     by the Memory Channel» (MC-P12).
 //   - the link clock (LinkClock).
@@ -73,13 +73,13 @@ func LinkConfig() link.Config {
 //     line («A cache line is 64 bytes.», MC-P17), the header one 64-bit
 //     address-and-command word. The adapter decides how many bytes of
 //     stores one packet collects.
-//   - a hub bus of 4 bytes per cycle (bus mode, WithBroadcast): a flit of
-//     s wire bytes holds the bus ceil(s/4) cycles. assumed: the paper
+//   - a hub bus of 4 bytes per cycle: a flit of s wire bytes holds the
+//     bus ceil(s/4) cycles. assumed: the paper
 //     calls the Memory Channel «a bus interconnect» (MC-P5) and gives no
 //     hub width; a bus as wide and fast as one link (LinkConfig) carries
 //     one adapter's full link rate, and a wider one would let the hub move
 //     several links' worth of packets at once, a switch again.
 func MC1() Builder {
 	return MakeBuilder().WithClock(LinkClock()).WithPorts(8).WithDelay(8).WithQueueDepth(32).
-		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8}).WithBusBytesPerCycle(4).WithBroadcast(true)
+		WithFormat(Format{FlitBytes: 32, HeaderBytes: 8}).WithBusBytesPerCycle(4)
 }
