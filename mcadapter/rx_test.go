@@ -2,6 +2,7 @@ package mcadapter_test
 
 import (
 	"errors"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
@@ -510,3 +511,61 @@ var _ = Describe("Adapter receive side", func() {
 		Expect(errors.Unwrap(err)).NotTo(BeNil())
 	})
 })
+
+// BenchmarkAdapterRx receives 2000 packets of 32 bytes from the link and
+// writes them to host memory over PCI (untraced, no waveforms), and
+// reports received packets and simulated PCI cycles per wall second.
+func BenchmarkAdapterRx(b *testing.B) {
+	const packets = 2000
+	var cycles, done uint64
+	for b.Loop() {
+		e := env.New(env.Options{})
+		pci, err := bus.MakeBuilder().WithEnv(e).Build("PCI")
+		if err != nil {
+			b.Fatal(err)
+		}
+		host, err := mem.MakeBuilder().WithEnv(e).WithClock(pciClk).WithSize(rigHostBytes).WithLatency(1).
+			WithBytesPerCycle(4).WithPortWidth(4).Build("Host")
+		if err != nil {
+			b.Fatal(err)
+		}
+		lnk, err := link.MakeBuilder().WithEnv(e).WithConfig(mchub.LinkConfig()).Build("Link")
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := mcadapter.MakeBuilder().WithEnv(e).WithClock(pciClk).WithNode(1).Build("MC")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := errors.Join(pci.AddTarget("Host", 0, rigHostBytes, host.Port(0)), a.AttachPCI(pci, rigTxBase, rigCSRBase),
+			a.ConnectLink(star.Port{Send: lnk.From(link.A), Recv: lnk.From(link.B)}), a.MapRx(rigGPage, rigFrame)); err != nil {
+			b.Fatal(err)
+		}
+		var fl []link.Flit
+		data := payload(1, 32)
+		for i := range packets {
+			w := &mchub.Write{Addr: uint64(rigGPage*8192 + 32*(i%256)), Len: 32, Seq: uint64(i + 1), Order: uint64(i + 1)}
+			p, err := mchub.MC1().Format().Packet(w, data, uint64(i+1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			fl = append(fl, p...)
+		}
+		hubEnd := lnk.From(link.B)
+		vtest.NewAgent(e, "Hub", pciClk, func(now clock.Time, _ clock.Cycle) bool {
+			if len(fl) > 0 && hubEnd.CanSend(now, 0) {
+				hubEnd.Send(now, fl[0])
+				fl = fl[1:]
+			}
+			return len(fl) > 0
+		}).Start()
+		res, err := e.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cycles += uint64(pciClk.CycleAt(res.End))
+		done += a.Counters().RxDMAs
+	}
+	b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "packets/s")
+	b.ReportMetric(float64(cycles)/b.Elapsed().Seconds(), "cycles/s")
+}
