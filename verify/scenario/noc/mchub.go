@@ -175,8 +175,10 @@ func (p *MCParams) report(x *noctb.MCRun, mon *check.Monitor) *scenario.Report {
 	// wide as a link (MC-P5 «a bus interconnect»), so the writers share
 	// one link's bandwidth in all.
 	busy := float64(x.Star.Hub.BusyCycles()) / float64(max(r.LastDelivery, 1))
-	rep.Add("hub bus utilisation (cycles carrying flits, to the last delivery)", fmt.Sprintf("%.3f", busy), "a bus",
-		"MC-P5 «as the Memory Channel is a bus interconnect»: every write crosses the one hub bus, the limit on throughput")
+	busMBps := mbps(float64(x.BusBytes))
+	rep.Add("hub bus utilisation (cycles carrying flits, to the last delivery): what limits throughput",
+		fmt.Sprintf("%.3f of %.1f MB/s on the wire, for all adapters", busy, busMBps), "a bus",
+		"MC-P5 «as the Memory Channel is a bus interconnect»: every write crosses the one hub bus, one packet at a time")
 	filtered := x.Shared.Filtered()
 	rep.Add("writes dropped by the receivers' page maps (filtered)", fmt.Sprint(filtered), "",
 		"the hub brings every write to every adapter; receive filtering is the adapters' job")
