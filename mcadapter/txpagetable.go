@@ -5,8 +5,11 @@
 // interrupt line (issue 13 section 1). It is hardware: it imports no host
 // stack, firmware program, scenario or testbench.
 //
-// So far it holds the transmit page table (TxPageTable), the block the PCI
-// target consults for every posted write into the transmit window.
+// Files: config.go (Config, MC1), adapter.go (Builder, Adapter, counters,
+// status and interrupt), the transmit side in tx.go, target.go (the PCI
+// target of the window and its TX FIFO write port) and packetiser.go, the
+// page tables in txpagetable.go and rxpagetable.go, the packet header in
+// header.go, the receive side in rx.go and rxdma.go, the CSRs in csr.go.
 package mcadapter
 
 import (
