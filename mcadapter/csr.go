@@ -130,6 +130,9 @@ func (c Config) CSRRxTable() uint64 { return 4 * uint64(c.TxPages) }
 func (c Config) CSRRegs() uint64 { return 4 * uint64(c.TxPages+c.GlobalPages) }
 
 func (a *Adapter) buildCSR() error {
+	if end := a.cfg.CSRRegs() + CSRCounters + 8*uint64(len(CounterNames)); a.cfg.CSRBytes < end {
+		return fmt.Errorf("%s: mcadapter: CSRBytes %d must hold both tables and the registers (%d bytes)", a.name, a.cfg.CSRBytes, end)
+	}
 	a.csr.enable = allCauses
 	scope := a.name + ".CSR"
 	// irq is the interrupt line; cause the latched cause bits (bit 0

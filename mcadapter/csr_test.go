@@ -109,6 +109,14 @@ var _ = Describe("Adapter CSRs", func() {
 		Expect(c.CSRRegs() + mcadapter.CSRCounters + 8*uint64(len(mcadapter.CounterNames))).To(BeNumerically("<=", c.CSRBytes))
 	})
 
+	It("refuses a CSR window too small for its registers", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: pciClk})
+		cfg := mcadapter.MC1()
+		cfg.TxPages, cfg.GlobalPages, cfg.CSRBytes = 2, 2, 32 // tables 16 B, registers from 0x10 to 0x78
+		_, err := mcadapter.MakeBuilder().WithEnv(e).WithClock(pciClk).WithConfig(cfg).Build("MC")
+		Expect(err).To(MatchError(ContainSubstring("CSRBytes 32 must hold both tables and the registers (120 bytes)")))
+	})
+
 	It("maps and unmaps a receive page and writes a transmit entry through CSR writes", func() {
 		r := newRxRig(mcadapter.MC1(), mchub.LinkConfig(), nil)
 		var rxWord, txWord, rxAfter, pkts, bytes uint32

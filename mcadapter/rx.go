@@ -26,8 +26,9 @@ import (
 //     cannot be trusted; otherwise a rejected page drops it (RxUnmapped).
 //     (RxPageTable.Unmapped counts filter rejections at the head, so it
 //     also counts a rejected packet later dropped for its CRC.)
-//   - RX FIFO. A mapped packet reserves RxFIFOBytes bytes and one of
-//     RxFIFOPackets descriptors when its head is taken and frees them when
+//   - RX FIFO. A mapped packet reserves its length in bytes (of
+//     RxFIFOBytes) and one descriptor (of RxFIFOPackets) when its head is
+//     taken (the header carries the length) and frees them when
 //     its DMA has completed (or at its tail if it is dropped). When a head
 //     finds no room the adapter stops popping the link: the link's
 //     credits stop the hub, which holds the packet (lossless, MC-P9's
