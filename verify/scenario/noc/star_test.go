@@ -122,6 +122,29 @@ var _ = Describe("star scenarios", func() {
 		}
 	})
 
+	DescribeTable("limits the Memory Channel's throughput by its one hub bus, whatever the mapping",
+		func(mapping string, receivers float64) {
+			p := noc.MCDefaults()
+			Expect(scenario.Configure(p, "", []string{"mapping=" + mapping, "write_size=64", "injection_rate=0.9",
+				"warmup_periods=2", "measure_periods=5", "drain_limit=1000"})).To(Succeed())
+			rep, err := noc.RunMC(env.New(env.Options{Seed: 1}), p)
+			Expect(err).NotTo(HaveOccurred())
+			// 8 adapters offer 0.9 of a link each, 7.2 links' worth; the bus
+			// carries one packet at a time, a 64-byte write's 40-byte head and
+			// 32-byte body in 10 + 8 = 18 cycles of its 4 bytes: 64/18 =
+			// 3.56 data bytes per cycle for all, 3.56/8/4 = 0.111 of a link
+			// per adapter, 118.5 MB/s in all at 33.33 MHz. Each adapter
+			// receives the writes of the receivers-per-write share:
+			// broadcast 7/8 of 118.5 = 103.7 MB/s, single 1/8 = 14.8 MB/s.
+			Expect(metric(rep, "saturated")).To(Equal(1.0))
+			Expect(metric(rep, "hub_busy")).To(BeNumerically(">", 0.99))
+			Expect(metric(rep, "accepted")).To(BeNumerically("~", 64.0/18/8/4, 0.002))
+			Expect(metric(rep, "delivered_mbps")).To(BeNumerically("~", 118.5*receivers/8, 1))
+		},
+		Entry("broadcast", "broadcast", 7.0),
+		Entry("single", "single", 1.0),
+	)
+
 	It("runs the Memory Channel with each page at one adapter", func() {
 		p := noc.MCDefaults()
 		Expect(scenario.Configure(p, "", []string{"mapping=single", "measure_periods=5"})).To(Succeed())
