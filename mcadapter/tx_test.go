@@ -247,6 +247,12 @@ var _ = Describe("Adapter transmit side", func() {
 		Expect(b.got).To(Equal([]txPkt{{Cycle: 22, Src: 3, Seq: 1, Addr: 0xa010, Len: 4, Data: []byte{1, 2, 3, 4}}}))
 		Expect(b.ad.Counters()).To(Equal(mcadapter.Counters{TxPackets: 1, TxBytes: 4, TxWaitCycles: 3}))
 		Expect(b.ad.Idle()).To(BeTrue())
+		// The waveform names follow the convention (Mc.Tx -> mc.tx) and
+		// end empty.
+		for _, n := range []string{"mc.tx.state", "mc.tx.fifo_bytes", "mc.tx.packets"} {
+			Expect(b.e.Waves.Lookup(n)).NotTo(BeNil(), n)
+		}
+		Expect(b.e.Waves.Lookup("mc.tx.fifo_bytes").Value()).To(BeZero())
 	})
 
 	It("sends a 32-byte burst as one packet, each beat after 3 wait states", func() {
