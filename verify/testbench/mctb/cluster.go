@@ -56,6 +56,11 @@ type Config struct {
 	// RxBase is where the bump allocator starts placing receive frames in
 	// host memory; programs keep their own data below it.
 	RxBase uint64
+	// CPUOrder is the order each node's CPUs are created in (a
+	// permutation of 0..CPUs-1; nil: ascending), smptb's
+	// WithCreationOrder: the determinism specs run every order and expect
+	// the same trace.
+	CPUOrder []int
 }
 
 // DefaultConfig is the paper's cluster: eight nodes (MC-P12 «a cluster of
@@ -173,8 +178,11 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 	base, size := c.pioWindow()
 	for i := range c.Nodes {
 		name := fmt.Sprintf("N%d", i)
-		sn, err := smptb.MakeBuilder().WithEnv(e).WithHost(c.Host).WithCPUs(c.CPUs).WithoutDMA().
-			WithPIOWindow(base, size).Build(name)
+		nb := smptb.MakeBuilder().WithEnv(e).WithHost(c.Host).WithCPUs(c.CPUs).WithoutDMA().WithPIOWindow(base, size)
+		if c.CPUOrder != nil {
+			nb = nb.WithCreationOrder(c.CPUOrder)
+		}
+		sn, err := nb.Build(name)
 		if err != nil {
 			return nil, fmt.Errorf("mctb: %w", err)
 		}

@@ -1,8 +1,11 @@
 package mctb_test
 
 import (
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/mcadapter"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/switch/mchub"
 	"github.com/nisim/nisim/verify/testbench/mctb"
 	"github.com/nisim/nisim/verify/vtest"
 
@@ -93,5 +96,83 @@ var _ = Describe("Cluster", func() {
 		Expect(err).To(MatchError(ContainSubstring("owner 8")))
 		_, err = cl.Broadcast("huge", 200<<20, false)
 		Expect(err).To(MatchError(ContainSubstring("global pages")))
+	})
+})
+
+var _ = Describe("Ref", func() {
+	w := func(src int, seq uint64, page, off, n int, loop bool) *mchub.Write {
+		return &mchub.Write{Src: src, Seq: seq, Addr: uint64(page*mchub.PageSize + off), Len: n, Loopback: loop}
+	}
+	It("expects an ordered write at every node mapping its page, the writer only with loop-back", func() {
+		r := mctb.NewRef(3)
+		r.KeepHistory()
+		r.MapRx(0, 5, 0x10000)
+		r.MapRx(1, 5, 0x20000)
+		a := w(0, 1, 5, 8, 4, false)
+		Expect(r.Sent(a, []byte{1, 2, 3, 4})).To(Succeed())
+		Expect(r.Sent(a, []byte{1, 2, 3, 4})).To(MatchError("src 0 sent seq 1 twice"))
+		a.Order = 1
+		Expect(r.Ordered(a)).To(Succeed())
+		Expect(r.Pending(0)).To(BeEmpty())
+		Expect(r.Pending(1)).To(HaveLen(1))
+		Expect(r.Pending(1)[0].Addr).To(Equal(uint64(0x20008)))
+		Expect(r.Pending(2)).To(BeEmpty(), "node 2 does not map page 5")
+		Expect(r.Ordered(a)).To(MatchError(ContainSubstring("which no adapter sent")))
+		b := w(1, 1, 5, 8, 4, true)
+		Expect(r.Sent(b, []byte{5, 6, 7, 8})).To(Succeed())
+		b.Order = 2
+		Expect(r.Ordered(b)).To(Succeed())
+		Expect(r.Pending(1)).To(HaveLen(2), "loop-back: the writer too")
+		Expect(r.Pending(0)).To(HaveLen(1))
+		// Node 1's word at 0x20008 was 0, 0x04030201, 0x08070605.
+		Expect(r.CheckLoad32(1, 0x20008, 0x04030201)).To(Succeed())
+		Expect(r.CheckLoad32(1, 0x20008, 0x08070605)).To(Succeed())
+		Expect(r.CheckLoad32(1, 0x20008, 0x08070201)).To(MatchError(ContainSubstring("a value the word never had")))
+		// A CRC drop at node 0 consumes its expectation; an unmapped drop
+		// of a write Ref expects is an error.
+		Expect(r.Dropped(0, mcadapter.Drop{Reason: mcadapter.RxCRC, Order: 2})).To(Succeed())
+		Expect(r.Pending(0)).To(BeEmpty())
+		Expect(r.Stats().Lost).To(Equal(uint64(1)))
+		Expect(r.Dropped(1, mcadapter.Drop{Reason: mcadapter.RxUnmapped, Order: 1})).To(MatchError(ContainSubstring("dropped order 1")))
+		Expect(r.Stats()).To(Equal(mctb.RefStats{Sent: 3, Ordered: 2, Expected: 3, RxUnmapped: 1, RxCRC: 1, Lost: 1}))
+	})
+})
+
+var _ = Describe("Checkers", func() {
+	// oneWrite runs node 0 writing 0xdeadbeef to node 1's point-to-point
+	// region and returns the cluster and the region, before Finish.
+	oneWrite := func() (*mctb.Cluster, mctb.Region) {
+		e := vtest.NewEnv(vtest.Options{Clock: pciClock})
+		cl := build(e, nil)
+		r, err := cl.PointToPoint("p2p", 1, 8192)
+		Expect(err).NotTo(HaveOccurred())
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Store32(r.Tx[0], 0xdeadbeef)
+			p.Fence()
+		}))
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		return cl, r
+	}
+
+	It("see a 4-byte write from node 0 arrive in node 1's memory, exactly once", func() {
+		cl, r := oneWrite()
+		Expect(cl.Finish()).To(Succeed())
+		Expect(word(cl, 1, r.Rx[1])).To(Equal(uint32(0xdeadbeef)))
+		Expect(cl.Ref.Stats()).To(Equal(mctb.RefStats{Sent: 1, Ordered: 1, Expected: 1, Delivered: 1, RxUnmapped: 6}))
+	})
+
+	It("report a receive frame that differs from Ref at the end (mc.scoreboard)", func() {
+		cl, r := oneWrite()
+		Expect(cl.Nodes[1].Memory().Storage().Write(r.Rx[1]+100, []byte{9})).To(Succeed())
+		err := cl.Finish()
+		Expect(err).To(MatchError(ContainSubstring("[mc.scoreboard] global page 0 at 0x8000064: memory has 0x09, Ref 0x00")))
+	})
+
+	It("report a loaded word that Ref's history never had (mc.torn)", func() {
+		cl, r := oneWrite()
+		cl.Ref.KeepHistory()
+		cl.CheckLoad32(0, 1, r.Rx[1], 0xdead0000)
+		Expect(cl.Finish()).To(MatchError(ContainSubstring("[mc.torn] node 1 loaded 0xdead0000")))
 	})
 })

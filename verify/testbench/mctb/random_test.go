@@ -1,6 +1,8 @@
 package mctb_test
 
 import (
+	"runtime"
+
 	"github.com/nisim/nisim/verify/testbench/mctb"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
@@ -19,8 +21,14 @@ var shortTraffic = mctb.Traffic{Writes: 40, MinBytes: 4, MaxBytes: 32, MaxGap: 4
 // and returns the cluster, the run's error, Finish's error and the trace.
 func randomRun(seed uint64, mut map[string]int, t mctb.Traffic) (*mctb.Cluster, error, error, []trace.Record) {
 	GinkgoHelper()
+	return randomRunOrder(seed, mut, t, nil)
+}
+
+// randomRunOrder is randomRun with each node's CPUs created in order.
+func randomRunOrder(seed uint64, mut map[string]int, t mctb.Traffic, order []int) (*mctb.Cluster, error, error, []trace.Record) {
+	GinkgoHelper()
 	e := vtest.NewEnv(vtest.Options{Clock: pciClock, Trace: true, Seed: seed, Mutations: mut})
-	cl := build(e, nil)
+	cl := build(e, func(c *mctb.Config) { c.CPUOrder = order })
 	cl.Ref.KeepHistory()
 	regions, err := cl.RandomRegions(e.Rand("regions"))
 	Expect(err).NotTo(HaveOccurred())
@@ -55,6 +63,23 @@ var _ = Describe("Random traffic", func() {
 		Expect(trace.Diff(a, b)).To(BeNil())
 		_, _, _, c := randomRun(12, nil, shortTraffic)
 		Expect(trace.Diff(a, c)).NotTo(BeNil(), "another seed gives another run")
+	})
+
+	It("gives the same trace with GOMAXPROCS 1 and 2 and in every tested CPU creation order", func() {
+		prev := runtime.GOMAXPROCS(1)
+		_, err1, _, a := randomRun(11, nil, shortTraffic)
+		runtime.GOMAXPROCS(2)
+		_, err2, _, b := randomRun(11, nil, shortTraffic)
+		runtime.GOMAXPROCS(prev)
+		Expect(err1).NotTo(HaveOccurred())
+		Expect(err2).NotTo(HaveOccurred())
+		Expect(trace.Diff(a, b)).To(BeNil())
+		for _, order := range [][]int{{3, 2, 1, 0}, {1, 3, 0, 2}} {
+			_, err, fin, c := randomRunOrder(11, nil, shortTraffic, order)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fin).NotTo(HaveOccurred())
+			Expect(trace.Diff(a, c)).To(BeNil(), "creation order %v", order)
+		}
 	})
 })
 

@@ -196,8 +196,9 @@ func (b Builder) Validate() error {
 // Node is one SMP node's hardware: Mem is the memory system (host memory
 // behind the memory bus, one cache per CPU), CPUs the processors, each
 // attached to its cache, PCI the I/O bus behind Bridge, DMA the PCI DMA
-// master with its buffer DMABuf. PCI addresses [0, Memory.SizeBytes) are
-// host memory (the bridge's DMA window maps them one to one).
+// master with its buffer DMABuf (both nil for a node built WithoutDMA).
+// PCI addresses [0, Memory.SizeBytes) are host memory (the bridge's DMA
+// window maps them one to one).
 type Node struct {
 	Env    *env.Env
 	Host   platform.Host
