@@ -72,7 +72,8 @@ func MC1() Config {
 		// 32-bit AlphaServer 2100 PCI bus» (section 2.1, MC-P2). Set by
 		// the fit (issue 13 design section 3.2): 4 PCI cycles per 4-byte
 		// beat, 3 wait states, inside PCI 2.1's 8-clock subsequent-latency
-		// rule.
+		// rule. mc-report measures 30.5 MB/s (+5.1%); 3 gives 39.5 MB/s
+		// (+36%), 5 gives 24.8 MB/s (-14%).
 		TxBeatCycles: 4,
 		// assumed: 512 B (16 packets of 32 B). At least bandwidth x
 		// pipeline delay (29 MB/s x 1.6 µs = 46 B) with room for the write
@@ -80,8 +81,10 @@ func MC1() Config {
 		TxFIFOBytes: 512,
 		// calibrated: 5.2 µs, «Unicast and multicast process-to-process
 		// writes have a latency of 5.2 μs on our system» (section 2.1). Set
-		// by the fit (issue 13 design section 3.1): the same delay on the
-		// transmit and the receive side.
+		// by the fit (issue 13 design section 3.1), after TxBeatCycles:
+		// the same delay on the transmit and the receive side. mc-report
+		// measures 5.18 µs (-0.5%); 0 gives 2.10 µs, 51 gives 5.12 µs
+		// (-1.6%), 53 gives 5.24 µs (+0.7%); the bandwidth does not move.
 		PipelineCycles: 52,
 		// assumed: 2 KB, at least the hub rate x receive pipeline (100 MB/s
 		// x 1.6 µs = 160 B) with a margin of 8 for PCI contention.

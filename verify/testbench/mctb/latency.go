@@ -86,10 +86,12 @@ func finishRun(e *env.Env, cl *Cluster) (env.Result, error) {
 
 // Latency is a one-way write measurement: Last is the latency to the last
 // reader (for one reader, the unicast latency), First to the first, over
-// the rounds after the warm-up; Rounds is every round as measured.
+// the rounds after the warm-up; Rounds is every round as measured; Run is
+// the simulation's result.
 type Latency struct {
 	Last, First Stats
 	Rounds      *WriteRounds
+	Run         env.Result
 }
 
 // MeasureUnicast measures the one-way 4-byte write of design section 3.1:
@@ -147,8 +149,8 @@ func measureOneWay(e *env.Env, c Config, rounds int, multicast bool, hook func(*
 	for i, n := range readers {
 		cl.Node(n).CPUs[0].Run(cpu.Go(ow.Reader(w, i, r.Rx[n])))
 	}
-	_, err = finishRun(e, cl)
-	l := Latency{Rounds: w}
+	res, err := finishRun(e, cl)
+	l := Latency{Rounds: w, Run: res}
 	var last, first []clock.Time
 	for k := range rounds {
 		a, b, ok := w.Latency(k)
@@ -167,23 +169,26 @@ func measureOneWay(e *env.Env, c Config, rounds int, multicast bool, hook func(*
 // marks (the deliveries or orders at 10% and 90% of the stream, so that
 // the ramp-up and the drain are left out), the rate in MB/s (10^6 bytes
 // per second, as the paper's «29 MB/s»), and the share of the window each
-// node's PCI and memory bus and the hub's bus were busy: what says which
-// block limits the rate.
+// node's PCI bus was busy (PCIBusy), each node's memory bus was busy
+// (MemBusy: with the address phases the bridge refuses with a retry while
+// its posted buffer is full) and moved data (MemData), and the hub's bus
+// carried flits (HubBusy): what says which block limits the rate.
 type Bandwidth struct {
 	Bytes   uint64
 	Window  clock.Time
 	MBps    float64
 	PCIBusy []float64
 	MemBusy []float64
+	MemData []float64
 	HubBusy float64
 }
 
 // busyMark is a snapshot of the busy counters at a mark.
 type busyMark struct {
-	at       clock.Time
-	bytes    uint64
-	pci, mem []uint64
-	hub      uint64
+	at             clock.Time
+	bytes          uint64
+	pci, mem, data []uint64
+	hub            uint64
 }
 
 // marker takes the snapshots of a bandwidth measurement: at the event
@@ -208,7 +213,8 @@ func (m *marker) event(now clock.Time, b int) {
 		k := busyMark{at: now, bytes: m.bytes}
 		for _, n := range m.cl.Nodes {
 			k.pci = append(k.pci, n.PCI.Stats().BusyCycles)
-			k.mem = append(k.mem, n.MemBus().Stats().BusyCycles)
+			ms := n.MemBus().Stats()
+			k.mem, k.data = append(k.mem, ms.BusyCycles), append(k.data, ms.DataCycles)
 		}
 		k.hub = m.cl.Star.Hub.BusyCycles()
 		m.marks = append(m.marks, k)
@@ -232,6 +238,7 @@ func (m *marker) result(c Config) (Bandwidth, error) {
 	for i := range a.pci {
 		bw.PCIBusy = append(bw.PCIBusy, frac(b.pci[i]-a.pci[i], c.Host.IOBus.Clock))
 		bw.MemBusy = append(bw.MemBusy, frac(b.mem[i]-a.mem[i], c.Host.MemBus.Clock))
+		bw.MemData = append(bw.MemData, frac(b.data[i]-a.data[i], c.Host.MemBus.Clock))
 	}
 	bw.HubBusy = frac(b.hub-a.hub, c.Hub.Clock())
 	return bw, nil
@@ -333,7 +340,7 @@ func MeasureLock(e *env.Env, c Config, rounds int, waitRelease bool) (LockTimes,
 		return LockTimes{}, cl, err
 	}
 	var out []LockRound
-	cl.Node(0).CPUs[0].Run(cpu.Go(LockProgram(l, rounds, cycles(c.Host.CPU.Clock, roundGap), &out)))
+	cl.Node(0).CPUs[0].Run(cpu.Go(LockProgram(l, rounds, 0, cycles(c.Host.CPU.Clock, roundGap), &out)))
 	_, err = finishRun(e, cl)
 	if len(out) != rounds {
 		return LockTimes{}, cl, errors.Join(err, fmt.Errorf("mctb: %d of the %d lock rounds completed (a loop-back did not come within %v)", len(out), rounds, patience))
@@ -408,22 +415,33 @@ type legSpec struct {
 // The stamps of a one-way write, in path order, each with the block that
 // follows it.
 var breakdownPath = []legSpec{
-	{"store retires (N0 CPU)", "CPU write buffer, memory-bus arbitration"},
-	{"N0 memory bus: address phase", "memory bus (N0): address, data"},
-	{"N0 memory bus: data done", "bridge (N0, down), PCI arbitration"},
-	{"N0 PCI: address phase", "PCI (N0): address, data, wait states"},
-	{"N0 PCI: data done (adapter has it)", "adapter TX: FIFO, table, packetiser, pipeline"},
-	{"packet leaves N0's adapter", "link up: serialisation and wire"},
-	{"tail at the hub", "hub: arbitration, order, forwarding"},
-	{"hub orders the write", "link down: serialisation and wire"},
-	{"tail at N1's adapter", "adapter RX: CRC, filter, FIFO, pipeline"},
-	{"N1 receive DMA queued", "receive DMA: setup, PCI arbitration"},
-	{"N1 PCI: DMA address phase", "PCI (N1): DMA write"},
-	{"N1 PCI: DMA data done", "bridge (N1, up), memory-bus arbitration"},
-	{"N1 memory bus: DMA address phase", "memory bus (N1): DMA write, invalidation"},
-	{"N1 memory bus: write in memory", "reader's poll: the miss to memory"},
-	{"load returns the value (N1 CPU)", ""},
+	{evStore, "CPU write buffer, bus arbitration"},
+	{"N0 bus: address", "memory bus N0"},
+	{"N0 bus: data done", "bridge N0 (down), PCI arbitration"},
+	{"N0 PCI: address", "PCI N0: address, data, wait states"},
+	{"N0 PCI: data done", "adapter TX: FIFO, table, pipeline"},
+	{evTx, "link up"},
+	{"tail at hub", "hub: arbitration, order"},
+	{evOrder, "hub: forwarding delay"},
+	{"hub sends to port 1", "link down"},
+	{"tail at N1 adapter", "adapter RX: CRC, filter, pipeline"},
+	{evRx, "receive DMA: setup, PCI arbitration"},
+	{"N1 PCI: address", "PCI N1: DMA write"},
+	{"N1 PCI: data done", "bridge N1 (up), bus arbitration"},
+	{"N1 bus: address", "memory bus N1: write, invalidation"},
+	{evMem, "reader's poll: the miss to memory"},
+	{evSeen, ""},
 }
+
+// The stamps taken from the programs and the cluster's hooks.
+const (
+	evStore = "store retires (N0 CPU)"
+	evTx    = "N0 adapter sends"
+	evOrder = "hub orders"
+	evRx    = "N1 DMA queued"
+	evMem   = "N1 bus: in memory"
+	evSeen  = "N1 load sees it"
+)
 
 // MeasureBreakdown runs MeasureUnicast with rounds rounds in an env of its
 // own (seed seed) with a trace recorder, and takes its last round apart
@@ -431,32 +449,33 @@ var breakdownPath = []legSpec{
 // (the programs), the memory-bus and PCI tenures of both nodes (their
 // bus.* trace records: start cycle and end), the packet leaving the
 // sending adapter (Cluster.OnTx), its tail on the links (link.packet
-// records), the hub's order (Cluster.OnOrder), the receive DMA queued
+// records), the hub's order (Cluster.OnOrder) and its send to node 1's
+// port (the mc.deliver record), the receive DMA queued
 // (Cluster.OnRx) and the write reaching memory (Cluster.OnMemory). A
 // stamp that is missing merges its leg into the one before.
 func MeasureBreakdown(c Config, seed uint64, rounds int) (Breakdown, Latency, error) {
-	rec := trace.NewRecorder().OnlyKinds("bus.", "link.packet")
+	rec := trace.NewRecorder().OnlyKinds("bus.", "link.packet", "mc.deliver")
 	e := env.New(env.Options{Seed: seed, Trace: rec})
 	var ev []Stamp // the hooks' events, in time order
 	hook := func(cl *Cluster) {
 		cl.OnTx(func(now clock.Time, w *mchub.Write, _ []byte) {
 			if w.Src == 0 {
-				ev = append(ev, Stamp{"packet leaves N0's adapter", now})
+				ev = append(ev, Stamp{evTx, now})
 			}
 		})
 		cl.OnOrder(func(now clock.Time, w *mchub.Write, _ []int) {
 			if w.Src == 0 {
-				ev = append(ev, Stamp{"hub orders the write", now})
+				ev = append(ev, Stamp{evOrder, now})
 			}
 		})
 		cl.OnRx(func(now clock.Time, w *mchub.Write, _ uint64, _ []byte) {
 			if w.Src == 0 {
-				ev = append(ev, Stamp{"N1 receive DMA queued", now})
+				ev = append(ev, Stamp{evRx, now})
 			}
 		})
 		cl.OnMemory(func(now clock.Time, node int, _ *Expect) {
 			if node == 1 {
-				ev = append(ev, Stamp{"N1 memory bus: write in memory", now})
+				ev = append(ev, Stamp{evMem, now})
 			}
 		})
 	}
@@ -474,8 +493,8 @@ func MeasureBreakdown(c Config, seed uint64, rounds int) (Breakdown, Latency, er
 			st[name] = t
 		}
 	}
-	set("store retires (N0 CPU)", from)
-	set("load returns the value (N1 CPU)", seen)
+	set(evStore, from)
+	set(evSeen, seen)
 	for _, s := range ev {
 		set(s.Event, s.At)
 	}
@@ -489,20 +508,24 @@ func MeasureBreakdown(c Config, seed uint64, rounds int) (Breakdown, Latency, er
 		addr, _ := r.Get("addr")
 		switch {
 		case r.Kind == "link.packet" && r.Path == "MC.Link0.AB":
-			set("tail at the hub", r.Time)
+			set("tail at hub", r.Time)
 		case r.Kind == "link.packet" && r.Path == "MC.Link1.BA":
-			set("tail at N1's adapter", r.Time)
+			set("tail at N1 adapter", r.Time)
+		case r.Kind == "mc.deliver" && r.Path == "MC.Hub":
+			if p, _ := r.Get("port"); p == "1" {
+				set("hub sends to port 1", r.Time)
+			}
 		case addr == tx && r.Path == "N0.Bus":
-			set("N0 memory bus: address phase", startOf(r, mb))
-			set("N0 memory bus: data done", r.Time)
+			set("N0 bus: address", startOf(r, mb))
+			set("N0 bus: data done", r.Time)
 		case addr == tx && r.Path == "N0.PCI":
-			set("N0 PCI: address phase", startOf(r, pci))
-			set("N0 PCI: data done (adapter has it)", r.Time)
+			set("N0 PCI: address", startOf(r, pci))
+			set("N0 PCI: data done", r.Time)
 		case addr == rx && r.Path == "N1.PCI":
-			set("N1 PCI: DMA address phase", startOf(r, pci))
-			set("N1 PCI: DMA data done", r.Time)
+			set("N1 PCI: address", startOf(r, pci))
+			set("N1 PCI: data done", r.Time)
 		case addr == rx && r.Path == "N1.Bus":
-			set("N1 memory bus: DMA address phase", startOf(r, mb))
+			set("N1 bus: address", startOf(r, mb))
 		}
 	}
 	var b Breakdown

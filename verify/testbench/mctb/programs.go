@@ -25,18 +25,27 @@ const BurstBytes = 32
 
 // WriteRounds is what a one-way write measurement saw: for round r
 // (0-based), Sent[r] is when the writer's store retired and Seen[r][i]
-// when reader i's load first returned the round's value. A reader that
-// has not seen a round has a zero there.
+// when reader i's load first returned the round's value. A round not yet
+// written, or not seen by a reader, has Unseen there (the first store can
+// retire at time 0).
 type WriteRounds struct {
 	Sent []clock.Time
 	Seen [][]clock.Time
 }
 
-// NewWriteRounds makes the record of rounds rounds with readers readers.
+// Unseen marks a round not written or not seen.
+const Unseen clock.Time = -1
+
+// NewWriteRounds makes the record of rounds rounds with readers readers,
+// every entry Unseen.
 func NewWriteRounds(rounds, readers int) *WriteRounds {
 	w := &WriteRounds{Sent: make([]clock.Time, rounds), Seen: make([][]clock.Time, rounds)}
 	for r := range w.Seen {
+		w.Sent[r] = Unseen
 		w.Seen[r] = make([]clock.Time, readers)
+		for i := range w.Seen[r] {
+			w.Seen[r][i] = Unseen
+		}
 	}
 	return w
 }
@@ -46,7 +55,7 @@ func NewWriteRounds(rounds, readers int) *WriteRounds {
 // first, and whether every reader saw the round.
 func (w *WriteRounds) Latency(r int) (last, first clock.Time, ok bool) {
 	for i, t := range w.Seen[r] {
-		if t == 0 || w.Sent[r] == 0 {
+		if t == Unseen || w.Sent[r] == Unseen {
 			return 0, 0, false
 		}
 		d := t - w.Sent[r]
@@ -207,7 +216,10 @@ func (f Flush) Do(p *cpu.Proc, v uint32) (clock.Time, bool) {
 // off, and tries again.» Flag is the node's test-and-set flag in its own
 // memory; the array is Nodes longwords, Tx on this node's transmit
 // window (a region with loop-back) and Rx its receive copy; Node is this
-// node's entry; Backoff the CPU cycles a loser waits before trying again;
+// node's entry; Backoff the CPU cycles a loser waits before trying again,
+// times its node number plus one and the rounds it has lost (assumed: the
+// paper says only «backs off»; growing with the attempts and differing by
+// node, two nodes that collided do not collide again in lock step);
 // Patience bounds each wait for a loop-back (Flush).
 //
 // WaitRelease: assumed: true. The paper does not say whether a release
@@ -284,7 +296,7 @@ func (l Lock) Acquire(p *cpu.Proc) (lost int, ok bool) {
 			return lost, false
 		}
 		lost++
-		p.Compute(l.Backoff)
+		p.Compute(l.Backoff * (l.Node + 1) * lost)
 	}
 }
 
@@ -305,17 +317,19 @@ func (l Lock) Release(p *cpu.Proc) (ok bool) {
 }
 
 // LockRound is one acquire and release of LockProgram: when the acquire
-// started, when it returned, when the release returned, and how many
-// global rounds it lost.
+// started, when it returned (the critical section begins), when the
+// critical section ended (the release begins), when the release returned,
+// and how many global rounds it lost.
 type LockRound struct {
-	Start, Acquired, Released clock.Time
-	Lost                      int
+	Start, Acquired, Unlock, Released clock.Time
+	Lost                              int
 }
 
-// LockProgram returns a program that takes and releases l rounds times,
-// computing gap cycles after each release, and appends each completed
-// round to out; it stops at the first loop-back that does not come.
-func LockProgram(l Lock, rounds, gap int, out *[]LockRound) func(p *cpu.Proc) {
+// LockProgram returns a program that takes l, holds it hold CPU cycles
+// (the critical section), releases it, and computes gap cycles, rounds
+// times; it appends each completed round to out and stops at the first
+// loop-back that does not come.
+func LockProgram(l Lock, rounds, hold, gap int, out *[]LockRound) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
 		for range rounds {
 			r := LockRound{Start: p.Now()}
@@ -324,6 +338,8 @@ func LockProgram(l Lock, rounds, gap int, out *[]LockRound) func(p *cpu.Proc) {
 				return
 			}
 			r.Lost, r.Acquired = lost, p.Now()
+			p.Compute(hold)
+			r.Unlock = p.Now()
 			if !l.Release(p) {
 				return
 			}
