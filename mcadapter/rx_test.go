@@ -70,8 +70,13 @@ func newRxRig(cfg mcadapter.Config, lc link.Config, mutations map[string]int) *r
 // usual order or, with reversed, the opposite one (components of a clock
 // tick in creation order: vtest's tick-order harness).
 func newRxRigOrdered(cfg mcadapter.Config, lc link.Config, mutations map[string]int, reversed bool) *rxRig {
-	r := &rxRig{}
-	r.e = vtest.NewEnv(vtest.Options{Clock: pciClk, Trace: true, Mutations: mutations, TimeLimit: 200 * clock.Microsecond})
+	e := vtest.NewEnv(vtest.Options{Clock: pciClk, Trace: true, Mutations: mutations, TimeLimit: 200 * clock.Microsecond})
+	return newRxRigIn(e, cfg, lc, reversed)
+}
+
+// newRxRigIn builds the rig in the simulation e.
+func newRxRigIn(e *env.Env, cfg mcadapter.Config, lc link.Config, reversed bool) *rxRig {
+	r := &rxRig{e: e}
 	steps := []func(){
 		func() {
 			var err error
@@ -420,6 +425,24 @@ var _ = Describe("Adapter receive side", func() {
 		first := run(false)
 		Expect(first).To(ContainElement(ContainSubstring("mc.rxdma")))
 		Expect(cmp.Diff(first, run(true))).To(BeEmpty())
+	})
+
+	It("times the DMA the same with the trace on and off", func() {
+		// Tracing puts the link on its slow path (flits wait on a wire list);
+		// the adapter must see them on the same edges either way.
+		beats, diff := vtest.TracedAndUntraced(vtest.Options{Clock: pciClk, TimeLimit: 200 * clock.Microsecond}, func(e *env.Env) []dmaBeat {
+			cfg := mcadapter.MC1()
+			cfg.RxFIFOPackets = 2
+			r := newRxRigIn(e, cfg, mchub.LinkConfig(), false)
+			Expect(r.a.MapRx(rigGPage, rigFrame)).To(Succeed())
+			for i := range 8 {
+				r.send(uint64(i+1), 0, uint64(i+1), uint64(rigGPage*8192+32*i), payload(i, 4+4*(i%8)))
+			}
+			r.run()
+			return r.dmaWrites
+		})
+		Expect(beats).NotTo(BeEmpty())
+		Expect(diff).To(BeEmpty())
 	})
 
 	It("reports a packet without an MC write header and keeps receiving", func() {
