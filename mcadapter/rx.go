@@ -225,6 +225,9 @@ func (a *Adapter) receiveRx(now clock.Time) bool {
 func (a *Adapter) rxEndPacket(now clock.Time, p *rxPkt, bad bool) {
 	r := &a.rx
 	w := p.w
+	// A packet taken from the link is progress for the stall watchdog,
+	// whether it is kept or dropped (the DMA engine records its own).
+	a.env.Monitor.Progress(now)
 	switch {
 	case bad:
 		a.counters.RxCRC++
