@@ -62,6 +62,10 @@ type nodeCheck struct {
 	// skip is a bus request whose remaining beats are ignored: its start
 	// matched nothing (reported once, not once per beat).
 	skip *mem.Req
+	// overtaken holds the expectations a later write passed (reported
+	// then, once): they may still come (no new report) or never (mc.once
+	// at the end).
+	overtaken []*Expect
 }
 
 func newChecker(cl *Cluster) *checker {
@@ -164,17 +168,40 @@ func (c *checker) start(now clock.Time, nc *nodeCheck, addr uint64, data []byte)
 	fits := func(x *Expect, match bool) bool {
 		return x != nil && x.Addr == addr && (!match || bytes.HasPrefix(x.Data, data[:min(len(data), len(x.Data))]))
 	}
-	// A pending write with these bytes, else one seen already with them
-	// (a duplicate), else a pending write at addr with other bytes, else
-	// one seen already at addr.
+	// A pending write with these bytes, else an overtaken one, else one
+	// seen already with them (a duplicate); then the same at addr with
+	// other bytes.
 	for _, match := range []bool{true, false} {
 		for i := h; i < len(q); i++ {
-			if x := q[i]; fits(x, match) {
-				if i != h {
-					c.report(now, nc, RuleOrder, "%v reached memory before %v", x, q[h])
+			x := q[i]
+			if !fits(x, match) {
+				continue
+			}
+			if i != h {
+				// The writes still pending before x are overtaken: one
+				// report for them all.
+				n := 0
+				for j := h; j < i; j++ {
+					if q[j] != nil {
+						nc.overtaken = append(nc.overtaken, q[j])
+						q[j] = nil
+						n++
+					}
 				}
-				ref.remove(nc.id, i)
-				nc.cur, nc.got, nc.early = x, 0, i != h
+				more := ""
+				if n > 1 {
+					more = fmt.Sprintf(" and %d more earlier writes", n-1)
+				}
+				c.report(now, nc, RuleOrder, "%v reached memory before %v%s", x, nc.overtaken[len(nc.overtaken)-n], more)
+			}
+			ref.remove(nc.id, i)
+			nc.cur, nc.got, nc.early = x, 0, false
+			return true
+		}
+		for k, x := range nc.overtaken {
+			if fits(x, match) {
+				nc.overtaken = append(nc.overtaken[:k], nc.overtaken[k+1:]...)
+				nc.cur, nc.got, nc.early = x, 0, true
 				return true
 			}
 		}
@@ -213,11 +240,14 @@ func (c *checker) complete(now clock.Time, nc *nodeCheck, x *Expect) {
 // bytes Ref cannot know and lines still dirty in a cache.
 func (c *checker) finish(now clock.Time) {
 	ref := c.cl.Ref
+	for _, w := range ref.Unordered() {
+		c.cl.Env.Report(now, c.cl.Star.Hub.Name(), RuleOnce, "src %d seq %d (%d bytes) left its adapter and was never ordered by the hub", w.Src, w.Seq, w.Len)
+	}
 	for _, nc := range c.nodes {
 		if nc.cur != nil {
 			c.report(now, nc, RuleOnce, "%v only partly reached memory (%d bytes)", nc.cur, nc.got)
 		}
-		for _, x := range ref.Pending(nc.id) {
+		for _, x := range append(nc.overtaken, ref.Pending(nc.id)...) {
 			c.report(now, nc, RuleOnce, "%v never reached memory and was not dropped", x)
 		}
 		n := c.cl.Nodes[nc.id]

@@ -1,7 +1,9 @@
 package mctb
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/mcadapter"
 	"github.com/nisim/nisim/switch/mchub"
@@ -277,6 +279,20 @@ func (r *Ref) compact(node int) {
 		h = 0
 	}
 	r.queue[node], r.head[node] = q, h
+}
+
+// Unordered returns the packets sent and never put in the hub's order,
+// by source and sequence number: at the end of a run, each is a write
+// lost before the hub.
+func (r *Ref) Unordered() []*mchub.Write {
+	var out []*mchub.Write
+	for k, d := range r.sent {
+		out = append(out, &mchub.Write{Src: k.src, Seq: k.seq, Len: len(d)})
+	}
+	slices.SortFunc(out, func(a, b *mchub.Write) int {
+		return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Seq, b.Seq))
+	})
+	return out
 }
 
 // Pending returns node's expectations not yet seen in memory, in global
