@@ -228,8 +228,10 @@ func (c *checker) complete(now clock.Time, nc *nodeCheck, x *Expect) {
 		nc.done = append(nc.done[:0], nc.done[1:]...)
 	}
 	nc.done = append(nc.done, x)
-	c.emit(now, nc, "mc.mem", trace.Uint("order", x.Order), trace.Int("src", int64(x.Src)), trace.Uint("seq", x.Seq),
-		trace.Addr("addr", x.Addr), trace.Int("len", int64(len(x.Data))), trace.Hash("data", x.Data))
+	if c.cl.Env.Trace.Enabled() {
+		c.emit(now, nc, "mc.mem", trace.Uint("order", x.Order), trace.Int("src", int64(x.Src)), trace.Uint("seq", x.Seq),
+			trace.Addr("addr", x.Addr), trace.Int("len", int64(len(x.Data))), trace.Hash("data", x.Data))
+	}
 	for _, fn := range c.onMem {
 		fn(now, nc.id, x)
 	}
