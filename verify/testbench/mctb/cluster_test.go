@@ -176,3 +176,40 @@ var _ = Describe("Checkers", func() {
 		Expect(cl.Finish()).To(MatchError(ContainSubstring("[mc.torn] node 1 loaded 0xdead0000")))
 	})
 })
+
+var _ = Describe("Ref history", func() {
+	It("remembers every word a multi-word write touches (it once kept only the first)", func() {
+		r := mctb.NewRef(2)
+		r.KeepHistory()
+		r.MapRx(1, 0, 0x10000)
+		a := &mchub.Write{Src: 0, Seq: 1, Addr: 4, Len: 8}
+		Expect(r.Sent(a, []byte{1, 0, 0, 0, 2, 0, 0, 0})).To(Succeed())
+		a.Order = 1
+		Expect(r.Ordered(a)).To(Succeed())
+		Expect(r.CheckLoad32(1, 0x10004, 1)).To(Succeed())
+		Expect(r.CheckLoad32(1, 0x10008, 2)).To(Succeed())
+		Expect(r.CheckLoad32(1, 0x1000c, 0)).To(Succeed())
+	})
+})
+
+var _ = Describe("Traffic", func() {
+	It("refuses bad parameters with an error naming them", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: pciClock})
+		cl := build(e, nil)
+		r, err := cl.Broadcast("small", 16, false)
+		Expect(err).NotTo(HaveOccurred())
+		for _, x := range []struct {
+			t    mctb.Traffic
+			want string
+		}{
+			{mctb.Traffic{Writes: -1, MinBytes: 4, MaxBytes: 4}, "Writes -1"},
+			{mctb.Traffic{MinBytes: 2, MaxBytes: 4}, "MinBytes 2"},
+			{mctb.Traffic{MinBytes: 8, MaxBytes: 4}, "MaxBytes 4"},
+			{mctb.Traffic{MinBytes: 4, MaxBytes: 4, MaxGap: -1}, "MaxGap -1"},
+			{mctb.Traffic{MinBytes: 4, MaxBytes: 4, LoadEvery: -1}, "LoadEvery -1"},
+			{mctb.Traffic{MinBytes: 4, MaxBytes: 32}, "exceeds region small"},
+		} {
+			Expect(cl.StartTraffic(x.t, []mctb.Region{r})).To(MatchError(ContainSubstring(x.want)))
+		}
+	})
+})
