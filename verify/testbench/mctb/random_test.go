@@ -111,3 +111,35 @@ var _ = Describe("Checkers against mutations", func() {
 		Entry("link.lose: a packet vanishing on a link", "link.lose", mctb.RuleOrder, mctb.RuleOnce),
 	)
 })
+
+// Random traffic on clusters at the edges of the adapter's parameters:
+// the checkers must stay silent whatever the timing.
+var _ = Describe("Random traffic at the parameters' edges", func() {
+	DescribeTable("every write checked, no mismatch",
+		func(mod func(c *mctb.Config)) {
+			e := vtest.NewEnv(vtest.Options{Clock: pciClock, Seed: 3})
+			cl := build(e, mod)
+			cl.Ref.KeepHistory()
+			regions, err := cl.RandomRegions(e.Rand("regions"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cl.StartTraffic(mctb.Traffic{Writes: 60, MinBytes: 4, MaxBytes: 32, MaxGap: 300, LoadEvery: 6}, regions)).To(Succeed())
+			_, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cl.Finish()).To(Succeed())
+			s := cl.Ref.Stats()
+			Expect(s.Ordered).To(Equal(s.Sent))
+			Expect(s.Delivered).To(Equal(s.Expected))
+			cl.Close()
+		},
+		Entry("one-packet FIFOs (TX 32 B, RX 32 B and 1 descriptor)", func(c *mctb.Config) {
+			c.Adapter.TxFIFOBytes, c.Adapter.RxFIFOBytes, c.Adapter.RxFIFOPackets = 32, 32, 1
+		}),
+		Entry("no pipeline delay, no wait states, no DMA setup", func(c *mctb.Config) {
+			c.Adapter.PipelineCycles, c.Adapter.TxBeatCycles, c.Adapter.DMASetupCycles = 0, 1, 0
+		}),
+		Entry("8-byte packets and 4-byte DMA bursts", func(c *mctb.Config) {
+			c.Adapter.MaxPacketBytes, c.Adapter.DMABurstBytes = 8, 4
+		}),
+		Entry("two single-CPU nodes", func(c *mctb.Config) { c.Nodes, c.CPUs = 2, 1 }),
+	)
+})
