@@ -39,6 +39,7 @@ var configSets = map[string]string{
 	"lci-traffic":               "nodes=4",
 	"lci-report":                "broadcast=false",
 	"mc-report":                 "rounds=4",
+	"mc-traffic":                "writes=10",
 	"remotewrite":               "firmware.costs.transmit=48",
 }
 

@@ -2,7 +2,9 @@
 // cluster (mcadapter, switch/mchub, verify/testbench/mctb): mc-report, the
 // network figures of cashmere-2l-memory-channel.txt section 2.1 and the
 // lock of section 2.3 measured on the model next to the paper's values,
-// with the error of each (issue 13 section 4).
+// with the error of each (issue 13 section 4), and mc-traffic, random
+// writes of every CPU with every checker on (issue 13 section 5; the
+// regression tier's mc system).
 //
 // Two figures are calibration, each fitted by one parameter of the
 // adapter (mcadapter.MC1, `calibrated:`): the unicast write latency (5.2
@@ -60,7 +62,8 @@ func Scenarios() []*scenario.Scenario {
 	// a 2-core machine shared with other jobs, 2026-11-27 (documentation
 	// only).
 	return []*scenario.Scenario{
-		ReportScenario().In(sys, "5 s").WithWaves(reportView),
+		ReportScenario().In(sys, "2 s").WithWaves(reportView),
+		TrafficScenario().In(sys, "0.3 s").WithWaves(trafficView),
 	}
 }
 

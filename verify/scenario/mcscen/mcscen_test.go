@@ -11,12 +11,48 @@ import (
 	"github.com/nisim/nisim/verify/scenario/mcscen"
 )
 
-var _ = Describe("mc-report", func() {
-	It("declares every signal under the naming convention", func() {
-		// Every signal is declared when the system is built, so a 1 ns
-		// run sees them all (scenario.CheckWaveNames).
-		Expect(scenario.CheckWaveNames(mcscen.ReportScenario(), GinkgoT().TempDir())).To(Succeed())
+var _ = Describe("waveform names", func() {
+	for _, s := range mcscen.Scenarios() {
+		It(s.Name+" declares every signal under the naming convention", func() {
+			// Every signal is declared when the system is built, so a 1 ns
+			// run sees them all (scenario.CheckWaveNames).
+			Expect(scenario.CheckWaveNames(s, GinkgoT().TempDir())).To(Succeed())
+		})
+	}
+})
+
+var _ = Describe("mc-traffic", func() {
+	It("counts every write ordered and checks every delivery, on a small cluster", func() {
+		p := mcscen.TrafficDefaults()
+		Expect(scenario.Configure(p, "", []string{"nodes=3", "cpus=2", "writes=30", "min_bytes=8", "max_bytes=64"})).To(Succeed())
+		rep, err := mcscen.RunTraffic(env.New(env.Options{Seed: 5}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		var writes float64
+		for _, m := range rep.Metrics {
+			if m.Name == "writes" {
+				writes = m.Value
+			}
+		}
+		// 3 x 2 CPUs x 30 operations, 7 in 8 writes of 8..64 bytes (1 +
+		// (36/4-1)/8 = 2 packets on average): about 315 packets.
+		Expect(writes).To(BeNumerically("~", 315, 100))
 	})
+
+	DescribeTable("refuses a bad parameter, naming its key",
+		func(set, key string) {
+			p := mcscen.TrafficDefaults()
+			Expect(scenario.Configure(p, "", []string{set})).To(MatchError(ContainSubstring(key)))
+		},
+		Entry("one node", "nodes=1", "nodes"),
+		Entry("five CPUs", "cpus=5", "cpus"),
+		Entry("a torn longword", "min_bytes=6", "min_bytes"),
+		Entry("a size range upside down", "min_bytes=64", "max_bytes"),
+		Entry("a write larger than the smallest region", "max_bytes=132", "max_bytes"),
+	)
+})
+
+var _ = Describe("mc-report", func() {
 
 	It("reports every figure of issue 13 section 4 with the paper's value, and its checks pass", func() {
 		// Short streams and few rounds: the figures barely move (the
