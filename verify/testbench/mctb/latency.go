@@ -69,7 +69,8 @@ func statsOf(ds []clock.Time) Stats {
 }
 
 // finishRun runs e to its end and joins the cluster's end-of-run checks
-// (Cluster.Finish) to the run's error, unless the run was cut short.
+// (Cluster.Finish) to the run's error, unless the run was cut short (then
+// the error says so, and the measurement reports nothing else).
 func finishRun(e *env.Env, cl *Cluster) (env.Result, error) {
 	res, err := e.Run()
 	defer cl.Close()
@@ -151,6 +152,9 @@ func measureOneWay(e *env.Env, c Config, rounds int, multicast bool, hook func(*
 	}
 	res, err := finishRun(e, cl)
 	l := Latency{Rounds: w, Run: res}
+	if res.Stopped {
+		return l, cl, err
+	}
 	var last, first []clock.Time
 	for k := range rounds {
 		a, b, ok := w.Latency(k)
@@ -273,7 +277,10 @@ func MeasureLinkBandwidth(e *env.Env, c Config, bytes int) (Bandwidth, *Cluster,
 		}
 	})
 	cl.Node(0).CPUs[0].Run(cpu.Go(s.Program(nil)))
-	_, err = finishRun(e, cl)
+	res, err := finishRun(e, cl)
+	if res.Stopped {
+		return Bandwidth{}, cl, err
+	}
 	bw, merr := m.result(c)
 	return bw, cl, errors.Join(err, merr)
 }
@@ -302,7 +309,10 @@ func MeasureAggregate(e *env.Env, c Config, bytes int) (Bandwidth, *Cluster, err
 		}
 		n.CPUs[0].Run(cpu.Go(s.Program(nil)))
 	}
-	_, err = finishRun(e, cl)
+	res, err := finishRun(e, cl)
+	if res.Stopped {
+		return Bandwidth{}, cl, err
+	}
 	bw, merr := m.result(c)
 	return bw, cl, errors.Join(err, merr)
 }
@@ -341,7 +351,10 @@ func MeasureLock(e *env.Env, c Config, rounds int, waitRelease bool) (LockTimes,
 	}
 	var out []LockRound
 	cl.Node(0).CPUs[0].Run(cpu.Go(LockProgram(l, rounds, 0, cycles(c.Host.CPU.Clock, roundGap), &out)))
-	_, err = finishRun(e, cl)
+	res, err := finishRun(e, cl)
+	if res.Stopped {
+		return LockTimes{}, cl, err
+	}
 	if len(out) != rounds {
 		return LockTimes{}, cl, errors.Join(err, fmt.Errorf("mctb: %d of the %d lock rounds completed (a loop-back did not come within %v)", len(out), rounds, patience))
 	}
@@ -374,7 +387,10 @@ func MeasureFlush(e *env.Env, c Config, rounds int) (Stats, *Cluster, error) {
 	var out []clock.Time
 	f := Flush{Tx: r.Tx[0], Rx: r.Rx[0], Patience: patience}
 	cl.Node(0).CPUs[0].Run(cpu.Go(FlushProgram(f, rounds, cycles(c.Host.CPU.Clock, roundGap), &out)))
-	_, err = finishRun(e, cl)
+	res, err := finishRun(e, cl)
+	if res.Stopped {
+		return Stats{}, cl, err
+	}
 	if len(out) != rounds {
 		return Stats{}, cl, errors.Join(err, fmt.Errorf("mctb: %d of the %d flushes came back within %v", len(out), rounds, patience))
 	}

@@ -198,3 +198,15 @@ var _ = Describe("measurement programs", func() {
 		Expect(lost).To(BeNumerically(">", 0))
 	})
 })
+
+var _ = Describe("a measurement cut short", func() {
+	It("says so, and only that", func() {
+		// The time limit stops the run 2 µs in, before the first write
+		// has arrived; the error used to add that round 0 did not reach
+		// its reader within 1 ms, which the run never waited for.
+		e := env.New(env.Options{Seed: 1, TimeLimit: 2 * clock.Microsecond})
+		_, _, err := mctb.MeasureUnicast(e, mctb.DefaultConfig(), 3)
+		Expect(err).To(MatchError(ContainSubstring("cut short")))
+		Expect(err.Error()).NotTo(ContainSubstring("round 0"))
+	})
+})
