@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/switch/mchub"
@@ -173,26 +174,27 @@ func measureOneWay(e *env.Env, c Config, rounds int, multicast bool, hook func(*
 // marks (the deliveries or orders at 10% and 90% of the stream, so that
 // the ramp-up and the drain are left out), the rate in MB/s (10^6 bytes
 // per second, as the paper's «29 MB/s»), and the share of the window each
-// node's PCI bus was busy (PCIBusy), each node's memory bus was busy
-// (MemBusy: with the address phases the bridge refuses with a retry while
-// its posted buffer is full) and moved data (MemData), and the hub's bus
-// carried flits (HubBusy): what says which block limits the rate.
+// node's PCI bus and memory bus were busy with transactions (PCIBusy,
+// MemBusy: the cycles of address phases a target refused with a retry
+// left out, PCIRetry and MemRetry: those cycles), and the hub's bus carried
+// flits (HubBusy): what says which block limits the rate. A retried
+// attempt says that the bus waits for what lies behind its target (a full
+// TX FIFO, a full posted-write buffer), not that the bus is the limit.
 type Bandwidth struct {
-	Bytes   uint64
-	Window  clock.Time
-	MBps    float64
-	PCIBusy []float64
-	MemBusy []float64
-	MemData []float64
-	HubBusy float64
+	Bytes             uint64
+	Window            clock.Time
+	MBps              float64
+	PCIBusy, PCIRetry []float64
+	MemBusy, MemRetry []float64
+	HubBusy           float64
 }
 
 // busyMark is a snapshot of the busy counters at a mark.
 type busyMark struct {
-	at             clock.Time
-	bytes          uint64
-	pci, mem, data []uint64
-	hub            uint64
+	at                           clock.Time
+	bytes                        uint64
+	pci, mem, pciRetry, memRetry []uint64
+	hub                          uint64
 }
 
 // marker takes the snapshots of a bandwidth measurement: at the event
@@ -216,14 +218,25 @@ func (m *marker) event(now clock.Time, b int) {
 	if m.n == m.lo || m.n == m.hi {
 		k := busyMark{at: now, bytes: m.bytes}
 		for _, n := range m.cl.Nodes {
-			k.pci = append(k.pci, n.PCI.Stats().BusyCycles)
-			ms := n.MemBus().Stats()
-			k.mem, k.data = append(k.mem, ms.BusyCycles), append(k.data, ms.DataCycles)
+			ps, ms := n.PCI.Stats(), n.MemBus().Stats()
+			k.pci, k.pciRetry = append(k.pci, ps.BusyCycles), append(k.pciRetry, ps.Retries)
+			k.mem, k.memRetry = append(k.mem, ms.BusyCycles), append(k.memRetry, ms.Retries)
 		}
 		k.hub = m.cl.Star.Hub.BusyCycles()
 		m.marks = append(m.marks, k)
 	}
 	m.bytes += uint64(b)
+}
+
+// retryCycles is what a retried attempt holds a bus: derived from rtl/bus
+// (an address phase the target refuses, then the idle turnaround, after
+// arbitration unless it is hidden).
+func retryCycles(c bus.Config) uint64 {
+	n := c.AddrCycles + c.IdleCycles
+	if !c.HiddenArb {
+		n += c.ArbCycles
+	}
+	return uint64(n)
 }
 
 // result is the bandwidth between the two marks.
@@ -240,9 +253,12 @@ func (m *marker) result(c Config) (Bandwidth, error) {
 	bw.MBps = float64(bw.Bytes) / (float64(w) / float64(clock.Second)) / 1e6
 	frac := func(d uint64, clk clock.Clock) float64 { return float64(d) * float64(clk.Period()) / float64(w) }
 	for i := range a.pci {
-		bw.PCIBusy = append(bw.PCIBusy, frac(b.pci[i]-a.pci[i], c.Host.IOBus.Clock))
-		bw.MemBusy = append(bw.MemBusy, frac(b.mem[i]-a.mem[i], c.Host.MemBus.Clock))
-		bw.MemData = append(bw.MemData, frac(b.data[i]-a.data[i], c.Host.MemBus.Clock))
+		pr := (b.pciRetry[i] - a.pciRetry[i]) * retryCycles(c.Host.IOBus)
+		mr := (b.memRetry[i] - a.memRetry[i]) * retryCycles(c.Host.MemBus)
+		bw.PCIBusy = append(bw.PCIBusy, frac(b.pci[i]-a.pci[i]-pr, c.Host.IOBus.Clock))
+		bw.PCIRetry = append(bw.PCIRetry, frac(pr, c.Host.IOBus.Clock))
+		bw.MemBusy = append(bw.MemBusy, frac(b.mem[i]-a.mem[i]-mr, c.Host.MemBus.Clock))
+		bw.MemRetry = append(bw.MemRetry, frac(mr, c.Host.MemBus.Clock))
 	}
 	bw.HubBusy = frac(b.hub-a.hub, c.Hub.Clock())
 	return bw, nil
@@ -291,19 +307,48 @@ func MeasureLinkBandwidth(e *env.Env, c Config, bytes int) (Bandwidth, *Cluster,
 // bandwidth, calculated with loop-back disabled, is about 60 MB/s»); the
 // rate is the bytes the hub puts in its global order per second.
 func MeasureAggregate(e *env.Env, c Config, bytes int) (Bandwidth, *Cluster, error) {
+	return measureAggregate(e, c, bytes, false)
+}
+
+// MeasureRing is MeasureAggregate with point-to-point regions instead:
+// node i streams into a region only node i+1 (mod Nodes) receives
+// (design section 3.3's extra row; the paper gives no figure). Each node's
+// PCI bus then carries one stream of DMA instead of Nodes-1.
+func MeasureRing(e *env.Env, c Config, bytes int) (Bandwidth, *Cluster, error) {
+	return measureAggregate(e, c, bytes, true)
+}
+
+func measureAggregate(e *env.Env, c Config, bytes int, ring bool) (Bandwidth, *Cluster, error) {
+	if c.Nodes < 2 {
+		return Bandwidth{}, nil, fmt.Errorf("mctb: an aggregate stream needs 2 nodes (Nodes %d)", c.Nodes)
+	}
 	cl, err := Build(e, c)
 	if err != nil {
 		return Bandwidth{}, nil, err
 	}
 	span := c.Adapter.PageBytes
-	r, err := cl.Broadcast("mc-aggregate", c.Nodes*span, false)
-	if err != nil {
-		return Bandwidth{}, cl, err
+	tx := make([]uint64, c.Nodes)
+	if ring {
+		for i := range c.Nodes {
+			r, err := cl.PointToPoint(fmt.Sprintf("mc-ring%d", i), (i+1)%c.Nodes, span)
+			if err != nil {
+				return Bandwidth{}, cl, err
+			}
+			tx[i] = r.Tx[i]
+		}
+	} else {
+		r, err := cl.Broadcast("mc-aggregate", c.Nodes*span, false)
+		if err != nil {
+			return Bandwidth{}, cl, err
+		}
+		for i := range c.Nodes {
+			tx[i] = r.Tx[i] + uint64(i*span)
+		}
 	}
 	m := newMarker(cl, c.Nodes*bytes/BurstBytes)
 	cl.OnOrder(func(now clock.Time, w *mchub.Write, _ []int) { m.event(now, w.Len) })
 	for i, n := range cl.Nodes {
-		s := Stream{Tx: r.Tx[i] + uint64(i*span), Span: span, Bytes: bytes, Seed: uint32(i) << 24}
+		s := Stream{Tx: tx[i], Span: span, Bytes: bytes, Seed: uint32(i) << 24}
 		if err := s.Validate(); err != nil {
 			return Bandwidth{}, cl, err
 		}
