@@ -476,20 +476,20 @@ type legSpec struct {
 // The stamps of a one-way write, in path order, each with the block that
 // follows it.
 var breakdownPath = []legSpec{
-	{evStore, "CPU write buffer, bus arbitration"},
-	{"N0 bus: address", "memory bus N0"},
-	{"N0 bus: data done", "bridge N0 (down), PCI arbitration"},
-	{"N0 PCI: address", "PCI N0: address, data, wait states"},
+	{evStore, "CPU write buffer, cache"},
+	{"N0 bus: tenure starts", "memory bus N0: arbitration to data"},
+	{"N0 bus: data done", "bridge N0 (down)"},
+	{"N0 PCI: tenure starts", "PCI N0: to data, 3 wait states/beat"},
 	{"N0 PCI: data done", "adapter TX: FIFO, table, pipeline"},
 	{evTx, "link up"},
 	{"tail at hub", "hub: arbitration, order"},
-	{evOrder, "hub: forwarding delay"},
+	{evOrder, "hub: bus, forwarding delay"},
 	{"hub sends to port 1", "link down"},
 	{"tail at N1 adapter", "adapter RX: CRC, filter, pipeline"},
-	{evRx, "receive DMA: setup, PCI arbitration"},
-	{"N1 PCI: address", "PCI N1: DMA write"},
-	{"N1 PCI: data done", "bridge N1 (up), bus arbitration"},
-	{"N1 bus: address", "memory bus N1: write, invalidation"},
+	{evRx, "receive DMA: setup"},
+	{"N1 PCI: tenure starts", "PCI N1: DMA write"},
+	{"N1 PCI: data done", "bridge N1 (up)"},
+	{"N1 bus: tenure starts", "memory bus N1: write, invalidation"},
 	{evMem, "reader's poll: the miss to memory"},
 	{evSeen, ""},
 }
@@ -508,7 +508,7 @@ const (
 // own (seed seed) with a trace recorder, and takes its last round apart
 // from measured stamps: the store's retirement and the poll that saw it
 // (the programs), the memory-bus and PCI tenures of both nodes (their
-// bus.* trace records: start cycle and end), the packet leaving the
+// bus.* trace records: start cycle and last data phase), the packet leaving the
 // sending adapter (Cluster.OnTx), its tail on the links (link.packet
 // records), the hub's order (Cluster.OnOrder) and its send to node 1's
 // port (the mc.deliver record), the receive DMA queued
@@ -577,16 +577,16 @@ func MeasureBreakdown(c Config, seed uint64, rounds int) (Breakdown, Latency, er
 				set("hub sends to port 1", r.Time)
 			}
 		case addr == tx && r.Path == "N0.Bus":
-			set("N0 bus: address", startOf(r, mb))
+			set("N0 bus: tenure starts", startOf(r, mb))
 			set("N0 bus: data done", r.Time)
 		case addr == tx && r.Path == "N0.PCI":
-			set("N0 PCI: address", startOf(r, pci))
+			set("N0 PCI: tenure starts", startOf(r, pci))
 			set("N0 PCI: data done", r.Time)
 		case addr == rx && r.Path == "N1.PCI":
-			set("N1 PCI: address", startOf(r, pci))
+			set("N1 PCI: tenure starts", startOf(r, pci))
 			set("N1 PCI: data done", r.Time)
 		case addr == rx && r.Path == "N1.Bus":
-			set("N1 bus: address", startOf(r, mb))
+			set("N1 bus: tenure starts", startOf(r, mb))
 		}
 	}
 	var b Breakdown
@@ -607,7 +607,8 @@ func MeasureBreakdown(c Config, seed uint64, rounds int) (Breakdown, Latency, er
 	return b, l, nil
 }
 
-// startOf is the time of a bus record's start cycle (its address phase).
+// startOf is the time of a bus record's start cycle (the tenure's first
+// cycle: arbitration, or the address phase when arbitration is hidden).
 func startOf(r trace.Record, clk clock.Clock) clock.Time {
 	s, _ := r.Get("start")
 	n, err := strconv.ParseUint(s, 10, 64)
