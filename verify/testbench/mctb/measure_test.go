@@ -151,7 +151,7 @@ var _ = Describe("measurement programs", func() {
 			// almost no cycle is idle (transactions and retried attempts;
 			// 97% in this short stream, 100% in mc-report's).
 			Expect(x).To(BeNumerically(">", agg.HubBusy), "N%d", i)
-			Expect(x + agg.PCIRetry[i]).To(BeNumerically(">", 0.95), "N%d", i)
+			Expect(x+agg.PCIRetry[i]).To(BeNumerically(">", 0.95), "N%d", i)
 		}
 		ring, _, err := mctb.MeasureRing(newEnv(), c, 2<<10)
 		Expect(err).NotTo(HaveOccurred())
