@@ -193,9 +193,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		return rep, label("unicast latency", err)
 	}
 	rep.Result = uni.Run
-	rep.AddCalibrated(true, "unicast write latency, node 0 to node 1",
+	rep.AddCalibrated(true, "fitted: unicast write latency, node 0 to node 1",
 		vs(us(uni.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
-		paper+" 2.1 «Unicast and multicast process-to-process writes have a latency of 5.2 μs» (calibration: PipelineCycles); a 4-byte store and MB, from its retirement to the poll that sees it")
+		paper+" 2.1 «Unicast and multicast process-to-process writes have a latency of 5.2 μs» (calibration, fitted by PipelineCycles); a 4-byte store and MB, from its retirement to the poll that sees it")
 	rep.Measure("unicast_us", us(uni.Last.Mean), "µs")
 
 	next("per-link bandwidth")
@@ -203,9 +203,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	if err != nil {
 		return rep, label("per-link bandwidth", err)
 	}
-	rep.AddCalibrated(true, "per-link bandwidth, node 0 to node 1, 32 B writes",
+	rep.AddCalibrated(true, "fitted: per-link bandwidth, 32 B writes, 0 to 1",
 		vs(link.MBps, paperLink, "MB/s"), fmt.Sprintf("%.0f MB/s", paperLink),
-		paper+" 2.1 «perlink transfer bandwidths of 29 MB/s with the limiting factor being the 32-bit AlphaServer 2100 PCI bus» (calibration: TxBeatCycles); "+
+		paper+" 2.1 «perlink transfer bandwidths of 29 MB/s with the limiting factor being the 32-bit AlphaServer 2100 PCI bus» (calibration, fitted by TxBeatCycles); "+
 			fmt.Sprintf("one CPU streaming %d KB, delivered into node 1's memory", p.LinkBytes>>10))
 	ll, lb := limiting(link)
 	rep.Add("  limiting block (the busiest)", fmt.Sprintf("%s, busy %.0f%%", ll, 100*lb), "",

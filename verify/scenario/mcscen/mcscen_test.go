@@ -72,8 +72,8 @@ var _ = Describe("mc-report", func() {
 			metric, paper string
 			calibrated    bool
 		}{
-			{"unicast write latency, node 0 to node 1", "5.2 µs", true},
-			{"per-link bandwidth, node 0 to node 1, 32 B writes", "29 MB/s", true},
+			{"fitted: unicast write latency, node 0 to node 1", "5.2 µs", true},
+			{"fitted: per-link bandwidth, 32 B writes, 0 to 1", "29 MB/s", true},
 			{"multicast write latency, to the last of 7 nodes", "5.2 µs", false},
 			{"aggregate bandwidth, 8 senders, loop-back off", "~60 MB/s", false},
 			{"lock acquire + release, release waits (assumed)", "~11 µs", false},
