@@ -83,8 +83,8 @@ func MC1() Config {
 		// writes have a latency of 5.2 μs on our system» (section 2.1). Set
 		// by the fit (issue 13 design section 3.1), after TxBeatCycles:
 		// the same delay on the transmit and the receive side. mc-report
-		// measures 5.18 µs (-0.5%); 0 gives 2.10 µs, 51 gives 5.12 µs
-		// (-1.6%), 53 gives 5.24 µs (+0.7%); the bandwidth does not move.
+		// measures 5.19 µs (-0.1%); 0 gives 2.11 µs, 51 gives 5.13 µs
+		// (-1.3%), 53 gives 5.25 µs (+1.0%); the bandwidth does not move.
 		PipelineCycles: 52,
 		// assumed: 2 KB, at least the hub rate x receive pipeline (100 MB/s
 		// x 1.6 µs = 160 B) with a margin of 8 for PCI contention.
