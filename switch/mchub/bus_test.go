@@ -228,11 +228,4 @@ var _ = Describe("Memory Channel hub as a bus", func() {
 		// 3000 writes to 5 others each, plus about a third looped back.
 		Expect(r.delivered).To(BeNumerically(">", 5*3000))
 	})
-
-	It("accepts WithBroadcast(true), what it always is, and refuses a page-map hub", func() {
-		_, err := busMC1().WithBroadcast(true).WithEnv(env.New(env.Options{})).Build("Hub") //nolint:staticcheck // the deprecated option's contract
-		Expect(err).NotTo(HaveOccurred())
-		_, err = busMC1().WithBroadcast(false).WithEnv(env.New(env.Options{})).Build("Bad") //nolint:staticcheck // the deprecated option's contract
-		Expect(err).To(MatchError(ContainSubstring("no page-map mode")))
-	})
 })

@@ -90,7 +90,7 @@ import (
 // mutReorder is a test-only fault (see env.DeclareMutation).
 var mutReorder = env.DeclareMutation("mchub.reorder",
 	"each hub output holds back every Nth write it is about to send and sends it after the next one "+
-		"(caught by the global order scoreboard, per page and receiver, and per-source order)")
+		"(caught by the global order scoreboard, per receiver, and per-source order)")
 
 // Builder configures a Hub.
 type Builder struct {
@@ -101,7 +101,6 @@ type Builder struct {
 	delay    int
 	format   Format
 	busBytes int
-	pageMode bool
 }
 
 // MakeBuilder returns a builder with defaults: 4 ports, output queues of
@@ -132,13 +131,6 @@ func (b Builder) WithDelay(cycles int) Builder { b.delay = cycles; return b }
 // WithFormat sets the packet format the adapters use (the hub counts a
 // write's flits with it).
 func (b Builder) WithFormat(f Format) Builder { b.format = f; return b }
-
-// WithBroadcast(true) is what the hub always is, the bus of MC-P5; the
-// option stays for builders written while a page-map hub existed (issue
-// 13), and Build refuses WithBroadcast(false): there is no page-map hub.
-//
-// Deprecated: the hub is always the bus; leave the call out.
-func (b Builder) WithBroadcast(on bool) Builder { b.pageMode = !on; return b }
 
 // WithBusBytesPerCycle sets the width of the hub bus: a flit of s wire
 // bytes takes ceil(s/n) hub cycles to cross it.
@@ -177,8 +169,6 @@ func (b Builder) Validate() error {
 		return fmt.Errorf("mc hub delay %d cycles must not be negative", b.delay)
 	case b.busBytes < 1:
 		return fmt.Errorf("mc hub bus width %d bytes per cycle must be at least 1", b.busBytes)
-	case b.pageMode:
-		return errors.New("mc hub broadcast: the hub is a bus and has no page-map mode (WithBroadcast(false))")
 	}
 	if err := b.format.Validate(); err != nil {
 		return fmt.Errorf("mc hub format: %w", err)

@@ -169,7 +169,7 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 	if err := c.Adapter.Validate(); err != nil {
 		return nil, fmt.Errorf("mctb: Adapter: %w", err)
 	}
-	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(hubMode(c.Hub.WithPorts(c.Nodes))).WithLink(c.Link).Build("MC")
+	st, err := mchub.MakeStarBuilder().WithEnv(e).WithHub(c.Hub.WithPorts(c.Nodes)).WithLink(c.Link).Build("MC")
 	if err != nil {
 		return nil, fmt.Errorf("mctb: %w", err)
 	}
@@ -228,9 +228,3 @@ func (c *Cluster) Finish() error {
 	c.chk.finish(c.Env.Now())
 	return c.Env.Monitor.Err()
 }
-
-// hubMode returns the hub builder the cluster uses: the MC1 hub as the bus
-// it is (issue 13 section 2), every packet broadcast to every adapter,
-// which filter by their receive tables. Explicit until mchub.MC1()
-// defaults to it.
-func hubMode(b mchub.Builder) mchub.Builder { return b.WithBroadcast(true) }
