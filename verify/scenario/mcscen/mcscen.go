@@ -62,8 +62,8 @@ func Scenarios() []*scenario.Scenario {
 	// a 2-core machine shared with other jobs, 2026-11-27 (documentation
 	// only).
 	return []*scenario.Scenario{
-		ReportScenario().In(sys, "2 s").WithWaves(reportView),
-		TrafficScenario().In(sys, "0.3 s").WithWaves(trafficView),
+		ReportScenario().In(sys, "2 s").WithWaves(mcView(reportSpan)),
+		TrafficScenario().In(sys, "0.3 s").WithWaves(mcView(0)),
 	}
 }
 
@@ -355,18 +355,24 @@ func shares(v []float64) string {
 	return strings.Join(s, "/") + "%"
 }
 
-// reportView is mc-report's waveform: the unicast writes from node 0's
-// CPU through its PCI bus and adapter, the hub, and node 1's adapter, PCI
-// bus and CPU.
-func reportView(scenario.Params) scenario.WaveView {
-	return scenario.WaveView{
-		Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
-		Groups: []waves.ViewGroup{
-			scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.pci.phase"),
-			scenario.KeyGroup("hub", "mc.hub.state"),
-			scenario.KeyGroup("N1 host", "n1.pci.phase", "n1.cpu0.state"),
-		},
-		// A round: a write takes about 5 µs; the rounds are 20 µs apart.
-		Span: 10 * clock.Microsecond,
+// mcView returns the waveform of mc-report and mc-traffic: node 0's CPU
+// and PCI bus (the writer's side, through its adapter), the hub and its
+// links 0 and 1, and node 1's PCI bus and CPU. span, when positive, is the
+// time the save file shows (scenario.WaveView.Span).
+func mcView(span clock.Time) func(scenario.Params) scenario.WaveView {
+	return func(scenario.Params) scenario.WaveView {
+		return scenario.WaveView{
+			Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
+			Groups: []waves.ViewGroup{
+				scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.pci.phase"),
+				scenario.KeyGroup("hub", "mc.hub.state"),
+				scenario.KeyGroup("N1 host", "n1.pci.phase", "n1.cpu0.state"),
+			},
+			Span: span,
+		}
 	}
 }
+
+// reportSpan is mc-report's waveform span: a write takes about 5 µs and
+// the rounds are 20 µs apart, so 10 µs shows one round's write whole.
+const reportSpan = 10 * clock.Microsecond

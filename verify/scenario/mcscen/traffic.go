@@ -7,7 +7,6 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/testbench/mctb"
-	"github.com/nisim/nisim/waves"
 )
 
 // TrafficParams are mc-traffic's parameters: the cluster's size and the
@@ -128,16 +127,4 @@ func RunTraffic(e *env.Env, p *TrafficParams) (*scenario.Report, error) {
 	rep.Measure("writes", float64(s.Ordered+s.TxInvalid), "")
 	rep.Measure("deliveries", float64(s.Delivered), "")
 	return rep, runErr
-}
-
-// trafficView is mc-traffic's waveform: nodes 0 and 1 and the hub.
-func trafficView(scenario.Params) scenario.WaveView {
-	return scenario.WaveView{
-		Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
-		Groups: []waves.ViewGroup{
-			scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.pci.phase"),
-			scenario.KeyGroup("hub", "mc.hub.state"),
-			scenario.KeyGroup("N1 host", "n1.pci.phase", "n1.cpu0.state"),
-		},
-	}
 }
