@@ -84,12 +84,16 @@ const (
 	// CauseTxInvalid: a write to an invalid transmit page was dropped;
 	// Status.Page holds the window page.
 	CauseTxInvalid uint32 = 1 << iota
-	// CauseRxCRC: a received packet failed the link CRC.
+	// CauseRxCRC: a received packet failed the link CRC and was dropped;
+	// Status.Page holds the global page its header named.
 	CauseRxCRC
 )
 
 // Status is the error status register: latched causes, the page of the
-// last transmit fault, and whether the interrupt line is asserted.
+// last fault, and whether the interrupt line is asserted. Page is the
+// window page of a transmit fault (CauseTxInvalid) or the global page in
+// the header of a packet dropped for its link CRC (CauseRxCRC), whichever
+// came last; it is 0 while neither cause is latched.
 type Status struct {
 	Cause   uint32
 	Page    int
@@ -289,14 +293,12 @@ func (a *Adapter) ClearStatus() {
 	a.updateIRQ(a.Now())
 }
 
-// raise latches cause (with page for CauseTxInvalid) and asserts the
+// raise latches cause with its page (Status.Page) and asserts the
 // interrupt line if the cause is enabled (csr.go: IRQ_ENABLE, every cause
 // by default), calling OnInterrupt on a rising edge.
 func (a *Adapter) raise(now clock.Time, cause uint32, page int) {
 	a.status.Cause |= cause
-	if cause&CauseTxInvalid != 0 {
-		a.status.Page = page
-	}
+	a.status.Page = page
 	a.updateIRQ(now)
 }
 

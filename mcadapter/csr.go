@@ -37,12 +37,15 @@ import (
 //	                    bit 1 CauseRxCRC) and, in bit 31, the interrupt
 //	                    line. write: write-1-to-clear; the cause bits set
 //	                    in the written word are cleared (clearing
-//	                    CauseTxInvalid also clears PAGE and the transmit
-//	                    table's fault status); the line falls when no
+//	                    CauseTxInvalid also clears the transmit table's
+//	                    fault status; PAGE is cleared when no cause is
+//	                    left latched); the line falls when no
 //	                    enabled cause is left. Writing 0xffffffff is
 //	                    Adapter.ClearStatus.
-//	  +0x04 PAGE        read: the window page of the last transmit fault.
-//	                    Writes are ignored.
+//	  +0x04 PAGE        read: the page of the last fault: the window page
+//	                    of a transmit fault (CauseTxInvalid) or the global
+//	                    page in the header of a packet dropped for its
+//	                    link CRC (CauseRxCRC). Writes are ignored.
 //	  +0x08 IRQ_ENABLE  read/write: the causes that drive the interrupt
 //	                    line. Reset value 0x3: every cause enabled
 //	                    (assumed, so that an error interrupts software
@@ -87,7 +90,7 @@ const (
 	// CSRStatus is the status register: causes, line in bit 31; write 1 to
 	// clear.
 	CSRStatus = 0x00
-	// CSRPage is the window page of the last transmit fault.
+	// CSRPage is the page of the last fault (Status.Page).
 	CSRPage = 0x04
 	// CSRIRQEnable is the interrupt enable mask (reset: every cause).
 	CSRIRQEnable = 0x08
@@ -347,8 +350,10 @@ func (a *Adapter) csrSetWord(now clock.Time, off uint64, val, mask uint32) {
 		cl := val & mask & allCauses
 		a.status.Cause &^= cl
 		if cl&CauseTxInvalid != 0 {
-			a.status.Page = 0
 			a.TxTable.ClearStatus()
+		}
+		if a.status.Cause == 0 {
+			a.status.Page = 0
 		}
 		a.updateIRQ(now)
 	case CSRIRQEnable:

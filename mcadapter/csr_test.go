@@ -173,7 +173,7 @@ var _ = Describe("Adapter CSRs", func() {
 		// The packet (12 wire bytes) is taken at c4: the line rises then.
 		Expect(r.irqs).To(Equal([]clock.Cycle{4}))
 		Expect(status).To(Equal(mcadapter.CSRStatusLine | mcadapter.CauseRxCRC))
-		Expect(page).To(BeZero())
+		Expect(page).To(Equal(uint32(rigGPage))) // the CRC drop's global page
 		Expect(crcs).To(Equal(uint32(1)))
 		Expect(clearAt).To(Equal(clock.Cycle(60)))
 		Expect(cleared).To(BeZero())

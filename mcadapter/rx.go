@@ -24,8 +24,8 @@ import (
 //     (issue 13 section 1). The packet's fate is decided at its tail: a Bad
 //     tail drops it (RxCRC) whatever the filter said, since its header
 //     cannot be trusted; otherwise a rejected page drops it (RxUnmapped).
-//     (RxPageTable.Unmapped counts filter rejections at the head, so it
-//     also counts a rejected packet later dropped for its CRC.)
+//     RxPageTable.Unmapped and Counters.RxUnmapped both count only the
+//     latter: a rejected packet dropped for its CRC is a CRC drop.
 //   - RX FIFO. A mapped packet reserves its length in bytes (of
 //     RxFIFOBytes) and one descriptor (of RxFIFOPackets) when its head is
 //     taken (the header carries the length) and frees them when
@@ -43,8 +43,10 @@ import (
 //     which is the hub's order.
 //
 // Dropped packets are counted (Counters.RxCRC, RxUnmapped), traced
-// (mc.drop) and reported (OnDrop). A CRC error also latches CauseRxCRC in
-// the status register and raises the interrupt line. What software must
+// (mc.drop) and reported (OnDrop). A CRC error also latches CauseRxCRC and
+// the packet's global page (Status.Page; a CRC error is only ever seen at
+// a tail, so the head, and its page, was always seen) in the status
+// register and raises the interrupt line. What software must
 // do then: assumed: it aborts the application (no retransmission, no
 // resynchronisation). The paper describes no error recovery for MC1, and
 // the protocol «relies on the Memory Channel's broadcast, ordering, and
@@ -232,10 +234,14 @@ func (a *Adapter) rxEndPacket(now clock.Time, p *rxPkt, bad bool) {
 	case bad:
 		a.counters.RxCRC++
 		a.rxFree(now, p)
-		a.raise(now, CauseRxCRC, 0)
+		// The head was taken, so its global page is known: the status
+		// register latches it (it may be wrong: the CRC covers the
+		// header too).
+		a.raise(now, CauseRxCRC, int(w.Addr/uint64(a.cfg.PageBytes)))
 		a.dropRx(now, p, RxCRC)
 	case !p.mapped:
 		a.counters.RxUnmapped++
+		a.RxTable.dropUnmapped()
 		a.dropRx(now, p, RxUnmapped)
 	case len(p.data) != w.Len:
 		a.env.Report(now, a.name, "mc.protocol", "%v arrived with %d data bytes", w, len(p.data))

@@ -293,7 +293,9 @@ var _ = Describe("Adapter receive side", func() {
 			{Reason: mcadapter.RxCRC, Src: 0, Seq: 1, Order: 1, Page: rigGPage, Addr: addr, Len: 32},
 			{Reason: mcadapter.RxCRC, Src: 0, Seq: 2, Order: 2, Page: rigGPage, Addr: addr + 32, Len: 4},
 		}))
-		Expect(r.a.Status()).To(Equal(mcadapter.Status{Cause: mcadapter.CauseRxCRC, Pending: true}))
+		// The last CRC drop's global page is latched with the cause.
+		Expect(r.a.Status()).To(Equal(mcadapter.Status{Cause: mcadapter.CauseRxCRC, Page: rigGPage, Pending: true}))
+		Expect(r.a.RxTable.Unmapped()).To(BeZero())
 		// The first packet (40 wire bytes = 10 cycles) lands at c10 and is
 		// taken at c11: the line rises then; the second error finds it
 		// high and interrupts no more.
@@ -302,6 +304,22 @@ var _ = Describe("Adapter receive side", func() {
 		Expect(r.host.Storage().Pages()).To(BeEmpty())
 		b, p := r.a.RxFIFO()
 		Expect([]int{b, p}).To(Equal([]int{0, 0}))
+	})
+
+	It("counts a packet for an unmapped page that fails its CRC as a CRC drop only", func() {
+		lc := mchub.LinkConfig()
+		lc.CorruptProb = 1
+		r := newRxRig(mcadapter.MC1(), lc, nil)
+		// Nothing mapped: the filter rejects the head of page 4, the bad
+		// tail decides: a CRC drop, not an unmapped one.
+		addr := uint64(4*8192 + 16)
+		r.send(1, 5, 9, addr, payload(1, 8))
+		r.run()
+		c := r.a.Counters()
+		Expect([]uint64{c.RxCRC, c.RxUnmapped}).To(Equal([]uint64{1, 0}))
+		Expect(r.a.RxTable.Unmapped()).To(Equal(c.RxUnmapped))
+		Expect(r.drops).To(Equal([]mcadapter.Drop{{Reason: mcadapter.RxCRC, Src: 5, Seq: 9, Order: 1, Page: 4, Addr: addr, Len: 8}}))
+		Expect(r.a.Status()).To(Equal(mcadapter.Status{Cause: mcadapter.CauseRxCRC, Page: 4, Pending: true}))
 	})
 
 	It("writes 20 packets to host memory in the hub's order", func() {

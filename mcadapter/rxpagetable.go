@@ -127,17 +127,24 @@ func (t *RxPageTable) Entry(page int) (RxEntry, error) {
 // header's global address: it splits global into page (global / PageBytes)
 // and offset and returns the host address HostFrame + offset. A packet for a
 // page this node does not receive, or beyond the global space (a header the
-// sender should have refused), is dropped: ok is false and the unmapped
-// counter is incremented.
+// sender should have refused), is not received here: ok is false. The
+// lookup counts nothing: the packet's fate is decided at its tail, where a
+// CRC error outranks the filter (rx.go), and only a packet then dropped as
+// unmapped is counted (Unmapped).
 func (t *RxPageTable) Lookup(global uint64) (host uint64, ok bool) {
 	page := global >> t.pageShift
 	if page >= uint64(len(t.entries)) || !t.entries[page].Valid {
-		t.unmapped++
 		return 0, false
 	}
 	return t.entries[page].HostFrame | global&uint64(t.pageBytes-1), true
 }
 
 // Unmapped returns the count of packets dropped because their page is not
-// mapped for receive here.
+// mapped for receive here: the adapter's Counters.RxUnmapped. A packet
+// whose lookup failed but which was dropped for its link CRC is a CRC drop
+// and is not counted here.
 func (t *RxPageTable) Unmapped() uint64 { return t.unmapped }
+
+// dropUnmapped counts one packet dropped as unmapped (the adapter calls it
+// at the packet's tail).
+func (t *RxPageTable) dropUnmapped() { t.unmapped++ }
