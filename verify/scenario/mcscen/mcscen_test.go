@@ -42,13 +42,26 @@ var _ = Describe("mc-traffic", func() {
 	DescribeTable("refuses a bad parameter, naming its key",
 		func(set, key string) {
 			p := mcscen.TrafficDefaults()
-			Expect(scenario.Configure(p, "", []string{set})).To(MatchError(ContainSubstring(key)))
+			err := scenario.Configure(p, "", []string{set})
+			Expect(err).To(MatchError(ContainSubstring(key)))
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
 		},
 		Entry("one node", "nodes=1", "nodes"),
 		Entry("five CPUs", "cpus=5", "cpus"),
 		Entry("a torn longword", "min_bytes=6", "min_bytes"),
 		Entry("a size range upside down", "min_bytes=64", "max_bytes"),
 		Entry("a write larger than the smallest region", "max_bytes=132", "max_bytes"),
+		Entry("nodes beyond the paper's eight", "nodes=100000", "nodes"),
+		Entry("negative nodes", "nodes=-1", "nodes"),
+		Entry("writes beyond the memory budget", "writes=99999999999", "writes"),
+		Entry("writes x nodes x cpus beyond the memory budget", "writes=262144", "writes"),
+		Entry("a float count", "writes=1e30", "writes"),
+		Entry("a word for a number", "max_gap=abc", "max_gap"),
+		Entry("a negative gap", "max_gap=-5", "max_gap"),
+		Entry("a gap beyond its bound", "max_gap=1048577", "max_gap"),
+		// 262145 > BudgetLimit(4096) = 262144: no CPU could do that many
+		// operations, so the interval would never load.
+		Entry("a load interval longer than any run", "load_every=262145", "load_every"),
 	)
 })
 
@@ -97,12 +110,19 @@ var _ = Describe("mc-report", func() {
 	DescribeTable("refuses a bad parameter, naming its key",
 		func(set, key string) {
 			p := mcscen.ReportDefaults()
-			Expect(scenario.Configure(p, "", []string{set})).To(MatchError(ContainSubstring(key)))
+			err := scenario.Configure(p, "", []string{set})
+			Expect(err).To(MatchError(ContainSubstring(key)))
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
 		},
 		Entry("one round is all warm-up", "rounds=1", "rounds"),
 		Entry("a stream that is not whole packets", "link_bytes=1000", "link_bytes"),
 		Entry("an aggregate stream that is not whole packets", "aggregate_bytes=1000", "aggregate_bytes"),
 		Entry("a stream beyond the bound", "aggregate_bytes=4194304", "aggregate_bytes"),
 		Entry("one lock round", "lock_rounds=1", "lock_rounds"),
+		Entry("rounds beyond the bound", "rounds=100000", "rounds"),
+		Entry("a negative stream", "link_bytes=-32", "link_bytes"),
+		Entry("a huge float stream", "link_bytes=1e15", "link_bytes"),
+		Entry("a word for a number", "aggregate_bytes=x", "aggregate_bytes"),
+		Entry("lock rounds beyond the bound", "lock_rounds=1000000", "lock_rounds"),
 	)
 })

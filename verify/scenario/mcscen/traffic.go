@@ -48,6 +48,17 @@ const trafficOpBytes = 4 << 10
 // 128 bytes (mctb.Cluster.RandomRegions).
 const maxTrafficBytes = 128
 
+// maxTrafficGap bounds max_gap: assumed: 2^20 CPU cycles (4.5 ms at 233
+// MHz) between a CPU's operations, far beyond any gap that changes the
+// traffic's interleaving; a run's simulated time grows with writes x
+// max_gap (200 writes per CPU at this gap simulate 0.48 s).
+const maxTrafficGap = 1 << 20
+
+// maxLoadEvery bounds load_every: derived: no CPU does more operations
+// than writes' memory-budget limit, scenario.BudgetLimit(trafficOpBytes)
+// = 2^30 / 4096 = 262144, so a larger interval would never load.
+var maxLoadEvery = scenario.BudgetLimit(trafficOpBytes)
+
 // Keys implements scenario.Keyed.
 func (p *TrafficParams) Keys() []scenario.KeySpec {
 	c := mctb.DefaultConfig()
@@ -58,8 +69,8 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		scenario.Key("min_bytes", "bytes").Range(4, maxTrafficBytes).Also("a multiple of 4").From("MC-P18: a longword"),
 		scenario.Key("max_bytes", "bytes").Range(4, maxTrafficBytes).Also("a multiple of 4, at least min_bytes").
 			From("derived: the 21064A's 32-byte write-buffer block"),
-		scenario.Key("max_gap", "CPU cycles").Range(0, 1<<20).From("assumed: 400"),
-		scenario.Key("load_every", "operations per checked load (0: none)").Range(0, 1<<20).From("assumed: 8"),
+		scenario.Key("max_gap", "CPU cycles").Range(0, maxTrafficGap).From("assumed: 400"),
+		scenario.Key("load_every", "operations per checked load (0: none)").Range(0, float64(maxLoadEvery)).From("assumed: 8"),
 	}
 }
 
