@@ -184,8 +184,9 @@ func (s Stream) Program(done *clock.Time) func(p *cpu.Proc) {
 // packets on the network prior to the loopback write have been received
 // at their destinations»): a store of v to Tx in a region with loop-back,
 // a memory barrier, and loads of the node's own receive copy Rx until v
-// appears. v must differ from the word's current value. The poll gives
-// up after Patience (OneWay says why).
+// appears (each load labelled poll, so a trace can keep only the polls
+// whose value changed). v must differ from the word's current value. The
+// poll gives up after Patience (OneWay says why).
 type Flush struct {
 	Tx, Rx   uint64
 	Patience clock.Time
@@ -197,8 +198,8 @@ type Flush struct {
 func (f Flush) Do(p *cpu.Proc, v uint32) (clock.Time, bool) {
 	p.As("mc.flush").Store32(f.Tx, v)
 	t := p.Now()
-	p.Fence()
-	for p.Load32(f.Rx) != v {
+	p.As("mb").Fence()
+	for p.As("poll").Load32(f.Rx) != v {
 		if p.Now()-t > f.Patience {
 			return t, false
 		}
@@ -220,7 +221,11 @@ func (f Flush) Do(p *cpu.Proc, v uint32) (clock.Time, bool) {
 // times its node number plus one and the rounds it has lost (assumed: the
 // paper says only «backs off»; growing with the attempts and differing by
 // node, two nodes that collided do not collide again in lock step);
-// Patience bounds each wait for a loop-back (Flush).
+// Patience bounds each wait for a loop-back (Flush). Each step's
+// operations carry a label, so a trace shows the algorithm: lock.test
+// (the flag read until free), lock.ll and lock.sc, the flush's mc.flush,
+// mb and poll, lock.read (the other entries), lock.mb, lock.backoff and,
+// releasing, lock.free (the flag cleared).
 //
 // WaitRelease: assumed: true. The paper does not say whether a release
 // waits for its clear to come back; the Digital UNIX lock, «essentially
@@ -267,10 +272,10 @@ func (l Lock) Acquire(p *cpu.Proc) (lost int, ok bool) {
 	// The per-node flag: read until free (hits while held), then LL/SC
 	// (smptb.Lock's loop, docs/host-programs.md).
 	for {
-		for p.Load32(l.Flag) != 0 {
-			p.Compute(l.Backoff)
+		for p.As("lock.test").Load32(l.Flag) != 0 {
+			p.As("lock.backoff").Compute(l.Backoff)
 		}
-		if p.LoadLocked32(l.Flag) == 0 && p.StoreConditional32(l.Flag, 1) {
+		if p.As("lock.ll").LoadLocked32(l.Flag) == 0 && p.As("lock.sc").StoreConditional32(l.Flag, 1) {
 			break
 		}
 	}
@@ -282,12 +287,12 @@ func (l Lock) Acquire(p *cpu.Proc) (lost int, ok bool) {
 		}
 		alone := true
 		for n := range l.Nodes {
-			if n != l.Node && p.Load32(l.Rx+entry(n)) != 0 {
+			if n != l.Node && p.As("lock.read").Load32(l.Rx+entry(n)) != 0 {
 				alone = false
 			}
 		}
 		if alone {
-			p.Fence() // the critical section stays after the acquire
+			p.As("lock.mb").Fence() // the critical section stays after the acquire
 			return lost, true
 		}
 		// Clear the entry and see the clear come back before trying
@@ -296,7 +301,7 @@ func (l Lock) Acquire(p *cpu.Proc) (lost int, ok bool) {
 			return lost, false
 		}
 		lost++
-		p.Compute(l.Backoff * (l.Node + 1) * lost)
+		p.As("lock.backoff").Compute(l.Backoff * (l.Node + 1) * lost)
 	}
 }
 
@@ -304,15 +309,15 @@ func (l Lock) Acquire(p *cpu.Proc) (lost int, ok bool) {
 // clear's loop-back if WaitRelease), then the per-node flag. It reports
 // false when the clear did not come back within Patience.
 func (l Lock) Release(p *cpu.Proc) (ok bool) {
-	p.Fence() // the critical section's stores complete first
+	p.As("lock.mb").Fence() // the critical section's stores complete first
 	ok = true
 	if l.WaitRelease {
 		_, ok = l.own().Do(p, 0)
 	} else {
 		p.As("mc.unlock").Store32(l.Tx+entry(l.Node), 0)
-		p.Fence()
+		p.As("mb").Fence()
 	}
-	p.Store32(l.Flag, 0)
+	p.As("lock.free").Store32(l.Flag, 0)
 	return ok
 }
 
