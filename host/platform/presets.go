@@ -769,7 +769,9 @@ func DEC560ST() Host {
 			// free; one address cycle, no decode or turnaround wait, one idle.
 			ArbCycles: 1, HiddenArb: false, AddrCycles: 1, DecodeCycles: 0, ReadTurnaround: 0, IdleCycles: 1,
 			// assumed: a CPU transaction is at most a 32-byte line; the EISA
-			// bridge holds the bus across lines (Bridge.HoldMemoryBus).
+			// bridge holds the bus across lines (Bridge.HoldMemoryBus: the
+			// bus re-grants it its next line without arbitration,
+			// Bus.HoldSplits).
 			MaxBurstBytes: 32,
 			// assumed: the CPU and the EISA bridge in turn.
 			Arbitration: bus.RoundRobin,

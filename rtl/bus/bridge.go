@@ -328,7 +328,8 @@ func (b BridgeBuilder) Build(name string) (*Bridge, error) {
 //
 // Without HoldMemoryBus the Up direction re-arbitrates for the memory bus
 // per line; with it an I/O burst is one memory-bus transaction that holds
-// the bus for its length (SHRIMP's Xpress bus, SH-P10). The Down direction
+// the bus for its length, also across the pieces the memory bus splits it
+// into at its MaxBurstBytes (Bus.HoldSplits; SHRIMP's Xpress bus, SH-P10). The Down direction
 // always issues a near write or read as one I/O-bus transaction (split
 // only at the I/O bus's MaxBurstBytes).
 //
@@ -505,6 +506,13 @@ func newPath(br *Bridge, name string, near, far *Bus, w window, up bool) (*path,
 	p.mch.ConnectMaster(p.fh)
 	if err := near.SetTargetRetry(name, p.nh.claim); err != nil {
 		return nil, err
+	}
+	if up && cfg.HoldMemoryBus {
+		// The held I/O burst stays one tenure across the memory bus's
+		// MaxBurstBytes pieces (SH-P10).
+		if err := far.HoldSplits(name); err != nil {
+			return nil, err
+		}
 	}
 
 	wdepth := 2

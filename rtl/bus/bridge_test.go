@@ -458,11 +458,16 @@ var _ = Describe("Bridge", func() {
 	Describe("holding the memory bus for a whole I/O burst (SH-P10)", func() {
 		// The NI writes 64 bytes (one PCI burst, 16 beats at p4-p19) to
 		// memory; from m20 a CPU on the memory bus posts 8-byte writes
-		// back to back. The memory bus takes 64-byte bursts here so that
-		// the whole I/O burst fits in one tenure.
-		run := func(hold bool) (bridge, cpu []clock.Cycle) {
+		// back to back. The memory bus takes 64-byte bursts (the whole
+		// I/O burst fits in one tenure) or 32-byte ones (the Xpress's
+		// line: the bus splits the held burst and, with the hold, grants
+		// the bridge its second piece without arbitration, Bus.HoldSplits).
+		run := func(hold bool, maxBurst ...int) (bridge, cpu []clock.Cycle) {
 			mc := memBusConfig()
 			mc.MaxBurstBytes = 64
+			if len(maxBurst) > 0 {
+				mc.MaxBurstBytes = maxBurst[0]
+			}
 			cfg := testBridge()
 			cfg.HoldMemoryBus = hold
 			r := newRig(mc, cfg, 1)
@@ -503,6 +508,26 @@ var _ = Describe("Bridge", func() {
 			// The CPU asks from m20 but gets the bus only after m42: ARB
 			// 43, ADDR 44, data 45, then every 3 cycles.
 			Expect(cpu).To(Equal([]clock.Cycle{45, 48, 51, 54, 57, 60}))
+		})
+
+		It("holds it across the memory bus's 32-byte pieces of the burst (HoldSplits)", func() {
+			bridge, cpu := run(true, 32)
+			// The first piece (beats 0-3) moves at 16, 18, 22, 26 as in one
+			// tenure and ends at m26 (no idle cycle). At m27 the bus, idle,
+			// re-grants the bridge without arbitration: ADDR 27, data from
+			// 28; beat 4 is fed at m29 (13+4*4) and moves at m30, then
+			// every 4 cycles: 34, 38, 42 as in one tenure. The CPU, asking
+			// since m20, gets the bus only after m42: ARB 43, ADDR 44, data
+			// 45, then every 3 cycles, the same cycles as with 64-byte
+			// bursts.
+			Expect(bridge).To(Equal([]clock.Cycle{16, 18, 22, 26, 30, 34, 38, 42}))
+			Expect(cpu).To(Equal([]clock.Cycle{45, 48, 51, 54, 57, 60}))
+		})
+
+		It("names the master HoldSplits cannot find", func() {
+			b, err := bus.MakeBuilder().WithEnv(vtest.NewEnv(vtest.Options{})).WithConfig(memBusConfig()).Build("MB")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b.HoldSplits("Nobody")).To(MatchError(ContainSubstring("no master Nobody")))
 		})
 
 		It("re-arbitrates per line without it: the CPU's writes go between the lines", func() {

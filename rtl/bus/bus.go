@@ -132,6 +132,9 @@ type master struct {
 	// condFailed collects a store-conditional's failure from the bursts of
 	// a split request until the final one's completion carries it back.
 	condFailed bool
+	// holdSplits: the bus keeps this master's tenure across the pieces of
+	// a request split at MaxBurstBytes (HoldSplits).
+	holdSplits bool
 	stats      MasterStats
 }
 
@@ -357,6 +360,25 @@ func (b *Bus) SetTargetRetry(name string, claim func(now clock.Time, req *mem.Re
 	return fmt.Errorf("%s: no target %s", b.Name(), name)
 }
 
+// HoldSplits makes the bus keep granting master name across the pieces of
+// a request it splits at MaxBurstBytes: while the rest of the master's
+// request is pending, the next tenure is that master's again, without
+// arbitration (no other master can take the bus in between), each piece
+// with an address phase of its own (the Xpress addresses every line). A
+// bridge that holds the memory bus for a whole I/O burst uses it on its
+// memory-bus master (BridgeConfig.HoldMemoryBus; SHRIMP's Xpress: «the
+// memory bus does not cycle-share between the CPU and any other main
+// memory master», SH-P10). A retried piece is re-granted the same way.
+func (b *Bus) HoldSplits(name string) error {
+	for _, m := range b.masters {
+		if m.name == name {
+			m.holdSplits = true
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: HoldSplits: no master %s", b.Name(), name)
+}
+
 // Tick implements clock.Ticker: one bus cycle. The phase signal shows the
 // phase executed at each edge ("WAIT" for a data or completion cycle in
 // which nothing moved), held for the cycle that follows, as a state
@@ -462,6 +484,15 @@ func (b *Bus) requestOf(now clock.Time, m *master) *mem.Req {
 // in the previous cycle; otherwise the grant takes ArbCycles, the first of
 // them this cycle.
 func (b *Bus) grant(now clock.Time) bool {
+	// A master holding the bus across split pieces (HoldSplits) keeps it:
+	// its next piece goes straight to its address phase.
+	for i, m := range b.masters {
+		if m.holdSplits && m.cont != nil {
+			b.start(now, i)
+			b.setPhase(now, pAddr)
+			return true
+		}
+	}
 	pick := -1
 	for i := range b.masters {
 		k := i
