@@ -256,6 +256,8 @@ type CPU struct {
 	instrs    uint64
 
 	irq        bool                      // an interrupt is pending
+	irqDue     bool                      // an interrupt is being recognised (InterruptDelay)
+	irqAt      clock.Time                // the edge it is recognised at
 	irqHandler func(now clock.Time) []Op // the handler's operations
 	irqs       uint64
 	masked     bool // interrupts masked (inside an exception, or asked for)
@@ -340,13 +342,32 @@ func (c *CPU) SetInterruptProgram(fn func(p *Proc)) {
 	c.irqHandler = func(clock.Time) []Op { return []Op{Go(fn)} }
 }
 
-// Interrupt raises the interrupt line at now; the handler runs at the next
-// operation boundary that is not inside a chained sequence, or inside a
-// Compute, Call or Wait, once interrupts are not masked. A second
-// interrupt before the handler runs is merged with the first.
+// Interrupt raises the interrupt line at now. The processor recognises it
+// OSCosts.InterruptDelay cycles after the edge that follows now (the
+// program runs on meanwhile); the handler then runs at the next operation
+// boundary that is not inside a chained sequence, or inside a Compute,
+// Call or Wait, once interrupts are not masked. A second interrupt before
+// the handler runs (also one still being recognised) is merged with the
+// first.
 func (c *CPU) Interrupt(now clock.Time) {
-	c.irq = true
-	c.Wake(now)
+	if c.os.InterruptDelay == 0 {
+		c.irq = true
+		c.Wake(now)
+		return
+	}
+	if c.irq || c.irqDue {
+		return
+	}
+	c.irqDue = true
+	c.irqAt = c.Clock().After(now, clock.Cycle(c.os.InterruptDelay+1))
+	c.WakeAt(c.irqAt)
+}
+
+// recognise makes an interrupt whose recognition delay is over pending.
+func (c *CPU) recognise(now clock.Time) {
+	if c.irqDue && now >= c.irqAt {
+		c.irqDue, c.irq = false, true
+	}
 }
 
 // Interrupts returns the number of interrupt handlers run.
@@ -425,6 +446,7 @@ func (c *CPU) StallTime() clock.Time { return c.stallTime }
 // Tick implements clock.Ticker.
 func (c *CPU) Tick(now clock.Time) bool {
 	c.collect(now)
+	c.recognise(now)
 	for {
 		if c.state == sFetch {
 			// A sequential program in front gives its next operation first,
@@ -715,7 +737,7 @@ func (c *CPU) retire(now clock.Time, op *Op) {
 }
 
 // Idle implements check.Unit.
-func (c *CPU) Idle() bool { return !c.busy && c.rest.Len() == 0 && c.acksDue == 0 }
+func (c *CPU) Idle() bool { return !c.busy && c.rest.Len() == 0 && c.acksDue == 0 && !c.irqDue }
 
 // State implements check.Unit.
 func (c *CPU) State() string {

@@ -102,6 +102,41 @@ var _ = Describe("interrupts inside operations", func() {
 		Expect(c.Masked()).To(BeFalse())
 	})
 
+	It("recognises an interrupt InterruptDelay cycles late while the program runs on", func() {
+		costs := irqCosts
+		costs.InterruptDelay = 4
+		nd := newNode(1, costs, 2)
+		c := nd.cpus[0]
+		c.SetInterruptHandler(func(clock.Time) []cpu.Op {
+			return []cpu.Op{{Kind: cpu.Compute, Cycles: 4, Label: "isr"}}
+		})
+		var end clock.Time
+		c.Run(cpu.Op{Kind: cpu.Compute, Cycles: 20, Label: "work", Done: func(now clock.Time, _ []byte) { end = now }})
+		vtest.AtCycle(nd.e, "Irq", clk100, 5, c.Interrupt)
+		// A second rise while the first is being recognised merges with it.
+		vtest.AtCycle(nd.e, "Irq2", clk100, 7, c.Interrupt)
+		_, err := nd.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// work: c0..c19. The line rises at c5; without a delay the
+		// processor takes it at c6 (the spec above); with 4 cycles of
+		// recognition at c6+4 = c10, work running on meanwhile: 19-10+1 =
+		// 10 cycles left. Entry (3) c10..c12, isr (4) c12..c15, return (2)
+		// c15..c16; work resumes at c16 with 10 cycles and retires at
+		// c16+10-1 = c25 (the handler's cost is the same; it starts 4
+		// cycles later, with 4 fewer cycles of work left).
+		Expect(end).To(Equal(cyc(25)))
+		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
+			"100000 10 Cpu0 cpu.irq in=\"compute work\"",
+			"150000 15 Cpu0 cpu.retire op=isr cycles=3",
+			"250000 25 Cpu0 cpu.retire op=work cycles=9",
+		}))
+		Expect(c.Interrupts()).To(Equal(uint64(1)))
+	})
+
+	It("names InterruptDelay when it is negative", func() {
+		Expect(cpu.OSCosts{InterruptDelay: -1}.Validate()).To(MatchError(ContainSubstring("InterruptDelay -1")))
+	})
+
 	It("takes an interrupt in a Wait whose flag the handler sets, and the Wait then ends", func() {
 		nd := newNode(1, irqCosts, 2)
 		c := nd.cpus[0]

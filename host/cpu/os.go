@@ -19,6 +19,15 @@ type OSCosts struct {
 	// first operation (saving state, finding the device);
 	// InterruptReturn the way back to the interrupted program.
 	InterruptEntry, InterruptReturn int
+	// InterruptDelay is the recognition of an interrupt: the cycles from
+	// the line rising (CPU.Interrupt) to the processor taking it, during
+	// which the program runs on (the interrupt controller and the
+	// processor's recognition; SHRIMP's outgoing-FIFO bound is «the memory
+	// write bandwidth multiplied by the time it takes the CPU to recognize
+	// the threshold interrupt», shrimp-design-choices.txt section 4.5.2,
+	// so the writer must go on writing meanwhile). 0 takes it at the next
+	// edge.
+	InterruptDelay int
 	// TrapEntry is the kernel entry of a Trap (a system call, an emulated
 	// instruction) up to its handler; TrapReturn the exit back to the
 	// program with the status.
@@ -44,6 +53,7 @@ func (o OSCosts) Validate() error {
 		name string
 		v    int
 	}{{"InterruptEntry", o.InterruptEntry}, {"InterruptReturn", o.InterruptReturn},
+		{"InterruptDelay", o.InterruptDelay},
 		{"TrapEntry", o.TrapEntry}, {"TrapReturn", o.TrapReturn}, {"FaultEntry", o.FaultEntry},
 		{"SignalDelivery", o.SignalDelivery}, {"FaultReturn", o.FaultReturn}, {"Mprotect", o.Mprotect}} {
 		if f.v < 0 {
