@@ -1,0 +1,3 @@
+package shrimp
+
+// SCAFFOLD: being built (E2: udma). E2 replaces this file.
