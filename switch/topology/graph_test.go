@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/fabric"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/topology"
@@ -850,6 +851,76 @@ var _ = Describe("Paragon backplane", func() {
 		// Once the path is set up the body streams a 2-byte flit per 10 ns
 		// cycle: 999 more flits (1998 bytes) take 9.99 µs, 200 MB/s.
 		Expect(latency(1000) - latency(1)).To(Equal(9990 * clock.Nanosecond))
+	})
+
+	Describe("MeshConfig.Attach", func() {
+		// run sends one 8-flit packet from host 0 to host 15 on a Paragon(4)
+		// mesh, with the terminals the mesh builds (attach false) or with
+		// terminals of the test's own put on hosts 0 and 15 by Attach
+		// (every other host declined); it returns the tail's arrival and
+		// the network.
+		run := func(attach bool) (clock.Time, *topology.Network, []int) {
+			mc := topology.Paragon(4)
+			e := vtest.NewEnv(vtest.Options{Clock: mc.Clock})
+			var at clock.Time
+			sh := &fabric.Shared{Packets: check.NewConservation[uint64](e.Monitor, "Packets"),
+				OnDeliver: func(now clock.Time, _ *fabric.Packet) { at = now }}
+			var asked []int
+			var mine []*fabric.Terminal
+			if attach {
+				mc.Attach = func(host int, out, in *link.Dir) (bool, error) {
+					asked = append(asked, host)
+					if host != 0 && host != 15 {
+						return false, nil
+					}
+					tc := mc.Terminal
+					tc.VCs, tc.FlitBytes = mc.Router.NumVCs, mc.FlitBytes
+					t, err := fabric.NewTerminal(e, fmt.Sprintf("P.T[%d]", host), mc.Clock, host, tc, sh)
+					if err != nil {
+						return false, err
+					}
+					t.Connect(out, in)
+					mine = append(mine, t)
+					return true, nil
+				}
+			}
+			net, err := topology.Mesh(e, "P", mc, sh)
+			Expect(err).NotTo(HaveOccurred())
+			src := net.Terminals
+			if attach {
+				src = mine
+			}
+			src[0].SetReplay([]traffic.Record{{Cycle: 0, Src: 0, Dst: 15, Size: 8}})
+			src[0].Start()
+			_, err = e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return at, net, asked
+		}
+
+		It("attaches what Attach connects in place of the terminals, with the same timing", func() {
+			want, _, _ := run(false)
+			got, net, asked := run(true)
+			Expect(got).To(BeNumerically(">", 0))
+			// The attached link is the terminal's link: same arrival.
+			Expect(got).To(Equal(want))
+			Expect(asked).To(Equal([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}))
+			// No terminal of the mesh's own; links: 2 × 4 × 3 = 24 between
+			// routers and the 2 attached hosts'.
+			Expect(net.Terminals).To(BeEmpty())
+			Expect(net.Links).To(HaveLen(24 + 2))
+		})
+
+		It("names the host whose Attach fails", func() {
+			mc := topology.Paragon(4)
+			mc.Attach = func(host int, _, _ *link.Dir) (bool, error) {
+				if host == 3 {
+					return false, errors.New("no NI")
+				}
+				return false, nil
+			}
+			_, err := topology.Mesh(vtest.NewEnv(vtest.Options{Clock: mc.Clock}), "P", mc, &fabric.Shared{})
+			Expect(err).To(MatchError(ContainSubstring("attach host 3: no NI")))
+		})
 	})
 })
 

@@ -36,6 +36,15 @@ type MeshConfig struct {
 	// VCClasses keeps every packet on the VC it was injected on
 	// (wormhole.Builder.WithVCClasses): VCs as message classes.
 	VCClasses bool
+	// Attach, if set, replaces the traffic terminals (as MyrinetConfig's):
+	// it is called for every router i with the directions of router i's
+	// local link that host i sends on (out) and receives from (in), and
+	// reports whether it connected something (a network interface: SHRIMP's
+	// NI on the Paragon backplane, shrimp-design-choices.txt section 2.1).
+	// A declined host gets no link: its router's local port stays
+	// unconnected, so no packet may be addressed to it. Nil keeps the
+	// terminals.
+	Attach func(host int, out, in *link.Dir) (bool, error)
 }
 
 // Network is a built network.
@@ -164,6 +173,18 @@ func Mesh(e *env.Env, name string, c MeshConfig, sh *fabric.Shared) (*Network, e
 		l, err := lb.WithConfig(tl).Build(fmt.Sprintf("%s.LinkT[%d]", name, i))
 		if err != nil {
 			return nil, err
+		}
+		if c.Attach != nil {
+			ok, err := c.Attach(i, l.From(link.A), l.From(link.B))
+			if err != nil {
+				return nil, fmt.Errorf("%s: attach host %d: %w", name, i, err)
+			}
+			if ok {
+				net.Routers[i].ConnectInput(PortLocal, l.From(link.A))
+				net.Routers[i].ConnectOutput(PortLocal, l.From(link.B))
+				net.Links = append(net.Links, l)
+			}
+			continue
 		}
 		// The terminal's name (no signals of its own) seeds its traffic stream
 		// (env.Rand): renaming it would change the traffic, so it stays short.
