@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/memsys"
@@ -96,6 +97,7 @@ type Builder struct {
 	order []int
 	dma   DMAConfig
 	noDMA bool
+	ioBus string // the I/O bus's name within the node ("" = "PCI")
 	pio   struct {
 		set        bool
 		base, size uint64
@@ -138,6 +140,12 @@ func (b Builder) WithDMA(c DMAConfig) Builder { b.dma = c; return b }
 // mcadapter/) takes its place on PCI.
 func (b Builder) WithoutDMA() Builder { b.noDMA = true; return b }
 
+// WithIOBusName names the I/O bus behind the bridge: it is built as
+// name.<n> (default "PCI"), so its signals and trace paths read as the
+// host's bus (a SHRIMP node's EISA bus: WithIOBusName("EISA"), whose
+// signals are then name.EISA.*). Node.PCI is that bus whatever its name.
+func (b Builder) WithIOBusName(n string) Builder { b.ioBus = n; return b }
+
 // WithPIOWindow gives the bridge a PIO window: CPU loads and stores to
 // bus addresses [base, base+size) cross the bridge to the same PCI
 // addresses, where a PCI target (a device's registers or window) answers
@@ -170,6 +178,9 @@ func (b Builder) Validate() error {
 				return fmt.Errorf("smptb: creation order %v must list each of the %d CPUs once", b.order, b.cpus)
 			}
 		}
+	}
+	if b.ioBus != "" && strings.ContainsAny(b.ioBus, ". \t") {
+		return fmt.Errorf("smptb: I/O bus name %q must be one word without dots (WithIOBusName)", b.ioBus)
 	}
 	if b.pio.set {
 		switch {
@@ -292,7 +303,11 @@ func (b Builder) Build(name string) (*Node, error) {
 	// The PCI masters' channels (the bridge's Up side, the DMA master) are
 	// as deep as the processor's write buffer in PCI beats, as in
 	// verify/testbench/lcitb.
-	pci, err := bus.MakeBuilder().WithEnv(b.env).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).Build(name + ".PCI")
+	ioName := b.ioBus
+	if ioName == "" {
+		ioName = "PCI"
+	}
+	pci, err := bus.MakeBuilder().WithEnv(b.env).WithConfig(h.IOBus).WithMasterChannelDepth(h.WriteBufferBeats()).Build(name + "." + ioName)
 	if err != nil {
 		return nil, err
 	}

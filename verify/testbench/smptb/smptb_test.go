@@ -117,6 +117,7 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 			{smptb.MakeBuilder().WithEnv(e).WithDMA(smptb.DMAConfig{BufferBytes: 64, BurstBytes: 64, QueueDepth: 0}), "DMA.QueueDepth 0"},
 			{smptb.MakeBuilder().WithEnv(e).WithDMA(smptb.DMAConfig{BufferBytes: 64, BurstBytes: 64, SetupCycles: -1, QueueDepth: 1}), "DMA.SetupCycles -1"},
 			{smptb.MakeBuilder().WithEnv(e).WithHost(func() platform.Host { h := platform.AlphaServer2100(); h.Memory.LatencyNs = 0; return h }()), "Memory.LatencyNs"},
+			{smptb.MakeBuilder().WithEnv(e).WithIOBusName("E.ISA"), "I/O bus name \"E.ISA\""},
 		} {
 			_, err := c.b.Build("N")
 			Expect(err).To(MatchError(ContainSubstring(c.want)))
@@ -129,6 +130,18 @@ var _ = Describe("the AlphaServer 2100 4/233 node", func() {
 		Expect(err).To(MatchError(ContainSubstring("no bytes")))
 		_, err = n.DMAWrite(0, dataAddr, make([]byte, 8<<10+1))
 		Expect(err).To(MatchError(ContainSubstring("exceeds DMA.BufferBytes 8192")))
+	})
+
+	It("names the I/O bus after the host's (WithIOBusName): a SHRIMP node's EISA", func() {
+		e := env.New(env.Options{})
+		n, err := smptb.MakeBuilder().WithEnv(e).WithHost(platform.DEC560ST()).WithoutDMA().
+			WithIOBusName("EISA").Build("N0")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n.PCI.Name()).To(Equal("N0.EISA"))
+		Expect(n.PCI.Config().WidthBytes).To(Equal(4)) // EISA's 32-bit data path
+		d, err := smptb.MakeBuilder().WithEnv(e).WithHost(platform.DEC560ST()).WithoutDMA().Build("N1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.PCI.Name()).To(Equal("N1.PCI")) // the default
 	})
 
 	It("builds every preset (its own I/O bus and bridge) and runs a CPU's load on it", func() {
