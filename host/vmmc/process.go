@@ -1,0 +1,306 @@
+package vmmc
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/hib/shrimp"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
+)
+
+// Process is a user process of VMMC on one node: its page table (its
+// imported proxy pages), its automatic-update bindings and its
+// notifications.
+type Process struct {
+	k    *Kernel
+	Name string
+	pt   *cpu.PageTable
+
+	// auWriter is whether the process has an automatic-update binding:
+	// the threshold handler deschedules only such processes.
+	auWriter bool
+
+	onNotify func(p *cpu.Proc, n shrimp.Notification)
+	blocked  bool
+	queued   []shrimp.Notification
+
+	// lastSrc is the source address of the last piece started and not
+	// yet seen done (pending): Wait polls its page.
+	lastSrc uint64
+	pending bool
+
+	stats ProcStats
+}
+
+// ProcStats count a process's VMMC calls.
+type ProcStats struct {
+	// Sends is Send calls; Pieces the UDMA transfers they made; Busy the
+	// LOADs the NI answered busy (the library retries the LOAD);
+	// Retried the pairs made again after a context switch invalidated the
+	// STORE (CauseNoDest).
+	Sends, Pieces, Busy, Retried uint64
+	// Notifications is those delivered to the handler.
+	Notifications uint64
+}
+
+// Stats returns the process's counts.
+func (pr *Process) Stats() ProcStats { return pr.stats }
+
+// PageTable returns the process's page table.
+func (pr *Process) PageTable() *cpu.PageTable { return pr.pt }
+
+// Proxy is an imported receive buffer: the OPT entries the kernel gave
+// its pages, whose device-proxy pages the process may store to.
+type Proxy struct {
+	Buffer Buffer
+	// Addr and Len are the remote buffer's physical range.
+	Addr uint64
+	Len  int
+	// OPT is the OPT index of each remote page the buffer touches, in
+	// order.
+	OPT []int
+}
+
+// remotePage is the index in OPT of the page holding byte off.
+func (px *Proxy) remotePage(off, page uint64) int {
+	return int((px.Addr%page + off) / page)
+}
+
+// Export makes [addr, addr+n) a receive buffer: its pages are pinned and
+// marked exported in the IPT, with the interrupt bit if notify (section
+// 2.3). p runs the kernel call (nil: untimed, before the simulation runs).
+func (pr *Process) Export(p *cpu.Proc, addr uint64, n int, notify bool) (Buffer, error) {
+	k := pr.k
+	if n < 1 {
+		return Buffer{}, fmt.Errorf("vmmc: export of %d bytes: the size must be at least 1", n)
+	}
+	if addr+uint64(n) > k.UserLimit() {
+		return Buffer{}, fmt.Errorf("vmmc: export [%#x, +%d) reaches the kernel's pages at %#x", addr, n, k.UserLimit())
+	}
+	var b Buffer
+	err := k.trapSetup(p, func() error {
+		first, last := addr/k.page, (addr+uint64(n)-1)/k.page
+		irq := notify || k.p.RecvInterrupt != RecvNone
+		for pg := first; pg <= last; pg++ {
+			e := k.hw.NI.IPT(int(pg))
+			e.Exported = true
+			e.Interrupt = e.Interrupt || irq
+			if err := k.hw.NI.SetIPT(int(pg), e); err != nil {
+				return err
+			}
+		}
+		b = k.dir.add(k.hw.Node, addr, n, notify, pr).Buffer
+		return nil
+	})
+	if err != nil {
+		return Buffer{}, fmt.Errorf("vmmc: export: %w", err)
+	}
+	return b, nil
+}
+
+// Import makes a proxy of buffer b: one OPT entry per remote page, from
+// the kernel's pool, pointing at it, and the entry's device-proxy page
+// mapped read-write in the process (section 2.3).
+func (pr *Process) Import(p *cpu.Proc, b Buffer) (*Proxy, error) {
+	k := pr.k
+	x, ok := k.dir.Lookup(b)
+	if !ok {
+		return nil, fmt.Errorf("vmmc: import of buffer %v: not exported", b)
+	}
+	px := &Proxy{Buffer: b, Addr: x.Addr, Len: x.Len}
+	err := k.trapSetup(p, func() error {
+		first, last := x.Addr/k.page, (x.Addr+uint64(x.Len)-1)/k.page
+		if k.proxyNext+int(last-first)+1 > k.cfg.Entries() {
+			return fmt.Errorf("the kernel's %d proxy OPT entries are used up", k.cfg.Entries()-k.proxyBase)
+		}
+		for pg := first; pg <= last; pg++ {
+			i := k.proxyNext
+			k.proxyNext++
+			if err := k.hw.NI.SetOPT(i, shrimp.OPTEntry{Valid: true, DstNode: b.Node, DstPage: uint32(pg)}); err != nil {
+				return err
+			}
+			px.OPT = append(px.OPT, i)
+			pr.pt.Protect(k.hw.Map.DevProxy+uint64(i)*k.page, int(k.page), cpu.PermReadWrite)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vmmc: import of buffer %v: %w", b, err)
+	}
+	return px, nil
+}
+
+// Bind binds local pages [local, local+n) to bytes [off, off+n) of the
+// proxy buffer for automatic update: page-aligned on both sides (section
+// 2.2: «automatic update bindings ... must be page-aligned on both the
+// sender and receiver»), the local pages turned write-through (so that
+// every store reaches the memory bus, SH-P9) and their OPT entries (one
+// per physical page, section 2.3) pointing at the remote pages, with
+// combining and the sub-page size (section 4.5.1). A page with a dirty
+// line is refused (memsys.SetPolicy does not flush: a workload binds
+// before it writes, design R5).
+func (pr *Process) Bind(p *cpu.Proc, local uint64, px *Proxy, off uint64, n int, combine bool, subpage int) error {
+	k := pr.k
+	switch {
+	case px == nil:
+		return fmt.Errorf("vmmc: bind at %#x: no proxy", local)
+	case n < 1:
+		return fmt.Errorf("vmmc: bind at %#x: size %d must be at least 1", local, n)
+	case local%k.page != 0:
+		return fmt.Errorf("vmmc: bind at %#x: the local address is not page-aligned (%d-byte pages)", local, k.page)
+	case (px.Addr+off)%k.page != 0:
+		return fmt.Errorf("vmmc: bind at %#x: remote address %#x is not page-aligned (%d-byte pages)", local, px.Addr+off, k.page)
+	case off+uint64(n) > uint64(px.Len):
+		return fmt.Errorf("vmmc: bind at %#x: bytes [%d, %d) lie outside the %d-byte buffer %v", local, off, off+uint64(n), px.Len, px.Buffer)
+	case local+uint64(n) > k.UserLimit():
+		return fmt.Errorf("vmmc: bind at %#x: reaches the kernel's pages at %#x", local, k.UserLimit())
+	}
+	pages := (uint64(n) + k.page - 1) / k.page
+	for _, c := range k.hw.Mem.Caches {
+		line := uint64(c.Config().LineBytes)
+		for a := local; a < local+pages*k.page; a += line {
+			if _, dirty := c.Holds(a); dirty {
+				return fmt.Errorf("vmmc: bind at %#x: line %#x is dirty in %s (bind before writing)", local, a, c.Name())
+			}
+		}
+	}
+	err := k.trapSetup(p, func() error {
+		if err := k.hw.Mem.SetPolicy(local, pages*k.page, memsys.WriteThrough); err != nil {
+			return err
+		}
+		for i := range pages {
+			rp := px.remotePage(off+i*k.page, k.page)
+			e := shrimp.OPTEntry{Valid: true, AU: true, Notify: k.p.RecvInterrupt == RecvPacket, Combine: combine,
+				Subpage: subpage, DstNode: px.Buffer.Node, DstPage: uint32(px.Addr/k.page) + uint32(rp)}
+			if err := k.hw.NI.SetOPT(int(local/k.page+i), e); err != nil {
+				return err
+			}
+		}
+		pr.auWriter = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vmmc: bind at %#x: %w", local, err)
+	}
+	return nil
+}
+
+// Send is a deliberate update of n bytes from local address src to byte
+// off of the proxy buffer (section 2.2): the library's checks, a system
+// call first if SendSyscall (Table 2), then per piece (Pieces: no local or
+// remote page crossed, at most DUMaxBytes) the two-reference UDMA
+// initiation (section 2.3: «a two-instruction load/store sequence to
+// special I/O-mapped addresses»): a store of the count and notify bit to
+// the destination's device-proxy address, then a load of the source's
+// memory-proxy address that returns the status; a busy engine is retried.
+// The notify bit goes with the last piece (a message's notification), and
+// with every piece under RecvInterrupt packet. Unless AsyncSend, Send
+// returns when the last piece is done.
+func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, notify bool) error {
+	k := pr.k
+	switch {
+	case px == nil:
+		return fmt.Errorf("vmmc: send from %#x: no proxy", src)
+	case n < 1:
+		return fmt.Errorf("vmmc: send from %#x: size %d must be at least 1", src, n)
+	case off+uint64(n) > uint64(px.Len):
+		return fmt.Errorf("vmmc: send from %#x: bytes [%d, %d) lie outside the %d-byte buffer %v", src, off, off+uint64(n), px.Len, px.Buffer)
+	}
+	pr.stats.Sends++
+	p.Step(cpu.Step{Label: "vmmc.send", Instrs: k.p.SendInstrs})
+	if k.p.SendSyscall {
+		p.As("vmmc.syscall").Trap(TrapSend)
+	}
+	pieces := Pieces(src, px.Addr, off, n, int(k.page), k.cfg.DUMaxBytes)
+	for i, pc := range pieces {
+		last := i == len(pieces)-1
+		nb := (notify || k.p.RecvInterrupt == RecvMessage) && last || k.p.RecvInterrupt == RecvPacket
+		rp := px.remotePage(pc.Off, k.page)
+		dst := k.hw.Map.DevProxy + uint64(px.OPT[rp])*k.page + (px.Addr+pc.Off)%k.page
+		msrc := k.hw.Map.MemProxy + pc.Src
+		store := true
+		for {
+			if store {
+				p.As("vmmc.udma.store").Store32(dst, udmaCount(pc.Len, nb))
+			}
+			st := shrimp.Status(p.As("vmmc.udma.load").Load32(msrc))
+			if st&shrimp.StatusStarted != 0 {
+				break
+			}
+			if st == shrimp.StatusError|shrimp.CauseNoDest {
+				// A context switch between the two references
+				// invalidated the STORE: the pair is made again.
+				store = true
+				pr.stats.Retried++
+				continue
+			}
+			if st&shrimp.StatusError != 0 {
+				return fmt.Errorf("vmmc: send piece %d of %d (%d bytes from %#x to %v+%d): %w: %v", i+1, len(pieces), pc.Len, pc.Src, px.Buffer, pc.Off, ErrUDMA, st)
+			}
+			// Busy: the destination stays latched; the LOAD is retried.
+			store = false
+			pr.stats.Busy++
+		}
+		pr.stats.Pieces++
+		pr.lastSrc, pr.pending = pc.Src, true
+	}
+	if !k.p.AsyncSend {
+		pr.Wait(p)
+	}
+	return nil
+}
+
+// Wait returns when the process's last started piece has been read from
+// memory (the engine takes transfers in order, so every earlier piece is
+// done too): the NI's CAM (shrimp.NI.DUPending) no longer names its source
+// page. assumed: the library polls a completion status the NI keeps per
+// transfer; the poll is modelled without bus transactions (a LOAD of the
+// memory proxy outside an initiation is an error, CauseNoDest, so it
+// cannot be the status), evaluated every processor cycle.
+func (pr *Process) Wait(p *cpu.Proc) {
+	if !pr.pending {
+		return
+	}
+	ni, page := pr.k.hw.NI, int(pr.lastSrc/pr.k.page)
+	p.PollUntil(func() bool { return !ni.DUPending(page) })
+	pr.pending = false
+}
+
+// OnNotify sets the process's notification handler (section 2.2: «a
+// control transfer to a specified user-level handler whenever a message
+// is received for that buffer»); it runs in the kernel's interrupt
+// program, as a signal handler runs before the interrupted code resumes.
+func (pr *Process) OnNotify(fn func(p *cpu.Proc, n shrimp.Notification)) { pr.onNotify = fn }
+
+// Block holds notifications in the process's queue (section 2.2:
+// «Exporting processes can optionally block and un-block notifications,
+// but not for individual receive buffers»).
+func (pr *Process) Block(p *cpu.Proc) { pr.blocked = true }
+
+// Unblock delivers the queued notifications in order, then lets new ones
+// through.
+func (pr *Process) Unblock(p *cpu.Proc) {
+	pr.blocked = false
+	for len(pr.queued) > 0 && !pr.blocked {
+		n := pr.queued[0]
+		pr.queued = pr.queued[1:]
+		pr.run(p, n)
+	}
+}
+
+// Queued returns the notifications waiting while blocked.
+func (pr *Process) Queued() int { return len(pr.queued) }
+
+func (pr *Process) deliver(p *cpu.Proc, n shrimp.Notification) {
+	if pr.blocked {
+		pr.queued = append(pr.queued, n)
+		return
+	}
+	pr.run(p, n)
+}
+
+func (pr *Process) run(p *cpu.Proc, n shrimp.Notification) {
+	pr.stats.Notifications++
+	pr.k.stats.Delivered++
+	pr.onNotify(p, n)
+}
