@@ -5,6 +5,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/nisim/nisim/hib/shrimp"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
 )
 
 var _ = Describe("Config", func() {
@@ -17,6 +24,8 @@ var _ = Describe("Config", func() {
 		Expect(c.FIFOWords()).To(Equal(4096))
 		// one header word + ⌈4 / 8⌉ = 2 words for a 4-B store.
 		Expect(c.PacketWords(4)).To(Equal(2))
+		// route 2 B + header 8 B + 4 B of data = 14 B = 7 flits of 2 B.
+		Expect(c.WireFlits(4)).To(Equal(7))
 	})
 
 	DescribeTable("names the bad field",
@@ -33,8 +42,282 @@ var _ = Describe("Config", func() {
 		Entry("fifo", func(c *shrimp.Config) { c.FIFOBytes = 8 }, "FIFOBytes"),
 		Entry("delay", func(c *shrimp.Config) { c.NICDelayCycles = -1 }, "NICDelayCycles"),
 		Entry("combine timer", func(c *shrimp.Config) { c.CombineCycles = shrimp.MaxDelayCycles + 1 }, "CombineCycles"),
+		Entry("opt", func(c *shrimp.Config) { c.OPTCycles = 0 }, "OPTCycles"),
 		Entry("subpage", func(c *shrimp.Config) { c.SubpageBytes = 100 }, "SubpageBytes"),
 		Entry("du", func(c *shrimp.Config) { c.DUMaxBytes = 8192 }, "DUMaxBytes"),
 		Entry("clock", func(c *shrimp.Config) { c.LinkClock = shrimp.Config{}.LinkClock }, "LinkClock"),
 	)
+
+	It("encodes and decodes the header", func() {
+		p := shrimp.Packet{Kind: shrimp.KindDU, Src: 13, DstAddr: 0x01ff_fffc, Len: 4096, Notify: true}
+		h := shrimp.EncodeHeader(&p)
+		got, err := shrimp.DecodeHeader(h[:])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(p))
+		h[7] |= 0x80 // a reserved bit: a corrupted header
+		_, err = shrimp.DecodeHeader(h[:])
+		Expect(err).To(MatchError(ContainSubstring("reserved")))
+	})
 })
+
+// Clocks of the rig: the Xpress and the NI core at 30 MHz (33.33 ns), the
+// link at 100 MHz (10 ns), as SHRIMP().
+var (
+	xpClock   = clock.MHz(30)
+	linkClock = clock.MHz(100)
+)
+
+// rigPkt is one packet as the far end of the NI's link received it.
+type rigPkt struct {
+	Head, Tail clock.Cycle // link cycles the head and tail flits were popped
+	Flits      int
+	Hdr        shrimp.Packet // decoded from the wire (Data nil)
+	Data       []byte
+	Flush      shrimp.Flush // the sender's (checker-only) reason
+}
+
+// auRig is node 0's NI observing a 1-CPU Xpress bus with a memory target
+// and a test master "Cpu" issuing writes, and a loop link whose far end the
+// test pops (and, with inject, sends packets into the NI).
+type auRig struct {
+	e   *env.Env
+	xp  *bus.Bus
+	m   *mem.Memory
+	ni  *shrimp.NI
+	lnk *link.Link
+
+	reqs []*mem.Req
+	data [][]byte
+	at   []clock.Cycle
+
+	got   []rigPkt
+	irqs  []clock.Cycle
+	drops []shrimp.Drop
+	outs  []clock.Cycle // core cycles of OnPacketOut
+	snoop int
+
+	// inject are packets the far end sends into the NI (flits already
+	// made), from link cycle injectAt on.
+	inject   []link.Flit
+	injectAt clock.Cycle
+}
+
+// rigConfig is SHRIMP() with the calibrated NICDelayCycles pinned to 10, so
+// the hand-worked cycles below do not move when the calibration does.
+func rigConfig() shrimp.Config {
+	c := shrimp.SHRIMP()
+	c.NICDelayCycles = 10
+	return c
+}
+
+// xpress is the Xpress timing of platform.DEC560ST (arbitration 1, address
+// 1, idle 1, 8-B beats, 32-B bursts, round robin) without importing the
+// host package.
+func xpress() bus.Config {
+	return bus.Config{Name: "xpress", Clock: xpClock, WidthBytes: 8, ArbCycles: 1, AddrCycles: 1, IdleCycles: 1,
+		MaxBurstBytes: 32, Arbitration: bus.RoundRobin}
+}
+
+// paragonLink is one Paragon terminal link: 2-B flits at 100 MHz, one VC
+// of 16 flits, credits back after a cycle.
+func paragonLink() link.Config {
+	return link.Config{Clock: linkClock, BytesPerCycle: 2, VCs: 1, FlowControl: link.Credits, BufferFlits: 16,
+		CreditDelay: 1, TxDepth: 1}
+}
+
+func newAURig(cfg shrimp.Config, muts map[string]int, limit clock.Time) *auRig {
+	r := &auRig{}
+	r.e = vtest.NewEnv(vtest.Options{Clock: xpClock, Trace: true, Mutations: muts, TimeLimit: limit})
+	var err error
+	r.xp, err = bus.MakeBuilder().WithEnv(r.e).WithConfig(xpress()).Build("Xp")
+	Expect(err).NotTo(HaveOccurred())
+	r.m, err = mem.MakeBuilder().WithEnv(r.e).WithClock(xpClock).WithSize(1 << 20).WithLatency(1).
+		WithBytesPerCycle(8).WithPortWidth(8).Build("Mem")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.xp.AddTarget("Mem", 0, 1<<20, r.m.Port(0))).To(Succeed())
+	r.ni, err = shrimp.MakeBuilder().WithEnv(r.e).WithConfig(cfg).WithNode(0, 4).Build("N0.NI")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.ni.AttachMemoryBus(r.xp, "Mem", "Bridge")).To(Succeed())
+	r.lnk, err = link.MakeBuilder().WithEnv(r.e).WithConfig(paragonLink()).Build("Link")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.ni.ConnectLink(r.lnk.From(link.A), r.lnk.From(link.B))).To(Succeed())
+	r.ni.OnInterrupt(func(now clock.Time, c shrimp.IRQCause) {
+		if c == shrimp.IRQThreshold {
+			r.irqs = append(r.irqs, xpClock.CycleAt(now))
+		}
+	})
+	r.ni.OnDrop(func(_ clock.Time, d shrimp.Drop) { r.drops = append(r.drops, d) })
+	r.ni.OnPacketOut(func(now clock.Time, _ *shrimp.Packet) { r.outs = append(r.outs, xpClock.CycleAt(now)) })
+	r.ni.OnSnoop(func(clock.Time, uint64, []byte, shrimp.OPTEntry) { r.snoop++ })
+	return r
+}
+
+// bind binds local page lp to node dst's page dp.
+func (r *auRig) bind(lp int, dst int, dp uint32, combine bool, subpage int) {
+	Expect(r.ni.SetOPT(lp, shrimp.OPTEntry{Valid: true, AU: true, Combine: combine, Subpage: subpage,
+		DstNode: dst, DstPage: dp})).To(Succeed())
+}
+
+// store queues a write of data at addr that the master pushes from cycle c
+// on (each store is its own request: a write-through store).
+func (r *auRig) store(c clock.Cycle, addr uint64, data []byte) {
+	r.reqs = append(r.reqs, &mem.Req{Op: mem.Write, Addr: addr, Len: len(data), Posted: true, Class: "wt"})
+	r.data = append(r.data, data)
+	r.at = append(r.at, c)
+}
+
+// run starts the master and the far end and runs until nothing is left
+// (or until the rig's time limit).
+func (r *auRig) run() error {
+	ch, err := r.xp.AddMaster("Cpu")
+	Expect(err).NotTo(HaveOccurred())
+	var beats []mem.Beat
+	var from []clock.Cycle
+	for i, q := range r.reqs {
+		q.Master = "Cpu"
+		for _, b := range mem.WriteBeats(q, r.data[i], 8) {
+			beats = append(beats, b)
+			from = append(from, r.at[i])
+		}
+	}
+	i := 0
+	var m *vtest.Agent
+	m = vtest.NewAgent(r.e, "Cpu", xpClock, func(now clock.Time, c clock.Cycle) bool {
+		ch.Up.Pop(now)
+		if i < len(beats) && c < from[i] {
+			m.WakeAt(xpClock.TimeOf(from[i]))
+			return false
+		}
+		if i < len(beats) && ch.Down.CanPush(now) {
+			ch.Down.Push(now, beats[i])
+			i++
+		}
+		return i < len(beats)
+	})
+	ch.ConnectMaster(m)
+	m.Start()
+
+	far := r.lnk.From(link.A)
+	back := r.lnk.From(link.B)
+	var cur *rigPkt
+	var bytes []byte
+	k := 0
+	var sink *vtest.Agent
+	sink = vtest.NewAgent(r.e, "Far", linkClock, func(now clock.Time, c clock.Cycle) bool {
+		busy := false
+		if k < len(r.inject) && c >= r.injectAt {
+			if back.CanSend(now, 0) {
+				back.Send(now, r.inject[k])
+				k++
+			}
+			busy = true
+		} else if k < len(r.inject) {
+			sink.WakeAt(linkClock.TimeOf(r.injectAt))
+		}
+		f, ok := far.Rx(0).Pop(now)
+		if !ok {
+			return busy
+		}
+		if f.Head {
+			cur = &rigPkt{Head: c}
+			bytes = nil
+			if p, ok := f.Meta.(*shrimp.Packet); ok {
+				cur.Flush = p.Flush
+			}
+		}
+		cur.Flits++
+		bytes = append(bytes, f.Data...)
+		if f.Tail {
+			cur.Tail = c
+			h, err := shrimp.DecodeHeader(bytes[2:10])
+			Expect(err).NotTo(HaveOccurred())
+			Expect(bytes[:2]).To(Equal([]byte{byte(f.Dst), 0}))
+			cur.Hdr = h
+			cur.Data = bytes[10:]
+			r.got = append(r.got, *cur)
+			cur = nil
+		}
+		return true
+	})
+	far.SetReceiver(sink)
+	back.SetSender(sink)
+	sink.Start()
+	_, err = r.e.Run()
+	return err
+}
+
+// records returns the trace records of kind, formatted.
+func (r *auRig) records(kind string) []string {
+	var out []string
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind == kind {
+			out = append(out, rec.Format())
+		}
+	}
+	return out
+}
+
+func word(b byte, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = b + byte(i)
+	}
+	return out
+}
+
+
+var _ = Describe("NI automatic update", func() {
+	It("sends a one-word AU store as one packet, on hand-worked cycles", func() {
+		r := newAURig(rigConfig(), nil, 0)
+		r.bind(1, 2, 5, false, 0)
+		r.store(0, 0x1010, word(0xa0, 4))
+		Expect(r.run()).To(Succeed())
+		// Xpress (arbitration 1, address 1): the master pushes at c0, ARB
+		// c1, ADDR c2, the data phase at c3 = 100 ns, where the observer
+		// latches the beat.
+		Expect(r.records("bus.wt.write")).To(HaveLen(1))
+		Expect(r.records("bus.wt.write")[0]).To(HavePrefix("100000 3 Xp bus.wt.write"))
+		// The snoop register pops it at c4 and reads the OPT (OPTCycles
+		// 1); at c5 = 166.667 ns the packetiser makes the packet (no
+		// combining: flush=store) and writes its header and data word.
+		// Page 1 is bound to node 2's page 5: 5 x 4096 + 0x10 = 0x5010.
+		h := "hash=" + hashOf(word(0xa0, 4))
+		Expect(r.records("shrimp.snoop")).To(Equal([]string{
+			"166667 5 N0.NI shrimp.snoop addr=0x1010 len=4 dst=2 dstaddr=0x5010 " + h}))
+		Expect(r.records("shrimp.pkt")).To(Equal([]string{
+			"166667 5 N0.NI shrimp.pkt kind=au dst=2 addr=0x5010 src_addr=0x1010 len=4 notify=0 flush=store " + h}))
+		// c6: the arbiter takes it (OnPacketOut); the port moves the header
+		// word at c7 (233.333 ns = link cycle 23) and the data word at c8
+		// (266.667 ns = link cycle 26), each visible NICDelayCycles = 10
+		// link cycles later: from link cycles 34 and 37.
+		Expect(r.outs).To(Equal([]clock.Cycle{6}))
+		// Link cycle 34 (340 ns): the route flit leaves, then the 4 header
+		// flits at 35..38, the data word's 2 flits at 39, 40 (popped at 39,
+		// after the header's flits). 1 route + 4 header + 2 data = 7 flits.
+		Expect(r.records("shrimp.tx")).To(Equal([]string{
+			"340000 34 N0.NI shrimp.tx kind=au src=0 dst=2 seq=1 addr=0x5010 len=4 flits=7 " + h}))
+		// A flit sent at cycle t is visible to the far end from t + 1: head
+		// popped at 35, tail at 41.
+		Expect(r.got).To(Equal([]rigPkt{{Head: 35, Tail: 41, Flits: 7, Flush: shrimp.FlushStore,
+			Hdr: shrimp.Packet{Kind: shrimp.KindAU, Src: 0, DstAddr: 0x5010, Len: 4}, Data: word(0xa0, 4)}}))
+		Expect(r.ni.Counters()).To(Equal(shrimp.Counters{Snooped: 1, AUPackets: 1, AUBytes: 4,
+			FlushBy: [shrimp.NumFlush]uint64{shrimp.FlushStore: 1}, FIFOMax: 16}))
+		Expect(r.snoop).To(Equal(1))
+		Expect(r.ni.Idle()).To(BeTrue())
+		Expect(r.ni.FIFOOccupancy()).To(BeZero())
+	})
+
+	It("ignores a write to a page that is not AU-enabled", func() {
+		r := newAURig(rigConfig(), nil, 0)
+		r.bind(1, 2, 5, false, 0)
+		Expect(r.ni.SetOPT(3, shrimp.OPTEntry{Valid: true, DstNode: 1, DstPage: 7})).To(Succeed()) // imported, not AU
+		r.store(0, 0x2010, word(1, 8)) // page 2: no entry
+		r.store(0, 0x3010, word(1, 8)) // page 3: valid, AU off
+		Expect(r.run()).To(Succeed())
+		Expect(r.got).To(BeEmpty())
+		Expect(r.snoop).To(BeZero())
+		Expect(r.ni.Counters()).To(Equal(shrimp.Counters{Snooped: 2, AUIgnored: 2}))
+	})
+})
+
+func hashOf(b []byte) string { return trace.HashBytes(b) }

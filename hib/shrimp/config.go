@@ -189,7 +189,7 @@ func (c Config) Validate() error {
 		name string
 		v    int
 	}{
-		{"OPTCycles", c.OPTCycles}, {"CombineCycles", c.CombineCycles}, {"DUSetupCycles", c.DUSetupCycles},
+		{"CombineCycles", c.CombineCycles}, {"DUSetupCycles", c.DUSetupCycles},
 		{"StatusWaitCycles", c.StatusWaitCycles}, {"NICDelayCycles", c.NICDelayCycles}, {"InSetupCycles", c.InSetupCycles},
 	} {
 		if f.v < 0 || f.v > MaxDelayCycles {
@@ -210,6 +210,8 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
+	case c.OPTCycles < 1 || c.OPTCycles > MaxDelayCycles:
+		return fmt.Errorf("shrimp: OPTCycles %d must be in 1..%d (the lookup is a register stage)", c.OPTCycles, MaxDelayCycles)
 	case !pow2(c.PageBytes) || c.PageBytes < 256 || c.PageBytes > 1<<16:
 		return fmt.Errorf("shrimp: PageBytes %d must be a power of two in 256..65536", c.PageBytes)
 	case c.MemoryBytes == 0 || c.MemoryBytes > MaxMemoryBytes || c.MemoryBytes%uint64(c.PageBytes) != 0:

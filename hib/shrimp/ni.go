@@ -225,8 +225,8 @@ type Counters struct {
 	FlushBy [NumFlush]uint64
 	// FIFOMax is the Outgoing FIFO's highest occupancy in bytes.
 	FIFOMax int
-	// ThresholdIRQs counts rising threshold crossings; Overflows AU
-	// packets dropped for a full FIFO.
+	// ThresholdIRQs counts rising threshold crossings; Overflows snooped
+	// AU stores dropped for a full FIFO.
 	ThresholdIRQs, Overflows uint64
 	// UDMAStarts, UDMABusy and UDMAErrors count UDMA initiations by
 	// outcome; DUPackets and DUBytes the DU packets sent.
@@ -348,18 +348,19 @@ func (b Builder) Build(name string) (*NI, error) {
 	n.eisa = &domain{tick: n.tickEISA}
 	n.eisa.Ticking = clock.NewTicking(name+".EISA", b.env.Engine, c.EISAClock, n.eisa)
 	n.nic = &domain{tick: n.tickNIC}
-	n.nic.Ticking = clock.NewTicking(name+".NIC", b.env.Engine, c.LinkClock, n.nic)
+	n.nic.Ticking = clock.NewTicking(name+".Net", b.env.Engine, c.LinkClock, n.nic)
 	// assumed: the DU engine's output and the incoming path's input are
 	// each staged in DMAStageBytes of words (design R3: 2 bursts).
-	words := c.DMAStageBytes / c.FIFOWidthBytes
+	// The NIC port moves NICPortBytes of words per core cycle.
+	words, pw := c.DMAStageBytes/c.FIFOWidthBytes, c.NICPortBytes/c.FIFOWidthBytes
 	var err error
 	if n.duStream, err = fifo.MakeBuilder[streamWord]().WithEnv(b.env).WithDepth(words).
-		WithWidth(8 * c.FIFOWidthBytes).Build(name + ".DUStream"); err != nil {
+		WithWidth(8 * c.FIFOWidthBytes).WithDeqPerCycle(pw).Build(name + ".DUStream"); err != nil {
 		return nil, err
 	}
 	n.duStream.Connect(n.eisa, n)
 	if n.inStream, err = fifo.MakeBuilder[streamWord]().WithEnv(b.env).WithDepth(words).
-		WithWidth(8 * c.FIFOWidthBytes).Build(name + ".InStream"); err != nil {
+		WithWidth(8 * c.FIFOWidthBytes).WithEnqPerCycle(pw).Build(name + ".InStream"); err != nil {
 		return nil, err
 	}
 	n.inStream.Connect(n, n.eisa)
