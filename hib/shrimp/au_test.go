@@ -265,7 +265,6 @@ func word(b byte, n int) []byte {
 	return out
 }
 
-
 var _ = Describe("NI automatic update", func() {
 	It("sends a one-word AU store as one packet, on hand-worked cycles", func() {
 		r := newAURig(rigConfig(), nil, 0)
@@ -311,8 +310,8 @@ var _ = Describe("NI automatic update", func() {
 		r := newAURig(rigConfig(), nil, 0)
 		r.bind(1, 2, 5, false, 0)
 		Expect(r.ni.SetOPT(3, shrimp.OPTEntry{Valid: true, DstNode: 1, DstPage: 7})).To(Succeed()) // imported, not AU
-		r.store(0, 0x2010, word(1, 8)) // page 2: no entry
-		r.store(0, 0x3010, word(1, 8)) // page 3: valid, AU off
+		r.store(0, 0x2010, word(1, 8))                                                             // page 2: no entry
+		r.store(0, 0x3010, word(1, 8))                                                             // page 3: valid, AU off
 		Expect(r.run()).To(Succeed())
 		Expect(r.got).To(BeEmpty())
 		Expect(r.snoop).To(BeZero())
