@@ -44,7 +44,8 @@ import (
 //     most) are packed into words; the header goes when the first data word
 //     is ready, so the arbiter never waits on an empty DU stream for a
 //     packet it granted; one word per EISA cycle into n.duStream. The
-//     Packet's Data is complete when its Last word is pushed.
+//     Packet's Data is complete when its Last word is pushed (the arbiter
+//     numbers it, Seq, and counts it, DUPackets, when it takes the header).
 
 // duReq is one accepted transfer.
 type duReq struct {
@@ -92,7 +93,6 @@ type duPath struct {
 	pend []byte
 
 	tags uint64
-	seq  []uint64 // per destination node
 
 	noInvalEvery, crossEvery int
 
@@ -110,7 +110,6 @@ func (n *NI) buildDU() error {
 	d := &n.du
 	d.noInvalEvery = n.env.Mutation(mutNoInval)
 	d.crossEvery = n.env.Mutation(mutDUCross)
-	d.seq = make([]uint64, n.nodes)
 	d.csr.threshold = c.FIFOThreshold
 	d.csrPort = tport{name: n.name + TargetCSR, lat: csrLatency, read: n.csrRead, write: n.csrWrite}
 	d.devPort = tport{name: n.name + TargetDevProxy, read: n.devLoad, write: n.devStore}
@@ -255,9 +254,8 @@ func (n *NI) pack(now clock.Time) bool {
 		return progress
 	}
 	if !d.hdr {
-		d.seq[r.dstNode]++
 		r.pkt = &Packet{Kind: KindDU, Src: n.node, Dst: r.dstNode, DstAddr: r.dstAddr, SrcAddr: r.src,
-			Len: r.n, Notify: r.notify, Seq: d.seq[r.dstNode], Flush: FlushStore, Data: make([]byte, 0, r.n)}
+			Len: r.n, Notify: r.notify, Flush: FlushStore, Data: make([]byte, 0, r.n)}
 		n.pushDU(now, streamWord{Pkt: r.pkt})
 		d.hdr = true
 		return true
@@ -269,11 +267,9 @@ func (n *NI) pack(now clock.Time) bool {
 	last := d.sent == r.n
 	n.pushDU(now, streamWord{Pkt: r.pkt, Data: data, Last: last})
 	if last {
-		n.counters.DUPackets++
-		n.counters.DUBytes += uint64(r.n)
 		if n.env.Trace.Enabled() {
 			n.env.Trace.Emit(now, n.eisa.Clock().CycleAt(now), n.name, "shrimp.du", trace.Str("ev", "packet"),
-				trace.Uint("tag", r.tag), trace.Int("dst", int64(r.dstNode)), trace.Uint("seq", r.pkt.Seq),
+				trace.Uint("tag", r.tag), trace.Int("dst", int64(r.dstNode)),
 				trace.Addr("dstaddr", r.dstAddr), trace.Int("len", int64(r.n)), trace.Hash("hash", r.pkt.Data))
 		}
 		d.pk = d.pk[1:]

@@ -19,6 +19,7 @@ import (
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/verify/vtest"
 )
@@ -62,6 +63,11 @@ type duRig struct {
 	cur    *rigPkt
 	starts []DUStart
 	drops  []Drop
+	// With a link (newDURigLink): the packets the far end reassembled and
+	// the packets OnPacketOut saw.
+	lnk     *link.Link
+	wire    []Packet
+	outPkts []Packet
 }
 
 // newDURig builds the rig with cfg (the EISA clock is cfg's) and mutations.
@@ -106,6 +112,46 @@ func newDURig(cfg Config, muts map[string]int) *duRig {
 		pat[i] = byte(i*7 + i>>8 + 3)
 	}
 	Expect(r.memo.Storage().Write(0, pat)).To(Succeed())
+	return r
+}
+
+// newDURigLink builds the rig with the whole outgoing path: the DU stream
+// goes through the NI's arbiter, NIC port and NIC onto a Paragon terminal
+// link (2-B flits at 100 MHz, one VC of 16 flits, SH-P3) whose far end
+// takes every flit and reassembles the packets (route flit, 8-B header,
+// data: packet.go).
+func newDURigLink(cfg Config) *duRig {
+	r := newDURig(cfg, nil)
+	r.ni.du.sink = nil
+	var err error
+	r.lnk, err = link.MakeBuilder().WithEnv(r.e).WithConfig(link.Config{Clock: cfg.LinkClock, BytesPerCycle: 2,
+		VCs: 1, FlowControl: link.Credits, BufferFlits: 16, CreditDelay: 1, TxDepth: 1}).Build("Link")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.ni.ConnectLink(r.lnk.From(link.A), r.lnk.From(link.B))).To(Succeed())
+	r.ni.OnPacketOut(func(_ clock.Time, p *Packet) { r.outPkts = append(r.outPkts, *p) })
+	far := r.lnk.From(link.A)
+	var bytes []byte
+	var sink *vtest.Agent
+	sink = vtest.NewAgent(r.e, "Far", cfg.LinkClock, func(now clock.Time, _ clock.Cycle) bool {
+		f, ok := far.Rx(0).Pop(now)
+		if !ok {
+			return false
+		}
+		if f.Head {
+			bytes = nil
+		}
+		bytes = append(bytes, f.Data...)
+		if f.Tail {
+			h, err := DecodeHeader(bytes[cfg.RouteBytes : cfg.RouteBytes+cfg.HeaderBytes])
+			Expect(err).NotTo(HaveOccurred())
+			h.Data = bytes[cfg.RouteBytes+cfg.HeaderBytes:]
+			h.Dst = int(bytes[0]) // the route flit names the destination
+			r.wire = append(r.wire, h)
+		}
+		return true
+	})
+	far.SetReceiver(sink)
+	sink.Start()
 	return r
 }
 
@@ -225,11 +271,11 @@ var _ = Describe("UDMA and the DU engine", func() {
 		p := r.pkts[0]
 		Expect([]clock.Cycle{p.HeadCycle, p.LastCycle}).To(Equal([]clock.Cycle{18, 19}))
 		want := Packet{Kind: KindDU, Src: 0, Dst: 1, DstAddr: 5*4096 + 0x10, SrcAddr: 0x2008, Len: 4,
-			Notify: true, Seq: 1, Flush: FlushStore, Data: r.bytes(0x2008, 4)}
+			Notify: true, Flush: FlushStore, Data: r.bytes(0x2008, 4)}
 		Expect(cmp.Diff(want, p.Pkt)).To(BeEmpty())
 		Expect(r.starts).To(Equal([]DUStart{{Node: 0, Src: 0x2008, OPT: 1, DstAddr: 5*4096 + 0x10, Len: 4, Notify: true, Tag: 1}}))
 		c := r.ni.Counters()
-		Expect([]uint64{c.UDMAStarts, c.UDMABusy, c.UDMAErrors, c.DUPackets, c.DUBytes}).To(Equal([]uint64{1, 0, 0, 1, 4}))
+		Expect([]uint64{c.UDMAStarts, c.UDMABusy, c.UDMAErrors}).To(Equal([]uint64{1, 0, 0}))
 		Expect(r.ni.DUPending(2)).To(BeFalse())
 	})
 
@@ -256,6 +302,22 @@ var _ = Describe("UDMA and the DU engine", func() {
 		Expect(p.Pkt.DstAddr).To(Equal(uint64(6 * 4096)))
 		Expect(r.duBus().Bursts).To(Equal(uint64(4)))
 		Expect(r.duBus().Bytes).To(Equal(uint64(4096)))
+	})
+
+	It("hands a 4 KB DU packet to the arbiter and the NIC, which put it on the link whole", func() {
+		r := newDURigLink(SHRIMP())
+		setOPT(r)
+		r.pair(2, 0x100, 3840, true, 0x3100)
+		r.run()
+		Expect(statuses(r.loads)).To(Equal([]Status{StatusStarted}))
+		Expect(r.wire).To(HaveLen(1))
+		w := r.wire[0]
+		Expect([]any{w.Kind, w.Src, w.Dst, w.DstAddr, w.Len, w.Notify}).To(Equal([]any{KindDU, 0, 1, uint64(6*4096 + 0x100), 3840, true}))
+		Expect(w.Data).To(Equal(r.bytes(0x3100, 3840)))
+		Expect(r.outPkts).To(HaveLen(1))
+		Expect(r.outPkts[0].Seq).To(Equal(uint64(1)))
+		c := r.ni.Counters()
+		Expect([]uint64{c.UDMAStarts, c.DUPackets, c.DUBytes}).To(Equal([]uint64{1, 1, 3840}))
 	})
 
 	DescribeTable("refuses a request with the cause, and moves nothing",
@@ -407,7 +469,6 @@ var _ = Describe("UDMA and the DU engine", func() {
 		Expect(r.pkts).To(HaveLen(5))
 		for i, p := range r.pkts {
 			Expect(p.Pkt.Data).To(Equal(r.bytes(uint64(i+1)*4096, 4096)), "packet %d", i)
-			Expect(p.Pkt.Seq).To(Equal(uint64(i + 1)))
 		}
 		for pg := 1; pg <= 6; pg++ {
 			Expect(r.ni.DUPending(pg)).To(BeFalse(), "page %d after the run", pg)
