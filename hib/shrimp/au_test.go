@@ -319,4 +319,135 @@ var _ = Describe("NI automatic update", func() {
 	})
 })
 
+
+// pktSummary is what the combining specs compare of a received packet.
+type pktSummary struct {
+	Addr  uint64
+	Len   int
+	Flush shrimp.Flush
+}
+
+func summaries(got []rigPkt) []pktSummary {
+	var out []pktSummary
+	for _, p := range got {
+		out = append(out, pktSummary{p.Hdr.DstAddr, p.Hdr.Len, p.Flush})
+	}
+	return out
+}
+
+var _ = Describe("NI combining", func() {
+	// The master's write-through stores each take the Xpress for
+	// arbitration, address, data and idle: data phases at c3, c7, c11, ...
+	// (4 cycles apart), each seen by the packetiser 2 cycles later (snoop
+	// register, OPT lookup): c5, c9, c13, ...
+
+	It("combines consecutive stores until a non-consecutive one, then flushes the last by the timer", func() {
+		r := newAURig(rigConfig(), nil, 0)
+		r.bind(1, 2, 5, true, 0)
+		r.store(0, 0x1000, word(1, 4))
+		r.store(0, 0x1004, word(5, 4))
+		r.store(0, 0x1008, word(9, 8))
+		r.store(0, 0x1100, word(20, 8))
+		Expect(r.run()).To(Succeed())
+		// Stores 2 and 3 join the packet opened at c5; the fourth (0x1100,
+		// not 0x1010) closes it at c17 (17 x 33.333 ns = 566.667 ns) and
+		// opens another, which no store follows: the timer closes it
+		// CombineCycles = 32 cycles after its store, at c49 (1633.334 ns).
+		Expect(r.records("shrimp.pkt")).To(Equal([]string{
+			"566667 17 N0.NI shrimp.pkt kind=au dst=2 addr=0x5000 src_addr=0x1000 len=16 notify=0 flush=nonconsecutive hash=" +
+				hashOf(append(append(word(1, 4), word(5, 4)...), word(9, 8)...)),
+			"1633334 49 N0.NI shrimp.pkt kind=au dst=2 addr=0x5100 src_addr=0x1100 len=8 notify=0 flush=timer hash=" +
+				hashOf(word(20, 8)),
+		}))
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 16, shrimp.FlushNonConsecutive}, {0x5100, 8, shrimp.FlushTimer}}))
+		Expect(r.got[0].Data).To(Equal(append(append(word(1, 4), word(5, 4)...), word(9, 8)...)))
+		// 1 route + 4 header + 8 data flits.
+		Expect(r.got[0].Flits).To(Equal(13))
+		c := r.ni.Counters()
+		Expect(c.Combined).To(Equal(uint64(2)))
+		Expect(c.FlushBy).To(Equal([shrimp.NumFlush]uint64{shrimp.FlushNonConsecutive: 1, shrimp.FlushTimer: 1}))
+		// At c17 the first packet (header + 2 data words = 24 B) is still in
+		// the FIFO (the arbiter takes it at c18) when the second writes its
+		// 2 words (16 B): 40 B.
+		Expect(c.FIFOMax).To(Equal(40))
+	})
+
+	It("closes a packet at the page boundary; a store to the next (unbound) page is ignored", func() {
+		r := newAURig(rigConfig(), nil, 0)
+		r.bind(1, 2, 5, true, 0)
+		r.store(0, 0x1ff0, word(1, 8))
+		r.store(0, 0x1ff8, word(9, 8))
+		r.store(0, 0x2000, word(17, 8))
+		Expect(r.run()).To(Succeed())
+		// The second store ends at 0x2000 (the page end): closed at c9.
+		Expect(r.records("shrimp.pkt")).To(HaveLen(1))
+		Expect(r.records("shrimp.pkt")[0]).To(HavePrefix("300000 9 N0.NI shrimp.pkt kind=au dst=2 addr=0x5ff0 src_addr=0x1ff0 len=16 notify=0 flush=page"))
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5ff0, 16, shrimp.FlushPage}}))
+		Expect(r.ni.Counters().AUIgnored).To(Equal(uint64(1)))
+	})
+
+	It("closes a packet at the OPT entry's sub-page boundary", func() {
+		r := newAURig(rigConfig(), nil, 0)
+		r.bind(1, 2, 5, true, 32)
+		r.store(0, 0x1010, word(1, 8))
+		r.store(0, 0x1018, word(9, 8))
+		r.store(0, 0x1020, word(17, 8))
+		Expect(r.run()).To(Succeed())
+		// 0x1018 + 8 = 0x1020, a 32-B boundary: closed at c9; the third
+		// store opens a new packet, closed by the timer at c13 + 32 = c45.
+		Expect(r.records("shrimp.pkt")[0]).To(HavePrefix("300000 9 N0.NI shrimp.pkt kind=au dst=2 addr=0x5010 src_addr=0x1010 len=16 notify=0 flush=subpage"))
+		Expect(r.records("shrimp.pkt")[1]).To(HavePrefix("1500000 45 N0.NI shrimp.pkt kind=au dst=2 addr=0x5020 src_addr=0x1020 len=8 notify=0 flush=timer"))
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5010, 16, shrimp.FlushSubpage}, {0x5020, 8, shrimp.FlushTimer}}))
+	})
+
+	It("closes a packet that reaches MaxPacketBytes", func() {
+		cfg := rigConfig()
+		cfg.MaxPacketBytes = 16
+		r := newAURig(cfg, nil, 0)
+		r.bind(1, 2, 5, true, 0)
+		r.store(0, 0x1000, word(1, 8))
+		r.store(0, 0x1008, word(9, 8))
+		r.store(0, 0x1010, word(17, 8))
+		Expect(r.run()).To(Succeed())
+		// 16 B at c9: full (0x1010 is no sub-page boundary with 4096).
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 16, shrimp.FlushFull}, {0x5010, 8, shrimp.FlushTimer}}))
+		Expect(r.records("shrimp.pkt")[0]).To(HavePrefix("300000 9 N0.NI"))
+	})
+
+	It("sends a packet per store when combining is off in the NI, whatever the OPT says", func() {
+		cfg := rigConfig()
+		cfg.Combine = false
+		r := newAURig(cfg, nil, 0)
+		r.bind(1, 2, 5, true, 0)
+		r.store(0, 0x1000, word(1, 4))
+		r.store(0, 0x1004, word(5, 4))
+		Expect(r.run()).To(Succeed())
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 4, shrimp.FlushStore}, {0x5004, 4, shrimp.FlushStore}}))
+		Expect(r.ni.Counters().Combined).To(BeZero())
+	})
+
+	It("lets a non-consecutive store join the packet under shrimp.combine-gap", func() {
+		r := newAURig(rigConfig(), map[string]int{"shrimp.combine-gap": 1}, 0)
+		r.bind(1, 2, 5, true, 0)
+		r.store(0, 0x1000, word(1, 4))
+		r.store(0, 0x1008, word(9, 4)) // a gap of 4 bytes
+		Expect(r.run()).To(Succeed())
+		// One 8-B packet at 0x5000: the second store's bytes would land at
+		// 0x5004, not 0x5008 (the scoreboard's catch in shrimptb).
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 8, shrimp.FlushTimer}}))
+	})
+
+	It("loses every Nth snooped beat under shrimp.snoop-skip", func() {
+		r := newAURig(rigConfig(), map[string]int{"shrimp.snoop-skip": 2}, 0)
+		r.bind(1, 2, 5, false, 0)
+		r.store(0, 0x1000, word(1, 4))
+		r.store(0, 0x1010, word(9, 4))
+		r.store(0, 0x1020, word(9, 4))
+		Expect(r.run()).To(Succeed())
+		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 4, shrimp.FlushStore}, {0x5020, 4, shrimp.FlushStore}}))
+		Expect(r.ni.Counters().Snooped).To(Equal(uint64(3)))
+		Expect(r.snoop).To(Equal(2))
+	})
+})
+
 func hashOf(b []byte) string { return trace.HashBytes(b) }
