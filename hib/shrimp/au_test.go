@@ -319,7 +319,6 @@ var _ = Describe("NI automatic update", func() {
 	})
 })
 
-
 // pktSummary is what the combining specs compare of a received packet.
 type pktSummary struct {
 	Addr  uint64
