@@ -122,8 +122,7 @@ const csrLatency = 1
 
 // csrState is the register block's state.
 type csrState struct {
-	threshold int
-	camQuery  int
+	camQuery int
 	// notify is the notification queue (NotifyQueue records; the incoming
 	// path pushes with pushNotify); lastNotify the record the last
 	// RegNotify pop returned.
@@ -146,7 +145,7 @@ func CSRBytes(c Config) uint64 { return c.RegBase() + regBytes }
 
 // FIFOThreshold returns the Outgoing FIFO's threshold in bytes as the
 // kernel last programmed it (RegThreshold; reset Config.FIFOThreshold).
-func (n *NI) FIFOThreshold() int { return n.du.csr.threshold }
+func (n *NI) FIFOThreshold() int { return n.fifoThreshold() }
 
 // pushNotify queues a notification record for RegNotify (the incoming
 // path, SH-P18); false if the queue (NotifyQueue records) is full.
@@ -201,7 +200,7 @@ func (n *NI) csrWord(_ clock.Time, off uint64, first bool) uint32 {
 	case RegOccupancy:
 		return uint32(n.fifoOccupancy())
 	case RegThreshold:
-		return uint32(d.csr.threshold)
+		return uint32(n.fifoThreshold())
 	case RegUDMAStatus:
 		return uint32(d.udma.last)
 	case RegNotify:
@@ -312,12 +311,10 @@ func (n *NI) csrSetWord(now clock.Time, off uint64, val, mask uint32) {
 	case RegIRQAck:
 		n.ackIRQ(IRQCause(val & mask))
 	case RegThreshold:
-		v := uint32(d.csr.threshold)&^mask | val&mask
-		if int64(v) > int64(c.FIFOBytes) {
-			n.env.Report(now, d.csrPort.name, "shrimp.csr", "threshold %d above FIFOBytes %d", v, c.FIFOBytes)
-			return
+		v := uint32(n.fifoThreshold())&^mask | val&mask
+		if err := n.setFIFOThreshold(now, int(min(v, 1<<30))); err != nil {
+			n.env.Report(now, d.csrPort.name, "shrimp.csr", "RegThreshold := %d: %v", v, err)
 		}
-		d.csr.threshold = int(v)
 	case RegInval:
 		n.invalidate(now)
 	case RegCAMQuery:

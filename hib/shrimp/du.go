@@ -110,7 +110,6 @@ func (n *NI) buildDU() error {
 	d := &n.du
 	d.noInvalEvery = n.env.Mutation(mutNoInval)
 	d.crossEvery = n.env.Mutation(mutDUCross)
-	d.csr.threshold = c.FIFOThreshold
 	d.csrPort = tport{name: n.name + TargetCSR, lat: csrLatency, read: n.csrRead, write: n.csrWrite}
 	d.devPort = tport{name: n.name + TargetDevProxy, read: n.devLoad, write: n.devStore}
 	d.memPort = tport{name: n.name + TargetMemProxy, lat: max(c.StatusWaitCycles-1, 0), read: n.memLoad, write: n.memStore}

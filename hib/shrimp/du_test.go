@@ -495,4 +495,28 @@ var _ = Describe("UDMA and the DU engine", func() {
 		Expect(got).To(Equal([]uint32{CSROPTValid | CSROPTAU | CSROPTCombine | 1<<CSROPTNodeShift | 11, 1024, CSRStatusDest}))
 		Expect(r.ni.FIFOThreshold()).To(Equal(1024))
 	})
+
+	It("pops notification records and acknowledges interrupt causes through the CSRs", func() {
+		r := newDURig(SHRIMP(), nil)
+		Expect(r.ni.pushNotify(Notification{Page: 12, Src: 3})).To(BeTrue())
+		Expect(r.ni.pushNotify(Notification{Page: 40, Src: 1})).To(BeTrue())
+		r.ni.raise(0, IRQNotify|IRQThreshold)
+		var got []uint32
+		keep := func(_ clock.Time, _ clock.Cycle, v uint32) { got = append(got, v) }
+		for range 3 {
+			r.load(r.csr(RegNotify), keep)
+			r.load(r.csr(RegNotify+4), keep)
+		}
+		r.load(r.csr(RegStatus), keep)
+		r.store(r.csr(RegIRQAck), uint32(IRQNotify))
+		r.load(r.csr(RegStatus), keep)
+		r.run()
+		Expect(got).To(Equal([]uint32{
+			12, CSRNotifyValid | 3, // the oldest record first
+			40, CSRNotifyValid | 1,
+			0, 0, // empty: valid clear
+			uint32(IRQNotify | IRQThreshold), uint32(IRQThreshold),
+		}))
+		Expect(r.ni.Notifications()).To(BeZero())
+	})
 })
