@@ -100,6 +100,9 @@ type auRig struct {
 	// made), from link cycle injectAt on.
 	inject   []link.Flit
 	injectAt clock.Cycle
+	// popFrom is the first link cycle the far end pops flits (until then
+	// the link's buffer fills and its credits stop the NI).
+	popFrom clock.Cycle
 }
 
 // rigConfig is SHRIMP() with the calibrated NICDelayCycles pinned to 10, so
@@ -213,6 +216,10 @@ func (r *auRig) run() error {
 			busy = true
 		} else if k < len(r.inject) {
 			sink.WakeAt(linkClock.TimeOf(r.injectAt))
+		}
+		if c < r.popFrom {
+			sink.WakeAt(linkClock.TimeOf(r.popFrom))
+			return busy
 		}
 		f, ok := far.Rx(0).Pop(now)
 		if !ok {
@@ -446,6 +453,100 @@ var _ = Describe("NI combining", func() {
 		Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5000, 4, shrimp.FlushStore}, {0x5020, 4, shrimp.FlushStore}}))
 		Expect(r.ni.Counters().Snooped).To(Equal(uint64(3)))
 		Expect(r.snoop).To(Equal(2))
+	})
+})
+
+// fifoConfig is rigConfig with a small Outgoing FIFO: 128 B = 16 words
+// (it must hold a packet of MaxPacketBytes 64: 1 + 8 words), threshold 64 B
+// (the interrupt when more than 8 words are held), and a NIC TX FIFO of 2
+// words, so that a blocked link backs up into the Outgoing FIFO quickly.
+func fifoConfig() shrimp.Config {
+	c := rigConfig()
+	c.FIFOBytes, c.MaxPacketBytes, c.FIFOThreshold, c.NICTxBytes = 128, 64, 64, 16
+	return c
+}
+
+// overflowViolations counts the run's shrimp.overflow reports.
+func overflowViolations(e *env.Env) int {
+	k := 0
+	for _, v := range e.Monitor.Violations() {
+		if v.Check == "shrimp.overflow" {
+			k++
+		}
+	}
+	return k
+}
+
+var _ = Describe("NI Outgoing FIFO", func() {
+	// 4-B stores to page 1, one packet each (2 words = 16 B), a store
+	// every 4 core cycles, while the far end pops nothing before link
+	// cycle 3000 (30 µs = core cycle 900). Where the words wait when the
+	// link is blocked: the link buffer takes the first packet (7 of its 16
+	// flits); the NI then waits for that packet's credits before the next
+	// head, so the second packet's header word sits in the flit sender and
+	// its data word and the third packet's header word fill the NIC TX
+	// FIFO (2 words); the port holds the third packet (its data word
+	// waits). Every later store stays in the Outgoing FIFO: after k stores
+	// it holds 1 + 2 (k - 3) words (the third's data word and two per later
+	// store), more than 8 (the threshold) from the seventh store (9 words),
+	// whose packetiser cycle is 5 + 6 x 4 = c29.
+	const popFrom = 3000
+	stores := func(r *auRig, k int) {
+		r.bind(1, 2, 5, false, 0)
+		for i := range k {
+			r.store(0, 0x1000+uint64(8*i), word(byte(i), 4))
+		}
+	}
+
+	It("raises the threshold interrupt once, on the rising crossing", func() {
+		r := newAURig(fifoConfig(), nil, 0)
+		r.popFrom = popFrom
+		stores(r, 8)
+		Expect(r.run()).To(Succeed())
+		// The mark is judged once the cycle has settled: at c29 (966.667
+		// ns), after the seventh store's 2 words made 9 (72 B).
+		Expect(r.irqs).To(Equal([]clock.Cycle{29}))
+		Expect(r.records("shrimp.fifo")).To(HaveLen(2))
+		Expect(r.records("shrimp.fifo")[0]).To(Equal("966667 29 N0.NI shrimp.fifo event=above bytes=72"))
+		// It falls once when the far end starts popping; no second
+		// interrupt: 8 stores, 1 + 2 x 5 = 11 words at most (88 B).
+		Expect(r.records("shrimp.fifo")[1]).To(ContainSubstring("event=below"))
+		c := r.ni.Counters()
+		Expect(c.ThresholdIRQs).To(Equal(uint64(1)))
+		Expect(c.FIFOMax).To(Equal(88))
+		Expect(c.Overflows).To(BeZero())
+		Expect(r.got).To(HaveLen(8))
+		Expect(r.ni.IRQPending()).To(Equal(shrimp.IRQThreshold))
+	})
+
+	It("drops and reports the stores that find it full (shrimp.overflow)", func() {
+		r := newAURig(fifoConfig(), nil, 0)
+		r.popFrom = popFrom
+		stores(r, 12)
+		err := r.run()
+		Expect(err).To(MatchError(ContainSubstring("shrimp.overflow")))
+		// After 10 stores the FIFO holds 1 + 2 x 7 = 15 of its 16 words;
+		// stores 11 and 12 need 2 each and find 1: both are dropped.
+		c := r.ni.Counters()
+		Expect(c.Overflows).To(Equal(uint64(2)))
+		Expect(overflowViolations(r.e)).To(Equal(2))
+		Expect(r.drops).To(Equal([]shrimp.Drop{
+			{Reason: shrimp.DropOverflow, Addr: 0x1050, Len: 4},
+			{Reason: shrimp.DropOverflow, Addr: 0x1058, Len: 4},
+		}))
+		// Conservation: every store is a packet received or a drop.
+		Expect(len(r.got) + len(r.drops)).To(Equal(12))
+		Expect(c.ThresholdIRQs).To(Equal(uint64(1)))
+	})
+
+	It("raises no interrupt under shrimp.no-threshold, and the overflow is still reported", func() {
+		r := newAURig(fifoConfig(), map[string]int{"shrimp.no-threshold": 1}, 0)
+		r.popFrom = popFrom
+		stores(r, 12)
+		Expect(r.run()).To(MatchError(ContainSubstring("shrimp.overflow")))
+		Expect(r.irqs).To(BeEmpty())
+		Expect(r.ni.Counters().ThresholdIRQs).To(BeZero())
+		Expect(r.ni.Counters().Overflows).To(Equal(uint64(2)))
 	})
 })
 
