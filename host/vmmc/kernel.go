@@ -162,7 +162,7 @@ func (k *Kernel) NewProcess(name string) *Process {
 	pt.Protect(k.UserLimit(), int(mem-k.UserLimit()), cpu.PermNone)
 	pt.Protect(k.hw.Map.MemProxy+k.UserLimit(), int(mem-k.UserLimit()), cpu.PermNone)
 	pt.Protect(k.hw.Map.DevProxy, int(mem), cpu.PermNone)
-	pt.Protect(k.hw.Map.CSR, csrBytes, cpu.PermNone)
+	pt.Protect(k.hw.Map.CSR, csrBytes(k.cfg), cpu.PermNone)
 	pr := &Process{k: k, Name: name, pt: pt}
 	k.procs = append(k.procs, pr)
 	if k.current == nil {
@@ -172,8 +172,8 @@ func (k *Kernel) NewProcess(name string) *Process {
 	return pr
 }
 
-// csr is the address of NI register off.
-func (k *Kernel) csr(off uint64) uint64 { return k.hw.Map.CSR + off }
+// csr is the bus address of NI register off (shrimp.RegStatus...).
+func (k *Kernel) csr(off uint64) uint64 { return k.hw.Map.CSR + reg(k.cfg, off) }
 
 // privileged runs fn with the processor's protection off (kernel mode:
 // the NI's registers are reachable), then gives the running process its
@@ -208,7 +208,7 @@ func (k *Kernel) trapSetup(p *cpu.Proc, fn func() error) error {
 // it from a kernel program (a timer interrupt's handler).
 func (k *Kernel) ContextSwitch(p *cpu.Proc, to *Process) {
 	k.privileged(func() {
-		p.As("vmmc.inval").Store32(k.csr(regInval), 1)
+		p.As("vmmc.inval").Store32(k.csr(shrimp.RegInval), 1)
 		k.current = to
 	})
 }
@@ -225,8 +225,8 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 	var err error
 	k.privileged(func() {
 		p.Step(cpu.Step{Label: "vmmc.replace", Instrs: k.p.KernelInstrs})
-		p.Store32(k.csr(regCAMQuery), uint32(page))
-		if p.Load32(k.csr(regCAMResult)) != 0 && !k.skipCAM {
+		p.Store32(k.csr(shrimp.RegCAMQuery), uint32(page))
+		if p.Load32(k.csr(shrimp.RegCAMResult)) != 0 && !k.skipCAM {
 			k.stats.Refused++
 			err = fmt.Errorf("vmmc: ReplacePage %d: %w", page, ErrDUPending)
 			return
@@ -250,7 +250,7 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 func (k *Kernel) interrupt(p *cpu.Proc) {
 	k.privileged(func() {
 		k.stats.Interrupts++
-		cause := shrimp.IRQCause(p.As("vmmc.irq.cause").Load32(k.csr(regIRQCause)))
+		cause := causes(p.As("vmmc.irq.cause").Load32(k.csr(shrimp.RegStatus)))
 		p.Step(cpu.Step{Label: "vmmc.irq", Instrs: k.p.KernelInstrs})
 		if cause&shrimp.IRQNotify != 0 {
 			k.stats.Notify++
@@ -266,14 +266,14 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 				from := p.Now()
 				for {
 					p.Compute(k.p.ResumePollCycles)
-					if int(p.As("vmmc.occupancy").Load32(k.csr(regOccupancy))) <= k.resume {
+					if int(p.As("vmmc.occupancy").Load32(k.csr(shrimp.RegOccupancy))) <= k.resume {
 						break
 					}
 				}
 				k.stats.Descheduled += p.Now() - from
 			}
 		}
-		p.As("vmmc.irq.ack").Store32(k.csr(regIRQAck), uint32(cause))
+		p.As("vmmc.irq.ack").Store32(k.csr(shrimp.RegIRQAck), uint32(cause))
 	})
 }
 
@@ -284,7 +284,7 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 // handler is dropped (Table 4's null kernel handler).
 func (k *Kernel) notifications(p *cpu.Proc) {
 	for {
-		rec := p.As("vmmc.notify").Load32(k.csr(regNotify))
+		rec := p.As("vmmc.notify").Load(k.csr(shrimp.RegNotify), 8)
 		n, ok := decodeNotification(rec)
 		if !ok {
 			return

@@ -1,32 +1,44 @@
 package vmmc
 
-import "github.com/nisim/nisim/hib/shrimp"
+import (
+	"encoding/binary"
 
-// The NI's register offsets and word layouts the kernel and the library
-// use. PENDING: hib/shrimp/csr.go (E2) exports the real ones; until then
-// these are placeholders and the kernel's register accesses are not
-// meaningful (the freeze commit compiles the signatures only).
-const (
-	csrBytes     = 128 << 10
-	regInval     = 0x18000
-	regCAMQuery  = 0x18004
-	regCAMResult = 0x18008
-	regIRQCause  = 0x1800c
-	regOccupancy = 0x18010
-	regIRQAck    = 0x18014
-	regNotify    = 0x18018
+	"github.com/nisim/nisim/hib/shrimp"
 )
 
-// udmaCount is a UDMA STORE's data word: the count and the notify bit
-// (hib/shrimp/udma.go's layout).
+// The NI's registers as the kernel and the library use them
+// (hib/shrimp/csr.go's layout, hib/shrimp/udma.go's STORE word).
+
+// reg is the CSR-window offset of register r of an NI configured c.
+func reg(c shrimp.Config, r uint64) uint64 { return c.CSRReg(r) }
+
+// csrBytes is the size of the NI's CSR window.
+func csrBytes(c shrimp.Config) int { return int(shrimp.CSRBytes(c)) }
+
+// udmaCount is a UDMA STORE's data word: the count and the notify bit.
 func udmaCount(n int, notify bool) uint32 {
-	v := uint32(n) & (1<<24 - 1)
+	v := uint32(n) & shrimp.UDMACountMask
 	if notify {
-		v |= 1 << 31
+		v |= shrimp.UDMANotify
 	}
 	return v
 }
 
-// decodeNotification decodes a notification record read from the NI;
-// false when the queue was empty.
-func decodeNotification(v uint32) (shrimp.Notification, bool) { return shrimp.Notification{}, false }
+// causes are the pending interrupt causes in a RegStatus word (bits
+// 0..2).
+func causes(status uint32) shrimp.IRQCause {
+	return shrimp.IRQCause(status) & (shrimp.IRQThreshold | shrimp.IRQNotify | shrimp.IRQError)
+}
+
+// decodeNotification decodes the 8 bytes of a RegNotify pop: +0 the page,
+// +4 the valid bit and the source node; false when the queue was empty.
+func decodeNotification(rec []byte) (shrimp.Notification, bool) {
+	if len(rec) < 8 {
+		return shrimp.Notification{}, false
+	}
+	hi := binary.LittleEndian.Uint32(rec[4:])
+	if hi&shrimp.CSRNotifyValid == 0 {
+		return shrimp.Notification{}, false
+	}
+	return shrimp.Notification{Page: int(binary.LittleEndian.Uint32(rec)), Src: int(hi & 0xff)}, true
+}
