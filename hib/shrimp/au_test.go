@@ -550,4 +550,64 @@ var _ = Describe("NI Outgoing FIFO", func() {
 	})
 })
 
+// inFlits returns the 2-B flits of a packet from node src to node 0 with
+// data at dstAddr, as the network delivers them to the NI.
+func inFlits(id uint64, src int, dstAddr uint64, data []byte) []link.Flit {
+	p := &shrimp.Packet{Kind: shrimp.KindAU, Src: src, DstAddr: dstAddr, Len: len(data), Data: data}
+	h := shrimp.EncodeHeader(p)
+	b := append([]byte{0, 0}, h[:]...)
+	b = append(b, data...)
+	var out []link.Flit
+	for i := 0; i < len(b); i += 2 {
+		out = append(out, link.Flit{Packet: id, Seq: i / 2, Src: src, Dst: 0, Data: b[i : i+2], Size: 2, Meta: p,
+			Head: i == 0, Tail: i+2 >= len(b)})
+	}
+	return out
+}
+
+var _ = Describe("NI port", func() {
+	// An outgoing 64-B packet: 8 stores of 8 B to a page with 64-B
+	// sub-pages, the last (packetiser c5 + 7 x 4 = c33) closes it; the
+	// arbiter picks it at c34 and the port would move its 9 words at
+	// c35..c43. An incoming 64-B packet from node 3 is sent from link
+	// cycle 101, a flit per cycle: its header word completes with flit 5
+	// (popped at link 106) and is visible to the port after link 116
+	// (1160 ns: core c35); data word j completes with flit 9 + 4j and is
+	// visible after link 120 + 4j: core c37, c38, c39, c40, c41, c43, c44,
+	// c45 (the first core edge strictly after 1200 + 40j ns).
+	run := func(incoming bool) *auRig {
+		// The incoming words stay in the incoming stream (no EISA bus
+		// here): the run ends at a 30 µs limit (an agent due at c1000 = 33
+		// µs keeps the engine from running dry before it).
+		r := newAURig(rigConfig(), nil, clock.Time(30_000_000))
+		vtest.AtCycle(r.e, "Limit", xpClock, 1000, func(clock.Time) {})
+		r.bind(1, 2, 5, true, 64)
+		for i := range 8 {
+			r.store(0, 0x1000+uint64(8*i), word(byte(8*i), 8))
+		}
+		if incoming {
+			r.inject = inFlits(1, 3, 0x7000, word(100, 64))
+			r.injectAt = 101
+		}
+		Expect(r.run()).To(Succeed())
+		return r
+	}
+
+	It("gives incoming words the NIC port first (SH-P23); the outgoing packet waits a cycle for each", func() {
+		alone := run(false)
+		Expect(alone.ni.Counters().NICOutWaitCycles).To(BeZero())
+		both := run(true)
+		// Each of the 9 incoming words reaches the port while the outgoing
+		// packet is being moved (c35..c45) and takes the port's cycle: the
+		// outgoing packet waits 9 cycles (its NIC TX FIFO, 64 words, never
+		// fills).
+		Expect(both.ni.Counters().NICOutWaitCycles).To(Equal(uint64(9)))
+		Expect(summaries(both.got)).To(Equal([]pktSummary{{0x5000, 64, shrimp.FlushSubpage}}))
+		Expect(both.got[0].Data).To(Equal(alone.got[0].Data))
+		// The link (40 ns per data word) hides part of the port's delay,
+		// not all of it.
+		Expect(both.got[0].Tail).To(BeNumerically(">", alone.got[0].Tail))
+	})
+})
+
 func hashOf(b []byte) string { return trace.HashBytes(b) }
