@@ -29,11 +29,13 @@ import (
 //     issueRead), so no EISA (and, behind the bridge, no held Xpress)
 //     tenure ever waits for the network (issue 14 design R3).
 //   - The queue (SH-P24 «we implemented a 2-deep queue»): 1 + DUQueue
-//     transfers may be accepted and not yet read from memory: the running
-//     one and DUQueue waiting (DUQueue 0 is the production NI, no queue).
-//     A transfer leaves the queue when its last byte is read (the page may
-//     then be replaced: its data is in the NI), visible from the next EISA
-//     edge. The UDMA answers Busy while the queue is full.
+//     transfers may be accepted and not yet done: the running one and
+//     DUQueue waiting (DUQueue 0 is the production NI, no queue). A
+//     transfer is done when the engine has handed its last byte to its
+//     output stream (rtl/dma's completion: every byte read from memory and
+//     passed on, so the page may then be replaced), visible from the next
+//     EISA edge; the engine begins the next transfer only then. The UDMA
+//     answers Busy while the queue is full.
 //   - The CAM (L281 «an associative memory to allow the host operating
 //     system to check whether a particular page is involved in a transfer
 //     request»): an rtl/cam of 1 + DUQueue entries keyed by local source
@@ -79,8 +81,8 @@ type duPath struct {
 	out     *fifo.FIFO[[]byte] // the engine's stream output
 	outPort int
 	busPort int
-	// reqs are the accepted transfers not yet read from memory (engine
-	// order); rel the engine's completions not yet applied.
+	// reqs are the accepted transfers not yet done (engine order); rel
+	// the engine's completions not yet applied.
 	reqs []*duReq
 	rel  []duRelease
 	cam  *cam.CAM[int, int]
@@ -155,7 +157,7 @@ func (n *NI) attachDUEngine(eisa *bus.Bus) error {
 }
 
 // duFull reports whether the engine and its queue hold 1 + DUQueue
-// transfers (the UDMA answers Busy).
+// transfers not yet done (the UDMA answers Busy).
 func (n *NI) duFull() bool { return len(n.du.reqs) >= 1+n.cfg.DUQueue }
 
 // duStart accepts r: the CAM entry, the engine descriptor, OnDUStart.
@@ -189,8 +191,8 @@ func (n *NI) duStart(now clock.Time, r duReq) {
 	}
 }
 
-// duDone is the engine's completion: the transfer's last byte is read.
-// It takes effect from the next EISA edge (applyReleases).
+// duDone is the engine's completion: the transfer's last byte is read and
+// handed on. It takes effect from the next EISA edge (applyReleases).
 func (n *NI) duDone(now clock.Time, desc dma.Descriptor, err string) {
 	n.du.rel = append(n.du.rel, duRelease{at: now, tag: desc.Tag})
 	if err != "" {
@@ -200,7 +202,7 @@ func (n *NI) duDone(now clock.Time, desc dma.Descriptor, err string) {
 }
 
 // applyReleases frees the queue slots and CAM entries of transfers the
-// engine finished reading before now.
+// engine finished before now.
 func (n *NI) applyReleases(now clock.Time) bool {
 	d := &n.du
 	k := 0
@@ -219,7 +221,7 @@ func (n *NI) applyReleases(now clock.Time) bool {
 			}
 			d.sigQueue.Set(now, uint64(len(d.reqs)))
 			if n.env.Trace.Enabled() {
-				n.env.Trace.Emit(now, n.eisa.Clock().CycleAt(now), n.name, "shrimp.du", trace.Str("ev", "read"),
+				n.env.Trace.Emit(now, n.eisa.Clock().CycleAt(now), n.name, "shrimp.du", trace.Str("ev", "done"),
 					trace.Uint("tag", tag))
 			}
 		}

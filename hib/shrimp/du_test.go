@@ -71,9 +71,12 @@ type duRig struct {
 }
 
 // newDURig builds the rig with cfg (the EISA clock is cfg's) and mutations.
-func newDURig(cfg Config, muts map[string]int) *duRig {
+func newDURig(cfg Config, muts map[string]int) *duRig { return newDURigLimit(cfg, muts, 0) }
+
+// newDURigLimit is newDURig with a time limit (0: none).
+func newDURigLimit(cfg Config, muts map[string]int, limit clock.Time) *duRig {
 	r := &duRig{clk: cfg.EISAClock, amap: DefaultAddressMap()}
-	r.e = vtest.NewEnv(vtest.Options{Clock: r.clk, Trace: true, Mutations: muts})
+	r.e = vtest.NewEnv(vtest.Options{Clock: r.clk, Trace: true, Mutations: muts, TimeLimit: limit})
 	var err error
 	bc := bus.EISA()
 	bc.Clock = r.clk
@@ -119,9 +122,10 @@ func newDURig(cfg Config, muts map[string]int) *duRig {
 // goes through the NI's arbiter, NIC port and NIC onto a Paragon terminal
 // link (2-B flits at 100 MHz, one VC of 16 flits, SH-P3) whose far end
 // takes every flit and reassembles the packets (route flit, 8-B header,
-// data: packet.go).
-func newDURigLink(cfg Config) *duRig {
-	r := newDURig(cfg, nil)
+// data: packet.go). With drain false the far end takes nothing (a blocked
+// network) and the run stops at limit.
+func newDURigLink(cfg Config, drain bool, limit clock.Time) *duRig {
+	r := newDURigLimit(cfg, nil, limit)
 	r.ni.du.sink = nil
 	var err error
 	r.lnk, err = link.MakeBuilder().WithEnv(r.e).WithConfig(link.Config{Clock: cfg.LinkClock, BytesPerCycle: 2,
@@ -150,8 +154,14 @@ func newDURigLink(cfg Config) *duRig {
 		}
 		return true
 	})
-	far.SetReceiver(sink)
-	sink.Start()
+	if drain {
+		far.SetReceiver(sink)
+		sink.Start()
+	} else {
+		// A clock that keeps the run going to its limit (nothing is
+		// popped: the watchdog would call the full link a deadlock).
+		vtest.NewAgent(r.e, "Clock", cfg.LinkClock, func(clock.Time, clock.Cycle) bool { return true }).Start()
+	}
 	return r
 }
 
@@ -305,7 +315,7 @@ var _ = Describe("UDMA and the DU engine", func() {
 	})
 
 	It("hands a 4 KB DU packet to the arbiter and the NIC, which put it on the link whole", func() {
-		r := newDURigLink(SHRIMP())
+		r := newDURigLink(SHRIMP(), true, 0)
 		setOPT(r)
 		r.pair(2, 0x100, 3840, true, 0x3100)
 		r.run()
@@ -318,6 +328,34 @@ var _ = Describe("UDMA and the DU engine", func() {
 		Expect(r.outPkts[0].Seq).To(Equal(uint64(1)))
 		c := r.ni.Counters()
 		Expect([]uint64{c.UDMAStarts, c.DUPackets, c.DUBytes}).To(Equal([]uint64{1, 1, 3840}))
+	})
+
+	It("stops reading when the network is blocked, and no EISA tenure waits for it (design R3)", func() {
+		cfg := SHRIMP()
+		cfg.DUQueue = 2
+		r := newDURigLink(cfg, false, clock.Time(150_000_000)) // 150 µs
+		setOPT(r)
+		for i := range 3 {
+			r.pair(1, 0, 4096, false, uint64(i+1)*4096)
+		}
+		r.run()
+		// Nothing leaves the link. Transfer 1's 4 KB fits downstream of the
+		// EISA (the link's 16 flits, the NIC's TX FIFO, the DU stream's 2
+		// KB, the engine's output and its 2 KB of staging), so its four
+		// bursts are read; the engine begins transfer 2 only when transfer
+		// 1 is handed on whole, which never happens: no fifth read. The
+		// three pairs are accepted (2 and 3 queued) and stay pending.
+		Expect(statuses(r.loads)).To(Equal([]Status{StatusStarted, StatusStarted, StatusStarted}))
+		b := r.duBus()
+		Expect(b.Bursts).To(Equal(uint64(4)))
+		Expect(b.Bytes).To(Equal(uint64(4096)))
+		// Each burst's only wait states are the memory's: its first beat
+		// is there 3 cycles after the address phase (accepted +1, latency
+		// 1, the channel register +1), the data phase starts the cycle
+		// after the address phase: 2 wait states; then a beat per cycle.
+		Expect(b.WaitCycles).To(Equal(2 * b.Bursts))
+		Expect(r.wire).To(BeEmpty())
+		Expect([]bool{r.ni.DUPending(1), r.ni.DUPending(2), r.ni.DUPending(3)}).To(Equal([]bool{true, true, true}))
 	})
 
 	DescribeTable("refuses a request with the cause, and moves nothing",

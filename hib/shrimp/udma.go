@@ -39,7 +39,7 @@ import (
 //     Any cause: Error with every cause found, back to Idle, no DMA
 //     (assumed: a refused request is consumed). Otherwise, if the engine
 //     and the queue are full (1 + DUQueue transfers accepted and not yet
-//     read from memory): Busy, staying in DestLoaded (assumed: the process
+//     done, du.go): Busy, staying in DestLoaded (assumed: the process
 //     retries the LOAD, or the pair). Otherwise Started: the transfer is
 //     handed to the DU engine (du.go), back to Idle.
 //   - The status is decided when the LOAD is served, StatusWaitCycles EISA
