@@ -1,0 +1,120 @@
+package shrimptb_test
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/hib/shrimp"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/shrimptb"
+	"github.com/nisim/nisim/verify/trace"
+)
+
+var _ = Describe("the SHRIMP cluster", func() {
+	It("builds the paper's sixteen DEC 560ST nodes on a 4 x 4 Paragon mesh, each NI on its router", func() {
+		e := env.New(env.Options{Seed: 1})
+		cl, err := shrimptb.Build(e, shrimptb.DefaultConfig())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		Expect(cl.Nodes).To(HaveLen(16)) // SH-P1
+		Expect(cl.Net.Routers).To(HaveLen(16))
+		// No terminals: the NIs sit on the routers' local ports; links: 2
+		// × 4 × 3 = 24 between routers and 16 NI links.
+		Expect(cl.Net.Terminals).To(BeEmpty())
+		Expect(cl.Net.Links).To(HaveLen(24 + 16))
+		n := cl.Nodes[5]
+		Expect(n.ID).To(Equal(5))
+		Expect(n.NI.Name()).To(Equal("N5.NI"))
+		Expect(n.NI.Node()).To(Equal(5))
+		Expect(n.PCI.Name()).To(Equal("N5.EISA"))
+		Expect(n.CPUs).To(HaveLen(1))
+		Expect(n.Kernel).NotTo(BeNil())
+		Expect(n.Bridge.Config().HoldMemoryBus).To(BeTrue()) // SH-P10
+		Expect(cl.Dir).NotTo(BeNil())
+	})
+
+	It("leaves the routers beyond Nodes empty and lets HoldMemoryBus off (membus_cycle_share)", func() {
+		c := shrimptb.DefaultConfig()
+		c.Nodes, c.HoldMemoryBus = 3, false
+		cl, err := shrimptb.Build(env.New(env.Options{Seed: 1}), c)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		Expect(cl.Nodes).To(HaveLen(3))
+		Expect(cl.Net.Links).To(HaveLen(24 + 3))
+		Expect(cl.Nodes[0].Bridge.Config().HoldMemoryBus).To(BeFalse())
+	})
+
+	DescribeTable("refuses a bad configuration with an error naming the field",
+		func(mod func(*shrimptb.Config), want string) {
+			c := shrimptb.DefaultConfig()
+			mod(&c)
+			_, err := shrimptb.Build(env.New(env.Options{Seed: 1}), c)
+			Expect(err).To(MatchError(ContainSubstring(want)))
+		},
+		Entry("nodes", func(c *shrimptb.Config) { c.Nodes = 17 }, "Nodes 17 must be in 1..16"),
+		Entry("no nodes", func(c *shrimptb.Config) { c.Nodes = 0 }, "Nodes 0"),
+		Entry("memory", func(c *shrimptb.Config) { c.NI.MemoryBytes = 16 << 20 }, "NI.MemoryBytes"),
+		Entry("proxy in memory", func(c *shrimptb.Config) { c.Map.MemProxy = 0x10_0000 }, "Map.MemProxy"),
+		Entry("overlap", func(c *shrimptb.Config) { c.Map.DevProxy = c.Map.MemProxy + 0x1000 }, "overlaps Map.MemProxy"),
+		Entry("beyond 32 bits", func(c *shrimptb.Config) { c.Map.CSR = 0xffff_f000 }, "32-bit"),
+		Entry("unaligned", func(c *shrimptb.Config) { c.Map.CSR += 4 }, "page-aligned"),
+		Entry("mesh", func(c *shrimptb.Config) { c.Mesh.K = 1 }, "Mesh"),
+		Entry("NI", func(c *shrimptb.Config) { c.NI.PageBytes = 3000 }, "NI: shrimp: PageBytes"),
+		Entry("params", func(c *shrimptb.Config) { c.Params.SendInstrs = -1 }, "Params"),
+	)
+
+	It("carries a one-word automatic update from node 0 to node 1 (OPT and IPT set through the back door)", func() {
+		c := shrimptb.DefaultConfig()
+		c.Nodes = 2
+		e := env.New(env.Options{Seed: 1, Trace: trace.NewRecorder()})
+		cl, err := shrimptb.Build(e, c)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		n0, n1 := cl.Nodes[0], cl.Nodes[1]
+		const src, dstPage = 0x0003_0000, 0x50 // node 0's page 0x30 → node 1's page 0x50
+		pb := uint64(c.NI.PageBytes)
+		Expect(n1.NI.SetIPT(dstPage, shrimp.IPTEntry{Exported: true})).To(Succeed())
+		Expect(n0.NI.SetOPT(int(src/pb), shrimp.OPTEntry{Valid: true, AU: true, DstNode: 1, DstPage: dstPage})).To(Succeed())
+		// The bound page is write-through, so the store reaches the Xpress
+		// where the NI snoops it (SH-P9).
+		Expect(n0.Mem.SetPolicy(src, pb, memsys.WriteThrough)).To(Succeed())
+		var stored, arrived clock.Time
+		n1.Mem.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.Write && o.Master == "N1.Bridge.Up" && o.Addr == dstPage*pb+0x10 {
+				arrived = now
+			}
+		})
+		n0.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Store(src+0x10, []byte{0xde, 0xad, 0xbe, 0xef})
+			stored = p.Now()
+		}))
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		Expect(cl.Finish()).To(Succeed())
+		got, err := n1.Memory().Storage().Bytes(dstPage*pb+0x10, 4)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal([]byte{0xde, 0xad, 0xbe, 0xef}))
+		Expect(n0.NI.Counters().AUPackets).To(Equal(uint64(1)))
+		Expect(n1.NI.Counters().RxPackets).To(Equal(uint64(1)))
+		Expect(n1.NI.Counters().RxBytes).To(Equal(uint64(4)))
+		Expect(arrived).To(BeNumerically(">", stored))
+		GinkgoWriter.Printf("store retired at %v, in node 1's memory (Xpress data phase) at %v: %v\n", stored, arrived, arrived-stored)
+		// The trace shows each block once: snoop, packet, NIC, node 1's
+		// incoming path, both EISA and Xpress writes.
+		var kinds []string
+		for _, r := range e.Trace.Records() {
+			f := strings.Fields(r.Format())
+			if len(f) > 3 && strings.HasPrefix(f[3], "shrimp.") {
+				kinds = append(kinds, f[2]+" "+f[3])
+			}
+		}
+		Expect(kinds).To(ContainElements("N0.NI shrimp.snoop", "N0.NI shrimp.pkt", "N0.NI shrimp.tx", "N1.NI shrimp.rx", "N1.NI shrimp.rxdma"))
+	})
+})
