@@ -100,6 +100,9 @@ type auRig struct {
 	// made), from link cycle injectAt on.
 	inject   []link.Flit
 	injectAt clock.Cycle
+	// master names the bus master issuing the stores ("Cpu" by default;
+	// "Bridge" is the name the NI was told is the DMA master).
+	master string
 	// popFrom is the first link cycle the far end pops flits (until then
 	// the link's buffer fills and its credits stop the NI).
 	popFrom clock.Cycle
@@ -172,12 +175,15 @@ func (r *auRig) store(c clock.Cycle, addr uint64, data []byte) {
 // run starts the master and the far end and runs until nothing is left
 // (or until the rig's time limit).
 func (r *auRig) run() error {
-	ch, err := r.xp.AddMaster("Cpu")
+	if r.master == "" {
+		r.master = "Cpu"
+	}
+	ch, err := r.xp.AddMaster(r.master)
 	Expect(err).NotTo(HaveOccurred())
 	var beats []mem.Beat
 	var from []clock.Cycle
 	for i, q := range r.reqs {
-		q.Master = "Cpu"
+		q.Master = r.master
 		for _, b := range mem.WriteBeats(q, r.data[i], 8) {
 			beats = append(beats, b)
 			from = append(from, r.at[i])
@@ -323,6 +329,25 @@ var _ = Describe("NI automatic update", func() {
 		Expect(r.got).To(BeEmpty())
 		Expect(r.snoop).To(BeZero())
 		Expect(r.ni.Counters()).To(Equal(shrimp.Counters{Snooped: 2, AUIgnored: 2}))
+	})
+
+	It("ignores the DMA master's writes unless SnoopDMA", func() {
+		for _, on := range []bool{false, true} {
+			cfg := rigConfig()
+			cfg.SnoopDMA = on
+			r := newAURig(cfg, nil, 0)
+			r.master = "Bridge" // the incoming DMA's bridge on the memory bus
+			r.bind(1, 2, 5, false, 0)
+			r.store(0, 0x1010, word(1, 8))
+			Expect(r.run()).To(Succeed())
+			if on {
+				Expect(summaries(r.got)).To(Equal([]pktSummary{{0x5010, 8, shrimp.FlushStore}}))
+				Expect(r.ni.Counters().Snooped).To(Equal(uint64(1)))
+			} else {
+				Expect(r.got).To(BeEmpty())
+				Expect(r.ni.Counters()).To(Equal(shrimp.Counters{}))
+			}
+		}
 	})
 })
 

@@ -243,7 +243,9 @@ type Counters struct {
 // engine's output into the arbiter, the NIC port's output into the incoming
 // path): the first word of a packet carries Pkt (Data nil: the header
 // word), the following words its data; Last marks the packet's last word;
-// Bad marks a last word whose link CRC failed (incoming only).
+// Bad marks a last word whose link CRC failed (incoming only). An incoming
+// packet's Pkt.Data grows as its words are received: read each word's Data,
+// or Pkt.Data only once the Last word has been popped.
 type streamWord struct {
 	Pkt  *Packet
 	Data []byte
