@@ -428,6 +428,7 @@ var _ = Describe("UDMA and the DU engine", func() {
 		r.pair(1, 0, 64, false, 0x2000)
 		r.run()
 		Expect(statuses(r.loads)).To(Equal([]Status{StatusError | CauseNoDest, StatusStarted}))
+		Expect(r.drops).To(Equal([]Drop{{Reason: DropUDMA, Node: 0, Addr: 0x2000}}))
 		Expect(r.pkts).To(HaveLen(1))
 		Expect(r.starts).To(HaveLen(1))
 		Expect(r.duBus().Requests).To(Equal(uint64(1)))

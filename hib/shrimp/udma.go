@@ -44,7 +44,8 @@ import (
 //     handed to the DU engine (du.go), back to Idle.
 //   - The status is decided when the LOAD is served, StatusWaitCycles EISA
 //     cycles after its address phase (the channel register is the first of
-//     them; design section 2: «status after 1 EISA wait state»).
+//     them, so 0 acts as 1; design section 2: «status after 1 EISA wait
+//     state»).
 //   - RegInval (csr.go) returns the FSM to Idle: the kernel's store on a
 //     context switch.
 //   - A LOAD of the device proxy reads zero and a STORE to the memory proxy
@@ -215,7 +216,11 @@ func (n *NI) initiate(now clock.Time, phys uint64) Status {
 	switch {
 	case st&StatusError != 0:
 		n.counters.UDMAErrors++
-		n.drop(now, Drop{Reason: DropUDMA, Addr: phys, Len: u.count})
+		k := u.count
+		if st&CauseNoDest != 0 {
+			k = 0 // no count was latched
+		}
+		n.drop(now, Drop{Reason: DropUDMA, Addr: phys, Len: k})
 		u.state = UDMAIdle
 	case st&StatusBusy != 0:
 		n.counters.UDMABusy++
