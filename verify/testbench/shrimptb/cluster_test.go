@@ -117,4 +117,61 @@ var _ = Describe("the SHRIMP cluster", func() {
 		}
 		Expect(kinds).To(ContainElements("N0.NI shrimp.snoop", "N0.NI shrimp.pkt", "N0.NI shrimp.tx", "N1.NI shrimp.rx", "N1.NI shrimp.rxdma"))
 	})
+
+	It("delivers an all-to-all automatic-update flood on sixteen nodes without deadlock (R3), every word once", func() {
+		c := shrimptb.DefaultConfig()
+		e := env.New(env.Options{Seed: 1})
+		cl, err := shrimptb.Build(e, c)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		pb := uint64(c.NI.PageBytes)
+		const words = 16
+		// Node i's page 0x100+j is bound to node j's page 0x200+i
+		// (combining on: consecutive words join a packet).
+		src := func(j int) uint64 { return (0x100 + uint64(j)) * pb }
+		dst := func(i int) uint64 { return (0x200 + uint64(i)) * pb }
+		for i, n := range cl.Nodes {
+			for j := range cl.Nodes {
+				if i == j {
+					continue
+				}
+				Expect(cl.Nodes[j].NI.SetIPT(int(dst(i)/pb), shrimp.IPTEntry{Exported: true})).To(Succeed())
+				Expect(n.NI.SetOPT(int(src(j)/pb), shrimp.OPTEntry{Valid: true, AU: true, Combine: true, DstNode: j,
+					DstPage: uint32(dst(i) / pb)})).To(Succeed())
+				Expect(n.Mem.SetPolicy(src(j), pb, memsys.WriteThrough)).To(Succeed())
+			}
+			n.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				for k := range words {
+					for j := range cl.Nodes {
+						if j != i {
+							p.Store(src(j)+uint64(4*k), []byte{byte(i), byte(j), byte(k), 0x5a})
+						}
+					}
+				}
+			}))
+		}
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		Expect(cl.Finish()).To(Succeed())
+		var rx uint64
+		for j, n := range cl.Nodes {
+			Expect(n.NI.Idle()).To(BeTrue(), n.NI.State())
+			rx += n.NI.Counters().RxBytes
+			for i := range cl.Nodes {
+				if i == j {
+					continue
+				}
+				got, err := n.Memory().Storage().Bytes(dst(i), 4*words)
+				Expect(err).NotTo(HaveOccurred())
+				for k := range words {
+					Expect(got[4*k:4*k+4]).To(Equal([]byte{byte(i), byte(j), byte(k), 0x5a}), "node %d from %d word %d", j, i, k)
+				}
+			}
+		}
+		// 16 senders × 15 destinations × 16 words × 4 bytes: with every
+		// word in place, no byte was written twice.
+		Expect(rx).To(Equal(uint64(16 * 15 * words * 4)))
+		GinkgoWriter.Printf("flood of %d words done at %v\n", 16*15*words, res.End)
+	})
 })
