@@ -341,8 +341,12 @@ func (n *NI) rxHeader(now clock.Time, w streamWord) {
 			trace.Int("src", int64(p.Src)), trace.Uint("seq", p.Seq), trace.Addr("addr", p.DstAddr),
 			trace.Int("len", int64(p.Len)), trace.Bool("notify", p.Notify), trace.Bool("exported", exported))
 	}
-	if w.Last && w.Bad {
-		return // a corrupted header: rxTail drops it as a CRC failure
+	if p.Len == 0 {
+		// Only a corrupted header decodes to no data (DecodeHeader refuses
+		// a zero length; the NIC keeps the packet with Len 0 and fails its
+		// tail): rxTail drops it as a CRC failure, whatever page its
+		// address would name.
+		return
 	}
 	if !exported {
 		in.dropping = true

@@ -103,12 +103,19 @@ func newRxRig(cfg shrimp.Config, lc link.Config, mutations map[string]int) *rxRi
 
 // send queues packet p from node 0 (its flits: the route, the header, the
 // data, 2 bytes each) to leave from link cycle at.
-func (r *rxRig) send(at clock.Cycle, p shrimp.Packet) {
+func (r *rxRig) send(at clock.Cycle, p shrimp.Packet) { r.sendCorrupt(at, p, nil) }
+
+// sendCorrupt is send with the header bytes changed by corrupt (nil: none)
+// before the flits are made: the link's CRC covers the changed bytes.
+func (r *rxRig) sendCorrupt(at clock.Cycle, p shrimp.Packet, corrupt func(hdr []byte)) {
 	r.pkts++
 	p.Src, p.Dst, p.Len = 0, 1, len(p.Data)
 	p.Seq = r.pkts
 	meta := p
 	hdr := shrimp.EncodeHeader(&p)
+	if corrupt != nil {
+		corrupt(hdr[:])
+	}
 	b := append([]byte{1, 0}, hdr[:]...)
 	b = append(b, make([]byte, r.cfg.HeaderBytes-len(hdr))...)
 	b = append(b, p.Data...)
@@ -276,6 +283,22 @@ var _ = Describe("the incoming path", func() {
 		Expect(r.drops).To(HaveLen(1))
 		Expect(r.drops[0].Reason).To(Equal(shrimp.DropCRC))
 		Expect(r.drops[0].Len).To(Equal(4))
+	})
+
+	It("drops a packet whose header is corrupted as a CRC failure, not as unexported", func() {
+		c := rxCfg()
+		r := newRxRig(c, rigLink(), nil)
+		// Reserved bit 63 set: the NIC cannot decode the header, keeps the
+		// packet with no data and fails its tail.
+		r.sendCorrupt(0, shrimp.Packet{Kind: shrimp.KindAU, DstAddr: pageOf(c, 2), Data: []byte{1, 2, 3, 4}},
+			func(h []byte) { h[7] |= 0x80 })
+		r.run()
+		Expect(r.in).To(BeEmpty())
+		Expect(r.ni.Counters().RxCRC).To(Equal(uint64(1)))
+		Expect(r.ni.Counters().RxUnexported).To(BeZero())
+		Expect(r.drops).To(HaveLen(1))
+		Expect(r.drops[0].Reason).To(Equal(shrimp.DropCRC))
+		Expect(r.irqs).To(Equal([]shrimp.IRQCause{shrimp.IRQError}))
 	})
 
 	It("keeps the first burst of a 2 KB DU packet whose tail fails the CRC and drops the last (R8)", func() {
