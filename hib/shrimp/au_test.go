@@ -672,4 +672,104 @@ var _ = Describe("NI determinism", func() {
 	})
 })
 
+// withEISA gives the rig's NI an EISA bus (rtl/bus's preset on the NI's
+// EISA clock) with a 1 MB memory "EMem" at 0 (the DU engine's source; its
+// bytes count from 0) and a master "CPU" that issues the UDMA pairs queued
+// by udma, one reference at a time, from EISA cycle from on.
+func (r *auRig) withEISA(cfg shrimp.Config, from clock.Cycle, pairs [][3]int) {
+	bc := bus.EISA()
+	bc.Clock = cfg.EISAClock
+	eisa, err := bus.MakeBuilder().WithEnv(r.e).WithConfig(bc).Build("EISA")
+	Expect(err).NotTo(HaveOccurred())
+	em, err := mem.MakeBuilder().WithEnv(r.e).WithClock(cfg.EISAClock).WithSize(1 << 20).WithLatency(1).
+		WithBytesPerCycle(4).WithPortWidth(4).Build("EMem")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(eisa.AddTarget("EMem", 0, 1<<20, em.Port(0))).To(Succeed())
+	Expect(em.Storage().Write(0, word(0, 256))).To(Succeed())
+	ch, err := eisa.AddMaster("CPU")
+	Expect(err).NotTo(HaveOccurred())
+	am := shrimp.DefaultAddressMap()
+	Expect(r.ni.AttachEISA(eisa, am)).To(Succeed())
+	// Each pair {opt, count, src}: STORE count to the device proxy of OPT
+	// entry opt (offset 0), LOAD the memory proxy at src.
+	var reqs []*mem.Req
+	var data [][]byte
+	for _, p := range pairs {
+		reqs = append(reqs, &mem.Req{Op: mem.Write, Addr: am.DevProxy + uint64(p[0])*4096, Len: 4, Posted: true,
+			Class: "pio", Master: "CPU"})
+		data = append(data, []byte{byte(p[1]), byte(p[1] >> 8), 0, 0})
+		reqs = append(reqs, &mem.Req{Op: mem.Read, Addr: am.MemProxy + uint64(p[2]), Len: 4, Class: "pio", Master: "CPU"})
+		data = append(data, nil)
+	}
+	k, waiting := 0, false
+	var a *vtest.Agent
+	a = vtest.NewAgent(r.e, "CPU", cfg.EISAClock, func(now clock.Time, c clock.Cycle) bool {
+		if c < from {
+			a.WakeAt(cfg.EISAClock.TimeOf(from))
+			return false
+		}
+		if waiting {
+			if _, ok := ch.Up.Pop(now); !ok {
+				return false
+			}
+			waiting = false
+		}
+		if k == len(reqs) || !ch.Down.CanPush(now) {
+			return k < len(reqs)
+		}
+		q := reqs[k]
+		ch.Down.Push(now, mem.Beat{Req: q, Data: data[k], First: true, Last: true})
+		waiting = q.Op == mem.Read
+		k++
+		return true
+	})
+	ch.ConnectMaster(a)
+	a.Start()
+}
+
+var _ = Describe("NI outgoing arbiter", func() {
+	It("alternates AU and DU packets when both wait (round robin per packet)", func() {
+		cfg := rigConfig()
+		cfg.DUQueue = 2
+		cfg.NICTxBytes = 16
+		r := newAURig(cfg, nil, 0)
+		// The far end pops nothing before 20 µs: AU packets (a 4-B store
+		// every 4 core cycles to page 1, 40 of them) and three 64-B DU
+		// transfers (OPT entry 9 imported from node 3, issued from EISA
+		// cycle 10 and queued: DUQueue 2) back up in the Outgoing FIFO and
+		// the DU stream behind a NIC TX FIFO of 2 words, so that when the
+		// link frees both have packets waiting.
+		r.popFrom = 2000
+		r.bind(1, 2, 5, false, 0)
+		Expect(r.ni.SetOPT(9, shrimp.OPTEntry{Valid: true, DstNode: 3, DstPage: 4})).To(Succeed())
+		for i := range 40 {
+			r.store(0, 0x1000+uint64(8*i), word(byte(i), 4))
+		}
+		var kinds []shrimp.Kind
+		r.ni.OnPacketOut(func(_ clock.Time, p *shrimp.Packet) { kinds = append(kinds, p.Kind) })
+		r.withEISA(cfg, 10, [][3]int{{9, 64, 0}, {9, 64, 64}, {9, 64, 128}})
+		Expect(r.run()).To(Succeed())
+		Expect(r.ni.Counters().DUPackets).To(Equal(uint64(3)))
+		Expect(kinds).To(HaveLen(43))
+		// From the first DU pick on, while AU packets wait, the kinds
+		// alternate: DU, AU, DU, AU, DU (a DU-first arbiter would give DU,
+		// DU, DU; an arrival-order one would put the DUs after the AU
+		// backlog).
+		j := 0
+		for kinds[j] != shrimp.KindDU {
+			j++
+		}
+		Expect(kinds[j : j+5]).To(Equal([]shrimp.Kind{shrimp.KindDU, shrimp.KindAU, shrimp.KindDU, shrimp.KindAU, shrimp.KindDU}))
+		var du []rigPkt
+		for _, p := range r.got {
+			if p.Hdr.Kind == shrimp.KindDU {
+				du = append(du, p)
+			}
+		}
+		Expect(du).To(HaveLen(3))
+		Expect(du[1].Data).To(Equal(word(64, 64)))
+		Expect(du[1].Hdr.DstAddr).To(Equal(uint64(4 * 4096)))
+	})
+})
+
 func hashOf(b []byte) string { return trace.HashBytes(b) }
