@@ -17,6 +17,7 @@ import (
 	"github.com/nisim/nisim/verify/scenario/mcscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
 	"github.com/nisim/nisim/verify/scenario/rwscen"
+	"github.com/nisim/nisim/verify/scenario/shrimpscen"
 	"github.com/nisim/nisim/verify/scenario/tgscen"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves/vcd"
@@ -30,6 +31,7 @@ func catalog() scenario.Catalog {
 	c = append(c, tgscen.Scenarios()...)
 	c = append(c, lciscen.Scenarios()...)
 	c = append(c, mcscen.Scenarios()...)
+	c = append(c, shrimpscen.Scenarios()...)
 	c = append(c, rwscen.Scenario())
 	return c
 }

@@ -40,6 +40,7 @@ var configSets = map[string]string{
 	"lci-report":                "broadcast=false",
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
+	"shrimp-report":             "rounds=4",
 	"remotewrite":               "firmware.costs.transmit=48",
 }
 

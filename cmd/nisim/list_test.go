@@ -38,7 +38,7 @@ var _ = Describe("nisim list", func() {
 				Expect(l).To(HaveSuffix(s.Summary), "summary cut: rewrite it shorter where it is registered")
 			}
 		}
-		Expect(headers).To(Equal([]string{"demo", "networks", "ATM", "Memory Channel", "Telegraphos", "Myrinet/LCI"}))
+		Expect(headers).To(Equal([]string{"demo", "networks", "ATM", "Memory Channel", "Telegraphos", "Myrinet/LCI", "SHRIMP"}))
 		for _, s := range catalog() {
 			Expect(seen[s.Name]).To(Equal(1), s.Name)
 			Expect(s.Typical).NotTo(BeEmpty(), s.Name)

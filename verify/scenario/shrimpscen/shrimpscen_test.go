@@ -1,0 +1,72 @@
+package shrimpscen_test
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/shrimpscen"
+)
+
+var _ = Describe("waveform names", func() {
+	for _, s := range shrimpscen.Scenarios() {
+		It(s.Name+" declares every signal under the naming convention", func() {
+			Expect(scenario.CheckWaveNames(s, GinkgoT().TempDir())).To(Succeed())
+		})
+	}
+})
+
+var _ = Describe("shrimp-report", func() {
+	It("prints every row with the paper's value, and its checks, at a reduced size", func() {
+		p := shrimpscen.ReportDefaults()
+		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2"})).To(Succeed())
+		rep, err := shrimpscen.RunReport(env.New(env.Options{Seed: 1}), p)
+		Expect(err).NotTo(HaveOccurred())
+		var metrics []string
+		for _, r := range rep.Rows {
+			metrics = append(metrics, r.Metric)
+		}
+		all := strings.Join(metrics, "\n")
+		for _, want := range []string{"fitted: AU one-word latency", "fitted: DU latency", "UDMA send overhead",
+			"outgoing FIFO lower bound", "block streaming", "DU queue 2 vs 0", "AU breakdown: total", "DU breakdown: total",
+			"Radix-VMMC AU vs DU speedup"} {
+			Expect(all).To(ContainSubstring(want))
+		}
+		calibrated := 0
+		for _, r := range rep.Rows {
+			if r.Calibrated {
+				calibrated++
+			}
+		}
+		Expect(calibrated).To(Equal(2), "the two calibration rows, nothing else")
+		checks := map[string]bool{}
+		for _, c := range rep.Checks {
+			checks[c.Name] = c.OK
+		}
+		Expect(checks).To(HaveKeyWithValue("AU latency within 10% (calibration)", true))
+		Expect(checks).To(HaveKeyWithValue("AU breakdown adds up to the traced latency", true))
+		Expect(checks).To(HaveKeyWithValue("DU breakdown adds up to the traced latency", true))
+		Expect(checks).To(HaveKeyWithValue("no FIFO overflow with the threshold on", true))
+	})
+
+	DescribeTable("refuses a bad parameter, naming its key",
+		func(set, key string) {
+			p := shrimpscen.ReportDefaults()
+			err := scenario.Configure(p, "", []string{set})
+			Expect(err).To(MatchError(ContainSubstring(key)))
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
+		},
+		Entry("one round", "rounds=1", "rounds"),
+		Entry("rounds beyond the bound", "rounds=99999999999", "rounds"),
+		Entry("a 6-byte store", "store_bytes=6", "store_bytes"),
+		Entry("a DU latency beyond a page", "du_latency_bytes=5000", "du_latency_bytes"),
+		Entry("no stream", "stream_pages=0", "stream_pages"),
+		Entry("16 senders", "fifo_senders=16", "fifo_senders"),
+		Entry("negative stores", "fifo_stores=-1", "fifo_stores"),
+		Entry("a float count", "duq_count=1e30", "duq_count"),
+		Entry("a word for a number", "duq_size=abc", "duq_size"),
+	)
+})
