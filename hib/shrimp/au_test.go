@@ -50,6 +50,24 @@ var _ = Describe("Config", func() {
 		Entry("clock", func(c *shrimp.Config) { c.LinkClock = shrimp.Config{}.LinkClock }, "LinkClock"),
 	)
 
+	It("refuses a memory bus faster than the core or wider than the FIFO, naming the parameter", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: xpClock})
+		ni, err := shrimp.MakeBuilder().WithEnv(e).WithConfig(rigConfig()).WithNode(0, 2).Build("N0.NI")
+		Expect(err).NotTo(HaveOccurred())
+		fast := xpress()
+		fast.Clock = clock.MHz(33)
+		mb, err := bus.MakeBuilder().WithEnv(e).WithConfig(fast).Build("Fast")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ni.AttachMemoryBus(mb, "Mem", "")).To(MatchError(ContainSubstring("CoreClock")))
+		wide := xpress()
+		wide.WidthBytes = 16
+		mb, err = bus.MakeBuilder().WithEnv(e).WithConfig(wide).Build("Wide")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ni.AttachMemoryBus(mb, "Mem", "")).To(MatchError(ContainSubstring("FIFOWidthBytes")))
+		_, err = shrimp.MakeBuilder().WithEnv(e).WithNode(2, 2).Build("N2.NI")
+		Expect(err).To(MatchError(ContainSubstring("node 2 must be in 0..1")))
+	})
+
 	It("encodes and decodes the header", func() {
 		p := shrimp.Packet{Kind: shrimp.KindDU, Src: 13, DstAddr: 0x01ff_fffc, Len: 4096, Notify: true}
 		h := shrimp.EncodeHeader(&p)

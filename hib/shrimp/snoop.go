@@ -34,6 +34,17 @@ func (n *NI) attachSnoop(mb *bus.Bus, memTarget, dmaMaster string) error {
 	if o.mb != nil {
 		return fmt.Errorf("memory bus already attached (%s)", o.mb.Name())
 	}
+	bc := mb.Config()
+	if bc.WidthBytes > n.cfg.FIFOWidthBytes {
+		return fmt.Errorf("memory bus %s: beats of %d B are wider than the Outgoing FIFO's FIFOWidthBytes %d", mb.Name(), bc.WidthBytes, n.cfg.FIFOWidthBytes)
+	}
+	// The core takes one beat per cycle: it must be at least as fast as
+	// the bus (a/b > c/d compared as a·d > c·b).
+	bn, bd := bc.Clock.Hz()
+	cn, cd := n.cfg.CoreClock.Hz()
+	if bn*cd > cn*bd {
+		return fmt.Errorf("memory bus %s: its clock %v is faster than CoreClock %v (the snoop takes a beat per core cycle)", mb.Name(), bc.Clock, n.cfg.CoreClock)
+	}
 	o.mb, o.memTarget, o.dmaMaster = mb, memTarget, dmaMaster
 	mb.Observe(n.snoop)
 	return nil
