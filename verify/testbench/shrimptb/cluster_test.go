@@ -174,4 +174,96 @@ var _ = Describe("the SHRIMP cluster", func() {
 		Expect(rx).To(Equal(uint64(16 * 15 * words * 4)))
 		GinkgoWriter.Printf("flood of %d words done at %v\n", 16*15*words, res.End)
 	})
+
+	// heldBurst runs node 0 writing a whole page through a combining AU
+	// binding (one 4 KB packet, closed at the page boundary: four 1 KB
+	// EISA bursts at node 1) while node 1's CPU streams write-through
+	// stores to a page of its own; it returns node 1's CPU data phases on
+	// the Xpress that fall strictly inside one incoming EISA burst's
+	// Xpress writes (between its first and last bridge beat).
+	heldBurst := func(hold bool) (inside, bursts, before, after int) {
+		c := shrimptb.DefaultConfig()
+		c.Nodes, c.HoldMemoryBus = 2, hold
+		e := env.New(env.Options{Seed: 1})
+		cl, err := shrimptb.Build(e, c)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		n0, n1 := cl.Nodes[0], cl.Nodes[1]
+		pb := uint64(c.NI.PageBytes)
+		const src, dst, local = 0x30 * 4096, 0x50 * 4096, 0x70 * 4096
+		Expect(n1.NI.SetIPT(dst/4096, shrimp.IPTEntry{Exported: true})).To(Succeed())
+		Expect(n0.NI.SetOPT(src/4096, shrimp.OPTEntry{Valid: true, AU: true, Combine: true, DstNode: 1, DstPage: dst / 4096})).To(Succeed())
+		Expect(n0.Mem.SetPolicy(src, pb, memsys.WriteThrough)).To(Succeed())
+		Expect(n1.Mem.SetPolicy(local, pb, memsys.WriteThrough)).To(Succeed())
+		type beat struct {
+			cycle  clock.Cycle
+			bridge bool
+			addr   uint64
+		}
+		var beats []beat
+		n1.Mem.Bus.Observe(func(_ clock.Time, o bus.Observation) {
+			if o.Write && o.Data != nil {
+				beats = append(beats, beat{o.Cycle, o.Master == "N1.Bridge.Up", o.Addr})
+			}
+		})
+		n0.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			for k := range 1024 {
+				p.Store(src+uint64(4*k), []byte{byte(k), byte(k >> 8), 1, 2})
+			}
+		}))
+		n1.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			for k := range 6000 {
+				p.Store(local+uint64(4*(k%1024)), []byte{byte(k), 0, 0, 0})
+			}
+		}))
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		Expect(cl.Finish()).To(Succeed())
+		got, _ := n1.Memory().Storage().Bytes(dst+4*1023, 4)
+		Expect(got).To(Equal([]byte{0xff, 3, 1, 2}))
+		for b := range 4 {
+			lo, hi := uint64(dst+1024*b), uint64(dst+1024*(b+1))
+			var first, last clock.Cycle
+			seen := false
+			for _, x := range beats {
+				if x.bridge && x.addr >= lo && x.addr < hi {
+					if !seen {
+						first, seen = x.cycle, true
+					}
+					last = x.cycle
+				}
+			}
+			Expect(seen).To(BeTrue(), "burst %d", b)
+			bursts++
+			for _, x := range beats {
+				switch {
+				case x.bridge:
+				case x.cycle > first && x.cycle < last:
+					inside++
+				case b == 0 && x.cycle < first:
+					before++
+				case b == 3 && x.cycle > last:
+					after++
+				}
+			}
+		}
+		return inside, bursts, before, after
+	}
+
+	It("holds node 1's Xpress for a whole incoming 1 KB EISA burst: the CPU's writes wait (SH-P10, HoldSplits)", func() {
+		inside, bursts, before, after := heldBurst(true)
+		Expect(bursts).To(Equal(4))
+		Expect(inside).To(BeZero())
+		// The CPU was writing all along: before the first burst and after
+		// the last.
+		Expect(before).To(BeNumerically(">", 0))
+		Expect(after).To(BeNumerically(">", 0))
+	})
+
+	It("lets node 1's CPU write between the lines of an incoming burst with membus_cycle_share (control)", func() {
+		inside, _, _, _ := heldBurst(false)
+		GinkgoWriter.Printf("CPU data phases inside the incoming bursts: %d\n", inside)
+		Expect(inside).To(BeNumerically(">", 0))
+	})
 })
