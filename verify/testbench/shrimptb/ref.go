@@ -223,7 +223,7 @@ func (r *Ref) PacketOut(src int, p *shrimp.Packet) (x *Expect, lost []string, er
 	if p.Kind == shrimp.KindDU {
 		// A DU packet leaves as its header: its data follows from the
 		// engine's reads, so Ref expects the source as it was at the start
-		// (a packet that carries its data is checked against it here).
+		// (the bytes a packet holds already are checked against it here).
 		data, known, err := r.duOut(src, p)
 		if err != nil {
 			return nil, nil, err
@@ -355,16 +355,16 @@ func (r *Ref) duOut(src int, p *shrimp.Packet) (data []byte, known []bool, err e
 			p.Dst, p.DstAddr, s.d.Src, s.d.Len, s.dst, s.d.DstAddr+uint64(off))
 	case p.Len <= 0 || off+p.Len > len(s.data):
 		return nil, nil, fmt.Errorf("DU packet carries %d bytes from byte %d of a started transfer of %d", p.Len, off, len(s.data))
-	case len(p.Data) != 0 && len(p.Data) != p.Len:
+	case len(p.Data) > p.Len:
 		return nil, nil, fmt.Errorf("DU packet header length %d, %d data bytes", p.Len, len(p.Data))
 	}
 	data, known = s.data[off:off+p.Len], s.known[off:off+p.Len]
-	if len(p.Data) != 0 {
-		for i := range p.Len {
-			if known[i] && p.Data[i] != data[i] {
-				return nil, nil, fmt.Errorf("DU packet to node %d at %#x has %#02x at byte %d, the source had %#02x at %#x when the transfer started",
-					p.Dst, p.DstAddr, p.Data[i], i, data[i], s.d.Src+uint64(off+i))
-			}
+	// The bytes the packet holds already (its data follows the header as
+	// the engine reads it) must be the source's.
+	for i := range len(p.Data) {
+		if known[i] && p.Data[i] != data[i] {
+			return nil, nil, fmt.Errorf("DU packet to node %d at %#x has %#02x at byte %d, the source had %#02x at %#x when the transfer started",
+				p.Dst, p.DstAddr, p.Data[i], i, data[i], s.d.Src+uint64(off+i))
 		}
 	}
 	all := true

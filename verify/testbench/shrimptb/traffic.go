@@ -20,6 +20,9 @@ import (
 // offset of the destination's DU page, with the notify bit with
 // probability NotifyPercent. Combine is the combining mode of every
 // binding: CombineOff, CombineOn, or CombineRandom (each binding draws).
+// DUAlign (a power of two from 4, 0: 4) aligns the DU sends' source and
+// destination offsets and sizes. Senders > 0 splits the nodes: nodes
+// 0..Senders-1 send, to nodes Senders..n-1 only, which only receive.
 type Traffic struct {
 	Ops           int
 	AUPercent     int
@@ -29,6 +32,8 @@ type Traffic struct {
 	NotifyPercent int
 	MaxGap        int
 	Combine       int
+	DUAlign       int
+	Senders       int
 }
 
 // Combining modes of Traffic.Combine.
@@ -75,6 +80,10 @@ func (t Traffic) Validate() error {
 		return fmt.Errorf("shrimptb: traffic NotifyPercent %d must be in 0..100", t.NotifyPercent)
 	case t.MaxGap < 0:
 		return fmt.Errorf("shrimptb: traffic MaxGap %d must not be negative", t.MaxGap)
+	case t.DUAlign != 0 && (t.DUAlign < 4 || t.DUAlign&(t.DUAlign-1) != 0 || t.MinDU%t.DUAlign != 0 || t.MaxDU%t.DUAlign != 0):
+		return fmt.Errorf("shrimptb: traffic DUAlign %d must be a power of two from 4 dividing MinDU %d and MaxDU %d", t.DUAlign, t.MinDU, t.MaxDU)
+	case t.Senders < 0:
+		return fmt.Errorf("shrimptb: traffic Senders %d must not be negative", t.Senders)
 	case t.Combine < CombineOff || t.Combine > CombineRandom:
 		return fmt.Errorf("shrimptb: traffic Combine %d must be CombineOff, CombineOn or CombineRandom", t.Combine)
 	}
@@ -95,6 +104,9 @@ func (c *Cluster) StartTraffic(t Traffic) error {
 	nodes := len(c.Nodes)
 	if nodes < 2 {
 		return nil
+	}
+	if t.Senders >= nodes {
+		return fmt.Errorf("shrimptb: traffic Senders %d must leave a receiver among the %d nodes", t.Senders, nodes)
 	}
 	page := uint64(c.Config.NI.PageBytes)
 	procs := make([]*vmmc.Process, nodes)
@@ -148,6 +160,9 @@ func (c *Cluster) StartTraffic(t Traffic) error {
 		if err := n.Mem.SetPolicy(trafficSrc, uint64(len(src)), memsys.WriteThrough); err != nil {
 			return fmt.Errorf("shrimptb: traffic: node %d: %w", s, err)
 		}
+		if t.Senders > 0 && s >= t.Senders {
+			continue
+		}
 		n.CPUs[0].Run(cpu.Go(c.trafficProgram(t, s, rng, pr, proxies)))
 	}
 	return nil
@@ -164,8 +179,10 @@ func (c *Cluster) trafficProgram(t Traffic, s int, rng *rand.Rand, pr *vmmc.Proc
 					p.Compute(g)
 				}
 			}
-			d := rng.IntN(nodes - 1)
-			if d >= s {
+			var d int
+			if t.Senders > 0 {
+				d = t.Senders + rng.IntN(nodes-t.Senders)
+			} else if d = rng.IntN(nodes - 1); d >= s {
 				d++
 			}
 			if rng.IntN(100) < t.AUPercent {
@@ -186,10 +203,11 @@ func (c *Cluster) trafficProgram(t Traffic, s int, rng *rand.Rand, pr *vmmc.Proc
 				}
 				continue
 			}
-			size := t.MinDU + 4*rng.IntN((t.MaxDU-t.MinDU)/4+1)
-			srcOff := 4 * rng.IntN((page-size)/4+1)
+			al := max(t.DUAlign, 4)
+			size := t.MinDU + al*rng.IntN((t.MaxDU-t.MinDU)/al+1)
+			srcOff := al * rng.IntN((page-size)/al+1)
 			src := uint64(trafficSrc + rng.IntN(trafficSrcPages)*page + srcOff)
-			dstOff := uint64(page + 4*rng.IntN((page-size)/4+1))
+			dstOff := uint64(page + al*rng.IntN((page-size)/al+1))
 			notify := rng.IntN(100) < t.NotifyPercent
 			if err := pr.Send(p, src, proxies[d], dstOff, size, notify); err != nil {
 				c.Env.Report(p.Now(), fmt.Sprintf("N%d.traffic", s), RuleOnce, "send of %d bytes to node %d: %v", size, d, err)

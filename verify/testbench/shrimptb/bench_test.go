@@ -1,0 +1,69 @@
+package shrimptb_test
+
+import (
+	"testing"
+
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/shrimptb"
+)
+
+// benchTraffic runs t on the paper's 16-node cluster (untraced, checkers
+// on) b.N times and returns the Ref's counts summed and the simulated
+// time; building the cluster and setting up the buffers are not timed.
+func benchTraffic(b *testing.B, t shrimptb.Traffic) (stores, transfers uint64, sim clock.Time) {
+	for b.Loop() {
+		b.StopTimer()
+		e := env.New(env.Options{Seed: 1})
+		cl, err := shrimptb.Build(e, shrimptb.DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cl.StartTraffic(t); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := e.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := cl.Finish(); err != nil {
+			b.Fatal(err)
+		}
+		s := cl.Ref.Stats()
+		stores += s.Stores
+		transfers += s.DUPackets
+		sim += res.End
+		cl.Close()
+		b.StartTimer()
+	}
+	return stores, transfers, sim
+}
+
+// BenchmarkSHRIMPAU: every node of the 16 makes 200 automatic-update runs
+// of 1 to 4 8-byte stores to random other nodes (combining on), with up to
+// 300 CPU cycles of work before each; it reports AU stores (checked at
+// their destination's memory) and simulated microseconds per wall second.
+func BenchmarkSHRIMPAU(b *testing.B) {
+	t := shrimptb.Traffic{Ops: 200, AUPercent: 100, StoreBytes: 8, MaxRun: 4, MinDU: 4, MaxDU: 4, MaxGap: 300,
+		Combine: shrimptb.CombineOn}
+	stores, _, sim := benchTraffic(b, t)
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(stores)/sec, "AU-stores/s")
+	b.ReportMetric(float64(sim)/float64(clock.Microsecond)/sec, "sim-µs/s")
+}
+
+// BenchmarkSHRIMPDU: nodes 0-7 of the 16 make 20 deliberate-update sends
+// each of 1 KB, 8-byte aligned, to random nodes of 8-15; it reports DU
+// transfers (checked at their destination's memory) and simulated
+// microseconds per wall second. (Senders only send: a node's DU reads
+// meeting its incoming DMA writes in the bridge deadlock today, E5's
+// report.)
+func BenchmarkSHRIMPDU(b *testing.B) {
+	t := shrimptb.Traffic{Ops: 20, AUPercent: 0, MaxRun: 1, MinDU: 1024, MaxDU: 1024, DUAlign: 8, Senders: 8}
+	_, transfers, sim := benchTraffic(b, t)
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(transfers)/sec, "DU-transfers/s")
+	b.ReportMetric(float64(sim)/float64(clock.Microsecond)/sec, "sim-µs/s")
+}
