@@ -347,6 +347,12 @@ var _ = Describe("NI automatic update", func() {
 		Expect(r.snoop).To(Equal(1))
 		Expect(r.ni.Idle()).To(BeTrue())
 		Expect(r.ni.FIFOOccupancy()).To(BeZero())
+		// The waveform names follow the convention (N0.NI.OutFIFO ->
+		// n0.ni.out_fifo) and end idle.
+		for _, n := range []string{"n0.ni.out.open_len", "n0.ni.net.port", "n0.ni.out_fifo.occupancy", "n0.ni.net_tx.occupancy"} {
+			Expect(r.e.Waves.Lookup(n)).NotTo(BeNil(), n)
+		}
+		Expect(r.e.Waves.Lookup("n0.ni.out_fifo.occupancy").Value()).To(BeZero())
 	})
 
 	It("ignores a write to a page that is not AU-enabled", func() {
