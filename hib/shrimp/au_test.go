@@ -68,6 +68,20 @@ var _ = Describe("Config", func() {
 		Expect(err).To(MatchError(ContainSubstring("node 2 must be in 0..1")))
 	})
 
+	It("refuses a bad OPT entry, naming what is wrong, and keeps the old one", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: xpClock})
+		ni, err := shrimp.MakeBuilder().WithEnv(e).WithConfig(rigConfig()).WithNode(0, 4).Build("N0.NI")
+		Expect(err).NotTo(HaveOccurred())
+		good := shrimp.OPTEntry{Valid: true, AU: true, DstNode: 3, DstPage: 8191}
+		Expect(ni.SetOPT(7, good)).To(Succeed())
+		Expect(ni.SetOPT(8192, good)).To(MatchError(ContainSubstring("OPT index 8192 must be in 0..8191")))
+		Expect(ni.SetOPT(7, shrimp.OPTEntry{Valid: true, DstNode: 4})).To(MatchError(ContainSubstring("DstNode 4")))
+		Expect(ni.SetOPT(7, shrimp.OPTEntry{Valid: true, DstPage: 8192})).To(MatchError(ContainSubstring("DstPage 8192")))
+		Expect(ni.SetOPT(7, shrimp.OPTEntry{Valid: true, Subpage: 48})).To(MatchError(ContainSubstring("Subpage 48")))
+		Expect(ni.OPT(7)).To(Equal(good))
+		Expect(ni.OPT(-1)).To(Equal(shrimp.OPTEntry{}))
+	})
+
 	It("encodes and decodes the header", func() {
 		p := shrimp.Packet{Kind: shrimp.KindDU, Src: 13, DstAddr: 0x01ff_fffc, Len: 4096, Notify: true}
 		h := shrimp.EncodeHeader(&p)
