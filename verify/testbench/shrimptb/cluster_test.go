@@ -266,4 +266,45 @@ var _ = Describe("the SHRIMP cluster", func() {
 		GinkgoWriter.Printf("CPU data phases inside the incoming bursts: %d\n", inside)
 		Expect(inside).To(BeNumerically(">", 0))
 	})
+
+	It("invalidates the reader's cached copy: node 1's poll of a cached word sees node 0's automatic update", func() {
+		c := shrimptb.DefaultConfig()
+		c.Nodes = 2
+		e := env.New(env.Options{Seed: 1})
+		cl, err := shrimptb.Build(e, c)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cl.Close)
+		n0, n1 := cl.Nodes[0], cl.Nodes[1]
+		pb := uint64(c.NI.PageBytes)
+		const src, dst = 0x30 * 4096, 0x50 * 4096
+		Expect(n1.NI.SetIPT(dst/4096, shrimp.IPTEntry{Exported: true})).To(Succeed())
+		Expect(n0.NI.SetOPT(src/4096, shrimp.OPTEntry{Valid: true, AU: true, DstNode: 1, DstPage: dst / 4096})).To(Succeed())
+		Expect(n0.Mem.SetPolicy(src, pb, memsys.WriteThrough)).To(Succeed())
+		polls, seen := 0, false
+		var first []byte
+		// Node 1 reads the word first (a miss: the line is now in its
+		// board cache, write-back), then polls it: only the incoming DMA's
+		// invalidation can make the new value visible.
+		n1.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			first = p.Load(dst, 4)
+			for range 5000 {
+				polls++
+				if b := p.Load(dst, 4); b[0] == 0x77 {
+					seen = true
+					return
+				}
+			}
+		}))
+		n0.CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Compute(600) // 10 µs: after node 1 has cached the line
+			p.Store(src, []byte{0x77, 0, 0, 0})
+		}))
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		Expect(cl.Finish()).To(Succeed())
+		Expect(first).To(Equal([]byte{0, 0, 0, 0}))
+		Expect(seen).To(BeTrue())
+		Expect(polls).To(BeNumerically(">", 1)) // it did poll a cached stale copy first
+	})
 })
