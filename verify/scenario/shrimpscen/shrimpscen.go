@@ -4,10 +4,11 @@
 // model next to the paper's values, with the error of each (issue 14
 // section 5).
 //
-// Two figures are calibration, each fitted by one parameter of the NI
-// (shrimp.SHRIMP, `calibrated:`): the automatic-update one-word latency
-// (3.71 µs, section 4.2) by NICDelayCycles, first, and the
-// deliberate-update latency (6 µs, section 4.1) by DUSetupCycles, second.
+// Two figures are calibration, each the target of one parameter of the NI
+// (shrimp.SHRIMP): the automatic-update one-word latency (3.71 µs, section
+// 4.2) by NICDelayCycles (fitted, `calibrated:`), first, and the
+// deliberate-update latency (6 µs, section 4.1) by DUSetupCycles, second,
+// which cannot reach it (the check fails; docs/shrimp-validation.md).
 // Everything else is validation, never tuned, reported with its error and
 // explained in docs/shrimp-validation.md.
 package shrimpscen
@@ -56,7 +57,7 @@ func Scenarios() []*scenario.Scenario {
 	// Typical run time: the defaults, measured once on a 2-core machine
 	// shared with other jobs, 2026-11-27 (documentation only).
 	return []*scenario.Scenario{
-		ReportScenario().In(sys, "20 s").WithWaves(view(reportSpan)),
+		ReportScenario().In(sys, "10 s").WithWaves(view(reportSpan)),
 	}
 }
 
@@ -206,7 +207,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	rep.AddCalibrated(true, fmt.Sprintf("fitted: DU latency, %d-byte send, 0 to 1", p.DULatencyBytes),
 		vs(us(duLat.Lat.Mean), paperDU, "µs"), fmt.Sprintf("%.0f µs", paperDU),
-		paper+" 4.1 «SHRIMP has a deliberate update latency of 6 µs» (calibration, fitted by DUSetupCycles; the size is not given: assumed one word); from the send call to the poll that sees the data")
+		paper+" 4.1 «SHRIMP has a deliberate update latency of 6 µs» (calibration target of DUSetupCycles, which cannot reach it: 7.54 µs at 0, docs/shrimp-validation.md; the size is not given: assumed one word); from the send call (after the word's store to the source) to the poll that sees the data")
 	rep.Measure("du_us", us(duLat.Lat.Mean), "µs")
 
 	next("send overhead")
@@ -313,8 +314,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 
 	rep.Add("calibrated: NIC delay per side", fmt.Sprintf("%d link cycles = %.2f µs", ni.NICDelayCycles, us(ni.LinkClock.TimeOf(clock.Cycle(ni.NICDelayCycles)))), "",
 		"shrimp.Config.NICDelayCycles, fitted to the AU latency (hib/shrimp/config.go)")
-	rep.Add("calibrated: DU engine setup", fmt.Sprintf("%d EISA cycles = %.2f µs", ni.DUSetupCycles, us(ni.EISAClock.TimeOf(clock.Cycle(ni.DUSetupCycles)))), "",
-		"shrimp.Config.DUSetupCycles, fitted to the DU latency (hib/shrimp/config.go)")
+	rep.Add("not fitted: DU engine setup", fmt.Sprintf("%d EISA cycles = %.2f µs", ni.DUSetupCycles, us(ni.EISAClock.TimeOf(clock.Cycle(ni.DUSetupCycles)))), "",
+		"shrimp.Config.DUSetupCycles, the design's estimate: the DU latency's fit cannot reach 6 µs even at 0 (hib/shrimp/config.go)")
 
 	ae, de := pct(us(au.Lat.Mean), paperAU), pct(us(duLat.Lat.Mean), paperDU)
 	rep.Check("AU latency within 10% (calibration)", math.Abs(ae) <= calibTolerance, "%.2f µs vs %.2f µs: %+.1f%%", us(au.Lat.Mean), paperAU, ae)
