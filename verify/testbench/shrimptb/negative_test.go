@@ -5,6 +5,7 @@ import (
 
 	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
 	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
@@ -167,6 +168,21 @@ var _ = Describe("System negative tests", func() {
 		Expect(cl.Ref.Stats().DUStarts).To(BeZero())
 	})
 
+	It("with shrimp.du-cross, the page-crossing DU starts and the protection monitor names it", func() {
+		mutations = map[string]int{"shrimp.du-cross": 1}
+		cl := newCluster(2, nil)
+		pr := setupPair(cl, 2, false)
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			udma(cl, p, pr.px.OPT[0], uint64(cl.Config.NI.PageBytes)-32, gSrc, 64, false)
+		}))
+		_, err := e.Run()
+		Expect(err).To(HaveOccurred())
+		cl.Close()
+		v := e.Monitor.Violations()
+		Expect(v[0].Check).To(Equal(shrimptb.RuleProtect), v[0].String())
+		Expect(v[0].Msg).To(ContainSubstring("crosses a page"))
+	})
+
 	It("answers Busy while the engine runs (du_queue 0); the retried initiation starts after it", func() {
 		cl := newCluster(2, nil)
 		pr := setupPair(cl, 2, false)
@@ -208,6 +224,70 @@ var _ = Describe("System negative tests", func() {
 		Expect(st & shrimp.CauseNoDest).NotTo(BeZero())
 		Expect(cl.Nodes[0].NI.Counters().UDMAStarts).To(BeZero())
 		Expect(cl.Nodes[0].NI.Counters().DUPackets).To(BeZero())
+	})
+
+	It("with shrimp.udma-noinval, the other process's LOAD starts a transfer: the protection monitor names it", func() {
+		mutations = map[string]int{"shrimp.udma-noinval": 1}
+		cl := newCluster(2, nil)
+		pr := setupPair(cl, 1, false)
+		other := cl.Nodes[0].Kernel.NewProcess("other")
+		page := uint64(cl.Config.NI.PageBytes)
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.As("udma.store").Store32(cl.Config.Map.DevProxy+uint64(pr.px.OPT[0])*page, udmaCount(64, false))
+			cl.Nodes[0].Kernel.ContextSwitch(p, other)
+			p.As("udma.load").Load32(cl.Config.Map.MemProxy + gSrc)
+		}))
+		_, err := e.Run()
+		Expect(err).To(HaveOccurred())
+		cl.Close()
+		v := e.Monitor.Violations()
+		Expect(v[0].Check).To(Equal(shrimptb.RuleProtect), v[0].String())
+		Expect(v[0].Msg).To(ContainSubstring("process other"))
+	})
+
+	Describe("replacing a page a queued DU reads", func() {
+		// Node 0 (du_queue 2: SH-P24's queue and its CAM) starts two
+		// asynchronous 4 KB sends, from pages A and B of non-zero bytes:
+		// A's runs, B's waits in the queue; then it asks its kernel to
+		// replace page B (zero it, write-through so the zeroes reach
+		// memory, where the engine reads).
+		replace := func() (*shrimptb.Cluster, *error) {
+			cl := newCluster(2, func(c *shrimptb.Config) { c.NI.DUQueue, c.Params.AsyncSend = 2, true })
+			pr := setupPair(cl, 3, false)
+			page := cl.Config.NI.PageBytes
+			src := make([]byte, 2*page)
+			for i := range src {
+				src[i] = byte(i%251 + 1)
+			}
+			Expect(cl.Nodes[0].Memory().Storage().Write(gSrc, src)).To(Succeed())
+			Expect(cl.Nodes[0].Mem.SetPolicy(gSrc, uint64(2*page), memsys.WriteThrough)).To(Succeed())
+			var rerr error
+			cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				Expect(pr.tx.Send(p, gSrc, pr.px, uint64(page), page, false)).To(Succeed())
+				Expect(pr.tx.Send(p, gSrc+uint64(page), pr.px, uint64(2*page), page, false)).To(Succeed())
+				rerr = cl.Nodes[0].Kernel.ReplacePage(p, gSrc/page+1)
+				pr.tx.Wait(p)
+				p.Fence()
+			}))
+			return cl, &rerr
+		}
+		It("is refused while the CAM holds the page (ErrDUPending); the DU delivers the old bytes", func() {
+			cl, rerr := replace()
+			run(cl)
+			Expect(*rerr).To(MatchError(vmmc.ErrDUPending))
+			Expect(memWord(cl, 1, gRecv+2*4096+4092)).To(Equal(memWord(cl, 0, gSrc+4096+4092)))
+			Expect(memWord(cl, 1, gRecv+2*4096+4092)).NotTo(BeZero())
+		})
+		It("with vmmc.skip-cam, the zeroed source reaches the destination: the scoreboard names it", func() {
+			mutations = map[string]int{"vmmc.skip-cam": 1}
+			cl, rerr := replace()
+			_, err := e.Run()
+			Expect(*rerr).NotTo(HaveOccurred())
+			Expect(err).To(HaveOccurred())
+			cl.Close()
+			v := e.Monitor.Violations()
+			Expect(v[0].Check).To(Equal(shrimptb.RuleScoreboard), v[0].String())
+		})
 	})
 
 	It("lets an AU store overtake an earlier 4 KB DU to the same node (section 4.2); both checked", func() {
