@@ -119,6 +119,39 @@ func notify(got *[]shrimp.Notification) []trace.Record {
 	})
 }
 
+// combine is the combining golden's run: node 0 binds its page 0x800000
+// to node 1's first page with combining (no sub-page) and 0x801000 to the
+// second with 64-byte sub-pages, then makes 8-byte stores that close
+// packets for each of the four reasons of SH-P17: non-consecutive, timer,
+// sub-page and page.
+func combine() []trace.Record {
+	return goldenRun(nil, func(cl *shrimptb.Cluster) {
+		pr := setupPair(cl, 2, false)
+		page := cl.Config.NI.PageBytes
+		Expect(pr.tx.Bind(nil, gBind, pr.px, 0, page, true, page)).To(Succeed())
+		Expect(pr.tx.Bind(nil, gBind+uint64(page), pr.px, uint64(page), page, true, 64)).To(Succeed())
+		v := func(i byte) []byte { return []byte{i, i, i, i, i, i, i, i} }
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			// Two consecutive stores, then one elsewhere: the first packet
+			// (16 bytes) is closed as non-consecutive.
+			p.As("a0").Store(gBind, v(1))
+			p.As("a1").Store(gBind+8, v(2))
+			p.As("b").Store(gBind+0x100, v(3))
+			// Nothing more for 3 µs: the open packet (the store at +0x100)
+			// is closed by the combining timer.
+			p.As("wait").Compute(180)
+			// Two stores ending at a 64-byte sub-page boundary of the second
+			// page: closed as sub-page.
+			p.As("s0").Store(gBind+uint64(page)+0x30, v(4))
+			p.As("s1").Store(gBind+uint64(page)+0x38, v(5))
+			// The last two words of the first page: closed as page.
+			p.As("p0").Store(gBind+uint64(page)-16, v(6))
+			p.As("p1").Store(gBind+uint64(page)-8, v(7))
+			p.Fence()
+		}))
+	})
+}
+
 var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 	It("fails when the golden is wrong", func() {
 		if trace.Updating() {
@@ -152,6 +185,10 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 		recs := notify(&got)
 		Expect(got).To(Equal([]shrimp.Notification{{Page: gRecv / 4096, Src: 0}}))
 		Expect(vtest.Golden("testdata/notify_n0_n1.trace", recs, notifyHeader...)).To(Succeed())
+	})
+
+	It("closes combined AU packets for each of the four reasons", func() {
+		Expect(vtest.Golden("testdata/combine_flushes_n0_n1.trace", combine(), combineHeader...)).To(Succeed())
 	})
 
 	It("times a one-word automatic update from node 0 to node 1", func() {
@@ -261,4 +298,31 @@ var notifyHeader = []string{
 	"handler call: the notification checker (shrimp.notify) matched the interrupt to the packet.",
 	"Breakdown (ns): packet as du_send until the incoming descriptor 0-5880; interrupt recognition",
 	"5880-10147; entry 10147-11213; cause read 11213-12367; pop 12367-14533; handler 14533-15350.",
+}
+
+var combineHeader = []string{
+	"SHRIMP, two nodes: node 0 binds its page 0x800000 to node 1's page 0x1000000 with combining and no",
+	"sub-page (4096), and 0x801000 to 0x1001000 with combining and 64-byte sub-pages (SH-P17); its CPU",
+	"makes 8-byte write-through stores: a0 0x800000, a1 0x800008, b 0x800100, 180 cycles of work, s0",
+	"0x801030, s1 0x801038, p0 0x800ff0, p1 0x800ff8. Clocks as in au_word_n0_n1.trace.",
+	"Each store is one Xpress write 4 bus cycles after the previous (arbitration, address, data, idle:",
+	"data phases 5, 9, 13), snooped 2 core cycles after its data phase (snoop register, OPTCycles 1:",
+	"shrimp.snoop at 7, 11, 15).",
+	"Non-consecutive: a0 opens a packet, a1 (the next 8 bytes) joins it; b at +0x100 does not follow,",
+	"so at its lookup (core cycle 15) the open packet is closed (shrimp.pkt flush=nonconsecutive, 16",
+	"bytes at 0x1000000) and b opens the next. The 16-byte packet is 2 + 8 + 16 = 26 wire bytes = 13",
+	"flits (shrimp.tx at link cycle 153: the NIC has it at 57, + NICDelayCycles 96).",
+	"Timer: nothing joins b's packet; CombineCycles 32 after b's lookup, core cycle 47 (1.567 us), the",
+	"timer closes it (flush=timer, 8 bytes at 0x1000100; shrimp.tx at 260, 9 flits).",
+	"Sub-page: after the 180 cycles (CPU 181, 3.017 us) s0 and s1 fill 0x801030-0x80103f, the end of",
+	"a 64-byte sub-page: the packet is closed at s1's lookup (core 101) as soon as it reaches the",
+	"boundary (flush=subpage, 16 bytes at 0x1001030).",
+	"Page: p0 and p1 fill the last 16 bytes of page 0x800000: closed at p1's lookup (core 109) at the",
+	"page boundary (flush=page, 16 bytes at 0x1000ff0). (A page or sub-page packet is closed by its",
+	"last store, not by the next one.)",
+	"Receiver: each packet arrives as au_word's (NICDelayCycles 96 at each NIC), one EISA DMA write",
+	"per packet (L247: 16 or 8 bytes), crossing the bridge to an Xpress write that the held bus streams",
+	"at the EISA's pace (4 wait states for 16 bytes); the checker matches each to its expectation in",
+	"order (shrimp.mem seq 1-4 at 3.9, 4.667, 6.767 and 7.6 us). Four packets for seven stores: the",
+	"combined ones carry two stores each.",
 }
