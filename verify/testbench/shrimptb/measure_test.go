@@ -114,3 +114,28 @@ var _ = Describe("SHRIMP measurements", func() {
 		Expect(err).To(MatchError(ContainSubstring("senders 16")))
 	})
 })
+
+var _ = Describe("Radix-VMMC", func() {
+	It("sorts the CI size with automatic update, every checker clean, with and without combining", func() {
+		c := shrimptb.DefaultConfig()
+		rc := shrimptb.DefaultRadixCI()
+		r, _, err := shrimptb.MeasureRadix(newEnv(), c, rc)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Sorted).To(BeTrue())
+		Expect(r.Messages).To(BeZero(), "the AU version sends no deliberate update")
+		// 1024 keys x 3 passes x 109 cycles of a node's own work at 60
+		// MHz is 5.58 ms: the sort takes at least that.
+		Expect(r.Time).To(BeNumerically(">", 5580*clock.Microsecond))
+		rc.Combine = true
+		rcb, _, err := shrimptb.MeasureRadix(newEnv(), c, rc)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rcb.Sorted).To(BeTrue())
+	})
+
+	It("refuses a radix that is not a power of two", func() {
+		rc := shrimptb.DefaultRadixCI()
+		rc.Radix = 12
+		_, _, err := shrimptb.MeasureRadix(newEnv(), shrimptb.DefaultConfig(), rc)
+		Expect(err).To(MatchError(ContainSubstring("Radix 12")))
+	})
+})
