@@ -53,6 +53,21 @@ var _ = Describe("Random traffic", func() {
 		Expect(recs).NotTo(BeEmpty())
 	})
 
+	It("4 nodes, 2 senders of AU runs and 8-byte aligned DU sends (5% notifying) to 2 receivers: every store, transfer and notification checked", func() {
+		t := shrimptb.Traffic{Ops: 60, AUPercent: 50, MaxRun: 4, MinDU: 8, MaxDU: 512, DUAlign: 8, NotifyPercent: 5,
+			MaxGap: 300, Combine: shrimptb.CombineRandom, Senders: 2}
+		cl, runErr, finErr, _ := randomRun(4, 5, nil, t, nil)
+		Expect(runErr).NotTo(HaveOccurred())
+		Expect(finErr).NotTo(HaveOccurred())
+		s := cl.Ref.Stats()
+		GinkgoWriter.Printf("ref %+v\n", s)
+		Expect(s.Stores).To(Equal(s.Snooped))
+		Expect(s.DUPackets).To(Equal(s.DUStarts))
+		Expect(s.Delivered).To(Equal(s.Expected))
+		Expect(s.DUStarts).To(BeNumerically(">", 30))
+		Expect(s.Stores).To(BeNumerically(">", 60))
+	})
+
 	// Pending: deliberate updates deadlock a node's bridge today (a DU
 	// source read from an address 4 mod 8 never completes, and a DU read
 	// meeting an incoming DMA write in the Xpress-EISA bridge stops both;
