@@ -22,7 +22,7 @@ var _ = Describe("waveform names", func() {
 var _ = Describe("shrimp-report", func() {
 	It("prints every row with the paper's value, and its checks, at a reduced size", func() {
 		p := shrimpscen.ReportDefaults()
-		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2"})).To(Succeed())
+		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2", "radix_keys=256"})).To(Succeed())
 		rep, err := shrimpscen.RunReport(env.New(env.Options{Seed: 1}), p)
 		Expect(err).NotTo(HaveOccurred())
 		var metrics []string
@@ -32,7 +32,7 @@ var _ = Describe("shrimp-report", func() {
 		all := strings.Join(metrics, "\n")
 		for _, want := range []string{"fitted: AU one-word latency", "fitted: DU latency", "UDMA send overhead",
 			"outgoing FIFO lower bound", "block streaming", "DU queue 2 vs 0", "AU breakdown: total", "DU breakdown: total",
-			"Radix-VMMC AU vs DU speedup"} {
+			"FIFO 1 KB vs 32 KB, Radix-VMMC AU", "combining on vs off, Radix-VMMC AU", "Radix-VMMC AU vs DU speedup"} {
 			Expect(all).To(ContainSubstring(want))
 		}
 		calibrated := 0
@@ -68,5 +68,7 @@ var _ = Describe("shrimp-report", func() {
 		Entry("negative stores", "fifo_stores=-1", "fifo_stores"),
 		Entry("a float count", "duq_count=1e30", "duq_count"),
 		Entry("a word for a number", "duq_size=abc", "duq_size"),
+		Entry("a radix not a power of two", "radix=12", "radix"),
+		Entry("a radix beyond a row", "radix=64", "radix"),
 	)
 })
