@@ -41,6 +41,7 @@ var configSets = map[string]string{
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
 	"shrimp-report":             "rounds=4",
+	"shrimp-traffic":            "ops=10",
 	"remotewrite":               "firmware.costs.transmit=48",
 }
 

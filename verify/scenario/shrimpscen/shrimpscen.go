@@ -58,6 +58,7 @@ func Scenarios() []*scenario.Scenario {
 	// shared with other jobs, 2026-11-27 (documentation only).
 	return []*scenario.Scenario{
 		ReportScenario().In(sys, "15 s").WithWaves(view(reportSpan)),
+		TrafficScenario().In(sys, "0.4 s").WithWaves(view(0)),
 	}
 }
 

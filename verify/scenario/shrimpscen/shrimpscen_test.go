@@ -72,3 +72,46 @@ var _ = Describe("shrimp-report", func() {
 		Entry("a radix beyond a row", "radix=64", "radix"),
 	)
 })
+
+var _ = Describe("shrimp-traffic", func() {
+	It("delivers every packet of a random load on a small cluster, every checker on", func() {
+		p := shrimpscen.TrafficDefaults()
+		Expect(scenario.Configure(p, "", []string{"nodes=4", "ops=30", "combine=on", "du_queue=2", "async_send=true"})).To(Succeed())
+		rep, err := shrimpscen.RunTraffic(env.New(env.Options{Seed: 3}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		var tx float64
+		for _, m := range rep.Metrics {
+			if m.Name == "transactions" {
+				tx = m.Value
+			}
+		}
+		// 4 nodes x 30 operations, two in three AU runs of 1..4 stores
+		// (2.5 on average) and one in three a send: about 4 x 30 x (0.67
+		// x 2.5 + 0.33) = 240.
+		Expect(tx).To(BeNumerically("~", 240, 80))
+	})
+
+	DescribeTable("refuses a bad parameter, naming its key",
+		func(set, key string) {
+			p := shrimpscen.TrafficDefaults()
+			err := scenario.Configure(p, "", []string{set})
+			Expect(err).To(MatchError(ContainSubstring(key)))
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
+		},
+		Entry("one node", "nodes=1", "nodes"),
+		Entry("seventeen nodes", "nodes=17", "nodes"),
+		Entry("ops beyond the memory budget", "ops=99999999999", "ops"),
+		Entry("a 6-byte store", "store_bytes=6", "store_bytes"),
+		Entry("a torn DU size", "min_du=6", "min_du"),
+		Entry("a size range upside down", "min_du=128", "max_du"),
+		Entry("a DU beyond a page", "max_du=8192", "max_du"),
+		Entry("an unknown combining mode", "combine=maybe", "combine"),
+		Entry("a sub-page not a power of two", "subpage=100", "subpage"),
+		Entry("a threshold above the FIFO", "fifo_threshold=65536", "fifo_threshold"),
+		Entry("a FIFO beyond the bound", "fifo_bytes=99999999", "fifo_bytes"),
+		Entry("a deep queue", "du_queue=9", "du_queue"),
+		Entry("an unknown interrupt mode", "recv_interrupt=always", "recv_interrupt"),
+		Entry("a word for a bool", "au=maybe", "au"),
+	)
+})
