@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
@@ -205,5 +206,39 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 		Expect(k.Stats().Deschedules).To(BeNumerically(">", 0))
 		Expect(cl.Nodes[0].NI.Counters().Overflows).To(BeZero())
 		Expect(word(cl, 1, rxBuf+4092)).To(Equal(uint32(1024)))
+	})
+
+	It("queues notifications while blocked and delivers them in order on unblock", func() {
+		e, cl := vmmcCluster(nil)
+		rx := cl.Nodes[1].Kernel.NewProcess("rx")
+		tx := cl.Nodes[0].Kernel.NewProcess("tx")
+		b, err := rx.Export(nil, rxBuf, 8192, true)
+		Expect(err).NotTo(HaveOccurred())
+		px, err := tx.Import(nil, b)
+		Expect(err).NotTo(HaveOccurred())
+		var got []shrimp.Notification
+		var queuedAtUnblock int
+		rx.OnNotify(func(p *cpu.Proc, n shrimp.Notification) { got = append(got, n) })
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Store32(txBuf, 1)
+			Expect(tx.Send(p, txBuf, px, 0, 4, true)).To(Succeed())    // page 0x100
+			Expect(tx.Send(p, txBuf, px, 4096, 4, true)).To(Succeed()) // page 0x101
+			Expect(tx.Send(p, txBuf, px, 8, 4, false)).To(Succeed())   // no notify bit
+			p.Store32(txBuf+4, 2)
+			Expect(tx.Send(p, txBuf+4, px, 4096+4, 4, false)).To(Succeed()) // the end mark
+		}))
+		cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			rx.Block(p)
+			shrimptb.Poll(p, rxBuf+4096+4, 2, clock.Millisecond)
+			queuedAtUnblock = rx.Queued()
+			rx.Unblock(p)
+		}))
+		runClean(e, cl)
+		// Two sends had the notify bit, to interrupting pages: two
+		// records, held while blocked, delivered in arrival order.
+		Expect(queuedAtUnblock).To(Equal(2))
+		Expect(got).To(Equal([]shrimp.Notification{{Page: rxBuf / 4096, Src: 0}, {Page: rxBuf/4096 + 1, Src: 0}}))
+		Expect(rx.Stats().Notifications).To(Equal(uint64(2)))
+		Expect(cl.Nodes[1].Kernel.Stats().Notify).To(BeNumerically(">=", 1))
 	})
 })
