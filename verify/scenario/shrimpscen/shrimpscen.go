@@ -222,6 +222,12 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		vs(us(duLat.Lat.Mean), paperDU, "µs"), fmt.Sprintf("%.0f µs", paperDU),
 		paper+" 4.1 «SHRIMP has a deliberate update latency of 6 µs» (calibration target of DUSetupCycles, which cannot reach it: 7.54 µs at 0, docs/shrimp-validation.md; the size is not given: assumed one word); from the send call (after the word's store to the source) to the poll that sees the data")
 	rep.Measure("du_us", us(duLat.Lat.Mean), "µs")
+	clean, _, err := shrimptb.MeasureDULatencyClean(side(seed), c, p.Rounds, p.DULatencyBytes)
+	if err != nil {
+		return rep, label("DU latency, clean source", err)
+	}
+	rep.Add("  the same, source page write-through", vs(us(clean.Lat.Mean), paperDU, "µs"), "",
+		"the word is in memory when the engine reads it: no dirty line written back on the read's snoop")
 
 	next("send overhead")
 	ov, _, err := shrimptb.MeasureDULatency(side(seed), c, p.Rounds, p.DULatencyBytes, true)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/memsys"
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -173,6 +174,18 @@ func MeasureAULatency(e *env.Env, c Config, rounds int) (Latency, *Cluster, erro
 // node 1 polls the first word. With async the send returns once started
 // (Params.AsyncSend); Overhead is then the send overhead of section 4.3.
 func MeasureDULatency(e *env.Env, c Config, rounds, bytes int, async bool) (Latency, *Cluster, error) {
+	return measureDU(e, c, rounds, bytes, async, false)
+}
+
+// MeasureDULatencyClean is MeasureDULatency with the source page
+// write-through, so that the round's word is in memory when the engine
+// reads it (no dirty line to write back on the read's snoop): the
+// latency of a send whose buffer the CPU does not hold modified.
+func MeasureDULatencyClean(e *env.Env, c Config, rounds, bytes int) (Latency, *Cluster, error) {
+	return measureDU(e, c, rounds, bytes, false, true)
+}
+
+func measureDU(e *env.Env, c Config, rounds, bytes int, async, clean bool) (Latency, *Cluster, error) {
 	if rounds <= warmup {
 		return Latency{}, nil, fmt.Errorf("shrimptb: rounds %d must be more than the %d warm-up round(s)", rounds, warmup)
 	}
@@ -185,6 +198,9 @@ func MeasureDULatency(e *env.Env, c Config, rounds, bytes int, async bool) (Late
 		return Latency{}, nil, err
 	}
 	pr, err := connect(cl, 0, 1, c.NI.PageBytes, false, false, 0)
+	if err == nil && clean {
+		err = cl.Nodes[0].Mem.SetPolicy(SendBase, uint64(c.NI.PageBytes), memsys.WriteThrough)
+	}
 	if err != nil {
 		cl.Close()
 		return Latency{}, nil, err
