@@ -290,6 +290,37 @@ var _ = Describe("System negative tests", func() {
 		})
 	})
 
+	// Pending: a hang of the model today (E5's report; the fix belongs to
+	// the DU engine or the Xpress-EISA bridge): the progress watchdog's
+	// stuck report at 0.5 ms, the engine's read never answered.
+	PIt("completes a DU send whose source is 4 mod 8 (a word-aligned buffer)", func() {
+		cl := newCluster(2, nil)
+		pr := setupPair(cl, 2, false)
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			Expect(pr.tx.Send(p, gSrc+0x354, pr.px, 4096, 172, false)).To(Succeed())
+		}))
+		run(cl)
+		Expect(cl.Ref.Stats().Delivered).To(Equal(uint64(1)))
+	})
+	It("completes asynchronous DU sends both ways between two nodes (DU reads and incoming DMA writes in each bridge)", func() {
+		cl := newCluster(2, func(c *shrimptb.Config) { c.Params.AsyncSend = true })
+		procs := []*vmmc.Process{cl.Nodes[0].Kernel.NewProcess("p0"), cl.Nodes[1].Kernel.NewProcess("p1")}
+		for i, tx := range procs {
+			b, err := procs[1-i].Export(nil, gRecv, 4096, false)
+			Expect(err).NotTo(HaveOccurred())
+			px, err := tx.Import(nil, b)
+			Expect(err).NotTo(HaveOccurred())
+			cl.Nodes[i].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				for k := range 8 {
+					Expect(tx.Send(p, gSrc+uint64(512*k), px, uint64(512*k), 512, false)).To(Succeed())
+				}
+				tx.Wait(p)
+			}))
+		}
+		run(cl)
+		Expect(cl.Ref.Stats().Delivered).To(Equal(uint64(16)))
+	})
+
 	It("lets an AU store overtake an earlier 4 KB DU to the same node (section 4.2); both checked", func() {
 		cl := newCluster(2, func(c *shrimptb.Config) { c.Params.AsyncSend = true })
 		pr := setupPair(cl, 2, false)
