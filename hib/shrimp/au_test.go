@@ -41,6 +41,9 @@ var _ = Describe("Config", func() {
 		Entry("page", func(c *shrimp.Config) { c.PageBytes = 3000 }, "PageBytes"),
 		Entry("memory", func(c *shrimp.Config) { c.MemoryBytes = 4097 }, "MemoryBytes"),
 		Entry("threshold", func(c *shrimp.Config) { c.FIFOThreshold = c.FIFOBytes + 1 }, "FIFOThreshold"),
+		// A threshold at the FIFO's size is never crossed; Build's FIFO
+		// refused it after Validate had accepted it.
+		Entry("threshold at the size", func(c *shrimp.Config) { c.FIFOThreshold = c.FIFOBytes }, "FIFOThreshold"),
 		Entry("fifo", func(c *shrimp.Config) { c.FIFOBytes = 8 }, "FIFOBytes"),
 		Entry("delay", func(c *shrimp.Config) { c.NICDelayCycles = -1 }, "NICDelayCycles"),
 		Entry("combine timer", func(c *shrimp.Config) { c.CombineCycles = shrimp.MaxDelayCycles + 1 }, "CombineCycles"),

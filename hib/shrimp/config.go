@@ -233,8 +233,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("shrimp: MaxPacketBytes %d must be a multiple of FIFOWidthBytes %d, at most PageBytes %d", c.MaxPacketBytes, c.FIFOWidthBytes, c.PageBytes)
 	case c.FIFOBytes < c.FIFOWidthBytes*c.PacketWords(c.MaxPacketBytes) || c.FIFOBytes%c.FIFOWidthBytes != 0 || c.FIFOBytes > 1<<24:
 		return fmt.Errorf("shrimp: FIFOBytes %d must be a multiple of FIFOWidthBytes %d holding one packet of MaxPacketBytes %d, at most %d", c.FIFOBytes, c.FIFOWidthBytes, c.MaxPacketBytes, 1<<24)
-	case c.FIFOThreshold < 0 || c.FIFOThreshold > c.FIFOBytes:
-		return fmt.Errorf("shrimp: FIFOThreshold %d must be in 0..FIFOBytes %d", c.FIFOThreshold, c.FIFOBytes)
+	case c.FIFOThreshold < 0 || c.FIFOThreshold >= c.FIFOBytes:
+		// A threshold at the FIFO's size could never be crossed (the
+		// interrupt rises when the occupancy exceeds it), so the FIFO
+		// refuses it as a high-water mark.
+		return fmt.Errorf("shrimp: FIFOThreshold %d must be in 0..FIFOBytes-1 (%d)", c.FIFOThreshold, c.FIFOBytes-1)
 	case c.DUMaxBytes > c.PageBytes:
 		return fmt.Errorf("shrimp: DUMaxBytes %d must be at most PageBytes %d (SH-P13)", c.DUMaxBytes, c.PageBytes)
 	case c.DUQueue < 0 || c.DUQueue > 64:

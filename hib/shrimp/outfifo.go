@@ -89,8 +89,8 @@ func (n *NI) fifoOccupancy() int { return n.out.fifoBytes }
 // setFIFOThreshold reprograms the threshold (the RegThreshold CSR write) to
 // bytes: the interrupt is raised when the occupancy rises above it.
 func (n *NI) setFIFOThreshold(now clock.Time, bytes int) error {
-	if bytes < 0 || bytes > n.cfg.FIFOBytes {
-		return fmt.Errorf("FIFO threshold %d must be in 0..%d", bytes, n.cfg.FIFOBytes)
+	if bytes < 0 || bytes >= n.cfg.FIFOBytes {
+		return fmt.Errorf("FIFO threshold %d must be in 0..%d", bytes, n.cfg.FIFOBytes-1)
 	}
 	n.out.fifo.SetHighWater(now, bytes/n.cfg.FIFOWidthBytes)
 	n.out.thrBytes = bytes

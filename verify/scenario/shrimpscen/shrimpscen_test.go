@@ -109,6 +109,7 @@ var _ = Describe("shrimp-traffic", func() {
 		Entry("an unknown combining mode", "combine=maybe", "combine"),
 		Entry("a sub-page not a power of two", "subpage=100", "subpage"),
 		Entry("a threshold above the FIFO", "fifo_threshold=65536", "fifo_threshold"),
+		Entry("a threshold at the FIFO's size", "fifo_threshold=32768", "fifo_threshold"),
 		Entry("a FIFO beyond the bound", "fifo_bytes=99999999", "fifo_bytes"),
 		Entry("a deep queue", "du_queue=9", "du_queue"),
 		Entry("an unknown interrupt mode", "recv_interrupt=always", "recv_interrupt"),

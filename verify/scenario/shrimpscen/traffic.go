@@ -100,7 +100,7 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		scenario.Key("combine_cycles", "core cycles").Range(1, maxDelay).From("assumed: 32 (hib/shrimp)"),
 		scenario.Key("subpage", "bytes").Range(4, 4096).Also("a power of two").From("assumed: 4096 (off)"),
 		scenario.Key("fifo_bytes", "bytes").Range(8, maxFIFOBytes).Also("a multiple of 8 holding a packet").From("SH-P20: 32 KB"),
-		scenario.Key("fifo_threshold", "bytes").Range(0, maxFIFOBytes).Also("at most fifo_bytes").From("assumed: half"),
+		scenario.Key("fifo_threshold", "bytes").Range(0, maxFIFOBytes).Also("below fifo_bytes").From("assumed: half"),
 		scenario.Key("du_queue", "requests").Range(0, 2).From("SH-P24: 0 (the experiment's 2)"),
 		scenario.Key("async_send", "true/false").From("assumed: synchronous"),
 		scenario.Key("send_syscall", "true/false").From("Table 2: off (the what-if on)"),
@@ -117,7 +117,7 @@ func (p *TrafficParams) Validate() error {
 		scenario.Check(p.MinDU%4 != 0, "min_du", "must be a multiple of 4, got %d", p.MinDU),
 		scenario.Check(p.MaxDU%4 != 0 || p.MaxDU < p.MinDU, "max_du", "must be a multiple of 4 and at least min_du %d, got %d", p.MinDU, p.MaxDU),
 		scenario.Check(p.Subpage&(p.Subpage-1) != 0, "subpage", "must be a power of two, got %d", p.Subpage),
-		scenario.Check(p.FIFOThreshold > p.FIFOBytes, "fifo_threshold", "must be at most fifo_bytes %d, got %d", p.FIFOBytes, p.FIFOThreshold),
+		scenario.Check(p.FIFOThreshold >= p.FIFOBytes, "fifo_threshold", "must be below fifo_bytes %d (a threshold at the size is never crossed), got %d", p.FIFOBytes, p.FIFOThreshold),
 		scenario.CheckBudget("ops", int64(p.Ops)*int64(p.Nodes), trafficOpBytes, "operation (ops x nodes)"))
 }
 
