@@ -717,8 +717,21 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 		// way may hold in turn (a deadlock the LCI regression found:
 		// a CPU's PIO burst on the memory bus and the NI's DMA write on
 		// PCI, each waiting on the other's bus).
+		//
+		// With HoldMemoryBus the far read of a delayed read is one held
+		// memory-bus transaction that waits for buffer credits, i.e. for
+		// its master to come back and drain the buffer on the near bus.
+		// A write taken meanwhile (its op behind that read, its burst
+		// in wait states when longer than the buffer) would hold the
+		// near bus against that master: the held read waits on the near
+		// bus, the write on the far bus (Radix-DU's hang: the DU engine's
+		// read and the incoming DMA's write). So, as on the real
+		// Xpress-EISA path where an EISA master's tenure and its held
+		// memory-bus tenure are one, no other near write is taken until
+		// the delayed read's master has taken its data.
+		heldRead := p.up && p.hold && v.delayedSet
 		room := p.wdata.Free(now) * p.nearW
-		if !v.busy && (!v.opsBlocked || p.br.takeBlocked) && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
+		if !v.busy && !heldRead && (!v.opsBlocked || p.br.takeBlocked) && p.tch.Down.Len() == 0 && (!p.posting || room >= min(req.Len, p.br.cfg.PostedWriteBytes)) {
 			return true
 		}
 		p.stats.WriteRetries++
@@ -726,7 +739,12 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 	}
 	if !v.busy && p.tch.Down.Len() == 0 && v.valid && v.pos <= a && a < v.fetchEnd {
 		have := int(v.pos + uint64(v.avail) - min(a, v.pos+uint64(v.avail)))
-		if have >= min(req.Len, p.br.cfg.ReadBufferBytes-int(a-v.pos)) {
+		// Full is ReadBufferBytes less what the stream's first, partial
+		// far beat left unusable: a stream starting 4 mod 8 on an 8-byte
+		// far bus holds at most 60 of 64 bytes, and the far half then
+		// waits for 8 bytes of credit that only this read can free.
+		room := p.br.cfg.ReadBufferBytes - int(a-v.pos)
+		if have >= min(req.Len, room) || (have < req.Len && room-have < p.farW && have > 0) {
 			return true
 		}
 	}

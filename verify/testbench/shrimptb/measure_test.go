@@ -137,6 +137,16 @@ var _ = Describe("Radix-VMMC", func() {
 		Expect(rcb.Sorted).To(BeTrue())
 	})
 
+	It("sorts the CI size with deliberate update (the DU reads and incoming DMA writes meet in the bridge)", func() {
+		c := shrimptb.DefaultConfig()
+		rc := shrimptb.DefaultRadixCI()
+		rc.AU = false
+		r, _, err := shrimptb.MeasureRadix(newEnv(), c, rc)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Sorted).To(BeTrue())
+		Expect(r.Messages).NotTo(BeZero())
+	})
+
 	It("refuses a radix that is not a power of two", func() {
 		rc := shrimptb.DefaultRadixCI()
 		rc.Radix = 12
