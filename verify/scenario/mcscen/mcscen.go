@@ -139,28 +139,13 @@ func ReportScenario() *scenario.Scenario {
 		ReportDefaults, RunReport)
 }
 
-// us is a duration in microseconds.
-func us(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
-
-// pct is the model's error relative to the paper's figure, in percent.
-func pct(model, paper float64) float64 { return 100 * (model - paper) / paper }
-
-// vs formats a model figure with its error against the paper's.
-func vs(model, paper float64, unit string) string {
-	return fmt.Sprintf("%.2f %s (%+.1f%%)", model, unit, pct(model, paper))
-}
-
 // target says whether a validation figure is within the 20% target.
 func target(model, paper float64) string {
-	if math.Abs(pct(model, paper)) <= validTarget {
+	if math.Abs(scenario.PctError(model, paper)) <= validTarget {
 		return fmt.Sprintf("within the %d%% target", validTarget)
 	}
 	return fmt.Sprintf("outside the %d%% target: docs/mc-validation.md", validTarget)
 }
-
-// side is a measurement beside the captured one: a fresh env with the
-// run's seed and no waveform or trace.
-func side(seed uint64) *env.Env { return env.New(env.Options{Seed: seed}) }
 
 // RunReport runs every measurement: the unicast latency in e (the
 // waveform shows it), the others each in an env of their own.
@@ -175,36 +160,26 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		c.Nodes)}
 	seed := e.Rand("mc-report").Uint64()
 	const phases = 9
-	phase := 0
-	next := func(what string) {
-		e.Phase(phase, phases, what)
-		phase++
-	}
-	label := func(what string, err error) error {
-		if err == nil {
-			return nil
-		}
-		return fmt.Errorf("%s: %w", what, err)
-	}
+	ph := scenario.NewPhases(e, phases)
 
-	next("unicast latency")
+	ph.Next("unicast latency")
 	uni, cl, err := mctb.MeasureUnicast(e, c, p.Rounds)
 	if err != nil {
-		return rep, label("unicast latency", err)
+		return rep, scenario.Label("unicast latency", err)
 	}
 	rep.Result = uni.Run
 	rep.AddCalibrated(true, "fitted: unicast write latency, node 0 to node 1",
-		vs(us(uni.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
+		scenario.Versus(scenario.Micros(uni.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
 		paper+" 2.1 «Unicast and multicast process-to-process writes have a latency of 5.2 μs» (calibration, fitted by PipelineCycles); a 4-byte store and MB, from its retirement to the poll that sees it")
-	rep.Measure("unicast_us", us(uni.Last.Mean), "µs")
+	rep.Measure("unicast_us", scenario.Micros(uni.Last.Mean), "µs")
 
-	next("per-link bandwidth")
-	link, _, err := mctb.MeasureLinkBandwidth(side(seed), c, p.LinkBytes)
+	ph.Next("per-link bandwidth")
+	link, _, err := mctb.MeasureLinkBandwidth(scenario.SideEnv(seed), c, p.LinkBytes)
 	if err != nil {
-		return rep, label("per-link bandwidth", err)
+		return rep, scenario.Label("per-link bandwidth", err)
 	}
 	rep.AddCalibrated(true, "fitted: per-link bandwidth, 32 B writes, 0 to 1",
-		vs(link.MBps, paperLink, "MB/s"), fmt.Sprintf("%.0f MB/s", paperLink),
+		scenario.Versus(link.MBps, paperLink, "MB/s"), fmt.Sprintf("%.0f MB/s", paperLink),
 		paper+" 2.1 «perlink transfer bandwidths of 29 MB/s with the limiting factor being the 32-bit AlphaServer 2100 PCI bus» (calibration, fitted by TxBeatCycles); "+
 			fmt.Sprintf("one CPU streaming %d KB, delivered into node 1's memory", p.LinkBytes>>10))
 	ll, lb := limiting(link)
@@ -213,25 +188,25 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			shares(link.PCIBusy[:2]), shares(link.PCIRetry[:2]), shares(link.MemBusy[:2]), shares(link.MemRetry[:2]), 100*link.HubBusy))
 	rep.Measure("link_mbps", link.MBps, "MB/s")
 
-	next("multicast latency")
-	multi, _, err := mctb.MeasureMulticast(side(seed), c, p.Rounds)
+	ph.Next("multicast latency")
+	multi, _, err := mctb.MeasureMulticast(scenario.SideEnv(seed), c, p.Rounds)
 	if err != nil {
-		return rep, label("multicast latency", err)
+		return rep, scenario.Label("multicast latency", err)
 	}
 	rep.Add(fmt.Sprintf("multicast write latency, to the last of %d nodes", c.Nodes-1),
-		vs(us(multi.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
-		paper+" 2.1 «Unicast and multicast ... 5.2 μs» (validation, "+target(us(multi.Last.Mean), paperLatency)+")")
-	rep.Add("  to the first receiver", fmt.Sprintf("%.2f µs", us(multi.First.Mean)), "", "the hub sends a packet to every output in the same cycles")
-	rep.Measure("multicast_us", us(multi.Last.Mean), "µs")
+		scenario.Versus(scenario.Micros(multi.Last.Mean), paperLatency, "µs"), fmt.Sprintf("%.1f µs", paperLatency),
+		paper+" 2.1 «Unicast and multicast ... 5.2 μs» (validation, "+target(scenario.Micros(multi.Last.Mean), paperLatency)+")")
+	rep.Add("  to the first receiver", fmt.Sprintf("%.2f µs", scenario.Micros(multi.First.Mean)), "", "the hub sends a packet to every output in the same cycles")
+	rep.Measure("multicast_us", scenario.Micros(multi.Last.Mean), "µs")
 
-	next("aggregate bandwidth")
-	agg, _, err := mctb.MeasureAggregate(side(seed), c, p.AggregateBytes)
+	ph.Next("aggregate bandwidth")
+	agg, _, err := mctb.MeasureAggregate(scenario.SideEnv(seed), c, p.AggregateBytes)
 	if err != nil {
-		return rep, label("aggregate bandwidth", err)
+		return rep, scenario.Label("aggregate bandwidth", err)
 	}
 	limit, busy := limiting(agg)
 	rep.Add(fmt.Sprintf("aggregate bandwidth, %d senders, loop-back off", c.Nodes),
-		vs(agg.MBps, paperAggregate, "MB/s"), fmt.Sprintf("~%.0f MB/s", paperAggregate),
+		scenario.Versus(agg.MBps, paperAggregate, "MB/s"), fmt.Sprintf("~%.0f MB/s", paperAggregate),
 		paper+" 2.1 «MC peak aggregate bandwidth, calculated with loop-back disabled, is about 60 MB/s» (validation, "+target(agg.MBps, paperAggregate)+
 			fmt.Sprintf("); CPU 0 of every node streaming %d KB into its part of one broadcast region, the bytes the hub orders per second", p.AggregateBytes>>10))
 	rep.Add("  limiting block (the busiest)", fmt.Sprintf("%s, busy %.0f%%", limit, 100*busy), "",
@@ -239,10 +214,10 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			shares(agg.PCIBusy), shares(agg.PCIRetry), shares(agg.MemBusy), shares(agg.MemRetry), 100*agg.HubBusy))
 	rep.Measure("aggregate_mbps", agg.MBps, "MB/s")
 
-	next("ring bandwidth")
-	ring, _, err := mctb.MeasureRing(side(seed), c, p.AggregateBytes)
+	ph.Next("ring bandwidth")
+	ring, _, err := mctb.MeasureRing(scenario.SideEnv(seed), c, p.AggregateBytes)
 	if err != nil {
-		return rep, label("ring bandwidth", err)
+		return rep, scenario.Label("ring bandwidth", err)
 	}
 	rl, rb := limiting(ring)
 	rep.Add(fmt.Sprintf("aggregate, %d senders, point-to-point ring", c.Nodes), fmt.Sprintf("%.2f MB/s", ring.MBps), "-",
@@ -258,56 +233,56 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		if !wait {
 			how = "release does not wait"
 		}
-		next("lock, " + how)
-		lt, _, err := mctb.MeasureLock(side(seed), c, p.LockRounds, wait)
+		ph.Next("lock, " + how)
+		lt, _, err := mctb.MeasureLock(scenario.SideEnv(seed), c, p.LockRounds, wait)
 		if err != nil {
-			return rep, label("lock", err)
+			return rep, scenario.Label("lock", err)
 		}
 		locks[i] = lt
-		src := paper + " 2.3 «In the absence of contention, acquiring and releasing a lock takes about 11 μs» (validation, " + target(us(lt.Total.Mean), paperLock) + ")"
+		src := paper + " 2.3 «In the absence of contention, acquiring and releasing a lock takes about 11 μs» (validation, " + target(scenario.Micros(lt.Total.Mean), paperLock) + ")"
 		if wait {
 			src += "; assumed: the release waits for its clear's loop-back, as the Digital UNIX lock «essentially the same as ours» (mctb.Lock.WaitRelease)"
 		}
-		rep.Add("lock acquire + release, "+how, vs(us(lt.Total.Mean), paperLock, "µs"), fmt.Sprintf("~%.0f µs", paperLock), src)
-		rep.Add("  acquire / release", fmt.Sprintf("%.2f / %.2f µs", us(lt.Acquire.Mean), us(lt.Release.Mean)), "",
+		rep.Add("lock acquire + release, "+how, scenario.Versus(scenario.Micros(lt.Total.Mean), paperLock, "µs"), fmt.Sprintf("~%.0f µs", paperLock), src)
+		rep.Add("  acquire / release", fmt.Sprintf("%.2f / %.2f µs", scenario.Micros(lt.Acquire.Mean), scenario.Micros(lt.Release.Mean)), "",
 			"no contention: one process, the 8-entry array in a loop-back region")
 	}
-	rep.Measure("lock_us", us(locks[0].Total.Mean), "µs")
-	rep.Measure("lock_nowait_us", us(locks[1].Total.Mean), "µs")
+	rep.Measure("lock_us", scenario.Micros(locks[0].Total.Mean), "µs")
+	rep.Measure("lock_nowait_us", scenario.Micros(locks[1].Total.Mean), "µs")
 
-	next("MC flush")
-	fl, _, err := mctb.MeasureFlush(side(seed), c, p.Rounds)
+	ph.Next("MC flush")
+	fl, _, err := mctb.MeasureFlush(scenario.SideEnv(seed), c, p.Rounds)
 	if err != nil {
-		return rep, label("MC flush", err)
+		return rep, scenario.Label("MC flush", err)
 	}
-	rep.Add("MC flush (loop-back write until seen)", fmt.Sprintf("%.2f µs (unicast %+.1f%%)", us(fl.Mean), pct(us(fl.Mean), us(uni.Last.Mean))), "-",
+	rep.Add("MC flush (loop-back write until seen)", fmt.Sprintf("%.2f µs (unicast %+.1f%%)", scenario.Micros(fl.Mean), scenario.PctError(scenario.Micros(fl.Mean), scenario.Micros(uni.Last.Mean))), "-",
 		paper+" 2.3 «By writing to a loopback region and waiting for the result» (no figure; a loop-back write crosses the same blocks as a unicast one)")
-	rep.Measure("flush_us", us(fl.Mean), "µs")
+	rep.Measure("flush_us", scenario.Micros(fl.Mean), "µs")
 
-	next("breakdown")
+	ph.Next("breakdown")
 	// The breakdown traces the last of up to 3 rounds: one past the
 	// warm-up, so the same round as the untraced measurement's.
 	bdRounds := min(3, p.Rounds)
 	bd, bl, err := mctb.MeasureBreakdown(c, seed, bdRounds)
 	if err != nil {
-		return rep, label("breakdown", err)
+		return rep, scenario.Label("breakdown", err)
 	}
 	for _, l := range bd.Legs {
-		rep.Add("  breakdown: "+l.Block, fmt.Sprintf("%.3f µs", us(l.Time())), "", l.From.Event+" → "+l.To.Event)
+		rep.Add("  breakdown: "+l.Block, fmt.Sprintf("%.3f µs", scenario.Micros(l.Time())), "", l.From.Event+" → "+l.To.Event)
 	}
-	rep.Add("  breakdown: total", fmt.Sprintf("%.3f µs", us(bd.Total)), fmt.Sprintf("%.1f µs", paperLatency),
+	rep.Add("  breakdown: total", fmt.Sprintf("%.3f µs", scenario.Micros(bd.Total)), fmt.Sprintf("%.1f µs", paperLatency),
 		fmt.Sprintf("unicast round %d of %d, traced", bdRounds, bdRounds))
 	e.Phase(phases, phases, "")
 
 	rep.Add("calibrated: adapter pipeline delay per side",
-		fmt.Sprintf("%d PCI cycles = %.2f µs", a.PipelineCycles, us(c.Host.IOBus.Clock.TimeOf(clock.Cycle(a.PipelineCycles)))), "",
+		fmt.Sprintf("%d PCI cycles = %.2f µs", a.PipelineCycles, scenario.Micros(c.Host.IOBus.Clock.TimeOf(clock.Cycle(a.PipelineCycles)))), "",
 		"mcadapter.Config.PipelineCycles, fitted to the unicast latency (mcadapter/config.go)")
 	rep.Add("calibrated: TX FIFO write port, cycles per beat",
 		fmt.Sprintf("%d PCI cycles (%d wait states)", a.TxBeatCycles, a.TxBeatCycles-1), "",
 		"mcadapter.Config.TxBeatCycles, fitted to the per-link bandwidth (mcadapter/config.go)")
 
-	ue, le := pct(us(uni.Last.Mean), paperLatency), pct(link.MBps, paperLink)
-	rep.Check("unicast latency within 10% (calibration)", math.Abs(ue) <= calibTolerance, "%.2f µs vs %.1f µs: %+.1f%%", us(uni.Last.Mean), paperLatency, ue)
+	ue, le := scenario.PctError(scenario.Micros(uni.Last.Mean), paperLatency), scenario.PctError(link.MBps, paperLink)
+	rep.Check("unicast latency within 10% (calibration)", math.Abs(ue) <= calibTolerance, "%.2f µs vs %.1f µs: %+.1f%%", scenario.Micros(uni.Last.Mean), paperLatency, ue)
 	rep.Check("per-link bandwidth within 10% (calibration)", math.Abs(le) <= calibTolerance, "%.2f MB/s vs %.0f MB/s: %+.1f%%", link.MBps, paperLink, le)
 	var sum clock.Time
 	for _, l := range bd.Legs {

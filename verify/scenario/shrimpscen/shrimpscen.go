@@ -162,21 +162,6 @@ func ReportScenario() *scenario.Scenario {
 		ReportDefaults, RunReport)
 }
 
-// us is a duration in microseconds.
-func us(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
-
-// pct is the model's error relative to the paper's figure, in percent.
-func pct(model, paper float64) float64 { return 100 * (model - paper) / paper }
-
-// vs formats a model figure with its error against the paper's.
-func vs(model, paper float64, unit string) string {
-	return fmt.Sprintf("%.2f %s (%+.1f%%)", model, unit, pct(model, paper))
-}
-
-// side is a measurement beside the captured one: a fresh env with the
-// run's seed and no waveform or trace.
-func side(seed uint64) *env.Env { return env.New(env.Options{Seed: seed}) }
-
 // RunReport runs every measurement: the AU latency in e (the waveform
 // shows it), the others each in an env of their own.
 func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
@@ -190,72 +175,62 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		c.Nodes)}
 	seed := e.Rand("shrimp-report").Uint64()
 	const phases = 9
-	phase := 0
-	next := func(what string) {
-		e.Phase(phase, phases, what)
-		phase++
-	}
-	label := func(what string, err error) error {
-		if err == nil {
-			return nil
-		}
-		return fmt.Errorf("%s: %w", what, err)
-	}
+	ph := scenario.NewPhases(e, phases)
 
-	next("AU latency")
+	ph.Next("AU latency")
 	au, _, err := shrimptb.MeasureAULatency(e, c, p.Rounds)
 	if err != nil {
-		return rep, label("AU latency", err)
+		return rep, scenario.Label("AU latency", err)
 	}
 	rep.Result = au.Run
 	rep.AddCalibrated(true, "fitted: AU one-word latency, node 0 to 1",
-		vs(us(au.Lat.Mean), paperAU, "µs"), fmt.Sprintf("%.2f µs", paperAU),
+		scenario.Versus(scenario.Micros(au.Lat.Mean), paperAU, "µs"), fmt.Sprintf("%.2f µs", paperAU),
 		paper+" 4.2 «The end-to-end latency is just 3.71 µs for a single-word transfer between two user-level processes» (calibration, fitted by NICDelayCycles); a 4-byte store to a write-through bound page, from its retirement to the poll that sees it")
-	rep.Measure("au_us", us(au.Lat.Mean), "µs")
+	rep.Measure("au_us", scenario.Micros(au.Lat.Mean), "µs")
 
-	next("DU latency")
-	duLat, _, err := shrimptb.MeasureDULatency(side(seed), c, p.Rounds, p.DULatencyBytes, false)
+	ph.Next("DU latency")
+	duLat, _, err := shrimptb.MeasureDULatency(scenario.SideEnv(seed), c, p.Rounds, p.DULatencyBytes, false)
 	if err != nil {
-		return rep, label("DU latency", err)
+		return rep, scenario.Label("DU latency", err)
 	}
 	rep.AddCalibrated(true, fmt.Sprintf("fitted: DU latency, %d-byte send, 0 to 1", p.DULatencyBytes),
-		vs(us(duLat.Lat.Mean), paperDU, "µs"), fmt.Sprintf("%.0f µs", paperDU),
+		scenario.Versus(scenario.Micros(duLat.Lat.Mean), paperDU, "µs"), fmt.Sprintf("%.0f µs", paperDU),
 		paper+" 4.1 «SHRIMP has a deliberate update latency of 6 µs» (calibration target of DUSetupCycles, which cannot reach it: 7.54 µs at 0, docs/shrimp-validation.md; the size is not given: assumed one word); from the send call (after the word's store to the source) to the poll that sees the data")
-	rep.Measure("du_us", us(duLat.Lat.Mean), "µs")
-	clean, _, err := shrimptb.MeasureDULatencyClean(side(seed), c, p.Rounds, p.DULatencyBytes)
+	rep.Measure("du_us", scenario.Micros(duLat.Lat.Mean), "µs")
+	clean, _, err := shrimptb.MeasureDULatencyClean(scenario.SideEnv(seed), c, p.Rounds, p.DULatencyBytes)
 	if err != nil {
-		return rep, label("DU latency, clean source", err)
+		return rep, scenario.Label("DU latency, clean source", err)
 	}
-	rep.Add("  the same, source page write-through", vs(us(clean.Lat.Mean), paperDU, "µs"), "",
+	rep.Add("  the same, source page write-through", scenario.Versus(scenario.Micros(clean.Lat.Mean), paperDU, "µs"), "",
 		"the word is in memory when the engine reads it: no dirty line written back on the read's snoop")
 
-	next("send overhead")
-	ov, _, err := shrimptb.MeasureDULatency(side(seed), c, p.Rounds, p.DULatencyBytes, true)
+	ph.Next("send overhead")
+	ov, _, err := shrimptb.MeasureDULatency(scenario.SideEnv(seed), c, p.Rounds, p.DULatencyBytes, true)
 	if err != nil {
-		return rep, label("send overhead", err)
+		return rep, scenario.Label("send overhead", err)
 	}
-	rep.Add("UDMA send overhead, asynchronous, idle node", vs(us(ov.Overhead.Mean), paperOverhead, "µs"), fmt.Sprintf("< %.0f µs", paperOverhead),
+	rep.Add("UDMA send overhead, asynchronous, idle node", scenario.Versus(scenario.Micros(ov.Overhead.Mean), paperOverhead, "µs"), fmt.Sprintf("< %.0f µs", paperOverhead),
 		paper+" 4.3 «We were able to reduce the send overhead to less than 2 µs» (validation: an upper bound); the library's 20 instructions, the STORE and the LOAD until the status returns")
-	rep.Measure("send_overhead_us", us(ov.Overhead.Mean), "µs")
+	rep.Measure("send_overhead_us", scenario.Micros(ov.Overhead.Mean), "µs")
 
-	next("FIFO bound")
-	fb, _, err := shrimptb.MeasureFIFOBound(side(seed), c, p.FIFOSenders, p.FIFOStores)
+	ph.Next("FIFO bound")
+	fb, _, err := shrimptb.MeasureFIFOBound(scenario.SideEnv(seed), c, p.FIFOSenders, p.FIFOStores)
 	if err != nil {
-		return rep, label("FIFO bound", err)
+		return rep, scenario.Label("FIFO bound", err)
 	}
 	rep.Add(fmt.Sprintf("outgoing FIFO lower bound, %d-to-1 per-store AU", p.FIFOSenders),
-		fmt.Sprintf("%d B (%+.1f%%)", fb.Overshoot, pct(float64(fb.Overshoot), paperFIFO)), "~1 KB",
+		fmt.Sprintf("%d B (%+.1f%%)", fb.Overshoot, scenario.PctError(float64(fb.Overshoot), paperFIFO)), "~1 KB",
 		paper+" 4.5.2 «the memory write bandwidth multiplied by the time it takes the CPU to recognize the threshold interrupt ... roughly 1K bytes» (validation, a consistency row: the preset's recognition delay is itself derived from this figure); the largest FIFO growth above the threshold")
-	rep.Add("  fill rate x recognition", fmt.Sprintf("%.1f MB/s x %.2f µs = %.0f B", fb.Rate, us(fb.Recognition), fb.Rate*us(fb.Recognition)), "",
+	rep.Add("  fill rate x recognition", fmt.Sprintf("%.1f MB/s x %.2f µs = %.0f B", fb.Rate, scenario.Micros(fb.Recognition), fb.Rate*scenario.Micros(fb.Recognition)), "",
 		fmt.Sprintf("threshold interrupts %d, deschedules %d, overflows %d", fb.Thresholds, fb.Deschedules, fb.Overflows))
 	rep.Measure("fifo_bound_bytes", float64(fb.Overshoot), "B")
 
-	next("block streaming")
+	ph.Next("block streaming")
 	var st [2]shrimptb.Bandwidth
 	for i, comb := range []bool{false, true} {
-		b, _, err := shrimptb.MeasureAUStream(side(seed), c, p.StreamPages*ni.PageBytes, p.StoreBytes, comb)
+		b, _, err := shrimptb.MeasureAUStream(scenario.SideEnv(seed), c, p.StreamPages*ni.PageBytes, p.StoreBytes, comb)
 		if err != nil {
-			return rep, label("block streaming", err)
+			return rep, scenario.Label("block streaming", err)
 		}
 		st[i] = b
 	}
@@ -264,37 +239,37 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		ratio = st[1].MBps / st[0].MBps
 	}
 	rep.Add(fmt.Sprintf("block streaming, %d KB of %d-B stores: combining on / off", p.StreamPages*ni.PageBytes>>10, p.StoreBytes),
-		fmt.Sprintf("%.2fx (%+.1f%%)", ratio, pct(ratio, paperCombine)), "~2x",
+		fmt.Sprintf("%.2fx (%+.1f%%)", ratio, scenario.PctError(ratio, paperCombine)), "~2x",
 		paper+" 4.5.1 «DFS-sockets runs about a factor of two slower when forced to use automatic update without combining» (validation; a micro-benchmark, no application work to dilute it)")
 	rep.Add("  without / with combining", fmt.Sprintf("%.2f / %.2f MB/s", st[0].MBps, st[1].MBps), "", "node 0 to node 1, from the first store to the flag seen")
 	rep.Measure("stream_ratio", ratio, "x")
 
-	next("DU bandwidth")
+	ph.Next("DU bandwidth")
 	for _, size := range []int{64, 256, 1024, 4096} {
-		b, _, err := shrimptb.MeasureDUStream(side(seed), c, p.StreamPages*ni.PageBytes, size, false)
+		b, _, err := shrimptb.MeasureDUStream(scenario.SideEnv(seed), c, p.StreamPages*ni.PageBytes, size, false)
 		if err != nil {
-			return rep, label("DU bandwidth", err)
+			return rep, scenario.Label("DU bandwidth", err)
 		}
 		rep.Add(fmt.Sprintf("  DU bandwidth, synchronous %d-B sends", size), fmt.Sprintf("%.2f MB/s", b.MBps), "-", fmt.Sprintf("no paper figure: the curve against size, %d KB node 0 to 1, from the first call to the flag seen", p.StreamPages*ni.PageBytes>>10))
 	}
 
-	next("DU queue")
+	ph.Next("DU queue")
 	var dq [2][2]shrimptb.DUQueue
 	for qi, q := range []int{0, 2} {
 		for si, share := range []bool{false, true} {
 			cc := c
 			cc.NI.DUQueue = q
 			cc.HoldMemoryBus = !share
-			r, _, err := shrimptb.MeasureDUQueue(side(seed), cc, p.DUQCount, p.DUQSize)
+			r, _, err := shrimptb.MeasureDUQueue(scenario.SideEnv(seed), cc, p.DUQCount, p.DUQSize)
 			if err != nil {
-				return rep, label("DU queue", err)
+				return rep, scenario.Label("DU queue", err)
 			}
 			dq[qi][si] = r
 		}
 	}
 	for si, name := range []string{"memory bus held (SH-P10)", "membus_cycle_share (what-if)"} {
 		rep.Add(fmt.Sprintf("  DU queue 2 vs 0, %d async %d-B sends, %s", p.DUQCount, p.DUQSize, name),
-			fmt.Sprintf("%.2f vs %.2f µs (%+.1f%%)", us(dq[1][si].Time), us(dq[0][si].Time), pct(us(dq[1][si].Time), us(dq[0][si].Time))), "-",
+			fmt.Sprintf("%.2f vs %.2f µs (%+.1f%%)", scenario.Micros(dq[1][si].Time), scenario.Micros(dq[0][si].Time), scenario.PctError(scenario.Micros(dq[1][si].Time), scenario.Micros(dq[0][si].Time))), "-",
 			paper+" 4.5.3 micro-benchmark, no paper figure: «it must compete for the memory bus with the ongoing DMA»")
 	}
 
@@ -304,23 +279,23 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	for qi, q := range []int{0, 2} {
 		cc := c
 		cc.NI.DUQueue = q
-		r, _, err := shrimptb.MeasureDUQueue(side(seed), cc, 4, ni.PageBytes)
+		r, _, err := shrimptb.MeasureDUQueue(scenario.SideEnv(seed), cc, 4, ni.PageBytes)
 		if err != nil {
-			return rep, label("DU queue, page sends", err)
+			return rep, scenario.Label("DU queue, page sends", err)
 		}
 		big[qi] = r
 	}
 	rep.Add(fmt.Sprintf("  DU queue 2 vs 0, 4 async %d-B sends, memory bus held", ni.PageBytes),
-		fmt.Sprintf("%.2f vs %.2f µs (%+.1f%%)", us(big[1].Time), us(big[0].Time), pct(us(big[1].Time), us(big[0].Time))), "-",
+		fmt.Sprintf("%.2f vs %.2f µs (%+.1f%%)", scenario.Micros(big[1].Time), scenario.Micros(big[0].Time), scenario.PctError(scenario.Micros(big[1].Time), scenario.Micros(big[0].Time))), "-",
 		fmt.Sprintf("no paper figure: a transfer is %d bursts; busy answers with no queue: %d", ni.PageBytes/ni.DMABurstBytes, big[0].Busy))
 
-	next("Radix-VMMC")
+	ph.Next("Radix-VMMC")
 	rc := shrimptb.DefaultRadixCI()
 	rc.KeysPerNode, rc.Radix = p.RadixKeys, p.Radix
 	radix := func(mod func(*shrimptb.Config, *shrimptb.RadixConfig)) (shrimptb.RadixResult, error) {
 		cc, r := c, rc
 		mod(&cc, &r)
-		res, _, err := shrimptb.MeasureRadix(side(seed), cc, r)
+		res, _, err := shrimptb.MeasureRadix(scenario.SideEnv(seed), cc, r)
 		if err == nil && !res.Sorted {
 			err = fmt.Errorf("the keys ended unsorted")
 		}
@@ -328,7 +303,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	base, err := radix(func(*shrimptb.Config, *shrimptb.RadixConfig) {})
 	if err != nil {
-		return rep, label("Radix-VMMC AU", err)
+		return rep, scenario.Label("Radix-VMMC AU", err)
 	}
 	small, err := radix(func(cc *shrimptb.Config, _ *shrimptb.RadixConfig) {
 		// design section 2: a 1 KB FIFO with a 384-byte threshold
@@ -337,18 +312,18 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		cc.NI.FIFOBytes, cc.NI.FIFOThreshold, cc.NI.MaxPacketBytes = 1024, 384, 512
 	})
 	if err != nil {
-		return rep, label("Radix-VMMC AU, 1 KB FIFO", err)
+		return rep, scenario.Label("Radix-VMMC AU, 1 KB FIFO", err)
 	}
 	comb, err := radix(func(_ *shrimptb.Config, r *shrimptb.RadixConfig) { r.Combine = true })
 	if err != nil {
-		return rep, label("Radix-VMMC AU, combining", err)
+		return rep, scenario.Label("Radix-VMMC AU, combining", err)
 	}
 	size := fmt.Sprintf("%d nodes x %d keys, radix %d, %d passes", c.Nodes, rc.KeysPerNode, rc.Radix, rc.Passes)
 	rep.Add("Radix-VMMC AU, "+size, fmt.Sprintf("%.3f ms", float64(base.Time)/float64(clock.Millisecond)), "-",
 		"the automatic-update version (section 3), 32 KB FIFO, no combining; keys checked sorted, every checker on")
-	rep.Add("FIFO 1 KB vs 32 KB, Radix-VMMC AU", fmt.Sprintf("%+.2f%%", pct(float64(small.Time), float64(base.Time))), "~0%",
+	rep.Add("FIFO 1 KB vs 32 KB, Radix-VMMC AU", fmt.Sprintf("%+.2f%%", scenario.PctError(float64(small.Time), float64(base.Time))), "~0%",
 		paper+" 4.5.2 «We ran our applications with the FIFO size set artificially to 1K bytes, and there was no detectable difference in performance» (validation; the 1 KB FIFO with a 384-B threshold and 512-B packets)")
-	rep.Add("combining on vs off, Radix-VMMC AU", fmt.Sprintf("%+.2f%%", pct(float64(comb.Time), float64(base.Time))), "< 1%",
+	rep.Add("combining on vs off, Radix-VMMC AU", fmt.Sprintf("%+.2f%%", scenario.PctError(float64(comb.Time), float64(base.Time))), "< 1%",
 		paper+" 4.5.1 «In all cases, enabling combining had less than a 1% effect on overall performance» (validation; combining per page, sub-page = page)")
 	rep.Measure("radix_au_ms", float64(base.Time)/float64(clock.Millisecond), "ms")
 	for _, row := range []string{
@@ -359,7 +334,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	} {
 		rep.Add(row, "not measured", "", "the DU version of Radix deadlocks in the EISA bridge (a delayed read ahead of a posted incoming write); docs/shrimp-validation.md")
 	}
-	next("breakdowns")
+	ph.Next("breakdowns")
 	// The breakdowns trace the last of up to 3 rounds: one past the
 	// warm-up, so a round of the same measurement as the untraced one.
 	bdRounds := min(3, p.Rounds)
@@ -367,7 +342,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	for i, du := range []bool{false, true} {
 		bd, _, err := shrimptb.MeasureBreakdown(c, seed, bdRounds, du)
 		if err != nil {
-			return rep, label("breakdown", err)
+			return rep, scenario.Label("breakdown", err)
 		}
 		bds[i] = bd
 		what, paperV, lat := "AU", paperAU, au
@@ -375,21 +350,21 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			what, paperV, lat = "DU", paperDU, duLat
 		}
 		for _, l := range bd.Legs {
-			rep.Add("  "+what+" breakdown: "+l.To.Event, fmt.Sprintf("%.3f µs", us(l.Time())), "", "from: "+l.From.Event)
+			rep.Add("  "+what+" breakdown: "+l.To.Event, fmt.Sprintf("%.3f µs", scenario.Micros(l.Time())), "", "from: "+l.From.Event)
 		}
-		rep.Add("  "+what+" breakdown: total", fmt.Sprintf("%.3f µs", us(bd.Total)), fmt.Sprintf("%.2f µs", paperV),
-			fmt.Sprintf("round %d of %d, traced (trace stamps; the untraced mean is %.3f µs)", bdRounds, bdRounds, us(lat.Lat.Mean)))
+		rep.Add("  "+what+" breakdown: total", fmt.Sprintf("%.3f µs", scenario.Micros(bd.Total)), fmt.Sprintf("%.2f µs", paperV),
+			fmt.Sprintf("round %d of %d, traced (trace stamps; the untraced mean is %.3f µs)", bdRounds, bdRounds, scenario.Micros(lat.Lat.Mean)))
 	}
 	e.Phase(phases, phases, "")
 
-	rep.Add("calibrated: NIC delay per side", fmt.Sprintf("%d link cycles = %.2f µs", ni.NICDelayCycles, us(ni.LinkClock.TimeOf(clock.Cycle(ni.NICDelayCycles)))), "",
+	rep.Add("calibrated: NIC delay per side", fmt.Sprintf("%d link cycles = %.2f µs", ni.NICDelayCycles, scenario.Micros(ni.LinkClock.TimeOf(clock.Cycle(ni.NICDelayCycles)))), "",
 		"shrimp.Config.NICDelayCycles, fitted to the AU latency (hib/shrimp/config.go)")
-	rep.Add("not fitted: DU engine setup", fmt.Sprintf("%d EISA cycles = %.2f µs", ni.DUSetupCycles, us(ni.EISAClock.TimeOf(clock.Cycle(ni.DUSetupCycles)))), "",
+	rep.Add("not fitted: DU engine setup", fmt.Sprintf("%d EISA cycles = %.2f µs", ni.DUSetupCycles, scenario.Micros(ni.EISAClock.TimeOf(clock.Cycle(ni.DUSetupCycles)))), "",
 		"shrimp.Config.DUSetupCycles, the design's estimate: the DU latency's fit cannot reach 6 µs even at 0 (hib/shrimp/config.go)")
 
-	ae, de := pct(us(au.Lat.Mean), paperAU), pct(us(duLat.Lat.Mean), paperDU)
-	rep.Check("AU latency within 10% (calibration)", math.Abs(ae) <= calibTolerance, "%.2f µs vs %.2f µs: %+.1f%%", us(au.Lat.Mean), paperAU, ae)
-	rep.Check("DU latency within 10% (calibration)", math.Abs(de) <= calibTolerance, "%.2f µs vs %.0f µs: %+.1f%%", us(duLat.Lat.Mean), paperDU, de)
+	ae, de := scenario.PctError(scenario.Micros(au.Lat.Mean), paperAU), scenario.PctError(scenario.Micros(duLat.Lat.Mean), paperDU)
+	rep.Check("AU latency within 10% (calibration)", math.Abs(ae) <= calibTolerance, "%.2f µs vs %.2f µs: %+.1f%%", scenario.Micros(au.Lat.Mean), paperAU, ae)
+	rep.Check("DU latency within 10% (calibration)", math.Abs(de) <= calibTolerance, "%.2f µs vs %.0f µs: %+.1f%%", scenario.Micros(duLat.Lat.Mean), paperDU, de)
 	rep.Check("FIFO bound between 0.5 and 2 KB", fb.Overshoot >= fifoLo && fb.Overshoot <= fifoHi, "%d B", fb.Overshoot)
 	for i, what := range []string{"AU", "DU"} {
 		var sum clock.Time
