@@ -19,27 +19,7 @@ import (
 // transactions and bridge crossings, the NIs' and checkers' shrimp.*
 // records, link packets, DMA completions and the cache invalidations the
 // incoming DMA causes.
-func golden(recs []trace.Record) []trace.Record {
-	var out []trace.Record
-	lastPoll := map[string]string{} // lookup only: the last poll's hash per CPU
-	for _, r := range recs {
-		switch {
-		case r.Kind == "cpu.retire":
-			if op, _ := r.Get("op"); op == "poll" {
-				h, _ := r.Get("hash")
-				if last, ok := lastPoll[r.Path]; ok && last == h {
-					continue
-				}
-				lastPoll[r.Path] = h
-			}
-			out = append(out, r)
-		case strings.HasPrefix(r.Kind, "bus."), strings.HasPrefix(r.Kind, "bridge."), strings.HasPrefix(r.Kind, "shrimp."),
-			r.Kind == "link.packet", r.Kind == "dma.done", r.Kind == "cache.invalidate":
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func golden(recs []trace.Record) []trace.Record { return vtest.ReviewRecords(recs, "shrimp.") }
 
 // gpoll is a reader's loop: load the 32-bit word at addr until it is want
 // (each load labelled poll), then a labelled 1-cycle step marks the time.
