@@ -10,6 +10,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/verify/testbench/tbutil"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -48,26 +49,11 @@ func cycles(clk clock.Clock, t clock.Time) int {
 	return int((t + p - 1) / p)
 }
 
-// Stats summarises a set of durations.
-type Stats struct {
-	Mean, Min, Max clock.Time
-	N              int
-}
+// Stats summarises a set of durations (tbutil.Stats).
+type Stats = tbutil.Stats
 
 // statsOf summarises ds (zero Stats for none).
-func statsOf(ds []clock.Time) Stats {
-	if len(ds) == 0 {
-		return Stats{}
-	}
-	s := Stats{Min: ds[0], Max: ds[0], N: len(ds)}
-	var sum clock.Time
-	for _, d := range ds {
-		sum += d
-		s.Min, s.Max = min(s.Min, d), max(s.Max, d)
-	}
-	s.Mean = sum / clock.Time(len(ds))
-	return s
-}
+func statsOf(ds []clock.Time) Stats { return tbutil.StatsOf(ds) }
 
 // finishRun runs e to its end and joins the cluster's end-of-run checks
 // (Cluster.Finish) to the run's error, unless the run was cut short (then

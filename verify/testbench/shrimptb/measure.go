@@ -13,6 +13,7 @@ import (
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tbutil"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -46,25 +47,11 @@ const (
 	FlagBase = 0x0F_0000
 )
 
-// Stats summarises a set of durations.
-type Stats struct {
-	Mean, Min, Max clock.Time
-	N              int
-}
+// Stats summarises a set of durations (tbutil.Stats).
+type Stats = tbutil.Stats
 
-func statsOf(ds []clock.Time) Stats {
-	if len(ds) == 0 {
-		return Stats{}
-	}
-	s := Stats{Min: ds[0], Max: ds[0], N: len(ds)}
-	var sum clock.Time
-	for _, d := range ds {
-		sum += d
-		s.Min, s.Max = min(s.Min, d), max(s.Max, d)
-	}
-	s.Mean = sum / clock.Time(len(ds))
-	return s
-}
+// statsOf summarises ds (zero Stats for none).
+func statsOf(ds []clock.Time) Stats { return tbutil.StatsOf(ds) }
 
 // finishRun runs e to its end and joins the cluster's end-of-run checks
 // to the run's error (a run cut short is an error by itself).
