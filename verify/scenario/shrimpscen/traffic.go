@@ -54,11 +54,9 @@ func TrafficDefaults() *TrafficParams {
 	ni, v := c.NI, c.Params
 	return &TrafficParams{Nodes: c.Nodes,
 		// assumed: 40 operations per node, two in three AU runs of up to 4
-		// stores; sends of 4 to 64 bytes (the DU path's bridge deadlock of
-		// larger sends both ways, docs/shrimp-validation.md, is not
-		// what this load is for); up to 300 CPU cycles (5 µs) of work
-		// before each.
-		Ops: 40, AUPercent: 67, StoreBytes: 0, MaxRun: 4, MinDU: 4, MaxDU: 64, NotifyPercent: 5, MaxGap: 300,
+		// stores; sends of 4 to 512 bytes (design section 5); up to 300
+		// CPU cycles (5 µs) of work before each.
+		Ops: 40, AUPercent: 67, StoreBytes: 0, MaxRun: 4, MinDU: 4, MaxDU: 512, NotifyPercent: 5, MaxGap: 300,
 		AU: ni.AU, Combine: "random", CombineCycles: ni.CombineCycles, Subpage: ni.SubpageBytes,
 		FIFOBytes: ni.FIFOBytes, FIFOThreshold: ni.FIFOThreshold, DUQueue: ni.DUQueue,
 		AsyncSend: v.AsyncSend, SendSyscall: v.SendSyscall, RecvInterrupt: v.RecvInterrupt, FIFOResume: v.FIFOResume,
@@ -92,7 +90,7 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		scenario.Key("store_bytes", "bytes (0: either)").Range(0, 8).Also("0, 4 or 8").From("assumed: either"),
 		scenario.Key("max_run", "stores").Range(1, 512).From("assumed: 4"),
 		scenario.Key("min_du", "bytes").Range(4, 4096).Also("a multiple of 4").From("assumed: 4"),
-		scenario.Key("max_du", "bytes").Range(4, 4096).Also("a multiple of 4, at least min_du").From("SH-P13: up to a page; assumed: 64"),
+		scenario.Key("max_du", "bytes").Range(4, 4096).Also("a multiple of 4, at least min_du").From("SH-P13: up to a page; assumed: 512, design section 5"),
 		scenario.Key("notify_percent", "% sends").Range(0, 100).From("design 5: 5%"),
 		scenario.Key("max_gap", "CPU cycles").Range(0, maxTrafficGap).From("assumed: 300"),
 		scenario.Key("au", "true/false").From("SH-P16: automatic update on"),
