@@ -9,6 +9,7 @@ import (
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/mchub"
+	"github.com/nisim/nisim/verify/testbench/tbutil"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -254,38 +255,23 @@ func (c *checker) finish(now clock.Time) {
 		}
 		n := c.cl.Nodes[nc.id]
 		st := n.Memory().Storage()
-		line := uint64(c.cl.Config.Host.LastLevel().LineBytes)
+		line := c.cl.Config.Host.LastLevel().LineBytes
+		dirty := func(a uint64) bool { return tbutil.DirtyIn(n.Caches(), a) }
 		buf := make([]byte, mchub.PageSize)
 		for _, im := range ref.frames[nc.id] {
 			if err := st.Read(im.frame, buf); err != nil {
 				c.report(now, nc, RuleScoreboard, "frame %#x of global page %d: %v", im.frame, im.gpage, err)
 				continue
 			}
-			for off := 0; off < len(buf); off++ {
-				if buf[off] == im.data[off] || (im.unknown != nil && im.unknown[off]) {
-					continue
-				}
-				a := im.frame + uint64(off)
-				if dirtyAnywhere(n, a) {
-					off = int((a/line+1)*line-im.frame) - 1
-					continue
-				}
-				c.report(now, nc, RuleScoreboard, "global page %d at %#x: memory has %#02x, Ref %#02x", im.gpage, a, buf[off], im.data[off])
-				break
+			var unknown func(int) bool
+			if im.unknown != nil {
+				unknown = func(off int) bool { return im.unknown[off] }
+			}
+			if off := tbutil.FirstStale(buf, im.data, im.frame, line, unknown, dirty); off >= 0 {
+				c.report(now, nc, RuleScoreboard, "global page %d at %#x: memory has %#02x, Ref %#02x", im.gpage, im.frame+uint64(off), buf[off], im.data[off])
 			}
 		}
 	}
-}
-
-// dirtyAnywhere reports whether a cache of node n holds the line of addr
-// dirty (its newest value is not in memory).
-func dirtyAnywhere(n *Node, addr uint64) bool {
-	for _, ch := range n.Caches() {
-		if _, d := ch.Holds(addr); d {
-			return true
-		}
-	}
-	return false
 }
 
 // OnTx adds a function called when a packet leaves an adapter (after Ref

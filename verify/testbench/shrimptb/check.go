@@ -8,6 +8,7 @@ import (
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/verify/testbench/tbutil"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -177,7 +178,7 @@ func (c *checker) duStart(now clock.Time, nc *nodeCheck, d shrimp.DUStart) {
 	if err := n.Memory().Storage().Read(d.Src, src); err != nil {
 		c.report(now, nc, RuleProtect, "UDMA source %#x (%d bytes): %v", d.Src, d.Len, err)
 	}
-	if err := c.cl.Ref.DUStarted(d, dst, src, func(a uint64) bool { return dirtyAnywhere(n, a) }); err != nil {
+	if err := c.cl.Ref.DUStarted(d, dst, src, func(a uint64) bool { return tbutil.DirtyIn(n.Caches(), a) }); err != nil {
 		c.report(now, nc, RuleOnce, "%v", err)
 	}
 	for _, fn := range c.onDUStart {
@@ -488,38 +489,20 @@ func (c *checker) finish(now clock.Time) {
 		}
 		n := c.cl.Nodes[nc.id]
 		st := n.Memory().Storage()
-		line := uint64(c.cl.Config.Host.LastLevel().LineBytes)
+		line := c.cl.Config.Host.LastLevel().LineBytes
+		dirty := func(a uint64) bool { return tbutil.DirtyIn(n.Caches(), a) }
 		buf := make([]byte, ref.pageBytes)
 		for _, im := range ref.pages[nc.id] {
 			if err := st.Read(im.base, buf); err != nil {
 				c.report(now, nc, RuleScoreboard, "page %#x: %v", im.base, err)
 				continue
 			}
-			for off := 0; off < len(buf); off++ {
-				if !im.known[off] || buf[off] == im.data[off] {
-					continue
-				}
-				a := im.base + uint64(off)
-				if dirtyAnywhere(n, a) {
-					off = int((a/line+1)*line-im.base) - 1
-					continue
-				}
-				c.report(now, nc, RuleScoreboard, "page %#x at %#x: memory has %#02x, Ref %#02x", im.base, a, buf[off], im.data[off])
-				break
+			unknown := func(off int) bool { return !im.known[off] }
+			if off := tbutil.FirstStale(buf, im.data, im.base, line, unknown, dirty); off >= 0 {
+				c.report(now, nc, RuleScoreboard, "page %#x at %#x: memory has %#02x, Ref %#02x", im.base, im.base+uint64(off), buf[off], im.data[off])
 			}
 		}
 	}
-}
-
-// dirtyAnywhere reports whether a cache of node n holds the line of addr
-// dirty (its newest value is not in memory).
-func dirtyAnywhere(n *Node, addr uint64) bool {
-	for _, ch := range n.Caches() {
-		if _, d := ch.Holds(addr); d {
-			return true
-		}
-	}
-	return false
 }
 
 // OnSnoop adds a function called for every AU-enabled store an NI's snoop
