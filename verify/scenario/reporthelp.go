@@ -47,3 +47,12 @@ func Label(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// Typed wraps a run function over a scenario's own parameter type P as a
+// Scenario: Defaults returns a fresh P, Run receives the P the command
+// line configured.
+func Typed[P Params](name, summary string, defaults func() P, run func(*env.Env, P) (*Report, error)) *Scenario {
+	return &Scenario{Name: name, Summary: summary,
+		Defaults: func() Params { return defaults() },
+		Run:      func(e *env.Env, p Params) (*Report, error) { return run(e, p.(P)) }}
+}

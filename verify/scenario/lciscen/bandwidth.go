@@ -51,7 +51,7 @@ var sizeReportBytes = int64(unsafe.Sizeof(scenario.Row{})+unsafe.Sizeof(scenario
 
 // ThroughputScenario is lci-throughput.
 func ThroughputScenario() *scenario.Scenario {
-	return mk("lci-throughput", "one-way throughput vs message size on 2 nodes (figures 6, 8)",
+	return scenario.Typed("lci-throughput", "one-way throughput vs message size on 2 nodes (figures 6, 8)",
 		ThroughputDefaults, RunThroughput)
 }
 
@@ -135,7 +135,7 @@ func (p *BroadcastParams) Validate() error {
 
 // BroadcastScenario is lci-broadcast.
 func BroadcastScenario() *scenario.Scenario {
-	return mk("lci-broadcast", "broadcast on up to 64 nodes, NI forwarding trees (section 5.4)",
+	return scenario.Typed("lci-broadcast", "broadcast on up to 64 nodes, NI forwarding trees (section 5.4)",
 		BroadcastDefaults, RunBroadcast)
 }
 

@@ -49,13 +49,6 @@ func Scenarios() []*scenario.Scenario {
 	})
 }
 
-// mk wraps a typed run function as a scenario.
-func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
-	return &scenario.Scenario{Name: name, Summary: summary,
-		Defaults: func() scenario.Params { return defaults() },
-		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
-}
-
 // Platform names a platform and variant as the parameters give them.
 type Platform struct {
 	// Platform is ppro or p3 (Table I).
@@ -167,7 +160,7 @@ func (p *LogPParams) Validate() error {
 
 // LogPScenario is lci-logp.
 func LogPScenario() *scenario.Scenario {
-	return mk("lci-logp", "LogP microbenchmarks on 2 nodes, model vs Tables III/IV",
+	return scenario.Typed("lci-logp", "LogP microbenchmarks on 2 nodes, model vs Tables III/IV",
 		LogPDefaults, RunLogP)
 }
 
@@ -254,7 +247,7 @@ func (p *LatencyParams) Validate() error {
 
 // LatencyScenario is lci-latency.
 func LatencyScenario() *scenario.Scenario {
-	return mk("lci-latency", "latency vs message size, PIO/DMA cross-over (figure 7)",
+	return scenario.Typed("lci-latency", "latency vs message size, PIO/DMA cross-over (figure 7)",
 		LatencyDefaults, RunLatency)
 }
 

@@ -61,7 +61,7 @@ func (p *TrafficParams) Validate() error {
 
 // TrafficScenario is lci-traffic.
 func TrafficScenario() *scenario.Scenario {
-	return mk("lci-traffic", "random unicast, multicast and F&A traffic, every checker on",
+	return scenario.Typed("lci-traffic", "random unicast, multicast and F&A traffic, every checker on",
 		TrafficDefaults, RunTrafficScenario)
 }
 
@@ -129,7 +129,7 @@ func (p *ReportParams) Validate() error {
 
 // ReportScenario is lci-report.
 func ReportScenario() *scenario.Scenario {
-	return mk("lci-report", "every LCI paper figure the model gives, both platforms, vs paper",
+	return scenario.Typed("lci-report", "every LCI paper figure the model gives, both platforms, vs paper",
 		ReportDefaults, RunReport)
 }
 

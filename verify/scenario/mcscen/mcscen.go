@@ -67,13 +67,6 @@ func Scenarios() []*scenario.Scenario {
 	}
 }
 
-// mk wraps a typed run function as a scenario.
-func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
-	return &scenario.Scenario{Name: name, Summary: summary,
-		Defaults: func() scenario.Params { return defaults() },
-		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
-}
-
 // ReportParams are mc-report's parameters.
 type ReportParams struct {
 	// Rounds is the writes of each latency measurement (the first a
@@ -135,7 +128,7 @@ func (p *ReportParams) Validate() error {
 
 // ReportScenario is mc-report.
 func ReportScenario() *scenario.Scenario {
-	return mk("mc-report", "2.1/2.3, 8 AlphaServers: MC latency, bandwidth, lock, flush vs paper",
+	return scenario.Typed("mc-report", "2.1/2.3, 8 AlphaServers: MC latency, bandwidth, lock, flush vs paper",
 		ReportDefaults, RunReport)
 }
 

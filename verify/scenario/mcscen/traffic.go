@@ -84,7 +84,7 @@ func (p *TrafficParams) Validate() error {
 
 // TrafficScenario is mc-traffic.
 func TrafficScenario() *scenario.Scenario {
-	return mk("mc-traffic", "random writes on the 8x4 cluster, every MC checker on",
+	return scenario.Typed("mc-traffic", "random writes on the 8x4 cluster, every MC checker on",
 		TrafficDefaults, RunTraffic)
 }
 

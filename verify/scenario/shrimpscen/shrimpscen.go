@@ -62,13 +62,6 @@ func Scenarios() []*scenario.Scenario {
 	}
 }
 
-// mk wraps a typed run function as a scenario.
-func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
-	return &scenario.Scenario{Name: name, Summary: summary,
-		Defaults: func() scenario.Params { return defaults() },
-		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
-}
-
 // ReportParams are shrimp-report's parameters.
 type ReportParams struct {
 	// Rounds is the transfers of each latency measurement (the first a
@@ -158,7 +151,7 @@ func (p *ReportParams) Validate() error {
 
 // ReportScenario is shrimp-report.
 func ReportScenario() *scenario.Scenario {
-	return mk("shrimp-report", "4.1-4.5, 16 PCs: AU/DU latency, overhead, FIFO bound, combining vs paper",
+	return scenario.Typed("shrimp-report", "4.1-4.5, 16 PCs: AU/DU latency, overhead, FIFO bound, combining vs paper",
 		ReportDefaults, RunReport)
 }
 

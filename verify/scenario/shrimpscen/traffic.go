@@ -138,7 +138,7 @@ func (p *TrafficParams) config() (shrimptb.Config, shrimptb.Traffic, error) {
 
 // TrafficScenario is shrimp-traffic.
 func TrafficScenario() *scenario.Scenario {
-	return mk("shrimp-traffic", "random AU/DU/notify load on the 16 PCs, every SHRIMP checker on",
+	return scenario.Typed("shrimp-traffic", "random AU/DU/notify load on the 16 PCs, every SHRIMP checker on",
 		TrafficDefaults, RunTraffic)
 }
 

@@ -59,7 +59,7 @@ func (p *AlarmsParams) Validate() error {
 
 // AlarmsScenario is telegraphos-alarms.
 func AlarmsScenario() *scenario.Scenario {
-	return mk("telegraphos-alarms",
+	return scenario.Typed("telegraphos-alarms",
 		"2.2.6: page access counters raise an alarm when one runs out",
 		AlarmsDefaults, RunAlarms)
 }

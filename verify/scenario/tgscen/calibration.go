@@ -47,7 +47,7 @@ func (p *CalibrationParams) Validate() error {
 
 // CalibrationScenario is telegraphos-calibration.
 func CalibrationScenario() *scenario.Scenario {
-	return mk("telegraphos-calibration",
+	return scenario.Typed("telegraphos-calibration",
 		"3.2, 2 workstations: remote write, read, 100 writes vs paper",
 		CalibrationDefaults, RunCalibration)
 }

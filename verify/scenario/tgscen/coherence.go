@@ -47,7 +47,7 @@ func (p *CoherenceParams) Validate() error {
 
 // CoherenceScenario is telegraphos-coherence.
 func CoherenceScenario() *scenario.Scenario {
-	return mk("telegraphos-coherence",
+	return scenario.Typed("telegraphos-coherence",
 		"2.3.3-2.3.4: random writes to a replicated page stay coherent",
 		CoherenceDefaults, RunCoherence)
 }

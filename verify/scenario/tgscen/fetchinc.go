@@ -42,7 +42,7 @@ func (p *FetchIncParams) Validate() error {
 
 // FetchIncScenario is telegraphos-fetchinc.
 func FetchIncScenario() *scenario.Scenario {
-	return mk("telegraphos-fetchinc",
+	return scenario.Typed("telegraphos-fetchinc",
 		"2.2.3: N nodes fetch-and-increment one counter; values unique",
 		FetchIncDefaults, RunFetchInc)
 }

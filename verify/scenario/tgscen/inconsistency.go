@@ -46,7 +46,7 @@ func (p *InconsistencyParams) Validate() error {
 
 // InconsistencyScenario is telegraphos-inconsistency.
 func InconsistencyScenario() *scenario.Scenario {
-	return mk("telegraphos-inconsistency",
+	return scenario.Typed("telegraphos-inconsistency",
 		"2.3.2, fig. 2: copies diverge without the remedies, never with",
 		InconsistencyDefaults, RunInconsistency)
 }

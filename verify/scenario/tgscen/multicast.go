@@ -43,7 +43,7 @@ func (p *MulticastParams) Validate() error {
 
 // MulticastScenario is telegraphos-multicast.
 func MulticastScenario() *scenario.Scenario {
-	return mk("telegraphos-multicast",
+	return scenario.Typed("telegraphos-multicast",
 		"2.2.7: eager-update multicast; every copy gets every write",
 		MulticastDefaults, RunMulticast)
 }

@@ -50,7 +50,7 @@ func (p *ProdConsParams) Validate() error {
 
 // ProdConsScenario is telegraphos-prodcons.
 func ProdConsScenario() *scenario.Scenario {
-	return mk("telegraphos-prodcons",
+	return scenario.Typed("telegraphos-prodcons",
 		"2.3.5: data then flag; stale reads only without MEMORY_BARRIER",
 		ProdConsDefaults, RunProdCons)
 }

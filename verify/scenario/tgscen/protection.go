@@ -42,7 +42,7 @@ func (p *ProtectionParams) Validate() error {
 
 // ProtectionScenario is telegraphos-protection.
 func ProtectionScenario() *scenario.Scenario {
-	return mk("telegraphos-protection",
+	return scenario.Typed("telegraphos-protection",
 		"2.2.4: bad key, foreign context, bad address: refused or fault",
 		ProtectionDefaults, RunProtection)
 }

@@ -48,13 +48,6 @@ func Scenarios() []*scenario.Scenario {
 	})
 }
 
-// mk wraps a typed run function as a scenario.
-func mk[P scenario.Params](name, summary string, defaults func() P, run func(*env.Env, P) (*scenario.Report, error)) *scenario.Scenario {
-	return &scenario.Scenario{Name: name, Summary: summary,
-		Defaults: func() scenario.Params { return defaults() },
-		Run:      func(e *env.Env, p scenario.Params) (*scenario.Report, error) { return run(e, p.(P)) }}
-}
-
 // paper is where the quotes of the reports come from.
 const paper = "telegraphos.txt"
 
