@@ -16,7 +16,10 @@ var _ = Describe("Typed", func() {
 	It("gives Run the scenario's own parameter type, as Defaults made and the caller changed it", func() {
 		var got *typedParams
 		s := scenario.Typed("t", "a typed scenario", func() *typedParams { return &typedParams{N: 3} },
-			func(_ *env.Env, p *typedParams) (*scenario.Report, error) { got = p; return &scenario.Report{Title: "t"}, nil })
+			func(_ *env.Env, p *typedParams) (*scenario.Report, error) {
+				got = p
+				return &scenario.Report{Title: "t"}, nil
+			})
 		Expect(s.Name).To(Equal("t"))
 		p := s.Defaults()
 		Expect(p).To(Equal(&typedParams{N: 3}))
