@@ -141,6 +141,17 @@ var (
 	// ErrUDMA is a send piece the NI refused (its status had the error
 	// bit); the wrapped message names the cause.
 	ErrUDMA = errors.New("vmmc: user-level DMA refused")
+	// ErrNotRunning is a send by a process the kernel is not running:
+	// the processor has the running process's page table, where the
+	// sender's device-proxy pages are not mapped, so its UDMA STORE would
+	// fault and the pair be refused for ever (a testbench that made two
+	// processes on one processor must ContextSwitch to the sender first).
+	ErrNotRunning = errors.New("vmmc: the process is not running")
+	// ErrNotImporter is a send through a proxy another process imported:
+	// its device-proxy pages are not in the sender's page table (section
+	// 4.5.3: the proxy mapping is the protection), so the STORE would
+	// fault.
+	ErrNotImporter = errors.New("vmmc: the proxy belongs to another process")
 )
 
 // Piece is one user-level DMA transfer of a send: Len bytes from local

@@ -59,6 +59,9 @@ type Proxy struct {
 	// OPT is the OPT index of each remote page the buffer touches, in
 	// order.
 	OPT []int
+	// owner is the process that imported the buffer: only its page
+	// table maps the OPT entries' device-proxy pages.
+	owner *Process
 }
 
 // remotePage is the index in OPT of the page holding byte off.
@@ -107,7 +110,7 @@ func (pr *Process) Import(p *cpu.Proc, b Buffer) (*Proxy, error) {
 	if !ok {
 		return nil, fmt.Errorf("vmmc: import of buffer %v: not exported", b)
 	}
-	px := &Proxy{Buffer: b, Addr: x.Addr, Len: x.Len}
+	px := &Proxy{Buffer: b, Addr: x.Addr, Len: x.Len, owner: pr}
 	err := k.trapSetup(p, func() error {
 		first, last := x.Addr/k.page, (x.Addr+uint64(x.Len)-1)/k.page
 		if k.proxyNext+int(last-first)+1 > k.cfg.Entries() {
@@ -195,7 +198,10 @@ func (pr *Process) Bind(p *cpu.Proc, local uint64, px *Proxy, off uint64, n int,
 // memory-proxy address that returns the status; a busy engine is retried.
 // The notify bit goes with the last piece (a message's notification), and
 // with every piece under RecvInterrupt packet. Unless AsyncSend, Send
-// returns when the last piece is done.
+// returns when the last piece is done. A send by a process the kernel is
+// not running (ErrNotRunning) or through a proxy another process imported
+// (ErrNotImporter) is refused before any reference: its STORE would fault
+// and the pair be remade for ever (CauseNoDest every time).
 func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, notify bool) error {
 	k := pr.k
 	switch {
@@ -205,6 +211,10 @@ func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, n
 		return fmt.Errorf("vmmc: send from %#x: size %d must be at least 1", src, n)
 	case off+uint64(n) > uint64(px.Len):
 		return fmt.Errorf("vmmc: send from %#x: bytes [%d, %d) lie outside the %d-byte buffer %v", src, off, off+uint64(n), px.Len, px.Buffer)
+	case px.owner != pr:
+		return fmt.Errorf("vmmc: send from %#x by process %s: buffer %v was not imported by it (%w)", src, pr.Name, px.Buffer, ErrNotImporter)
+	case k.current != pr:
+		return fmt.Errorf("vmmc: send from %#x by process %s while the kernel runs %s (%w)", src, pr.Name, k.current.Name, ErrNotRunning)
 	}
 	pr.stats.Sends++
 	p.Step(cpu.Step{Label: "vmmc.send", Instrs: k.p.SendInstrs})

@@ -321,6 +321,66 @@ var _ = Describe("System negative tests", func() {
 		Expect(cl.Ref.Stats().Delivered).To(Equal(uint64(16)))
 	})
 
+	// The hang of issue 14's first session (a DU spec with two processes
+	// per node, killed after 374 s): the kernel runs the first process
+	// made (the receiver), so the sender's UDMA STORE faulted (its
+	// device-proxy page is not in the running page table: cpu.fault,
+	// access dropped), the LOAD found no destination (CauseNoDest) and the
+	// library remade the pair for ever, a pair per 1.15 µs. The progress
+	// watchdog never fired: every retired LOAD is progress. Bounded here
+	// by a 1 ms time limit: the send is refused at once now.
+	Describe("a send by a process the kernel is not running", func() {
+		twoProcs := func() (*shrimptb.Cluster, *vmmc.Process, *vmmc.Process, *vmmc.Proxy) {
+			e = vtest.NewEnv(vtest.Options{Clock: eisaClock, Trace: true, Seed: 1, TimeLimit: clock.Millisecond})
+			c := shrimptb.DefaultConfig()
+			c.Nodes = 2
+			cl, err := shrimptb.Build(e, c)
+			Expect(err).NotTo(HaveOccurred())
+			// Node 0: a receiver made first (the running one), then the
+			// sender; node 1 exports.
+			rx0 := cl.Nodes[0].Kernel.NewProcess("rx0")
+			tx0 := cl.Nodes[0].Kernel.NewProcess("tx0")
+			rx1 := cl.Nodes[1].Kernel.NewProcess("rx1")
+			b, err := rx1.Export(nil, gRecv, 4096, false)
+			Expect(err).NotTo(HaveOccurred())
+			px, err := tx0.Import(nil, b)
+			Expect(err).NotTo(HaveOccurred())
+			return cl, rx0, tx0, px
+		}
+		It("is refused with ErrNotRunning, no reference made; after a context switch it is delivered", func() {
+			cl, rx0, tx0, px := twoProcs()
+			var refused, sent error
+			cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				refused = tx0.Send(p, gSrc, px, 0, 64, false)
+				cl.Nodes[0].Kernel.ContextSwitch(p, tx0)
+				sent = tx0.Send(p, gSrc, px, 0, 64, false)
+			}))
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stopped).To(BeFalse(), "the run reached the time limit: the send looped")
+			Expect(cl.Finish()).To(Succeed())
+			cl.Close()
+			Expect(refused).To(MatchError(vmmc.ErrNotRunning))
+			Expect(refused).To(MatchError(ContainSubstring("by process tx0 while the kernel runs rx0")))
+			Expect(sent).NotTo(HaveOccurred())
+			Expect(tx0.Stats().Retried).To(BeZero())
+			Expect(rx0.Stats().Sends).To(BeZero())
+			Expect(cl.Nodes[0].NI.Counters().UDMAStarts).To(Equal(uint64(1)))
+			Expect(cl.Ref.Stats().Delivered).To(Equal(uint64(1)))
+		})
+		It("through another process's proxy is refused with ErrNotImporter", func() {
+			cl, rx0, _, px := twoProcs()
+			var refused error
+			cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { refused = rx0.Send(p, gSrc, px, 0, 64, false) }))
+			res, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stopped).To(BeFalse())
+			cl.Close()
+			Expect(refused).To(MatchError(vmmc.ErrNotImporter))
+			Expect(cl.Nodes[0].NI.Counters().UDMAStarts).To(BeZero())
+		})
+	})
+
 	It("lets an AU store overtake an earlier 4 KB DU to the same node (section 4.2); both checked", func() {
 		cl := newCluster(2, func(c *shrimptb.Config) { c.Params.AsyncSend = true })
 		pr := setupPair(cl, 2, false)
