@@ -110,13 +110,17 @@ func SHRIMP() Config {
 		// queue on the SHRIMP network interface» (SH-P24) is the experiment's
 		// value (du_queue 2).
 		DUQueue: 0,
-		// assumed: 2 EISA cycles, the design's estimate (section 3.2). The
-		// calibration to the DU latency of 6 µs (L156) cannot reach it: with
-		// NICDelayCycles fitted, shrimp-report gives 7.66 µs (+27.7%) at 2
-		// and 7.54 µs (+25.7%) at 0, the parameter's bound; the excess is
-		// elsewhere (docs/shrimp-validation.md), so no value is fitted (design
-		// R11: no third knob).
-		DUSetupCycles: 2,
+		// calibrated: 1 EISA cycle, fitted to «SHRIMP has a deliberate
+		// update latency of 6 µs» (section 4.1; a 4-byte send assumed):
+		// shrimp-report gives 6.34 µs (+5.7%) at 0 and at 1 (the setup is
+		// hidden behind the UDMA status read, which holds the EISA), 6.46 µs
+		// at 2 and 6.60 µs at 3; 1 is the largest value at the floor. (The
+		// design's estimate was 2; at 2 the latency was 7.66 µs before the
+		// EISA bridge held DMA reads in wait states and the Pentium's
+		// inquire cycle wrote a dirty source line back within the read:
+		// rtl/bus IOReadWaitStates, host/platform DEC560ST
+		// ImplicitWriteBack, docs/shrimp-validation.md.)
+		DUSetupCycles: 1,
 		// derived: the EISA preset's MaxBurstBytes (1024, itself assumed).
 		DMABurstBytes: 1024,
 		// assumed: one wait state, a register read.

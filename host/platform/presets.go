@@ -174,6 +174,9 @@ func DEC3000Model300() Host {
 			// assumed: the interface re-arbitrates per line; nothing in the
 			// paper says it holds the memory bus.
 			HoldMemoryBus: false,
+			// assumed: false, the delayed read: Telegraphos I reads no host
+			// memory by DMA (TG-P18), so the read protocol is never used.
+			IOReadWaitStates: false,
 		},
 		OS: cpu.OSCosts{
 			// assumed: DEC OSF/1 on the 21064 costs the cycles Digital UNIX
@@ -657,6 +660,9 @@ func AlphaServer2100() Host {
 			// assumed: the bridge re-arbitrates per line (the system bus is
 			// shared by four CPUs).
 			HoldMemoryBus: false,
+			// derived: false: PCI reads that must wait are delayed
+			// transactions (PCI 2.1 section 3.3.3.3), not wait states.
+			IOReadWaitStates: false,
 		},
 		OS: cpu.OSCosts{
 			// derived: «Memory protection operations on the AlphaServers cost
@@ -724,10 +730,18 @@ func DEC560ST() Host {
 			// assumed: 2, the Pentium's two write buffers (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 2,
-			// assumed: false: a dirty line another master reads is written
-			// back by a bus write of its own (memsys's default); the paper
-			// gives no bus protocol.
-			ImplicitWriteBack: false,
+			// assumed: true: the paper gives no bus protocol; the
+			// Pentium's is an inquire cycle: a master's read that hits a
+			// modified line is answered with HITM# and the line written
+			// back within that read, which carries the written-back data
+			// (the memory controller takes it from the bus). memsys's
+			// alternative, a write-back transaction after the read, lets
+			// the read return memory's stale bytes and the EISA bridge
+			// fetch again behind the write-back: about 0.7 µs on every
+			// deliberate update of a dirty buffer that no Pentium bus
+			// spends. Not charged: the write-back's line beats beyond the
+			// read's own (the read takes the time of its own length).
+			ImplicitWriteBack: true,
 			// assumed: 1, blocking: the Pentium's caches serve one miss at a
 			// time; the paper gives none.
 			MaxMisses: 1,
@@ -745,10 +759,18 @@ func DEC560ST() Host {
 			// assumed: 2, the Pentium's two write buffers (CPU
 			// WriteBufferEntries).
 			BusWriteEntries: 2,
-			// assumed: false: a dirty line another master reads is written
-			// back by a bus write of its own (memsys's default); the paper
-			// gives no bus protocol.
-			ImplicitWriteBack: false,
+			// assumed: true: the paper gives no bus protocol; the
+			// Pentium's is an inquire cycle: a master's read that hits a
+			// modified line is answered with HITM# and the line written
+			// back within that read, which carries the written-back data
+			// (the memory controller takes it from the bus). memsys's
+			// alternative, a write-back transaction after the read, lets
+			// the read return memory's stale bytes and the EISA bridge
+			// fetch again behind the write-back: about 0.7 µs on every
+			// deliberate update of a dirty buffer that no Pentium bus
+			// spends. Not charged: the write-back's line beats beyond the
+			// read's own (the read takes the time of its own length).
+			ImplicitWriteBack: true,
 			// assumed: 1, blocking: the Pentium's caches serve one miss at a
 			// time; the paper gives none.
 			MaxMisses: 1,
@@ -929,6 +951,9 @@ func DECstation5000() Host {
 			PrefetchBytes: 0,
 			// assumed: false; with no DMA nothing holds the memory bus.
 			HoldMemoryBus: false,
+			// assumed: false, the delayed read: the TCA-100 has no DMA
+			// (AT-P3), so no I/O master reads memory through this bridge.
+			IOReadWaitStates: false,
 		},
 		OS: cpu.OSCosts{
 			// derived: the paper's «the cost of crossing protection boundaries

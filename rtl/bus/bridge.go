@@ -89,6 +89,20 @@ type BridgeConfig struct {
 	// when it can run at the memory bus's full rate (its data buffered,
 	// or room for it).
 	HoldMemoryBus bool
+	// IOReadWaitStates holds an I/O-bus master's read of memory (a DMA
+	// read) in wait states until its data has crossed, instead of
+	// retrying it as a delayed transaction: the bridge takes the read at
+	// its address phase, starts the memory-bus read CrossCycles later
+	// (DelayedReadCycles does not apply) and stretches each data beat
+	// until the beat's bytes are in the read buffer. That is EISA's
+	// protocol: it has no retry and no delayed transaction, a slave that
+	// cannot supply data at once holds the master with EXRDY (EISA
+	// Specification 3.12, shrimp-design-choices.txt's [6]). PCI's is the
+	// delayed transaction (false). The read holds the I/O bus while it
+	// waits; the memory-bus side never waits on the I/O bus (its reads
+	// wait only for read-buffer room, which this read frees), so the
+	// two buses cannot wait on each other.
+	IOReadWaitStates bool
 }
 
 // Validate checks the configuration; errors name the parameter.
@@ -188,12 +202,16 @@ func XpressEISABridge() BridgeConfig {
 		PostedWriteBytes: 32, ReadBufferBytes: 64, LineBytes: 32, PrefetchBytes: 0,
 		// assumed: one cycle to cross, one cycle for data the buffer
 		// holds, and no delayed-read logic: EISA has no delayed
-		// transactions (EISA Specification 3.12, the paper's [6]), so a
-		// DMA read is retried only until its data crosses.
+		// transactions (EISA Specification 3.12, the paper's [6]).
 		CrossCycles: 1, DelayedReadCycles: 0, ReadHitCycles: 1,
 		// «the memory bus does not cycle-share between the CPU and any
 		// other main memory master» (SH-P10)
 		HoldMemoryBus: true,
+		// derived: EISA has no retry: a DMA read of memory waits in
+		// wait states (EXRDY) for its data (EISA Specification 3.12,
+		// the paper's [6]); retrying it would add a re-arbitration and
+		// an address phase per attempt that the EISA bus does not have.
+		IOReadWaitStates: true,
 	}
 }
 
@@ -735,6 +753,17 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 			return true
 		}
 		p.stats.WriteRetries++
+		return false
+	}
+	if p.up && p.br.cfg.IOReadWaitStates {
+		// No retry on this bus: the read is taken and waits in wait
+		// states (accept fetches it when the buffer does not hold it).
+		// A request still queued from the previous transaction is the
+		// only reason to refuse it, for one cycle.
+		if p.tch.Down.Len() == 0 {
+			return true
+		}
+		p.stats.Retries++
 		return false
 	}
 	if !v.busy && p.tch.Down.Len() == 0 && v.valid && v.pos <= a && a < v.fetchEnd {

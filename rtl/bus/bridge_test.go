@@ -294,6 +294,35 @@ var _ = Describe("Bridge", func() {
 		Expect(up.Retries).To(Equal(uint64(6)))
 	})
 
+	It("holds a DMA read in wait states instead of retrying it, with IOReadWaitStates (EISA)", func() {
+		cfg := testBridge()
+		cfg.IOReadWaitStates = true
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.mem.Storage().Write(0x200, []byte("abcdefgh"))).To(Succeed())
+		seen := r.watch()
+		ni := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x200, Len: 8, Class: "dma"}}}
+		runMaster(r.e, r.pci, "NI", ni)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// p1 ARB, p2 ADDR: the bridge takes the read (no retry), DECODE
+		// p3, where the near half accepts it; it crosses in CrossCycles =
+		// 1 (p4 = memory edge 8; DelayedReadCycles does not apply) and the
+		// far half sees it at m9: ARB 10, ADDR 11, the memory takes it at
+		// 12 and has data at 12+4 = 16, the bus moves it at 17 (four
+		// memory edges before the retried read's 21).
+		Expect(*seen).To(Equal([]beat{{17, "Br.Up", 0x200, false}}))
+		// The far half pushes it across at m18 (= p9); the near half has
+		// it at p10 and drives the first 4-byte beat, the second at p11;
+		// the bus moves them at p11 and p12 (wait states p4..p10); the NI
+		// pops the last at p13, six PCI cycles before the retried read's
+		// p19.
+		Expect(ni[0].Done).To(Equal(clock.Cycle(13)))
+		Expect(ni[0].Got).To(Equal([]byte("abcdefgh")))
+		Expect(r.pci.Stats().Retries).To(BeZero())
+		_, up := r.br.Stats()
+		Expect([]uint64{up.ReadMisses, up.ReadHits, up.Retries}).To(Equal([]uint64{1, 0, 0}))
+	})
+
 	It("serves a continuing DMA read from the prefetch buffer", func() {
 		cfg := testBridge()
 		cfg.PrefetchBytes = 64
