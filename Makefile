@@ -26,13 +26,16 @@ LCI := lci-report
 # The Memory Channel report: section 2.1's network figures and 2.3's lock,
 # model vs paper (docs/mc-validation.md).
 MC := mc-report
+# The SHRIMP report: sections 4.1-4.5's figures, model vs paper
+# (docs/shrimp-validation.md).
+SHRIMP := shrimp-report
 
-run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI report and the Memory Channel report, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI, Memory Channel and SHRIMP reports, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
-	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC); do \
+	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC) $(SHRIMP); do \
 		echo; echo "== $$s"; \
 		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
 		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \
