@@ -1,11 +1,16 @@
 package shrimptb_test
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/vmmc"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/testbench/shrimptb"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
@@ -132,29 +137,95 @@ func combine() []trace.Record {
 	})
 }
 
-var _ = Describe("SHRIMP goldens", Label("golden"), func() {
-	It("fails when the golden is wrong", func() {
-		if trace.Updating() {
-			Skip("regenerating goldens")
-		}
-		data, err := os.ReadFile("testdata/au_word_n0_n1.trace")
-		Expect(err).NotTo(HaveOccurred())
-		// Change the first packet record of node 0's NI: its time.
-		lines := strings.Split(string(data), "\n")
-		changed := false
-		for i, l := range lines {
-			if strings.Contains(l, " N0.NI ") && strings.Contains(l, "shrimp.") && !strings.HasPrefix(l, "#") {
-				f := strings.SplitN(l, " ", 2)
-				lines[i] = f[0] + "1 " + f[1]
-				changed = true
-				break
+// thrStores is the threshold golden's writer: that many 4-byte stores,
+// thrGap CPU cycles of work after each.
+const (
+	thrStores = 12
+	thrGap    = 40
+)
+
+// thrResult is what the threshold golden's run saw besides its records:
+// the FIFO occupancies the kernel's RegOccupancy reads returned (taken on
+// node 0's EISA bus), and node 0's kernel and NI counts.
+type thrResult struct {
+	recs   []trace.Record
+	polls  []uint32
+	kernel vmmc.KernelStats
+	ni     shrimp.Counters
+}
+
+// threshold is the threshold golden's run (section 4.5.2, SH-P21):
+// node 0's NI has a tiny Outgoing FIFO (128 B, threshold 32 B; packets of
+// at most 8 data bytes, so that 128 B holds one) and a one-word NIC TX
+// FIFO, so that its NIC drains one per-store packet per 2 µs; node 0's
+// process is bound to node 1's page for automatic update and stores a
+// word every 39 CPU cycles (650 ns). The FIFO crosses the threshold, the
+// kernel's interrupt handler holds the writer until RegOccupancy reads at
+// most Resume (16 B), and the writer resumes.
+func threshold() thrResult {
+	var r thrResult
+	var cl *shrimptb.Cluster
+	r.recs = goldenRun(func(c *shrimptb.Config) {
+		c.NI.FIFOBytes, c.NI.FIFOThreshold, c.NI.MaxPacketBytes, c.NI.NICTxBytes = 128, 32, 8, 8
+	}, func(c *shrimptb.Cluster) {
+		cl = c
+		pr := setupPair(cl, 1, false)
+		Expect(pr.tx.Bind(nil, gBind, pr.px, 0, cl.Config.NI.PageBytes, false, 0)).To(Succeed())
+		occ := cl.Config.Map.CSR + cl.Config.NI.CSRReg(shrimp.RegOccupancy)
+		cl.Nodes[0].PCI.Observe(func(_ clock.Time, o bus.Observation) {
+			if !o.Write && o.Addr == occ && len(o.Data) == 4 {
+				r.polls = append(r.polls, binary.LittleEndian.Uint32(o.Data))
 			}
-		}
-		Expect(changed).To(BeTrue())
-		path := GinkgoT().TempDir() + "/au_word_n0_n1.trace"
-		Expect(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)).To(Succeed())
-		Expect(vtest.Golden(path, auWord())).To(MatchError(ContainSubstring("N0.NI")))
+		})
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			for i := range thrStores {
+				p.As(fmt.Sprintf("s%d", i)).Store32(gBind+uint64(4*i), uint32(i+1))
+				p.Compute(thrGap)
+			}
+			p.As("mb").Fence()
+		}))
 	})
+	r.kernel, r.ni = cl.Nodes[0].Kernel.Stats(), cl.Nodes[0].NI.Counters()
+	return r
+}
+
+var _ = Describe("SHRIMP goldens", Label("golden"), func() {
+	// A golden with one record changed must fail, with a message naming
+	// the record: change picks the line and returns its changed text.
+	DescribeTable("fails when the golden is wrong",
+		func(file string, run func() []trace.Record, pick func(l string) bool, change func(l string) string, want string) {
+			if trace.Updating() {
+				Skip("regenerating goldens")
+			}
+			data, err := os.ReadFile("testdata/" + file)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.Split(string(data), "\n")
+			changed := false
+			for i, l := range lines {
+				if !strings.HasPrefix(l, "#") && pick(l) {
+					lines[i] = change(l)
+					changed = true
+					break
+				}
+			}
+			Expect(changed).To(BeTrue())
+			path := GinkgoT().TempDir() + "/" + file
+			Expect(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)).To(Succeed())
+			Expect(vtest.Golden(path, run())).To(MatchError(ContainSubstring(want)))
+		},
+		// The first packet record of node 0's NI: its time.
+		Entry("au_word: a packet record's time", "au_word_n0_n1.trace", auWord,
+			func(l string) bool { return strings.Contains(l, " N0.NI ") && strings.Contains(l, "shrimp.") },
+			func(l string) string { f := strings.SplitN(l, " ", 2); return f[0] + "1 " + f[1] }, "N0.NI"),
+		// The threshold crossing's occupancy.
+		Entry("threshold: the crossing's occupancy", "threshold_n0_n1.trace", func() []trace.Record { return threshold().recs },
+			func(l string) bool { return strings.Contains(l, "shrimp.fifo event=above") },
+			func(l string) string { return strings.Replace(l, "bytes=48", "bytes=40", 1) }, "bytes=48"),
+		// The resumed writer's first store: its time.
+		Entry("threshold: the resumed store's time", "threshold_n0_n1.trace", func() []trace.Record { return threshold().recs },
+			func(l string) bool { return strings.Contains(l, "op=s10 ") },
+			func(l string) string { f := strings.SplitN(l, " ", 2); return "1" + f[0] + " " + f[1] }, "op=s10"),
+	)
 
 	It("times a one-word deliberate update from node 0 to node 1 with its UDMA pair", func() {
 		Expect(vtest.Golden("testdata/du_send_n0_n1.trace", duSend(), duSendHeader...)).To(Succeed())
@@ -169,6 +240,21 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 
 	It("closes combined AU packets for each of the four reasons", func() {
 		Expect(vtest.Golden("testdata/combine_flushes_n0_n1.trace", combine(), combineHeader...)).To(Succeed())
+	})
+
+	It("interrupts above the FIFO threshold, holds the AU writer until the FIFO drains to Resume, then resumes it", func() {
+		r := threshold()
+		// One rising crossing, one interrupt, one deschedule; the kernel
+		// read the occupancy until it was at most Resume (16 B = 32 / 2),
+		// the FIFO never overflowed, and its peak stayed inside 128 B.
+		Expect(r.ni.ThresholdIRQs).To(Equal(uint64(1)))
+		Expect(r.ni.Overflows).To(BeZero())
+		Expect(r.ni.FIFOMax).To(Equal(112))
+		Expect(r.kernel.Threshold).To(Equal(uint64(1)))
+		Expect(r.kernel.Deschedules).To(Equal(uint64(1)))
+		Expect(r.polls).To(Equal([]uint32{72, 48, 32, 16}))
+		Expect(r.kernel.Descheduled).To(Equal(8650 * clock.Nanosecond))
+		Expect(vtest.Golden("testdata/threshold_n0_n1.trace", r.recs, thresholdHeader...)).To(Succeed())
 	})
 
 	It("times a one-word automatic update from node 0 to node 1", func() {
@@ -307,4 +393,54 @@ var combineHeader = []string{
 	"at the EISA's pace (4 wait states for 16 bytes); the checker matches each to its expectation in",
 	"order (shrimp.mem seq 1-4 at 3.9, 4.667, 6.767 and 7.6 us). Four packets for seven stores: the",
 	"combined ones carry two stores each.",
+}
+
+var thresholdHeader = []string{
+	"SHRIMP, two nodes: the threshold interrupt, deschedule and resume of an automatic-update writer",
+	"(section 4.5.2; SH-P20, SH-P21, SH-P22). Node 1 exports its page 0x1000000, node 0 imports it and",
+	"binds its page 0x800000 to it (write-through, no combining). The NIs have a directed configuration",
+	"in which a dozen stores fill the FIFO: Outgoing FIFO 128 B = 16 words of 8 B (SH-P20's width; it",
+	"must hold one largest packet, so MaxPacketBytes 8), FIFOThreshold 32 B, the kernel's Resume 16 B",
+	"(Params.FIFOResume 0: half the threshold), and a one-word NIC TX FIFO (NICTxBytes 8): the NIC is the",
+	"one bottleneck, each word waits NICDelayCycles 96 link cycles in it and the next moves only after it",
+	"left. The writer, node 0's CPU: s0..s11, a 4-byte store of i+1 at 0x800000 + 4i, each followed by",
+	"Compute(40): a store every 39 CPU cycles (650 ns: an op of n cycles ends n-1 cycles after it issues,",
+	"where the next one issues), then mb. Clocks as in au_word_n0_n1.trace.",
+	"Fill and drain. Each store is one Xpress write and one per-store packet (shrimp.pkt flush=store 2",
+	"core cycles after its data phase, as au_word's): a header and a data word, 16 B of FIFO every 650",
+	"ns. The arbiter takes packet j once packet j-1's last word has moved to the NIC (shrimp.expect at",
+	"core 8, then 40, 100, 160, ...: every 60 core cycles = 2 us); its header word moves when the NIC TX",
+	"slot is free, the data word 100 link cycles later (NICDelayCycles 96 plus the hand-offs between the",
+	"core and link clocks; au_word: moved at core 8, seen at link 31, sent at 127), so shrimp.tx is every",
+	"200 link cycles: 127, 327, ..., 2327 (23.27 us). Fill 16 B per 650 ns, drain 16 B per 2 us.",
+	"Threshold (SH-P21). At s3's packet (core 65, 2.167 us) the FIFO holds packet 2 (its header waits for",
+	"the NIC TX slot), 3 and 4: 48 B > 32 (shrimp.fifo event=above bytes=48), and the NI raises",
+	"IRQThreshold on CPU 0's line (CPU cycle 130).",
+	"Recognition (SH-P22). The CPU recognises it InterruptDelay 256 cycles after the next edge, at cycle",
+	"387 (6.45 us); meanwhile the writer runs on: s4..s9 (cycles 156..351), and the FIFO peaks at 112 B",
+	"(packets 4-10 after s9's packet, core 182: FIFOMax, 16 B short of overflow; SH-P22's lower bound on",
+	"the room above the threshold is this recognition time multiplied by the write bandwidth). The",
+	"interrupt is taken inside s9's Compute (3 of its cycles left, it would end at 390) and after",
+	"InterruptEntry 64 the kernel's handler issues its first op at cycle 450 (7.5 us).",
+	"Kernel (host/vmmc; section 4.5.2: the system software de-schedules the processes that perform",
+	"automatic update until the FIFO drains sufficiently). The cause, RegStatus at 0x44018000, through",
+	"the bridge as a delayed read as in notify_n0_n1.trace: the NI's CSR read at EISA 69 (8.28 us,",
+	"IRQThreshold), EISA 66-70 with 2 wait states, the CPU's retry on the Xpress 258-262; retired at CPU",
+	"526 (8.767 us, cycles=76). KernelInstrs 50 (to cycle 575, 9.583 us), then the writer is held:",
+	"ResumePollCycles 60 and a RegOccupancy read (0x44018008, about 70 cycles) per round until the read",
+	"returns at most Resume. The NI answers at EISA 94, 112, 130, 148 with 72, 48, 32 and 16 B (packet",
+	"6's data word and packets 7-10; 8-10; 9-10; 10: one packet leaves per 2 us); the reads retire at CPU",
+	"704, 832, 966, 1094 (11.733, 13.867, 16.1, 18.233 us). The FIFO is back at the threshold at core 459",
+	"(15.3 us, shrimp.fifo event=below bytes=32: packet 8's data word moved). 16 <= 16: the kernel",
+	"acknowledges the cause (RegIRQAck, posted: Xpress 550-552, bridge 553, EISA 155-157, the NI's CSR",
+	"write at EISA 159, 19.08 us) and returns. Held from cycle 575 to 1094: 519 cycles = 8.65 us",
+	"(KernelStats.Descheduled).",
+	"Resume. After InterruptReturn 64 and the Compute's 3 cycles, s10 retires at CPU cycle 1160 (19.333",
+	"us) instead of 390: 770 cycles (12.833 us) late; s11 at 1199, mb at 1238 (20.633 us). Their packets",
+	"(11 and 12) hold the FIFO at most at 32 B, not above the threshold: no second interrupt.",
+	"Receiver. Each packet reaches node 1 as au_word's does (shrimp.rx 1.13 us after its shrimp.tx), its",
+	"data word 1 us behind its header; the incoming DMA then writes it over EISA, the bridge and the",
+	"Xpress (shrimp.mem 2.93 us after shrimp.tx: packet 1 at 4.2 us, packet 12 at 26.167 us), one packet",
+	"per 2 us, so the receiver never backs up the sender. Twelve stores, twelve packets, each matched",
+	"once (shrimp.mem seq 1-12); 213 records.",
 }
