@@ -1,6 +1,6 @@
 // Package regress is nisim's regression tier: for every system built so far
 // (the wormhole mesh, the Myrinet clusters, the ATM switch, the Memory
-// Channel hub, Telegraphos and LCI) randomised scenario runs with every
+// Channel hub and cluster, Telegraphos, LCI and SHRIMP) randomised scenario runs with every
 // checker on, adding up to at least a million transactions per system, as
 // independent seeded jobs spread over the cores.
 //

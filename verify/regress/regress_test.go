@@ -15,6 +15,7 @@ import (
 	"github.com/nisim/nisim/verify/scenario"
 	lcisc "github.com/nisim/nisim/verify/scenario/lciscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
+	"github.com/nisim/nisim/verify/scenario/shrimpscen"
 	"github.com/nisim/nisim/verify/scenario/tgscen"
 )
 
@@ -23,6 +24,7 @@ func cat() scenario.Catalog {
 	c := scenario.Catalog{}
 	c = append(c, noc.Scenarios()...)
 	c = append(c, tgscen.Scenarios()...)
+	c = append(c, shrimpscen.Scenarios()...)
 	return append(c, lcisc.Scenarios()...)
 }
 
@@ -108,7 +110,7 @@ var _ = Describe("the job list", func() {
 			}
 			seeds[j.Seed] = true
 		}
-		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "telegraphos", "lci"}))
+		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "telegraphos", "lci", "shrimp"}))
 		for name, n := range planned {
 			Expect(n).To(BeNumerically(">=", regress.Target), name)
 			Expect(len(params[name])).To(BeNumerically(">", 12), name)
@@ -130,11 +132,50 @@ var _ = Describe("the job list", func() {
 	})
 
 	It("refuses an unknown system and an impossible scale, naming them", func() {
-		_, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"shrimp"}, Scale: 1})
-		Expect(err).To(MatchError(ContainSubstring(`unknown system "shrimp"`)))
+		_, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"nosuch"}, Scale: 1})
+		Expect(err).To(MatchError(ContainSubstring(`unknown system "nosuch"`)))
 		for _, s := range []float64{0, -1, 1e9} {
 			_, err = regress.Plan(regress.Systems(), regress.Options{Scale: s})
 			Expect(err).To(MatchError(HavePrefix("scale:")))
+		}
+	})
+
+	It("draws SHRIMP jobs shrimp-traffic accepts, on 16 nodes, across combining, send modes, sizes and notification shares", func() {
+		jobs, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"shrimp"}, Scale: 1, Seed: 1})
+		Expect(err).NotTo(HaveOccurred())
+		s, err := cat().Lookup("shrimp-traffic")
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[string]map[string]bool{} // key -> values drawn
+		for _, j := range jobs {
+			p := s.Defaults()
+			Expect(scenario.Configure(p, "", j.Args())).To(Succeed(), j.Repro())
+			tp := p.(*shrimpscen.TrafficParams)
+			Expect(tp.Nodes).To(Equal(16), j.Repro())
+			if tp.MaxDU == 4096 {
+				// Page-sized sends only where DU transfers are a few
+				// percent of the transactions (their cost).
+				Expect(tp.AUPercent).To(BeNumerically(">=", 67), j.Repro())
+				Expect(tp.MaxRun).To(BeNumerically(">=", 4), j.Repro())
+			}
+			if tp.RecvInterrupt == "packet" {
+				// An interrupt per packet only where the receiving
+				// kernel keeps up with the notification records.
+				Expect(tp.MaxGap).To(Equal(3000), j.Repro())
+				Expect(tp.MaxRun).To(BeNumerically("<=", 4), j.Repro())
+			}
+			for _, set := range j.Sets {
+				if seen[set.Key] == nil {
+					seen[set.Key] = map[string]bool{}
+				}
+				seen[set.Key][set.Value] = true
+			}
+		}
+		for key, want := range map[string][]string{"combine": {"off", "on", "random"}, "async_send": {"false", "true"},
+			"max_du": {"64", "512", "4096"}, "notify_percent": {"5", "20", "50"}, "du_queue": {"0", "2"},
+			"au_percent": {"20", "50", "67", "90", "100"}, "fifo_bytes": {"8192", "32768"}} {
+			for _, v := range want {
+				Expect(seen[key]).To(HaveKey(v), key)
+			}
 		}
 	})
 
@@ -185,6 +226,34 @@ var _ = Describe("running the tier", func() {
 		for _, row := range sum.Rows {
 			Expect(row.Transactions).To(BeNumerically(">=", row.Target), row.System.Name)
 		}
+	})
+
+	It("runs SHRIMP jobs with every checker clean, counting the report's transactions, the same whatever the parallelism", func() {
+		jobs, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"shrimp"}, Scale: 0.001, Seed: 2})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(jobs).To(HaveLen(2))
+		one := regress.Run(cat(), jobs, 1, nil)
+		two := regress.Run(cat(), jobs, 2, nil)
+		for i, r := range two {
+			Expect(r.Failed).To(BeFalse(), "%s: %s", r.Job.Name(), r.Reason)
+			Expect(r.Violations).To(BeZero())
+			Expect(r.Transactions).To(Equal(one[i].Transactions), r.Job.Name())
+			// The plan's estimate is the mean of the drawn runs' lengths.
+			Expect(float64(r.Transactions)).To(BeNumerically("~", r.Job.Expect, 0.3*r.Job.Expect), r.Job.Name())
+		}
+		j := jobs[0]
+		s, err := cat().Lookup(j.Scenario)
+		Expect(err).NotTo(HaveOccurred())
+		p := s.Defaults()
+		Expect(scenario.Configure(p, "", j.Args())).To(Succeed())
+		rep, _, violations, err := scenario.Exec(s, p, scenario.Options{Seed: j.Seed})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(violations).NotTo(HaveOccurred())
+		n, err := regress.Metric(rep, "transactions")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(float64(two[0].Transactions)).To(Equal(n))
+		sum := regress.Summarize(two, 0.001)
+		Expect(sum.Failed()).To(BeFalse())
 	})
 
 	It("fails a job whose checker fires, with the command that reproduces it alone", func() {

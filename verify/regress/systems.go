@@ -11,7 +11,7 @@ import (
 
 // Systems returns the tier's systems, in the order of the table: the
 // wormhole mesh, the Myrinet clusters, the ATM switch, the Memory Channel
-// hub, the Memory Channel cluster, Telegraphos and LCI.
+// hub, the Memory Channel cluster, Telegraphos, LCI and SHRIMP.
 //
 // Each draws jobs' parameters across what its scenario offers (traffic
 // pattern, load, sizes, node count, buffers) and keeps the load below
@@ -33,6 +33,7 @@ func Systems() []*System {
 			Chunk: 80_000, Cost: 1.0 / 40_000, Draw: drawTelegraphos, Count: SumMetrics("updates", "reflects")},
 		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
 			Chunk: 40_000, Cost: 1.0 / 650, Draw: drawLCI, Count: SumMetrics("operations")},
+		shrimpSystem(),
 	}
 }
 
