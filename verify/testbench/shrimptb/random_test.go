@@ -101,6 +101,52 @@ var _ = Describe("Random traffic", func() {
 	})
 })
 
+// mixTraffic is the regression tier's kind of load (verify/regress,
+// system shrimp) at a unit-test size: every node of the paper's 16 makes
+// 12 operations, half AU runs of 1 to 8 stores, half DU sends of 4 to 512
+// bytes, 30% of them with the notify bit.
+var mixTraffic = shrimptb.Traffic{Ops: 12, AUPercent: 50, MaxRun: 8, MinDU: 4, MaxDU: 512, NotifyPercent: 30, MaxGap: 300}
+
+var _ = Describe("Random AU/DU/notification mixes on 16 nodes", func() {
+	// Combining on with synchronous sends, combining off with
+	// asynchronous ones: every store, transfer and notification checked,
+	// and the same trace with GOMAXPROCS 1 and 2.
+	DescribeTable("every store, transfer and notification checked, the same trace with GOMAXPROCS 1 and 2",
+		func(combine int, async bool) {
+			t := mixTraffic
+			t.Combine = combine
+			mod := func(c *shrimptb.Config) { c.Params.AsyncSend = async }
+			prev := runtime.GOMAXPROCS(1)
+			cl, runErr, finErr, a := randomRun(16, 21, nil, t, mod)
+			runtime.GOMAXPROCS(2)
+			_, runErr2, finErr2, b := randomRun(16, 21, nil, t, mod)
+			runtime.GOMAXPROCS(prev)
+			Expect(runErr).NotTo(HaveOccurred())
+			Expect(finErr).NotTo(HaveOccurred())
+			Expect(runErr2).NotTo(HaveOccurred())
+			Expect(finErr2).NotTo(HaveOccurred())
+			Expect(trace.Diff(a, b)).To(BeNil())
+			s := cl.Ref.Stats()
+			GinkgoWriter.Printf("ref %+v\n", s)
+			Expect(s.Stores).To(Equal(s.Snooped))
+			Expect(s.DUPackets).To(Equal(s.DUStarts))
+			Expect(s.Delivered).To(Equal(s.Expected))
+			Expect(s.LostStores + s.DURefused + s.Lost).To(BeZero())
+			// 16 x 12 operations, half of them sends: about 96 transfers,
+			// 30% of them notifying.
+			Expect(s.DUStarts).To(BeNumerically(">", 60))
+			Expect(s.Notifications).To(BeNumerically(">", 10))
+			if combine == shrimptb.CombineOff {
+				Expect(s.AUPackets).To(Equal(s.Stores), "without combining every store is a packet")
+			} else {
+				Expect(s.AUPackets).To(BeNumerically("<", s.Stores), "consecutive stores combined")
+			}
+		},
+		Entry("combining on, synchronous sends", shrimptb.CombineOn, false),
+		Entry("combining off, asynchronous sends", shrimptb.CombineOff, true),
+	)
+})
+
 // auTraffic is shortTraffic without deliberate updates: automatic-update
 // runs of 1 to 8 stores only, combining drawn per binding.
 var auTraffic = shrimptb.Traffic{Ops: 60, AUPercent: 100, MaxRun: 8, MinDU: 4, MaxDU: 4, MaxGap: 300,
