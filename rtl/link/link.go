@@ -197,6 +197,9 @@ type Dir struct {
 	// test-only faults: every loseEvery-th packet, every leakEvery-th flit
 	loseEvery, leakEvery int
 	heads, flits         int
+	// corruptIn counts down the heads to the packet CorruptPacket armed
+	// (0: none armed).
+	corruptIn int
 
 	sigBusy, sigVC, sigStop *waves.Signal
 	sigCredits, sigRxOcc    []*waves.Signal
@@ -500,6 +503,30 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 	return true
 }
 
+// CorruptPacket arms a directed link error, the hook a testbench's
+// negative test uses to corrupt a chosen packet (CorruptProb corrupts
+// seeded random ones): the n-th packet whose head this direction sends
+// from now on (n = 1: the next one) has one bit of a flit's data flipped on
+// the wire, as a CorruptProb error: counted in Corrupted, caught by the
+// receiver's CRC check (CRCErrors, its tail flit marked Bad, link.packet
+// crc=bad), never delivered as good. A packet the link loses instead
+// (DropProb, the link.lose mutation) uses up the count. Arming again
+// replaces the count. The error check needs the direction's slow path:
+// on a link without error injection or tracing, arm it before the
+// direction has sent a flit (before the run); an error says so, and n < 1
+// is an error.
+func (d *Dir) CorruptPacket(n int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("link %s: CorruptPacket(%d): the packet number must be at least 1", d.name, n)
+	case d.fast && d.stats.Flits > 0:
+		return fmt.Errorf("link %s: CorruptPacket after %d flits were sent without a CRC check (arm it before the run)", d.name, d.stats.Flits)
+	}
+	d.fast = false
+	d.corruptIn = n
+	return nil
+}
+
 // leak counts a flit for the link.leak mutation and reports whether it is
 // the one to lose.
 func (d *Dir) leak() bool {
@@ -607,6 +634,13 @@ func (d *Dir) prepare(now clock.Time, f *Flit) {
 		} else if cfg.CorruptProb > 0 && d.rng.Float64() < cfg.CorruptProb {
 			d.fate[f.VC] = corrupt
 			d.stats.Corrupted++
+		}
+		if d.corruptIn > 0 {
+			d.corruptIn--
+			if d.corruptIn == 0 && d.fate[f.VC] == intact {
+				d.fate[f.VC] = corrupt
+				d.stats.Corrupted++
+			}
 		}
 	}
 	d.txCRC[f.VC] = crc32.Update(d.txCRC[f.VC], crc32.IEEETable, f.Data)

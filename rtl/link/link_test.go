@@ -194,6 +194,74 @@ var _ = Describe("Link", func() {
 		Expect(n).To(Equal(5))
 	})
 
+	Describe("CorruptPacket, a directed link error", func() {
+		// send drives the flits from side A and counts, per packet, the
+		// tails that arrive Bad at side B.
+		send := func(flits []link.Flit) map[uint64]bool {
+			d := l.From(link.A)
+			bad := map[uint64]bool{} // lookup only
+			i := 0
+			snd := vtest.NewAgent(e, "Snd", clk, func(now clock.Time, c clock.Cycle) bool {
+				if i < len(flits) && d.Tx(0).CanPush(now) {
+					d.Tx(0).Push(now, flits[i])
+					i++
+				}
+				return i < len(flits)
+			})
+			rcv := vtest.NewAgent(e, "Rcv", clk, func(now clock.Time, c clock.Cycle) bool {
+				f, ok := d.Rx(0).Pop(now)
+				if ok && f.Tail {
+					bad[f.Packet] = f.Bad
+				}
+				return ok
+			})
+			d.Connect(snd, rcv)
+			snd.Start()
+			_, err := e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return bad
+		}
+		cfg := func() link.Config {
+			c := link.DefaultCredit(clk)
+			c.BytesPerCycle, c.BufferFlits = 8, 4
+			return c
+		}
+		It("corrupts exactly the n-th packet: its tail Bad, counted once, the others good", func() {
+			build(cfg())
+			Expect(l.From(link.A).CorruptPacket(2)).To(Succeed())
+			bad := send(packets(4, 3, 8))
+			Expect(bad).To(Equal(map[uint64]bool{0: false, 1: true, 2: false, 3: false}))
+			s := l.From(link.A).Stats()
+			Expect(s.Corrupted).To(Equal(uint64(1)))
+			Expect(s.CRCErrors).To(Equal(uint64(1)))
+			Expect(s.Packets).To(Equal(uint64(4)))
+			Expect(l.From(link.B).Stats().Corrupted).To(BeZero())
+		})
+		It("works on a link that runs on its fast path (no tracing, no error injection) when armed before the run", func() {
+			e = vtest.NewEnv(vtest.Options{Clock: clk})
+			var err error
+			l, err = link.MakeBuilder().WithEnv(e).WithConfig(cfg()).Build("Link")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(l.From(link.A).CorruptPacket(1)).To(Succeed())
+			bad := send(packets(3, 2, 8))
+			Expect(bad).To(Equal(map[uint64]bool{0: true, 1: false, 2: false}))
+			Expect(l.From(link.A).Stats().CRCErrors).To(Equal(uint64(1)))
+		})
+		It("refuses to arm a fast-path direction that has sent flits without a CRC", func() {
+			e = vtest.NewEnv(vtest.Options{Clock: clk})
+			var err error
+			l, err = link.MakeBuilder().WithEnv(e).WithConfig(cfg()).Build("Link")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(send(packets(3, 2, 8))).To(Equal(map[uint64]bool{0: false, 1: false, 2: false}))
+			Expect(l.From(link.A).CorruptPacket(1)).To(MatchError(ContainSubstring("Link.AB: CorruptPacket after 6 flits")))
+			Expect(l.From(link.B).CorruptPacket(1)).To(Succeed()) // B sent nothing
+		})
+		It("refuses a packet number below 1", func() {
+			build(cfg())
+			Expect(l.From(link.A).CorruptPacket(0)).To(MatchError(ContainSubstring("at least 1")))
+		})
+	})
+
 	It("counts dropped packets and returns their credits", func() {
 		cfg := link.DefaultCredit(clk)
 		cfg.BytesPerCycle, cfg.BufferFlits, cfg.DropProb = 8, 2, 1

@@ -10,6 +10,7 @@ import (
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/verify/testbench/shrimptb"
 	"github.com/nisim/nisim/verify/vtest"
 
@@ -380,6 +381,86 @@ var _ = Describe("System negative tests", func() {
 			Expect(cl.Nodes[0].NI.Counters().UDMAStarts).To(BeZero())
 		})
 	})
+
+	// A link CRC error (issue 14 section 6): rtl/link's CorruptPacket
+	// flips a bit of the second of three AU packets from node 0 to node 1
+	// on one link of their path. The link's CRC check marks its tail Bad,
+	// the routers forward it as it is, and node 1's incoming path drops it
+	// at its tail (design R8: a one-word AU packet writes nothing):
+	// counted (RxCRC), traced (shrimp.drop reason=crc), IRQError raised
+	// and taken by the kernel; Ref accounts the packet as lost (not
+	// delivered, not pending), and the other two packets, node 0 and
+	// the checkers see nothing else.
+	DescribeTable("drops a packet with a link CRC error at the receiving NI: counted, reported, the loss accounted, the rest delivered",
+		func(corrupted string) {
+			cl := newCluster(2, nil)
+			pr := setupPair(cl, 1, false)
+			Expect(pr.tx.Bind(nil, gBind, pr.px, 0, cl.Config.NI.PageBytes, false, 0)).To(Succeed())
+			dirs := map[string]*link.Dir{} // lookup by name only
+			for _, l := range cl.Net.Links {
+				for _, side := range []link.Side{link.A, link.B} {
+					dirs[l.From(side).Name()] = l.From(side)
+				}
+			}
+			Expect(dirs).To(HaveKey(corrupted))
+			Expect(dirs[corrupted].CorruptPacket(2)).To(Succeed())
+			var drops []shrimp.Drop
+			cl.OnDrop(func(_ clock.Time, node int, d shrimp.Drop) {
+				Expect(node).To(Equal(1))
+				drops = append(drops, d)
+			})
+			cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				for i := range 3 {
+					p.Store32(gBind+uint64(16*i), uint32(0x100+i))
+				}
+				p.Fence()
+			}))
+			run(cl) // no checker finding: the loss is accounted, not hidden
+			// The link: one corruption, caught by its CRC.
+			for name, d := range dirs {
+				st := d.Stats()
+				if name == corrupted {
+					Expect(st.Corrupted).To(Equal(uint64(1)), name)
+					Expect(st.CRCErrors).To(Equal(uint64(1)), name)
+				} else {
+					Expect(st.Corrupted+st.CRCErrors).To(BeZero(), name)
+				}
+			}
+			// The receiving NI: dropped, counted, reported, interrupted.
+			c := cl.Nodes[1].NI.Counters()
+			Expect(c.RxCRC).To(Equal(uint64(1)))
+			Expect(c.RxPackets).To(Equal(uint64(2)))
+			Expect(drops).To(HaveLen(1))
+			Expect(drops[0].Reason).To(Equal(shrimp.DropCRC))
+			Expect(drops[0].Pkt.Seq).To(Equal(uint64(2)))
+			Expect(drops[0].Addr).To(Equal(uint64(gRecv + 16)))
+			Expect(drops[0].Len).To(Equal(4))
+			Expect(cl.Nodes[1].IRQs).To(Equal(1))
+			Expect(cl.Nodes[1].Kernel.Stats().Error).To(Equal(uint64(1)))
+			var traced []string
+			for _, r := range e.Trace.Records() {
+				if r.Kind == "shrimp.drop" {
+					traced = append(traced, r.Format())
+				}
+			}
+			Expect(traced).To(ConsistOf(ContainSubstring("N1.NI shrimp.drop reason=crc src=0 seq=2 addr=0x1000010 len=4")))
+			// Ref: three packets expected, two delivered, one lost to the
+			// CRC; the memory has the other two and not the lost word.
+			st := cl.Ref.Stats()
+			Expect(st.AUPackets).To(Equal(uint64(3)))
+			Expect(st.Expected).To(Equal(uint64(3)))
+			Expect(st.Delivered).To(Equal(uint64(2)))
+			Expect(st.RxCRC).To(Equal(uint64(1)))
+			Expect(st.Lost).To(Equal(uint64(1)))
+			Expect(cl.Ref.Pending(1)).To(BeEmpty())
+			Expect([]uint32{memWord(cl, 1, gRecv), memWord(cl, 1, gRecv+16), memWord(cl, 1, gRecv+32)}).To(Equal([]uint32{0x100, 0, 0x102}))
+			// The sender is undisturbed.
+			Expect(cl.Nodes[0].IRQs).To(BeZero())
+			Expect(cl.Nodes[0].NI.Counters().AUPackets).To(Equal(uint64(3)))
+		},
+		Entry("on the receiver's link (router 1 to NI 1)", "Mesh.LinkT[1].BA"),
+		Entry("on the sender's link (NI 0 to router 0): the routers forward it with its Bad tail", "Mesh.LinkT[0].AB"),
+	)
 
 	It("lets an AU store overtake an earlier 4 KB DU to the same node (section 4.2); both checked", func() {
 		cl := newCluster(2, func(c *shrimptb.Config) { c.Params.AsyncSend = true })
