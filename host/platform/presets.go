@@ -177,6 +177,9 @@ func DEC3000Model300() Host {
 			// assumed: false, the delayed read: Telegraphos I reads no host
 			// memory by DMA (TG-P18), so the read protocol is never used.
 			IOReadWaitStates: false,
+			// assumed: false: the CPU's PIO reads keep the retried read that
+			// Telegraphos's fitted figures were measured with (a change would re-fit them).
+			PIOReadWaitStates: false,
 		},
 		OS: cpu.OSCosts{
 			// assumed: DEC OSF/1 on the 21064 costs the cycles Digital UNIX
@@ -663,6 +666,8 @@ func AlphaServer2100() Host {
 			// derived: false: PCI reads that must wait are delayed
 			// transactions (PCI 2.1 section 3.3.3.3), not wait states.
 			IOReadWaitStates: false,
+			// derived: false: PCI 2.1 delayed transactions (section 3.3.3.3).
+			PIOReadWaitStates: false,
 		},
 		OS: cpu.OSCosts{
 			// derived: «Memory protection operations on the AlphaServers cost
@@ -954,6 +959,10 @@ func DECstation5000() Host {
 			// assumed: false, the delayed read: the TCA-100 has no DMA
 			// (AT-P3), so no I/O master reads memory through this bridge.
 			IOReadWaitStates: false,
+			// derived: true: the R3000 stalls on an uncached load until the
+			// TURBOchannel returns its data (no retry on either bus); the TCA-100 has
+			// no DMA (AT-P3), so nothing on the TC needs the memory bus meanwhile.
+			PIOReadWaitStates: true,
 		},
 		OS: cpu.OSCosts{
 			// derived: the paper's «the cost of crossing protection boundaries

@@ -103,6 +103,16 @@ type BridgeConfig struct {
 	// wait only for read-buffer room, which this read frees), so the
 	// two buses cannot wait on each other.
 	IOReadWaitStates bool
+	// PIOReadWaitStates is IOReadWaitStates for the other direction: a
+	// memory-bus master's read of a device (a CPU's uncached load) is
+	// taken at its address phase and held in wait states until its data
+	// has crossed back, instead of retried: a processor bus with no
+	// retry, whose CPU stalls on an I/O load (the DECstation 5000/200's
+	// R3000 on the TURBOchannel). The memory bus is held meanwhile, so a
+	// preset may set it only where no I/O-bus master needs the memory
+	// bus while a CPU's read waits on the I/O bus (no DMA device, or one
+	// whose reads never wait for the memory bus).
+	PIOReadWaitStates bool
 }
 
 // Validate checks the configuration; errors name the parameter.
@@ -212,6 +222,11 @@ func XpressEISABridge() BridgeConfig {
 		// the paper's [6]); retrying it would add a re-arbitration and
 		// an address phase per attempt that the EISA bus does not have.
 		IOReadWaitStates: true,
+		// assumed: false: a CPU's load of the NI crosses as a delayed
+		// read; holding the Xpress in wait states for it would stop the
+		// NI's DMA, which needs the Xpress, while the load waits behind
+		// it on EISA.
+		PIOReadWaitStates: false,
 	}
 }
 
@@ -755,7 +770,7 @@ func (n *nearHalf) claim(now clock.Time, req *mem.Req) bool {
 		p.stats.WriteRetries++
 		return false
 	}
-	if p.up && p.br.cfg.IOReadWaitStates {
+	if (p.up && p.br.cfg.IOReadWaitStates) || (!p.up && p.br.cfg.PIOReadWaitStates) {
 		// No retry on this bus: the read is taken and waits in wait
 		// states (accept fetches it when the buffer does not hold it).
 		// A request still queued from the previous transaction is the

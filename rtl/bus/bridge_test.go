@@ -484,6 +484,29 @@ var _ = Describe("Bridge", func() {
 		Expect(down.Retries).To(Equal(uint64(9)))
 	})
 
+	It("holds a PIO read in wait states instead of retrying it, with PIOReadWaitStates", func() {
+		cfg := testBridge()
+		cfg.PIOReadWaitStates = true
+		r := newRig(memBusConfig(), cfg, 4)
+		Expect(r.dev.Storage().Write(0x10, []byte{1, 2, 3, 4})).To(Succeed())
+		cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x80000010, Len: 4, Class: "pio"}}}
+		runMaster(r.e, r.mb, "CPU", cpu)
+		_, err := r.e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// Memory bus: ARB m1, ADDR m2: taken (no retry); the near half
+		// accepts it at m3 and it crosses in CrossCycles = 1 (m4 = p2), the
+		// PCI side as for the delayed read: ARB p4, ADDR p5, DECODE p6,
+		// data p8, pushed across p9 (= m18), the near half has it at m19
+		// and drives the beat, moved at m20 (wait states m3..m19), popped
+		// by the CPU at m21: three memory cycles before the retried read's
+		// m24 (its last retry and re-arbitration).
+		Expect(cpu[0].Done).To(Equal(clock.Cycle(21)))
+		Expect(cpu[0].Got).To(Equal([]byte{1, 2, 3, 4}))
+		Expect(r.mb.Stats().Retries).To(BeZero())
+		down, _ := r.br.Stats()
+		Expect([]uint64{down.ReadMisses, down.Retries}).To(Equal([]uint64{1, 0}))
+	})
+
 	Describe("holding the memory bus for a whole I/O burst (SH-P10)", func() {
 		// The NI writes 64 bytes (one PCI burst, 16 beats at p4-p19) to
 		// memory; from m20 a CPU on the memory bus posts 8-byte writes
