@@ -1,0 +1,422 @@
+// Package rma is the remote-memory-access kernel of the FORE ATM
+// prototype (atm-remote-memory-access.txt sections 2 and 3): segments
+// exported, imported into descriptor registers and kept in a kernel table
+// of translation entries of pinned pages (section 2.3); the remote WRITE,
+// READ and compare-and-swap «meta-instructions» emulated in the kernel as
+// traps; the vectored interrupt dispatcher and the TCA-100's handler that
+// drains the receive FIFO; the checks that protect every access at both
+// ends; block transfer; and raw mode, the device mapped to a user address
+// space (section 2.3's 11 µs).
+//
+// It is software: sequential host programs (host/cpu Proc) whose costed
+// code steps are Table 1's rows with exactly its instruction counts, their
+// memory and I/O accesses real (the device's ports and registers over the
+// TURBOchannel, the kernel's tables and stack, the destination's words),
+// so the time of each operation emerges from the processor, caches, buses
+// and board (hib/fore). A cell is read or written as one 56-byte access
+// standing for 14 instructions (assumed, issue 15 design D1: «14 (40
+// nanosecond) I/O bus read cycles», AT-P5, leave no room for per-word
+// address phases; an R3000 has no block load, so the step counts 14 loads).
+package rma
+
+import (
+	"fmt"
+
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/mem"
+)
+
+// Table1 is the instruction count of each row of Table 1
+// (atm-remote-memory-access.txt section 2.3) for a 40-byte operation.
+type Table1 struct {
+	// CrossIn and CrossOut split «Protection Crossing 25» (assumed 13 on
+	// entry, 12 on exit, as the DECstation preset had them).
+	CrossIn, CrossOut int
+	// WriteTx is «Access Check & Writing Data to Device 32».
+	WriteTx int
+	// ReadTx is «Access Check & Writing Read Request to Device 37».
+	ReadTx int
+	// Dispatch is «MIPS Interrupt Dispatcher 73».
+	Dispatch int
+	// Handler is «Device Interrupt Handler 21».
+	Handler int
+	// RxWrite is «Reading Data and Writing Destination Addr 58».
+	RxWrite int
+	// RxReadReq is «Reading Request, Accessing Memory & Writing Data to
+	// Device 67».
+	RxReadReq int
+}
+
+// Params are the kernel's software costs.
+type Params struct {
+	// StepInstrs is Table 1, fixed.
+	StepInstrs Table1
+	// PerWord is the instructions removed from a data step per word below
+	// MaxWords: «the incremental cost per word would be 3 or 4
+	// instructions» (AT-P15; the lower, Table 1's 10-word path being the
+	// reference).
+	PerWord int
+	// BlockCheck is a block transfer's pointer check per cell (assumed:
+	// 20 instructions; section 2.3 names «the overhead of pointer
+	// checking» without a count).
+	BlockCheck int
+	// InhibitInstrs is the write-inhibit call's work besides its crossing
+	// (assumed: 10; «efficient revocation of segment write access»,
+	// section 3.1.1, gives no count).
+	InhibitInstrs int
+	// CASTimeout is the compare-and-swap's retransmission timeout
+	// (assumed: 500 µs, more than 10 READ round trips of 45 µs, so a
+	// loss-free run never retransmits).
+	CASTimeout clock.Time
+	// RxBatch is the cells the handler drains per STATUS read (assumed:
+	// 0, all the cells STATUS counts).
+	RxBatch int
+	// RawPollInstrs and RawSendInstrs are raw mode's user loop (assumed:
+	// 6 per poll, 10 per cell sent; «the address space polls the network
+	// constantly», section 2.3).
+	RawPollInstrs, RawSendInstrs int
+}
+
+// Defaults returns Table 1 and the assumed costs above.
+func Defaults() Params {
+	return Params{
+		// Table 1 (atm-remote-memory-access.txt section 2.3, L88-107).
+		StepInstrs: Table1{CrossIn: 13, CrossOut: 12, WriteTx: 32, ReadTx: 37,
+			Dispatch: 73, Handler: 21, RxWrite: 58, RxReadReq: 67},
+		// «3 or 4 instructions» (AT-P15): the lower.
+		PerWord: 3,
+		// assumed: 20 instructions of pointer check per cell (section 2.3).
+		BlockCheck: 20,
+		// assumed: 10 instructions besides the crossing (section 3.1.1).
+		InhibitInstrs: 10,
+		// assumed: 500 µs > 10 × the 45 µs READ (section 2.3).
+		CASTimeout: 500 * clock.Microsecond,
+		// assumed: drain what STATUS counts.
+		RxBatch: 0,
+		// assumed: raw mode's user loop (section 2.3, L115).
+		RawPollInstrs: 6, RawSendInstrs: 10,
+	}
+}
+
+// Validate returns an error naming the first invalid parameter.
+func (p Params) Validate() error {
+	t := p.StepInstrs
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"StepInstrs.CrossIn", t.CrossIn}, {"StepInstrs.CrossOut", t.CrossOut}, {"StepInstrs.WriteTx", t.WriteTx},
+		{"StepInstrs.ReadTx", t.ReadTx}, {"StepInstrs.Dispatch", t.Dispatch}, {"StepInstrs.Handler", t.Handler},
+		{"StepInstrs.RxWrite", t.RxWrite}, {"StepInstrs.RxReadReq", t.RxReadReq}} {
+		if f.v < 1 || f.v > 100000 {
+			return fmt.Errorf("rma: %s %d instructions must be in 1..100000", f.name, f.v)
+		}
+	}
+	switch {
+	case p.PerWord < 0 || p.PerWord > 100:
+		return fmt.Errorf("rma: PerWord %d must be in 0..100", p.PerWord)
+	case p.BlockCheck < 0 || p.BlockCheck > 100000:
+		return fmt.Errorf("rma: BlockCheck %d must be in 0..100000", p.BlockCheck)
+	case p.InhibitInstrs < 0 || p.InhibitInstrs > 100000:
+		return fmt.Errorf("rma: InhibitInstrs %d must be in 0..100000", p.InhibitInstrs)
+	case p.CASTimeout <= 0 || p.CASTimeout > clock.Second:
+		return fmt.Errorf("rma: CASTimeout %d ps must be in (0, 1 s]", p.CASTimeout)
+	case p.RxBatch < 0 || p.RxBatch > fore.MaxRxCells:
+		return fmt.Errorf("rma: RxBatch %d must be in 0..%d", p.RxBatch, fore.MaxRxCells)
+	case p.RawPollInstrs < 1 || p.RawPollInstrs > 100000:
+		return fmt.Errorf("rma: RawPollInstrs %d must be in 1..100000", p.RawPollInstrs)
+	case p.RawSendInstrs < 1 || p.RawSendInstrs > 100000:
+		return fmt.Errorf("rma: RawSendInstrs %d must be in 1..100000", p.RawSendInstrs)
+	}
+	return nil
+}
+
+// Hardware is what a node's kernel drives.
+type Hardware struct {
+	// CPU is the node's processor: the kernel installs its traps and
+	// interrupt program.
+	CPU *cpu.CPU
+	// Memory is the node's main memory, an untimed backdoor used only by
+	// the set-up calls (Export, Import, Revoke, Unpin at t=0) to fill the
+	// kernel's tables.
+	Memory *mem.Memory
+	// Board is the node's TCA-100 and BoardBase its TURBOchannel address
+	// as the processor sees it.
+	Board     *fore.Board
+	BoardBase uint64
+	// KernelBase is the kernel's memory (KernelBytes): its stack, the
+	// descriptor registers, the segment table and its translation entries.
+	KernelBase uint64
+	// Node is this node's number and Nodes the cluster's size.
+	Node, Nodes int
+}
+
+// Trap numbers of the emulated instructions and calls (host/cpu traps).
+const (
+	TrapWrite = 1 + iota
+	TrapRead
+	TrapCAS
+	TrapBlock
+	TrapExport
+	TrapImport
+	TrapInhibit
+)
+
+// Rights are a segment's or descriptor's access rights.
+type Rights uint8
+
+// Rights bits.
+const (
+	// RightRead allows remote READ and CAS reads.
+	RightRead Rights = 1 << iota
+	// RightWrite allows remote WRITE, block and CAS writes.
+	RightWrite
+)
+
+// Segment is an exported segment (section 2.1: export (base, size,
+// rights)).
+type Segment struct {
+	ID        uint8
+	Base      uint64
+	Bytes     int
+	Rights    Rights
+	Grant     []int // nodes allowed to import it
+	Inhibited bool  // write-inhibited (section 2.1 (4))
+}
+
+// Desc is a descriptor register's contents: an imported remote segment.
+type Desc struct {
+	Reg    int
+	Node   int
+	Seg    uint8
+	Bytes  int
+	Rights Rights
+}
+
+// Status is a trap's result: OK or the refusal reason.
+type Status uint64
+
+// Statuses.
+const (
+	OK Status = iota
+	// ErrDesc: an invalid descriptor register or segment.
+	ErrDesc
+	// ErrRights: the segment does not allow the access.
+	ErrRights
+	// ErrBounds: offset+count exceeds the segment.
+	ErrBounds
+	// ErrCount: count outside 1..MaxWords.
+	ErrCount
+	// ErrTxFull: the TX FIFO has no room (AT-P17's overflow exception).
+	ErrTxFull
+	// ErrPointer: a block transfer's buffer is outside the process.
+	ErrPointer
+	// ErrSrcVCI: the cell came on a VC whose source may not use the segment.
+	ErrSrcVCI
+	// ErrInhibit: the segment is write-inhibited.
+	ErrInhibit
+	// ErrUnpinned: the page's translation entry is not pinned.
+	ErrUnpinned
+	// ErrNoRequest: a READ/CAS reply with no outstanding request
+	// (receiver only).
+	ErrNoRequest
+	// ErrOp: a cell whose payload does not decode (receiver only; an
+	// addition to the design's list, for forged cells).
+	ErrOp
+	numStatus
+)
+
+// String names the reason as in rma.refuse records.
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case ErrDesc:
+		return "desc"
+	case ErrRights:
+		return "rights"
+	case ErrBounds:
+		return "bounds"
+	case ErrCount:
+		return "count"
+	case ErrTxFull:
+		return "txfull"
+	case ErrPointer:
+		return "pointer"
+	case ErrSrcVCI:
+		return "vci"
+	case ErrInhibit:
+		return "inhibit"
+	case ErrUnpinned:
+		return "unpinned"
+	case ErrNoRequest:
+		return "noreq"
+	case ErrOp:
+		return "op"
+	}
+	return fmt.Sprintf("status%d", uint64(s))
+}
+
+// EventKind is what a testbench hook event reports.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EvSend: a cell was written to the TX port (Cell is its id-to-be: 0,
+	// the board numbers it).
+	EvSend EventKind = iota
+	// EvRefuseSend: a trap refused an operation (Reason).
+	EvRefuseSend
+	// EvRecv: the handler read a cell and accepted it.
+	EvRecv
+	// EvRefuseRecv: the handler refused a cell (Reason); nothing written.
+	EvRefuseRecv
+	// EvMemWrite: the handler wrote Data at Addr (physical).
+	EvMemWrite
+	// EvMemRead: the handler read Data at Addr for a READ or CAS.
+	EvMemRead
+	// EvCASExec: a CAS executed at its target (Data: old value, then 1 if
+	// swapped).
+	EvCASExec
+	// EvCASDup: a retransmitted CAS answered from the cache.
+	EvCASDup
+	// EvRetransmit: a CAS request resent after a timeout.
+	EvRetransmit
+	// EvNotify: an intr=1 delivery notified the owning process.
+	EvNotify
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EvSend:
+		return "send"
+	case EvRefuseSend:
+		return "refuse-send"
+	case EvRecv:
+		return "recv"
+	case EvRefuseRecv:
+		return "refuse-recv"
+	case EvMemWrite:
+		return "mem-write"
+	case EvMemRead:
+		return "mem-read"
+	case EvCASExec:
+		return "cas-exec"
+	case EvCASDup:
+		return "cas-dup"
+	case EvRetransmit:
+		return "retransmit"
+	case EvNotify:
+		return "notify"
+	}
+	return fmt.Sprintf("event%d", uint8(k))
+}
+
+// Event is one hook event (synchronous; hooks never change behaviour).
+type Event struct {
+	Kind           EventKind
+	Node, Src, Dst int
+	Op             Op
+	Desc           uint8
+	Offset, Count  int
+	ReqID          uint16
+	Reason         Status
+	Addr           uint64
+	Data           []byte
+	Cell           uint64
+}
+
+// Counters count what the kernel did.
+type Counters struct {
+	// Sent and Received count cells by op (index Op).
+	Sent, Received [OpBlock + 1]uint64
+	// RefusedSend and RefusedRecv count refusals by reason (index Status).
+	RefusedSend, RefusedRecv [numStatus]uint64
+	// Interrupts taken; Spurious those that found the RX FIFO empty.
+	Interrupts, Spurious uint64
+	// Drained[i] counts interrupts that drained i cells (the last bucket
+	// i or more).
+	Drained [16]uint64
+	// CASExec, CASDup, Retransmits, Notifies.
+	CASExec, CASDup, Retransmits, Notifies uint64
+}
+
+// Kernel is one node's RMA kernel.
+type Kernel struct {
+	hw Hardware
+	p  Params
+}
+
+// NewKernel validates hw and p, installs traps TrapWrite..TrapInhibit and
+// the interrupt program, and enables the board's RX interrupt.
+func NewKernel(hw Hardware, p Params) (*Kernel, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Kernel{hw: hw, p: p}, nil
+}
+
+// Params returns the kernel's parameters.
+func (k *Kernel) Params() Params { return k.p }
+
+// Export exports [base, base+n) with rights r to the nodes grant (untimed
+// set-up): pins its pages and fills its record's translation entries.
+func (k *Kernel) Export(base uint64, n int, r Rights, grant ...int) (uint8, error) {
+	return 0, fmt.Errorf("rma: Export not built yet")
+}
+
+// Import loads descriptor register reg with segment seg of node (untimed
+// set-up).
+func (k *Kernel) Import(reg int, node int, seg uint8, n int, r Rights) error {
+	return fmt.Errorf("rma: Import not built yet")
+}
+
+// Revoke invalidates segment seg's record (untimed).
+func (k *Kernel) Revoke(seg uint8) error { return fmt.Errorf("rma: Revoke not built yet") }
+
+// Unpin clears the pinned bit of page (index in the segment) of seg.
+func (k *Kernel) Unpin(seg uint8, page int) error { return fmt.Errorf("rma: Unpin not built yet") }
+
+// Write is the WRITE instruction: n words of regs to offset off (words) of
+// descriptor register reg's segment; intr asks the target to notify.
+func (k *Kernel) Write(p *cpu.Proc, reg int, off, n int, intr bool, regs []uint32) Status {
+	return ErrDesc
+}
+
+// Read is the non-blocking READ instruction: n words at off of reg's
+// segment to local segment dreg (an exported segment id) at doff. It
+// returns the request id (Done reports its reply).
+func (k *Kernel) Read(p *cpu.Proc, reg int, off, n int, dreg int, doff int, intr bool) (uint16, Status) {
+	return 0, ErrDesc
+}
+
+// CAS is the reliable compare-and-swap (section 2.3): blocking,
+// retransmitted on timeout; it returns the old value and whether it
+// swapped.
+func (k *Kernel) CAS(p *cpu.Proc, reg int, off int, old, new uint32, dreg int, doff int) (uint32, bool) {
+	return 0, false
+}
+
+// Block is the block transfer: one trap, a pointer check, one cell per 10
+// words of the user buffer [src, src+4n).
+func (k *Kernel) Block(p *cpu.Proc, reg int, off int, src uint64, n int, intr bool) Status {
+	return ErrDesc
+}
+
+// Inhibit sets or clears segment seg's write inhibit (section 2.1 (4)).
+func (k *Kernel) Inhibit(p *cpu.Proc, seg uint8, on bool) {}
+
+// OnNotify sets the intr=1 delivery hook: the owning process is told
+// which words of which of its segments landed.
+func (k *Kernel) OnNotify(fn func(p *cpu.Proc, seg uint8, off, n int)) {}
+
+// Done reports whether the reply of READ/CAS request id has landed.
+func (k *Kernel) Done(id uint16) bool { return false }
+
+// OnEvent sets the testbench hook.
+func (k *Kernel) OnEvent(fn func(now clock.Time, ev Event)) {}
+
+// Counters returns the kernel's counters.
+func (k *Kernel) Counters() Counters { return Counters{} }
