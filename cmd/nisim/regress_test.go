@@ -81,7 +81,7 @@ var _ = Describe("nisim regress", func() {
 
 	It("refuses bad usage with exit status 2", func() {
 		for _, args := range [][]string{
-			{"regress", "--system", "shrimp"},
+			{"regress", "--system", "nosuch"},
 			{"regress", "--scale", "0"},
 			{"regress", "--jobs", "0"},
 			{"regress", "extra"},

@@ -163,7 +163,7 @@ var _ = Describe("the tier through a manifest", func() {
 		Expect(merge(write(func(m *jobs.Manifest) { m.Jobs[1].Seed++ }))).To(MatchError(MatchRegexp(`manifest job 1 \(broken#1\): seed \d+, where this nisim plans it otherwise`)))
 		Expect(merge(write(func(m *jobs.Manifest) { m.Jobs[2].Sets = m.Jobs[2].Sets[:1] }))).To(MatchError(ContainSubstring("manifest job 2 (broken#2): sets")))
 		Expect(merge(write(func(m *jobs.Manifest) { m.Extra = []byte(`{"systems":["broken"],"scale":0.002,"seed":5}`) }))).To(MatchError(MatchRegexp(`the manifest has \d+ jobs where this nisim plans \d+ for systems broken, scale 0.002, seed 5`)))
-		Expect(merge(write(func(m *jobs.Manifest) { m.Extra = []byte(`{"systems":["shrimp"],"scale":0.001,"seed":5}`) }))).To(MatchError(ContainSubstring(`unknown system "shrimp"`)))
+		Expect(merge(write(func(m *jobs.Manifest) { m.Extra = []byte(`{"systems":["nosuch"],"scale":0.001,"seed":5}`) }))).To(MatchError(ContainSubstring(`unknown system "nosuch"`)))
 		Expect(merge(write(func(m *jobs.Manifest) { m.Extra = nil }))).To(MatchError(ContainSubstring("without its plan section")))
 		Expect(merge(write(func(m *jobs.Manifest) { m.Kind = "other" }))).To(MatchError(ContainSubstring(`manifest of kind "other" is not a regression tier`)))
 		_, err = regress.Manifest(nil, opts)
