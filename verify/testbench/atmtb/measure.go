@@ -1,0 +1,418 @@
+package atmtb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/tbutil"
+	"github.com/nisim/nisim/verify/trace"
+)
+
+// The measurement drivers of atm-report (issue 15 section 4, design
+// section 3.6): each builds a cluster in the env it is given, exports and
+// imports the segments (untimed, at t=0), starts the programs of
+// programs.go, runs to the end with every checker the cluster carries and
+// returns what the programs measured. A checker's finding, a program that
+// gave up or a run cut short is an error.
+
+// Stats summarises a set of durations (tbutil.Stats).
+type Stats = tbutil.Stats
+
+// Warmup is the rounds a latency measurement leaves out of its mean: a
+// tenth of them, at most 100 (issue 15 section 4: «mean of ≥1000 after
+// warm-up»; design 3.6: 100 warm-up rounds before 1000), at least 1 (the
+// first round finds every cache line cold).
+func Warmup(rounds int) int { return max(1, min(100, rounds/10)) }
+
+// StepStat is one code step as its cpu.step trace record gives it.
+type StepStat struct {
+	// Node is the node whose CPU ran it; Label the step's name.
+	Node  int
+	Label string
+	// Instrs, Mem and IO are its instructions, memory and I/O accesses;
+	// Cycles its CPU cycles from start to end.
+	Instrs, Mem, IO int
+	Cycles          uint64
+}
+
+// Latency is a latency measurement: the per-round figure after the
+// warm-up (half a round trip for WRITEs, the whole trip for a READ, whose
+// figure in the paper is a round trip of two cells), the interrupts the
+// receivers took and the cells their handlers drained.
+type Latency struct {
+	Stats
+	// Rounds is every round's figure, warm-up included.
+	Rounds []clock.Time
+	// IRQs are the interrupts the kernels took (every node), Drained the
+	// cells they read.
+	IRQs, Drained uint64
+	// Run is the simulation's result.
+	Run env.Result
+}
+
+// finishRun runs e to its end and joins the cluster's end-of-run checks
+// and the programs' failure to the run's error.
+func finishRun(e *env.Env, cl *Cluster, rs *Rounds) (env.Result, error) {
+	res, err := e.Run()
+	if res.Stopped {
+		return res, errors.Join(err, errors.New("atmtb: the run was cut short (time limit)"))
+	}
+	before := e.Monitor.Count()
+	ferr := cl.Finish()
+	if e.Monitor.Count() > before {
+		err = errors.Join(err, e.Monitor.Err())
+	}
+	return res, errors.Join(err, ferr, rs.Err)
+}
+
+// latencyOf summarises rounds after the warm-up, each divided by div.
+func latencyOf(cl *Cluster, rs *Rounds, res env.Result, div clock.Time) (Latency, error) {
+	l := Latency{Rounds: make([]clock.Time, len(rs.Trip)), Run: res}
+	for i, t := range rs.Trip {
+		l.Rounds[i] = t / div
+	}
+	w := Warmup(len(rs.Trip))
+	for i, t := range l.Rounds[w:] {
+		if t == 0 {
+			return l, fmt.Errorf("atmtb: round %d never completed", w+i)
+		}
+	}
+	l.Stats = tbutil.StatsOf(l.Rounds[w:])
+	for _, n := range cl.Nodes {
+		kc := n.Kernel.Counters()
+		l.IRQs += kc.Interrupts
+		for op := range kc.Received {
+			l.Drained += kc.Received[op]
+		}
+	}
+	return l, nil
+}
+
+// setUp builds the cluster of c in e and connects its segments.
+func setUp(e *env.Env, c Config) (*Cluster, []uint8, error) {
+	cl, err := Build(e, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs, err := Connect(cl)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return cl, segs, nil
+}
+
+// checkRounds refuses too few rounds for the warm-up.
+func checkRounds(rounds int) error {
+	if rounds < 2 {
+		return fmt.Errorf("atmtb: rounds %d must be at least 2 (one warm-up)", rounds)
+	}
+	return nil
+}
+
+// run starts prog[i] on node i's CPU (nil: none).
+func run(cl *Cluster, progs ...func(p *cpu.Proc)) {
+	for i, pr := range progs {
+		if pr != nil {
+			cl.Nodes[i].CPUs[0].Run(cpu.Go(pr))
+		}
+	}
+}
+
+// MeasureRaw measures section 2.3's raw write (11 µs, L115, calibration
+// C1): raw mode, the device mapped to the user, no kernel; node 0 sends a
+// 10-word cell, node 1 polls it, copies its words to memory and sends one
+// back; half the round trip.
+func MeasureRaw(e *env.Env, c Config, rounds int) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	cl, err := Build(e, c)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	run(cl, pingRaw(cl.Nodes[0].Kernel.Raw(), rounds, rs), pongRaw(cl.Nodes[1].Kernel.Raw(), rounds, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, 2)
+}
+
+// MeasureWrite measures the protected WRITE of bytes (a multiple of 4, up
+// to SegBytes): node 0 WRITEs them to node 1's segment as WRITE traps of
+// up to 40 bytes, node 1 spins on the last word and WRITEs the same back;
+// half the round trip. Direct (c.Switched false): section 2.3's 30 µs
+// for 40 bytes (calibration C2); switched: Table 2's 37 and 55 µs for 40
+// and 80 bytes.
+func MeasureWrite(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
+		return Latency{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
+	}
+	cl, _, err := setUp(e, c)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	run(cl, pingWrite(cl.Nodes[0].Kernel, 1, bytes, rounds, rs), pongWrite(cl.Nodes[1].Kernel, 0, bytes, rounds, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, 2)
+}
+
+// readStamp is the word node 1's segment holds at word 9 for the READ
+// measurement, set before the run.
+const readStamp = 0x5EAD_0001
+
+// readDst is the word offset in node 0's segment where READ replies land.
+const readDst = 1024
+
+// MeasureRead measures section 2.3's READ of 40 bytes (45 µs): node 0
+// READs 10 words of node 1's segment into its own and spins until the
+// reply's last word has landed; the whole trip (the paper's READ is a
+// round trip of two cells).
+func MeasureRead(e *env.Env, c Config, rounds int) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	cl, segs, err := setUp(e, c)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	w := binary.LittleEndian.AppendUint32(nil, readStamp)
+	if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w); err != nil {
+		return Latency{}, fmt.Errorf("atmtb: %w", err)
+	}
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	run(cl, reader(cl.Nodes[0].Kernel, segs[0], readDst, rma.MaxWords, rounds, readStamp, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, 1)
+}
+
+// Throughput is a stream's figure: Bytes of data from the sender's first
+// trap (or send) to the receiver's seeing the last word.
+type Throughput struct {
+	Bytes int
+	Time  clock.Time
+	// MBps is Bytes per microsecond (10^6 bytes a second, the paper's
+	// «Mbytes/s»); Mbps the same in megabits a second.
+	MBps, Mbps float64
+	// Cells is the cells node 0's board sent; LinkBusy the share of Time
+	// node 0's link direction spent serialising them.
+	Cells    uint64
+	LinkBusy float64
+	// IRQs is the interrupts the receiver took; Drained its handler's
+	// cells.
+	IRQs, Drained uint64
+	// Run is the simulation's result.
+	Run env.Result
+}
+
+// MeasureStream measures a one-way stream of bytes (a multiple of 4, up
+// to SegBytes) from node 0 to node 1: back-to-back WRITE traps of 40
+// bytes, or one block transfer (block); the receiver spins on the last
+// word. Table 3's 4.3 MB/s («overlaps multiple write requests; switch
+// overhead is included», section 2.4) switched; section 2.3's 4 KB at
+// 34.7 Mb/s by writes and 35.4 by block transfer direct.
+func MeasureStream(e *env.Env, c Config, bytes int, block bool) (Throughput, error) {
+	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
+		return Throughput{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
+	}
+	cl, _, err := setUp(e, c)
+	if err != nil {
+		return Throughput{}, err
+	}
+	defer cl.Close()
+	if block {
+		// The user buffer: the stream's words, the last one stamp(0).
+		src := make([]byte, bytes)
+		for i := 0; i < bytes; i += 4 {
+			src[i] = byte(i / 4)
+		}
+		src[bytes-4], src[bytes-3], src[bytes-2], src[bytes-1] = 1, 0, 0, 0
+		if err := cl.Nodes[0].Memory().Storage().Write(SrcBase, src); err != nil {
+			return Throughput{}, fmt.Errorf("atmtb: %w", err)
+		}
+	}
+	rs := &Rounds{}
+	var start, end clock.Time
+	run(cl, streamer(cl.Nodes[0].Kernel, 1, bytes, block, &start, rs), sink(bytes, &end, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Throughput{Run: res}, err
+	}
+	t := throughputOf(cl, bytes, end-start, res)
+	kc := cl.Nodes[1].Kernel.Counters()
+	t.IRQs = kc.Interrupts
+	for op := range kc.Received {
+		t.Drained += kc.Received[op]
+	}
+	return t, nil
+}
+
+// MeasureRawStream measures raw mode's stream (section 2.4's «what would
+// be possible if we directly used the FORE host-network interface»):
+// node 0 sends cells raw cells of 40 data bytes back to back, node 1 polls
+// them and copies each to memory.
+func MeasureRawStream(e *env.Env, c Config, cells int) (Throughput, error) {
+	if cells < 1 || cells > SegBytes/40 {
+		return Throughput{}, fmt.Errorf("atmtb: cells %d must be in 1..%d", cells, SegBytes/40)
+	}
+	cl, err := Build(e, c)
+	if err != nil {
+		return Throughput{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{}
+	var start, end clock.Time
+	run(cl, rawStreamer(cl.Nodes[0].Kernel.Raw(), cells, &start), rawSink(cl.Nodes[1].Kernel.Raw(), cells, &end, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Throughput{Run: res}, err
+	}
+	return throughputOf(cl, cells*rma.DataBytes, end-start, res), nil
+}
+
+// throughputOf computes a stream's figures.
+func throughputOf(cl *Cluster, bytes int, d clock.Time, res env.Result) Throughput {
+	t := Throughput{Bytes: bytes, Time: d, Run: res, Cells: cl.Nodes[0].Board.Counters().TxCells}
+	if d > 0 {
+		us := float64(d) / float64(clock.Microsecond)
+		t.MBps = float64(bytes) / us
+		t.Mbps = 8 * t.MBps
+		lc := cl.Config.Link
+		cell := lc.Clock.Period() * clock.Time((53+lc.BytesPerCycle-1)/lc.BytesPerCycle)
+		t.LinkBusy = float64(clock.Time(t.Cells)*cell) / float64(d)
+	}
+	return t
+}
+
+// PIO is the processor-visible cost of the board's three accesses on a
+// real node (design F1/F2, re-measured with the 3max bridge's
+// PIOReadWaitStates): a one-word STATUS read, a 56-byte cell load from the
+// RX port and a 56-byte burst store to the TX port, each from the
+// operation's issue to its retirement, with the TURBOchannel's busy and
+// data cycles of the cell load.
+type PIO struct {
+	Status, CellLoad, CellStore clock.Time
+	// CellLoadTCBusy and CellLoadTCData are the TURBOchannel cycles the
+	// cell load kept the bus busy and moved data.
+	CellLoadTCBusy, CellLoadTCData uint64
+}
+
+// MeasurePIO measures node 0's PIO costs on the cluster of c: a STATUS
+// read, a cell load of a cell node 1 sent in raw mode (interrupts off),
+// and a cell burst store (after a fence, so the store's retirement is
+// its own).
+func MeasurePIO(e *env.Env, c Config) (PIO, error) {
+	cl, err := Build(e, c)
+	if err != nil {
+		return PIO{}, err
+	}
+	defer cl.Close()
+	var out PIO
+	rs := &Rounds{}
+	base := c.BoardBase
+	raw0, raw1 := cl.Nodes[0].Kernel.Raw(), cl.Nodes[1].Kernel.Raw()
+	tc := cl.Nodes[0].PCI
+	run(cl, func(p *cpu.Proc) {
+		_, _, _ = raw0.Poll(p) // turns node 0's interrupt off (raw mode)
+		t := p.Now()
+		p.Load(base+fore.RegStatus, 4)
+		out.Status = p.Now() - t
+		deadline := p.Now() + patience
+		for p.Load32(base+fore.RegStatus)&fore.StatusRxMask == 0 {
+			if p.Now() > deadline {
+				rs.fail(errPatience("PIO", 0))
+				return
+			}
+		}
+		before := tc.Stats()
+		t = p.Now()
+		p.Load(base+fore.RxPort, fore.CellBytes)
+		out.CellLoad = p.Now() - t
+		after := tc.Stats()
+		out.CellLoadTCBusy, out.CellLoadTCData = after.BusyCycles-before.BusyCycles, after.DataCycles-before.DataCycles
+		p.Fence()
+		t = p.Now()
+		p.Do(cpu.Op{Kind: cpu.Store, Addr: base + fore.TxPort, Data: make([]byte, fore.CellBytes), Burst: true})
+		out.CellStore = p.Now() - t
+	}, func(p *cpu.Proc) {
+		raw1.Send(p, rawHeader(1, 0), rawPayload(words(rma.MaxWords, 0)))
+	})
+	_, err = finishRun(e, cl, rs)
+	return out, err
+}
+
+// TraceSteps runs one operation on a fresh two-node direct cluster of c
+// with cpu.step records kept, and returns the code steps of both CPUs in
+// the order they ended: op "write" (one 40-byte WRITE, Table 1's 209
+// instructions) or "read" (one 40-byte READ, 375).
+func TraceSteps(c Config, seed uint64, op string) ([]StepStat, error) {
+	e := env.New(env.Options{Seed: seed})
+	rec := trace.NewRecorder().OnlyKinds("cpu.step")
+	e.Trace = rec
+	cl, segs, err := setUp(e, c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	rs := &Rounds{Trip: make([]clock.Time, 1)}
+	switch op {
+	case "write":
+		k := cl.Nodes[0].Kernel
+		run(cl, func(p *cpu.Proc) {
+			if s := k.Write(p, 1, 0, rma.MaxWords, false, words(rma.MaxWords, 0)); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: WRITE refused: %v", s))
+			}
+		}, sink(rma.DataBytes, new(clock.Time), rs))
+	case "read":
+		var w [4]byte
+		w[0] = 1
+		if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w[:]); err != nil {
+			return nil, fmt.Errorf("atmtb: %w", err)
+		}
+		run(cl, reader(cl.Nodes[0].Kernel, segs[0], readDst, rma.MaxWords, 1, 1, rs))
+	default:
+		return nil, fmt.Errorf("atmtb: TraceSteps op %q must be write or read", op)
+	}
+	if _, err := finishRun(e, cl, rs); err != nil {
+		return nil, err
+	}
+	var out []StepStat
+	for _, r := range rec.Records() {
+		s := StepStat{Label: field(r, "step")}
+		fmt.Sscanf(r.Path, "N%d.", &s.Node)
+		s.Instrs, _ = strconv.Atoi(field(r, "instrs"))
+		s.Mem, _ = strconv.Atoi(field(r, "mem"))
+		s.IO, _ = strconv.Atoi(field(r, "io"))
+		s.Cycles, _ = strconv.ParseUint(field(r, "cycles"), 10, 64)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// field returns a record's field (empty if absent).
+func field(r trace.Record, k string) string {
+	v, _ := r.Get(k)
+	return v
+}

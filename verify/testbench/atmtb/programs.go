@@ -1,0 +1,349 @@
+package atmtb
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/switch/atm"
+)
+
+// The host programs of the measurement drivers (measure.go): user
+// processes on each node's CPU that issue the kernel's WRITE, READ and
+// block traps (host/rma), or raw mode's polled cell I/O, and spin on a
+// word of their own memory until the data they wait for has landed
+// (section 3.1.3: «we chose to spin wait the threads at user level»).
+
+const (
+	// SegBase is where every node exports its segment, SegBytes its size.
+	// assumed: 1 MB up, 64 KB (16 pages of 4 KB): room for a 4 KB block
+	// and a 250-cell stream of 40 bytes (10,000 bytes), far below
+	// KernelBase.
+	SegBase  = 0x10_0000
+	SegBytes = 64 << 10
+	// SrcBase is a sender's user buffer for block transfers. assumed: 2
+	// MB up, clear of SegBase's segment.
+	SrcBase = 0x20_0000
+	// spinInstrs is one iteration of a user spin loop: the load of the
+	// flag word and 3 more instructions (compare, branch, its delay
+	// slot). assumed: the paper gives no loop; 4 is the shortest MIPS
+	// load-compare-branch loop.
+	spinInstrs = 4
+	// copyInstrs is raw mode's user loop per word it copies from the
+	// cell to memory beyond the store itself (assumed: 2, the address
+	// increment and the loop branch; «the address space polls the
+	// network constantly», L115, gives no loop).
+	copyInstrs = 2
+	// patience is how long a program spins before giving up. assumed: 10
+	// ms, over 200 times the paper's slowest primitive (the 45 µs READ):
+	// no correct transfer takes that long on an idle cluster.
+	patience = 10 * clock.Millisecond
+)
+
+// errPatience is a program's report that it gave up waiting.
+func errPatience(what string, round int) error {
+	return fmt.Errorf("atmtb: %s round %d: nothing landed within %v", what, round, patience)
+}
+
+// Connect exports every node's segment [SegBase, SegBase+SegBytes) with
+// read and write rights to every other node and imports, on every node,
+// node j's segment into descriptor register j (untimed set-up at t=0).
+// It returns each node's segment id.
+func Connect(cl *Cluster) ([]uint8, error) {
+	n := len(cl.Nodes)
+	segs := make([]uint8, n)
+	for i, nd := range cl.Nodes {
+		var grant []int
+		for j := range n {
+			if j != i {
+				grant = append(grant, j)
+			}
+		}
+		s, err := nd.Kernel.Export(SegBase, SegBytes, rma.RightRead|rma.RightWrite, grant...)
+		if err != nil {
+			return nil, fmt.Errorf("atmtb: node %d: export: %w", i, err)
+		}
+		segs[i] = s
+	}
+	for i, nd := range cl.Nodes {
+		for j := range n {
+			if j == i {
+				continue
+			}
+			if err := nd.Kernel.Import(j, j, segs[j], SegBytes, rma.RightRead|rma.RightWrite); err != nil {
+				return nil, fmt.Errorf("atmtb: node %d: import node %d: %w", i, j, err)
+			}
+		}
+	}
+	return segs, nil
+}
+
+// spin loads the word at addr until want is there or patience runs out
+// (each iteration spinInstrs instructions, the load one of them). It
+// returns whether want arrived.
+func spin(p *cpu.Proc, addr uint64, want uint32) bool {
+	deadline := p.Now() + patience
+	for p.Load32(addr) != want {
+		if p.Now() > deadline {
+			return false
+		}
+		p.Compute(spinInstrs - 1)
+	}
+	return true
+}
+
+// stamp is round r's mark: the value the last word of a transfer carries
+// (never 0, the segment's initial contents).
+func stamp(r int) uint32 { return uint32(r) + 1 }
+
+// words returns n message registers, the last one stamp(r), the others
+// a pattern of the round.
+func words(n, r int) []uint32 {
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = uint32(r)<<8 | uint32(i)
+	}
+	w[n-1] = stamp(r)
+	return w
+}
+
+// writeMsg WRITEs bytes (a multiple of 4) to word offset off of register
+// reg as ceil(bytes/40) WRITE traps of up to 10 words, the last word of
+// the last one stamp(r). It returns the first refusal.
+func writeMsg(p *cpu.Proc, k *rma.Kernel, reg, off, bytes, r int) rma.Status {
+	nw := bytes / 4
+	for w := 0; w < nw; w += rma.MaxWords {
+		n := min(rma.MaxWords, nw-w)
+		regs := words(n, r)
+		if w+n < nw {
+			regs[n-1] = uint32(r)<<8 | uint32(n-1)
+		}
+		if s := k.Write(p, reg, off+w, n, false, regs); s != rma.OK {
+			return s
+		}
+	}
+	return rma.OK
+}
+
+// lastWord is the address of a message's last word at word offset off of
+// a node's segment.
+func lastWord(off, bytes int) uint64 { return SegBase + uint64(4*(off+bytes/4-1)) }
+
+// Rounds collects a ping-pong's round trips.
+type Rounds struct {
+	// Trip[i] is round i's round trip (0 if it never completed).
+	Trip []clock.Time
+	// Err is the first program failure.
+	Err error
+}
+
+func (r *Rounds) fail(err error) {
+	if r.Err == nil {
+		r.Err = err
+	}
+}
+
+// pingWrite is node 0's side of the protected-WRITE ping-pong: per round
+// it WRITEs bytes into reg's segment (node 1's) at word 0 and spins on
+// the last word of the reply node 1 WRITEs into its own segment at word
+// 0.
+func pingWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			t0 := p.Now()
+			if s := writeMsg(p, k, reg, 0, bytes, r); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: ping round %d: WRITE refused: %v", r, s))
+				return
+			}
+			if !spin(p, lastWord(0, bytes), stamp(r)) {
+				rs.fail(errPatience("ping", r))
+				return
+			}
+			rs.Trip[r] = p.Now() - t0
+		}
+	}
+}
+
+// pongWrite is node 1's side: per round it spins on the last word node 0
+// WRITEs, then WRITEs the reply.
+func pongWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			if !spin(p, lastWord(0, bytes), stamp(r)) {
+				rs.fail(errPatience("pong", r))
+				return
+			}
+			if s := writeMsg(p, k, reg, 0, bytes, r); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: pong round %d: WRITE refused: %v", r, s))
+				return
+			}
+		}
+	}
+}
+
+// rawPayload is a raw cell carrying words (up to 10, little-endian) from
+// byte 0: raw mode has no header of its own («ignoring issues of
+// protection, sharing, and demultiplexing», L115).
+func rawPayload(w []uint32) [46]byte {
+	var b [46]byte
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+// rawRecv polls the board until a cell is there and copies its 10 words
+// to the node's segment at word 0 (one store and copyInstrs instructions
+// each); it returns the last word.
+func rawRecv(p *cpu.Proc, raw *rma.Raw) (uint32, bool) {
+	deadline := p.Now() + patience
+	for {
+		pl, _, ok := raw.Poll(p)
+		if ok {
+			var last uint32
+			for i := range rma.MaxWords {
+				last = binary.LittleEndian.Uint32(pl[4*i:])
+				p.Store32(SegBase+uint64(4*i), last)
+				p.Compute(copyInstrs)
+			}
+			return last, true
+		}
+		if p.Now() > deadline {
+			return 0, false
+		}
+	}
+}
+
+// pingRaw and pongRaw are the raw-mode ping-pong (section 2.3's 11 µs
+// write, L115): node 0 sends a cell of 10 words on VC (0, 1) and polls for
+// node 1's reply, which node 1 sends once it has polled the cell and
+// copied its words to memory.
+func pingRaw(raw *rma.Raw, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	h := atm.Header{VCI: rma.VCI(0, 1)}
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			t0 := p.Now()
+			raw.Send(p, h, rawPayload(words(rma.MaxWords, r)))
+			got, ok := rawRecv(p, raw)
+			if !ok {
+				rs.fail(errPatience("raw ping", r))
+				return
+			}
+			if got != stamp(r) {
+				rs.fail(fmt.Errorf("atmtb: raw ping round %d: reply stamp %d, want %d", r, got, stamp(r)))
+				return
+			}
+			rs.Trip[r] = p.Now() - t0
+		}
+	}
+}
+
+func pongRaw(raw *rma.Raw, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	h := atm.Header{VCI: rma.VCI(1, 0)}
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			got, ok := rawRecv(p, raw)
+			if !ok {
+				rs.fail(errPatience("raw pong", r))
+				return
+			}
+			raw.Send(p, h, rawPayload(words(rma.MaxWords, int(got)-1)))
+		}
+	}
+}
+
+// reader is node 0's READ loop: per round it clears the destination's
+// last word, READs words from node 1's segment (register 1) at word 0 into
+// its own segment dseg at word doff, and spins until the reply's last word
+// (node 1's stamp, set before the run) has landed.
+func reader(k *rma.Kernel, dseg uint8, doff, n, rounds int, want uint32, rs *Rounds) func(p *cpu.Proc) {
+	dst := SegBase + uint64(4*(doff+n-1))
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			p.Store32(dst, 0)
+			t0 := p.Now()
+			if _, s := k.Read(p, 1, 0, n, int(dseg), doff, false); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: READ round %d refused: %v", r, s))
+				return
+			}
+			if !spin(p, dst, want) {
+				rs.fail(errPatience("READ", r))
+				return
+			}
+			rs.Trip[r] = p.Now() - t0
+		}
+	}
+}
+
+// streamer WRITEs bytes to register reg's segment as back-to-back WRITE
+// traps of 40 bytes (the last shorter), each to the next 10 words, the
+// last word of the last stamp(0); block sends them instead with one block
+// transfer of the user buffer at SrcBase. start is when the first trap was
+// issued.
+func streamer(k *rma.Kernel, reg, bytes int, block bool, start *clock.Time, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		*start = p.Now()
+		if block {
+			if s := k.Block(p, reg, 0, SrcBase, bytes/4, false); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: block transfer refused: %v", s))
+			}
+			return
+		}
+		if s := writeMsg(p, k, reg, 0, bytes, 0); s != rma.OK {
+			rs.fail(fmt.Errorf("atmtb: stream WRITE refused: %v", s))
+		}
+	}
+}
+
+// sink spins until the last word of a bytes-long stream at word 0 of its
+// segment carries stamp(0), and records when.
+func sink(bytes int, end *clock.Time, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		if !spin(p, lastWord(0, bytes), stamp(0)) {
+			rs.fail(errPatience("stream", 0))
+			return
+		}
+		*end = p.Now()
+	}
+}
+
+// rawStreamer sends cells raw cells of 10 words back to back (raw.Send
+// polls STATUS for room), the last one's last word stamp(0).
+func rawStreamer(raw *rma.Raw, cells int, start *clock.Time) func(p *cpu.Proc) {
+	h := atm.Header{VCI: rma.VCI(0, 1)}
+	return func(p *cpu.Proc) {
+		*start = p.Now()
+		for c := range cells {
+			w := words(rma.MaxWords, 0)
+			if c < cells-1 {
+				w[rma.MaxWords-1] = 0xFFFF_FFFF
+			}
+			raw.Send(p, h, rawPayload(w))
+		}
+	}
+}
+
+// rawSink polls and copies cells until the one whose last word is
+// stamp(0), and records when it was copied.
+func rawSink(raw *rma.Raw, cells int, end *clock.Time, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		for c := range cells {
+			got, ok := rawRecv(p, raw)
+			if !ok {
+				rs.fail(errPatience("raw stream", c))
+				return
+			}
+			if got == stamp(0) {
+				*end = p.Now()
+				return
+			}
+		}
+		rs.fail(fmt.Errorf("atmtb: raw stream: %d cells read, no last cell", cells))
+	}
+}
+
+// rawHeader is the header of raw cells from node src to node dst: their
+// permanent VC (rma.VCI).
+func rawHeader(src, dst int) atm.Header { return atm.Header{VCI: rma.VCI(src, dst)} }
