@@ -472,6 +472,39 @@ var _ = Describe("costed code steps", func() {
 		Expect(d).To(Equal([]byte{5, 6, 7, 8}))
 	})
 
+	It("counts an access standing for several instructions once, and issues a burst store as one transaction", func() {
+		nd := newNode(1, cpu.OSCosts{}, 2)
+		c := nd.cpus[0]
+		Expect(nd.mem.store.Write(0x2000, []byte{1, 2, 3, 4, 5, 6, 7, 8})).To(Succeed())
+		var reads [][]byte
+		c.Run(cpu.Go(func(p *cpu.Proc) {
+			reads = p.Step(cpu.Step{Label: "cell", Instrs: 30, Accesses: []cpu.Access{
+				{Addr: 0x2000, Len: 8, IO: true, Instrs: 14},
+				{Addr: 0x3000, Data: make([]byte, 16), Write: true, Burst: true, Instrs: 4},
+			}})
+		}))
+		_, err := nd.e.Run()
+		// No "spans 2 bus beats" report: the 16-byte store is one burst.
+		Expect(err).NotTo(HaveOccurred())
+		// The load stands for 14 instructions and the store for 4: 30-18 =
+		// 12 other instructions at CPI 3/2 cost 18 cycles. The load issues
+		// c0, answered c3, seen c4; the store's first 8-byte beat enters the
+		// write buffer at c4, its second at c5 (one beat a cycle), where the
+		// posted store retires; the compute c5..c22.
+		Expect(reads).To(Equal([][]byte{{1, 2, 3, 4, 5, 6, 7, 8}}))
+		Expect(c.Instructions()).To(Equal(uint64(30)))
+		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
+			`220000 22 Cpu0 cpu.step step=cell instrs=30 mem=4 io=14 cycles=22`,
+		}))
+	})
+
+	It("reports a step whose accesses stand for more instructions than it has", func() {
+		nd := newNode(1, cpu.OSCosts{}, 2)
+		nd.cpus[0].Run(cpu.Op{Kind: cpu.CodeStep, Step: &cpu.Step{Label: "bad", Instrs: 10, Accesses: []cpu.Access{{Addr: 0, Len: 8, Instrs: 14}}}})
+		_, err := nd.e.Run()
+		Expect(err).To(MatchError(ContainSubstring(`step "bad": 10 instructions cannot hold its 14 accesses`)))
+	})
+
 	It("reports a step whose instructions cannot hold its accesses", func() {
 		nd := newNode(1, cpu.OSCosts{}, 2)
 		nd.cpus[0].Run(cpu.Op{Kind: cpu.CodeStep, Step: &cpu.Step{Label: "bad", Instrs: 0, Accesses: []cpu.Access{{Addr: 0, Len: 4}}}})

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -29,7 +30,19 @@ type Access struct {
 	Write bool
 	// IO marks an access to a device (counted apart in the trace).
 	IO bool
+	// Instrs is the instructions the access stands for (0 means 1): a
+	// 56-byte cell load of the TCA-100's receive port is 14 loads («14 (40
+	// nanosecond) I/O bus read cycles», AT-P5) issued as one transaction.
+	// They count as memory or I/O instructions of the step.
+	Instrs int
+	// Burst makes a store of several bus beats one write transaction (a
+	// cell's 14 words written to the transmit port); without it a store
+	// is one beat.
+	Burst bool
 }
+
+// instrs returns the instructions the access stands for.
+func (a *Access) instrs() int { return max(a.Instrs, 1) }
 
 // stepRun is a code step being executed.
 type stepRun struct {
@@ -49,26 +62,28 @@ func (c *CPU) expandStep(now clock.Time, op *Op) {
 	}
 	run := &stepRun{op: *op, startAt: now}
 	ops := make([]Op, 0, len(s.Accesses)+2)
+	held := 0
 	for i, a := range s.Accesses {
+		held += a.instrs()
 		if a.IO {
-			run.io++
+			run.io += a.instrs()
 		} else {
-			run.mem++
+			run.mem += a.instrs()
 		}
 		if a.Write {
 			if len(a.Data) == 0 {
 				c.env.Report(now, c.Name(), "cpu.step", "step %q access %d: a store with no data", s.Label, i)
 				continue
 			}
-			ops = append(ops, Op{Kind: Store, Addr: a.Addr, Data: a.Data})
+			ops = append(ops, Op{Kind: Store, Addr: a.Addr, Data: a.Data, Burst: a.Burst})
 			continue
 		}
 		ops = append(ops, Op{Kind: Load, Addr: a.Addr, Len: a.Len,
 			Done: func(_ clock.Time, d []byte) { run.reads = append(run.reads, d...) }})
 	}
-	other := s.Instrs - len(s.Accesses)
+	other := s.Instrs - held
 	if other < 0 {
-		c.env.Report(now, c.Name(), "cpu.step", "step %q: %d instructions cannot hold its %d accesses", s.Label, s.Instrs, len(s.Accesses))
+		c.env.Report(now, c.Name(), "cpu.step", "step %q: %d instructions cannot hold its %d accesses", s.Label, s.Instrs, held)
 		other = 0
 	}
 	if cyc := (other*c.cpiCyc + c.cpiInstr - 1) / c.cpiInstr; cyc > 0 {
@@ -101,3 +116,8 @@ func (c *CPU) endStep(now clock.Time, op *Op) {
 	}
 	c.loadData = run.reads
 }
+
+// Env returns the simulation the processor runs in: software layers whose
+// programs run on it (host/rma's kernel) emit their trace records and
+// checker reports there.
+func (c *CPU) Env() *env.Env { return c.env }

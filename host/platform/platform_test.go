@@ -112,6 +112,15 @@ var _ = Describe("presets", func() {
 		Expect(s.OS.InterruptEntry).To(Equal(64))
 	})
 
+	It("leaves the DECstation's crossing and dispatcher to host/rma's counted code steps", func() {
+		d := platform.DECstation5000()
+		// Table 1's «Protection Crossing» (25) and «MIPS Interrupt
+		// Dispatcher (on Destination)» (73) are instructions host/rma
+		// counts (with their loads and stores), so the exception hardware
+		// charges nothing more.
+		Expect([]int{d.OS.TrapEntry, d.OS.TrapReturn, d.OS.InterruptEntry, d.OS.InterruptReturn}).To(Equal([]int{0, 0, 0, 0}))
+	})
+
 	It("recognises interrupts at once on every host but the SHRIMP node", func() {
 		for _, n := range platform.Names() {
 			h, err := platform.Lookup(n)

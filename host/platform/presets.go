@@ -965,14 +965,14 @@ func DECstation5000() Host {
 			PIOReadWaitStates: true,
 		},
 		OS: cpu.OSCosts{
-			// derived: the paper's «the cost of crossing protection boundaries
-			// is only 25 instructions» at one cycle each; split assumed 13 on
-			// entry, 12 on exit.
-			TrapEntry: 13, TrapReturn: 12,
-			// derived: Table 1's MIPS interrupt dispatcher, 73 instructions at
-			// one cycle each; the return is part of that count (assumed), so
-			// 0.
-			InterruptEntry: 73, InterruptReturn: 0,
+			// derived: 0: Table 1's crossing («the cost of crossing protection
+			// boundaries is only 25 instructions», section 2.3) is host/rma's
+			// counted code steps (13 on entry, 12 on exit), whose loads and
+			// stores go through the cache (nearly 50 %, AT-P14).
+			TrapEntry: 0, TrapReturn: 0,
+			// derived: 0: Table 1's «MIPS Interrupt Dispatcher (on Destination)» (73) is
+			// host/rma's counted code step, its return included (assumed).
+			InterruptEntry: 0, InterruptReturn: 0,
 			// assumed: 0: the interrupt is taken at the next edge: Table 1 counts
 			// the dispatcher's instructions, above.
 			InterruptDelay: 0,

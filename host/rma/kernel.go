@@ -31,21 +31,21 @@ import (
 // Table1 is the instruction count of each row of Table 1
 // (atm-remote-memory-access.txt section 2.3) for a 40-byte operation.
 type Table1 struct {
-	// CrossIn and CrossOut split «Protection Crossing 25» (assumed 13 on
+	// CrossIn and CrossOut split «Protection Crossing» (25) (assumed 13 on
 	// entry, 12 on exit, as the DECstation preset had them).
 	CrossIn, CrossOut int
-	// WriteTx is «Access Check & Writing Data to Device 32».
+	// WriteTx is «Access Check & Writing Data to Device» (32).
 	WriteTx int
-	// ReadTx is «Access Check & Writing Read Request to Device 37».
+	// ReadTx is «Access Check & Writing Read Request to Device» (37).
 	ReadTx int
-	// Dispatch is «MIPS Interrupt Dispatcher 73».
+	// Dispatch is «MIPS Interrupt Dispatcher» (73).
 	Dispatch int
-	// Handler is «Device Interrupt Handler 21».
+	// Handler is «Device Interrupt Handler» (21).
 	Handler int
-	// RxWrite is «Reading Data and Writing Destination Addr 58».
+	// RxWrite is «Reading Data and Writing Destination Addr» (58).
 	RxWrite int
 	// RxReadReq is «Reading Request, Accessing Memory & Writing Data to
-	// Device 67».
+	// Device» (67).
 	RxReadReq int
 }
 
