@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/star"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/waves"
 )
 
 // DropReason says why the board discarded a cell.
@@ -75,8 +75,10 @@ type Counters struct {
 	IRQs uint64
 	// TxOverflow counts words written to TxPort while the TX FIFO was
 	// full (each also a fore.txfull checker error); RxUnderrun counts
-	// reads of RxPort while the RX FIFO was empty (fore.rxempty).
+	// RxPort words read while the RX FIFO was empty (fore.rxempty).
 	TxOverflow, RxUnderrun uint64
+	// TxDropTest counts TX cells dropped at the wire by DropNextTx.
+	TxDropTest uint64
 	// TxMax and RxMax are the highest FIFO occupancies seen, in cells.
 	TxMax, RxMax int
 }
@@ -118,14 +120,50 @@ func (b Builder) Validate() error {
 	return b.cfg.Validate()
 }
 
+// Test-only faults (see env.DeclareMutation).
+var (
+	mutNoIRQ = env.DeclareMutation("fore.no-irq",
+		"every Nth rising edge of a FORE TCA-100's interrupt condition (enabled && RX FIFO non-empty) is not raised: "+
+			"the line stays low and OnInterrupt is not called, a lost wake-up (caught by the lost-RX-interrupt checker, fore.irq)")
+	mutCRCOff = env.DeclareMutation("fore.crc-off",
+		"a FORE TCA-100 does not check the payload CRC-10 of received cells (any N > 0): a corrupted payload is delivered "+
+			"to software (caught by the remote-memory scoreboard, rma.scoreboard)")
+	mutRxCount = env.DeclareMutation("fore.rx-count",
+		"every Nth read of a FORE TCA-100's STATUS register reports one RX cell more than the FIFO holds: software reads "+
+			"an empty receive port (caught by fore.rxempty)")
+)
+
 // Board is one FORE TCA-100: a TURBOchannel slave with the TX and RX data
-// ports and the registers, the TX FIFO and pipe to the link, the RX pipe,
-// checks and FIFO from it, and the interrupt line.
+// ports and the registers (tc.go), the TX cell assembler, FIFO and pipe to
+// the link (tx.go), the RX pipe, checks and FIFO from it (rx.go), and the
+// interrupt line. It has two clocked halves: the slave logic on the
+// TURBOchannel clock (Config.Clock) and the link logic on the link clock
+// (Config.Link.Clock); the FIFOs cross between them (rtl/fifo entries are
+// visible from the consumer's first edge after the push).
 type Board struct {
 	name string
 	env  *env.Env
 	cfg  Config
 	node int
+
+	tcSide, lnSide *clock.Ticking
+
+	port tcPort
+	tx   txPath
+	rx   rxPath
+
+	// control is CONTROL's value (bit 0: RX interrupt enable).
+	control uint32
+	// irqCond is the settled level of enabled && RX non-empty; irqLine
+	// the interrupt line (equal unless the no-irq mutation swallowed an
+	// edge); irqPending an evaluation is scheduled after this picosecond.
+	irqCond, irqLine, irqPending bool
+	// edges counts rising edges of irqCond (for the mutation).
+	edges uint64
+
+	noIRQ, rxCount int
+	crcOff         bool
+	statusReads    uint64
 
 	onIRQ  func(now clock.Time)
 	onTx   func(now clock.Time, c *Cell)
@@ -135,6 +173,23 @@ type Board struct {
 	onDrop func(now clock.Time, c *Cell, why DropReason)
 
 	counters Counters
+
+	sigIRQ, sigEnable, sigRxDrops *waves.Signal
+}
+
+// tcTicker and lnTicker are the board's two clocked halves.
+type tcTicker struct{ f *Board }
+type lnTicker struct{ f *Board }
+
+// Tick runs one TURBOchannel cycle: the slave port.
+func (t tcTicker) Tick(now clock.Time) bool { return t.f.tickTC(now) }
+
+// Tick runs one link cycle: the RX side (link to pipe to FIFO), then the
+// TX side (FIFO to pipe to link).
+func (t lnTicker) Tick(now clock.Time) bool {
+	rx := t.f.tickRx(now)
+	tx := t.f.tickTx(now)
+	return rx || tx
 }
 
 // Build creates the board named name (by convention "N<i>.Fore");
@@ -143,7 +198,24 @@ func (b Builder) Build(name string) (*Board, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	f := &Board{name: name, env: b.env, cfg: b.cfg, node: b.node}
+	e := b.env
+	f := &Board{name: name, env: e, cfg: b.cfg, node: b.node,
+		noIRQ: e.Mutation(mutNoIRQ), rxCount: e.Mutation(mutRxCount), crcOff: e.Mutation(mutCRCOff) > 0}
+	f.tcSide = clock.NewTicking(name+".TC", e.Engine, b.cfg.Clock, tcTicker{f})
+	f.lnSide = clock.NewTicking(name+".Link", e.Engine, b.cfg.Link.Clock, lnTicker{f})
+	if err := f.buildTx(); err != nil {
+		return nil, err
+	}
+	if err := f.buildRx(); err != nil {
+		return nil, err
+	}
+	reg := e.Waves
+	// irq: the interrupt line; irq_enable: CONTROL bit 0; rx_drops:
+	// received cells discarded (RX FIFO full, HEC, CRC-10).
+	f.sigIRQ = reg.Wire(name, "irq", 1)
+	f.sigEnable = reg.Wire(name, "irq_enable", 1)
+	f.sigRxDrops = reg.Integer(name, "rx_drops", 32)
+	e.Register(f)
 	return f, nil
 }
 
@@ -155,22 +227,6 @@ func (f *Board) Node() int { return f.node }
 
 // Config returns the hardware parameters.
 func (f *Board) Config() Config { return f.cfg }
-
-// AttachTC makes the board a zero-wait-state target (AT-P4) on tc for the
-// window [base, base+WindowBytes). Call it once, before the run.
-func (f *Board) AttachTC(tc *bus.Bus, base uint64) error {
-	return fmt.Errorf("%s: AttachTC: not built yet", f.name)
-}
-
-// ConnectLink connects the board to its link: p.Send is the direction it
-// sends on, p.Recv the one it receives from (a port of an atm.Star). For a
-// direct two-board link l (atm.LinkConfig()), board A takes
-// star.Port{Send: l.From(link.A), Recv: l.From(link.B)} and board B the
-// converse; the board names itself only as the sender of p.Send and the
-// receiver of p.Recv, so the far end may be a switch or another board.
-func (f *Board) ConnectLink(p star.Port) error {
-	return fmt.Errorf("%s: ConnectLink: not built yet", f.name)
-}
 
 // OnInterrupt sets the function called on every rising edge of the
 // interrupt line (enabled && RX FIFO non-empty).
@@ -194,25 +250,104 @@ func (f *Board) OnPop(fn func(now clock.Time, c *Cell)) { f.onPop = fn }
 // OnDrop sets the function called for every discarded cell.
 func (f *Board) OnDrop(fn func(now clock.Time, c *Cell, why DropReason)) { f.onDrop = fn }
 
-// Inject delivers flit as if it had arrived from the wire at now: it goes
-// through the RX pipe and the checks like any cell (negative specs forge
-// cells with it). flit must be an ATM cell flit (atm.NewCell); its Route
-// is taken as the 5 header bytes without checking the HEC.
-func (f *Board) Inject(now clock.Time, flit link.Flit) {}
-
-// DropNextTx arms a directed fault: the next TX cell for which match
-// returns true is dropped at the wire (counted as DropTest, reported to
-// OnDrop, never sent). A nil match disarms it.
-func (f *Board) DropNextTx(match func(c *Cell) bool) {}
-
 // Counters returns the event counters.
-func (f *Board) Counters() Counters { return f.counters }
+func (f *Board) Counters() Counters {
+	c := f.counters
+	c.TxMax = f.tx.fifo.Stats().MaxOccupancy
+	c.RxMax = f.rx.fifo.Stats().MaxOccupancy
+	return c
+}
 
 // RxLen returns the cells in the RX FIFO (what STATUS bits 0-9 read).
-func (f *Board) RxLen() int { return 0 }
+func (f *Board) RxLen() int { return f.rx.fifo.Len() }
 
 // TxFree returns the free cells of the TX FIFO (STATUS bits 16-21).
-func (f *Board) TxFree() int { return f.cfg.TxCells }
+func (f *Board) TxFree() int { return f.cfg.TxCells - f.tx.fifo.Len() }
 
 // IRQEnabled returns CONTROL's interrupt enable bit.
-func (f *Board) IRQEnabled() bool { return false }
+func (f *Board) IRQEnabled() bool { return f.control&ControlIRQEnable != 0 }
+
+// IRQ returns the interrupt line.
+func (f *Board) IRQ() bool { return f.irqLine }
+
+// Idle reports whether the board holds no cell on its way: nothing being
+// assembled or queued to send, nothing in the RX pipe. Cells waiting in
+// the RX FIFO for software are the RX FIFO's own (it reports itself).
+func (f *Board) Idle() bool { return f.idleTx() && len(f.rx.pipe) == 0 && f.port.cur == nil }
+
+// State describes what the board holds (for the deadlock watchdog).
+func (f *Board) State() string {
+	return fmt.Sprintf("tx fifo %d cells, assembling word %d; rx pipe %d cells, rx fifo %d cells; irq enable %t line %t",
+		f.tx.fifo.Len(), f.tx.next, len(f.rx.pipe), f.rx.fifo.Len(), f.IRQEnabled(), f.irqLine)
+}
+
+// changed schedules one evaluation of the interrupt condition after the
+// current picosecond has settled, so that a push and a pop of the RX FIFO
+// at the same time (the link and TURBOchannel clocks share an edge every
+// 400 ns) give the same line whatever order the two halves ticked in.
+func (f *Board) changed(now clock.Time) {
+	if f.irqPending {
+		return
+	}
+	f.irqPending = true
+	f.env.Engine.AfterStep(now, f.evalIRQ)
+}
+
+// evalIRQ updates the interrupt line from enable && RX non-empty: a
+// rising edge of the condition asserts it and calls OnInterrupt (AT-P16
+// «If cells arrive back-to-back, only the first arrival would interrupt»);
+// enabling with cells already waiting is such an edge, so no wake-up is
+// lost.
+func (f *Board) evalIRQ(now clock.Time) {
+	f.irqPending = false
+	cond := f.IRQEnabled() && f.rx.fifo.Len() > 0
+	if cond == f.irqCond {
+		return
+	}
+	f.irqCond = cond
+	if !cond {
+		f.irqLine = false
+		f.sigIRQ.SetBool(now, false)
+		return
+	}
+	f.edges++
+	if f.noIRQ > 0 && f.edges%uint64(f.noIRQ) == 0 {
+		return // mutation: the edge is lost
+	}
+	f.irqLine = true
+	f.sigIRQ.SetBool(now, true)
+	f.counters.IRQs++
+	if f.env.Trace.Enabled() {
+		f.env.Trace.Emit(now, f.cfg.Clock.CycleAt(now), f.name, "fore.irq", trace.Int("rx", int64(f.rx.fifo.Len())))
+	}
+	if f.onIRQ != nil {
+		f.onIRQ(now)
+	}
+}
+
+// cellOf fills the hooks' view of a cell flit.
+func (f *Board) cellOf(now clock.Time, fl *link.Flit, c *Cell) {
+	*c = Cell{ID: fl.Packet, Node: f.node, At: now}
+	c.Header, _ = headerOf(fl.Route)
+	copy(c.Payload[:], fl.Data)
+}
+
+// headerOf decodes a cell's 5 header bytes without checking the HEC (a
+// cell dropped for its HEC still shows its fields); ok is false if the
+// HEC does not match or the header is not 5 bytes.
+func headerOf(route []byte) (atm.Header, bool) {
+	if len(route) != atm.HeaderBytes {
+		return atm.Header{}, false
+	}
+	b := [atm.HeaderBytes]byte(route)
+	ok := atm.HEC(b[:4]) == b[4]
+	b[4] = atm.HEC(b[:4])
+	h, _ := atm.DecodeHeader(b[:])
+	return h, ok
+}
+
+// emitCell writes a cell record (fore.tx, fore.wire, fore.rx, fore.pop).
+func (f *Board) emitCell(now clock.Time, clk clock.Clock, kind string, c *Cell, occ int) {
+	f.env.Trace.Emit(now, clk.CycleAt(now), f.name, kind, trace.Uint("cell", c.ID), trace.Int("vci", int64(c.Header.VCI)),
+		trace.Int("occ", int64(occ)), trace.Hash("payload", c.Payload[:]))
+}
