@@ -1,7 +1,10 @@
 package shrimpscen_test
 
 import (
+	"runtime"
 	"strings"
+
+	"github.com/google/go-cmp/cmp"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -22,7 +25,7 @@ var _ = Describe("waveform names", func() {
 var _ = Describe("shrimp-report", func() {
 	It("prints every row with the paper's value, and its checks, at a reduced size", func() {
 		p := shrimpscen.ReportDefaults()
-		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2", "radix_keys=256"})).To(Succeed())
+		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2", "radix_keys=128", "radix=16"})).To(Succeed())
 		rep, err := shrimpscen.RunReport(env.New(env.Options{Seed: 1}), p)
 		Expect(err).NotTo(HaveOccurred())
 		var metrics []string
@@ -32,8 +35,13 @@ var _ = Describe("shrimp-report", func() {
 		all := strings.Join(metrics, "\n")
 		for _, want := range []string{"fitted: AU one-word latency", "fitted: DU latency", "UDMA send overhead",
 			"outgoing FIFO lower bound", "block streaming", "DU queue 2 vs 0", "AU breakdown: total", "DU breakdown: total",
-			"FIFO 1 KB vs 32 KB, Radix-VMMC AU", "combining on vs off, Radix-VMMC AU", "Radix-VMMC AU vs DU speedup"} {
+			"FIFO 1 KB vs 32 KB, Radix-VMMC AU", "combining on vs off, Radix-VMMC AU", "combining the key stores only",
+			"Radix-VMMC AU vs DU speedup", "DU queue 2 vs 0, Radix-VMMC DU async", "send_syscall, Radix-VMMC DU",
+			"recv_interrupt=message, Radix-VMMC DU"} {
 			Expect(all).To(ContainSubstring(want))
+		}
+		for _, r := range rep.Rows {
+			Expect(r.Model).NotTo(ContainSubstring("not measured"), r.Metric)
 		}
 		calibrated := 0
 		for _, r := range rep.Rows {
@@ -69,7 +77,7 @@ var _ = Describe("shrimp-report", func() {
 		Entry("a float count", "duq_count=1e30", "duq_count"),
 		Entry("a word for a number", "duq_size=abc", "duq_size"),
 		Entry("a radix not a power of two", "radix=12", "radix"),
-		Entry("a radix beyond a row", "radix=64", "radix"),
+		Entry("a radix beyond the matrix", "radix=512", "radix"),
 	)
 })
 
@@ -115,4 +123,21 @@ var _ = Describe("shrimp-traffic", func() {
 		Entry("an unknown interrupt mode", "recv_interrupt=always", "recv_interrupt"),
 		Entry("a word for a bool", "au=maybe", "au"),
 	)
+})
+
+var _ = Describe("shrimp-report's Radix-VMMC runs", func() {
+	It("give the same results on one goroutine as on several (each run a simulation of its own)", func() {
+		p := shrimpscen.ReportDefaults()
+		Expect(scenario.Configure(p, "", []string{"radix_keys=32", "radix=4"})).To(Succeed())
+		prev := runtime.GOMAXPROCS(1)
+		defer runtime.GOMAXPROCS(prev)
+		one := shrimpscen.RadixBatch(1, p)
+		runtime.GOMAXPROCS(4)
+		four := shrimpscen.RadixBatch(1, p)
+		Expect(cmp.Diff(one, four)).To(BeEmpty())
+		Expect(one).To(HaveLen(9 * 6))
+		for i := 5; i < len(one); i += 6 {
+			Expect(one[i]).To(BeNil(), "run %d's error", i/6)
+		}
+	})
 })

@@ -42,12 +42,19 @@ import (
 // RadixConfig is one Radix-VMMC run.
 type RadixConfig struct {
 	// KeysPerNode is the keys each node holds (n/p); Radix the digit's
-	// values (r, a power of two, at most 32: a histogram row and its
-	// flags fit 256 bytes, 16 rows a page); Passes the digits.
+	// values (r, a power of two, at most MaxRadix: a histogram row of r
+	// counts and its two flags take RadixRowBytes, so the p rows of the
+	// matrix take one or more pages); Passes the digits.
 	KeysPerNode, Radix, Passes int
 	// AU selects the automatic-update version, else deliberate update;
 	// Combine turns combining on in the AU bindings.
 	AU, Combine bool
+	// CombineKeysOnly, with Combine, leaves the histogram matrix's
+	// bindings without combining, so that only the key stores may
+	// combine: where combining's effect on the sort comes from
+	// (docs/shrimp-validation.md; the paper: «these applications write
+	// sparsely, so very little combining takes place», section 4.5.1).
+	CombineKeysOnly bool
 	// WorkCycles is the CPU cycles of work per key per pass besides the
 	// modelled accesses (derived: Table 1's 10.9 s sequential for 2M keys
 	// and 3 iterations is 1.82 µs = 109 cycles per key-pass at 60 MHz;
@@ -69,8 +76,8 @@ func (r RadixConfig) Validate() error {
 	switch {
 	case r.KeysPerNode < 1 || r.KeysPerNode > 16384:
 		return fmt.Errorf("shrimptb: radix KeysPerNode %d must be in 1..16384 (64 KB per key array)", r.KeysPerNode)
-	case r.Radix < 2 || r.Radix > 32 || r.Radix&(r.Radix-1) != 0:
-		return fmt.Errorf("shrimptb: radix Radix %d must be a power of two in 2..32", r.Radix)
+	case r.Radix < 2 || r.Radix > MaxRadix || r.Radix&(r.Radix-1) != 0:
+		return fmt.Errorf("shrimptb: radix Radix %d must be a power of two in 2..%d", r.Radix, MaxRadix)
 	case r.Passes < 1 || r.Passes*bits.TrailingZeros(uint(r.Radix)) > 31:
 		return fmt.Errorf("shrimptb: radix Passes %d must be at least 1 with keys of at most 31 bits", r.Passes)
 	case r.WorkCycles < 0:
@@ -80,18 +87,46 @@ func (r RadixConfig) Validate() error {
 }
 
 // The Radix memory map of every node (assumed: clear of each other and of
-// the measurements' buffers, below the kernel's pool).
+// the measurements' buffers, below the kernel's pool). The regions'
+// largest sizes: the matrix 16 rows x RadixRowBytes(MaxRadix) = 32 KB; the
+// staging area 16 slots of 64 KB; the links 16 matrices; the shadows 32
+// arrays of 64 KB; the gather buffers 16 arrays.
 const (
-	radixKeys    = 0x20_0000 // two key arrays, 64 KB apart
-	radixMatrix  = 0x22_0000 // the histogram matrix: 16 rows of 256 B
-	radixRow     = 0x22_1000 // DU: the local row to send
-	radixStage   = 0x23_0000 // DU: the staging area, a slot per source (stageSlot)
-	radixLink    = 0x40_0000 // AU: the page bound to node j's matrix at + j pages
-	radixShadow  = 0x50_0000 // AU: node j's array of parity q at + (2j+q) x 64 KB
-	radixGather  = 0x80_0000 // DU: keys for node j at + j x 64 KB
-	radixArray   = 0x1_0000  // a key array's slot
-	radixRowSize = 256
+	radixKeys   = 0x20_0000 // two key arrays, 64 KB apart
+	radixMatrix = 0x22_0000 // the histogram matrix: a row per node (RadixRowBytes)
+	radixRow    = 0x22_8000 // DU: the local row to send
+	radixStage  = 0x23_0000 // DU: the staging area, a slot per source (stageSlot)
+	radixLink   = 0x40_0000 // AU: the pages bound to node j's matrix at + j matrices (matrixBytes)
+	radixShadow = 0x50_0000 // AU: node j's array of parity q at + (2j+q) x 64 KB
+	radixGather = 0x80_0000 // DU: keys for node j at + j x 64 KB
+	radixArray  = 0x1_0000  // a key array's slot
 )
+
+// MaxRadix is the largest radix: a row of 256 counts and its flags take
+// 2 KB, the 16 rows of the matrix 32 KB (assumed: beyond the paper's
+// histogram-to-keys ratio at any key array that fits 64 KB).
+const MaxRadix = 256
+
+// RadixRowBytes is a histogram row's size in the matrix at radix r: the r
+// 4-byte counts, the histogram flag after them and the done flag in the
+// last word, rounded up to a power of two so that rows never straddle a
+// page (a DU send of a row may not cross one, section 4.5.3), and at
+// least 256 bytes (16 rows a page up to radix 62: radix 64 takes 512-byte
+// rows, 8 a page).
+func RadixRowBytes(r int) int {
+	n := 256
+	for n < 4*r+8 {
+		n *= 2
+	}
+	return n
+}
+
+// matrixBytes is the histogram matrix of p rows at radix r, in whole
+// pages: what each node exports and every other node binds (AU: page-
+// aligned on both sides, section 2.2).
+func matrixBytes(p, r, page int) int {
+	return (p*RadixRowBytes(r) + page - 1) / page * page
+}
 
 // RadixResult is what a run measured.
 type RadixResult struct {
@@ -103,7 +138,11 @@ type RadixResult struct {
 	// Messages is the deliberate-update sends (Send calls; the AU
 	// version makes none); Notifications the notification interrupts.
 	Messages, Notifications uint64
-	Run                     env.Result
+	// Busy is the UDMA initiations the NI answered busy (the library
+	// retried the LOAD): without a DU queue, an asynchronous send finds
+	// the engine still moving the previous one (section 4.5.3).
+	Busy uint64
+	Run  env.Result
 }
 
 // radixNode is one node's view of the run.
@@ -126,7 +165,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 		return RadixResult{}, nil, err
 	}
 	if c.Nodes < 2 || c.Nodes > 16 {
-		return RadixResult{}, nil, fmt.Errorf("shrimptb: radix needs 2..16 nodes (a row each in a page), got %d", c.Nodes)
+		return RadixResult{}, nil, fmt.Errorf("shrimptb: radix needs 2..16 nodes (a matrix row each, at most 32 KB), got %d", c.Nodes)
 	}
 	cl, err := Build(e, c)
 	if err != nil {
@@ -134,6 +173,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 	}
 	p, n := c.Nodes, rc.KeysPerNode
 	arrBytes := 4 * n
+	mb := matrixBytes(p, rc.Radix, c.NI.PageBytes)
 	// The keys: drawn from the seed, written into memory before time 0.
 	rng := rand.New(rand.NewPCG(rc.Seed, 0x5a17))
 	mask := uint32(1)<<(rc.Passes*bits.TrailingZeros(uint(rc.Radix))) - 1
@@ -170,7 +210,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 			}
 			exps[j].arrays[q] = b
 		}
-		b, err := nd.pr.Export(nil, radixMatrix, c.NI.PageBytes, false)
+		b, err := nd.pr.Export(nil, radixMatrix, mb, false)
 		if err != nil {
 			return fail(err)
 		}
@@ -194,7 +234,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 				return fail(err)
 			}
 			if rc.AU {
-				if err := nd.pr.Bind(nil, radixLink+uint64(j*c.NI.PageBytes), nd.matrix[j], 0, c.NI.PageBytes, rc.Combine, c.NI.PageBytes); err != nil {
+				if err := nd.pr.Bind(nil, radixLink+uint64(j*mb), nd.matrix[j], 0, mb, rc.Combine && !rc.CombineKeysOnly, c.NI.PageBytes); err != nil {
 					return fail(err)
 				}
 				for q := range 2 {
@@ -211,7 +251,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 		}
 	}
 	for i, nd := range nodes {
-		start(cl, i, radixProgram(rc, p, stageSlot(rc, c), nd))
+		start(cl, i, radixProgram(rc, p, stageSlot(rc, c), mb, nd))
 	}
 	res, err := finishRun(e, cl)
 	out := RadixResult{Run: res}
@@ -219,6 +259,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 		out.Time = max(out.Time, nd.end)
 		err = errors.Join(err, nd.sendErr)
 		out.Messages += nd.pr.Stats().Sends
+		out.Busy += nd.pr.Stats().Busy
 		out.Notifications += cl.Nodes[nd.id].Kernel.Stats().Notify
 	}
 	// The result: the last pass wrote the array of parity Passes%2.
@@ -249,12 +290,15 @@ func stageSlot(rc RadixConfig, c Config) int {
 func shadow(j, q int) uint64 { return radixShadow + uint64((2*j+q)*radixArray) }
 
 // radixProgram is node nd's program.
-func radixProgram(rc RadixConfig, p, slot int, nd *radixNode) func(pp *cpu.Proc) {
+func radixProgram(rc RadixConfig, p, slot, mb int, nd *radixNode) func(pp *cpu.Proc) {
 	return func(pp *cpu.Proc) {
 		i, n, r := nd.id, rc.KeysPerNode, rc.Radix
 		logr := bits.TrailingZeros(uint(r))
-		histFlag, doneFlag := uint64(4*r), uint64(radixRowSize-4)
-		row := func(j int) uint64 { return radixMatrix + uint64(j*radixRowSize) }
+		rowBytes := RadixRowBytes(r)
+		histFlag, doneFlag := uint64(4*r), uint64(rowBytes-4)
+		row := func(j int) uint64 { return radixMatrix + uint64(j*rowBytes) }
+		// link is node i's row in the local pages bound to node j's matrix.
+		link := func(j int) uint64 { return radixLink + uint64(j*mb) + uint64(i*rowBytes) }
 		// local stores v at addr of the node's own exported pages.
 		local := func(addr uint64, v uint32) {
 			pp.Store32(addr, v)
@@ -301,11 +345,10 @@ func radixProgram(rc RadixConfig, p, slot int, nd *radixNode) func(pp *cpu.Proc)
 					if j == i {
 						continue
 					}
-					link := radixLink + uint64(j*4096) + uint64(i*radixRowSize)
 					for d, v := range count {
-						pp.Store32(link+uint64(4*d), v)
+						pp.Store32(link(j)+uint64(4*d), v)
 					}
-					pp.Store32(link+histFlag, flag)
+					pp.Store32(link(j)+histFlag, flag)
 				}
 			} else {
 				for d, v := range count {
@@ -316,7 +359,7 @@ func radixProgram(rc RadixConfig, p, slot int, nd *radixNode) func(pp *cpu.Proc)
 					if j == i {
 						continue
 					}
-					if err := nd.pr.Send(pp, radixRow, nd.matrix[j], uint64(i*radixRowSize), 4*r+4, false); err != nil {
+					if err := nd.pr.Send(pp, radixRow, nd.matrix[j], uint64(i*rowBytes), 4*r+4, false); err != nil {
 						fail(err)
 						return
 					}
@@ -372,7 +415,7 @@ func radixProgram(rc RadixConfig, p, slot int, nd *radixNode) func(pp *cpu.Proc)
 			for s := 1; s < p; s++ {
 				j := (i + s) % p
 				if rc.AU {
-					pp.Store32(radixLink+uint64(j*4096)+uint64(i*radixRowSize)+doneFlag, flag)
+					pp.Store32(link(j)+doneFlag, flag)
 					continue
 				}
 				if gathered[j] > 0 {
@@ -382,7 +425,7 @@ func radixProgram(rc RadixConfig, p, slot int, nd *radixNode) func(pp *cpu.Proc)
 					}
 				}
 				pp.Store32(radixRow+doneFlag, flag)
-				if err := nd.pr.Send(pp, radixRow+doneFlag, nd.matrix[j], uint64(i*radixRowSize)+doneFlag, 4, false); err != nil {
+				if err := nd.pr.Send(pp, radixRow+doneFlag, nd.matrix[j], uint64(i*rowBytes)+doneFlag, 4, false); err != nil {
 					fail(err)
 					return
 				}
