@@ -12,6 +12,7 @@ import (
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 )
@@ -46,6 +47,9 @@ func wr(at clock.Cycle, off uint64, data []byte) *op {
 	return &op{At: at, Req: &mem.Req{Op: mem.Write, Addr: base + off, Len: len(data), Posted: true, Class: "pio"}, Data: data}
 }
 
+// on returns the offset from base of board i's register off.
+func on(i int, off uint64) uint64 { return uint64(i)*fore.WindowBytes + off }
+
 // word is a little-endian 32-bit word's bytes.
 func word(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
 
@@ -74,8 +78,8 @@ type rig struct {
 	events [][]event
 }
 
-// newRig builds a TC bus and n boards (board i on its own bus window
-// when i = 0 only; the others are link peers).
+// newRig builds a TC bus and n boards, board i at base + i x WindowBytes
+// (a window offset of board i is on(i, off)).
 func newRig(cfg fore.Config, n int, muts map[string]int) *rig {
 	e := vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true, Mutations: muts})
 	tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build("TC")
@@ -87,7 +91,9 @@ func newRig(cfg fore.Config, n int, muts map[string]int) *rig {
 		r.boards = append(r.boards, f)
 		r.hook(i, f)
 	}
-	Expect(r.boards[0].AttachTC(tc, base)).To(Succeed())
+	for i, f := range r.boards {
+		Expect(f.AttachTC(tc, base+uint64(i)*fore.WindowBytes)).To(Succeed())
+	}
 	tc.Observe(func(now clock.Time, o bus.Observation) {
 		r.phases = append(r.phases, phase{Cycle: o.Cycle, Addr: o.Addr, Write: o.Write})
 	})
@@ -125,13 +131,19 @@ func (r *rig) of(i int, kind string) []event {
 }
 
 // master adds the test master running ops in order, one at a time.
-func (r *rig) master(ops ...*op) {
-	ch, err := r.tc.AddMaster("CPU")
+func (r *rig) master(ops ...*op) { r.addMaster("CPU", ops) }
+
+// master2 adds a second master (its own order, arbitrated with the
+// first).
+func (r *rig) master2(ops ...*op) { r.addMaster("CPU2", ops) }
+
+func (r *rig) addMaster(name string, ops []*op) {
+	ch, err := r.tc.AddMaster(name)
 	Expect(err).NotTo(HaveOccurred())
 	i, k := 0, 0
 	var beats []mem.Beat
 	waiting := false
-	a := vtest.NewAgent(r.e, "CPU", tcClock, func(now clock.Time, c clock.Cycle) bool {
+	a := vtest.NewAgent(r.e, name, tcClock, func(now clock.Time, c clock.Cycle) bool {
 		if i >= len(ops) {
 			return false
 		}
@@ -153,7 +165,7 @@ func (r *rig) master(ops ...*op) {
 			return true
 		}
 		if beats == nil {
-			o.Req.Master = "CPU"
+			o.Req.Master = name
 			if o.Req.Op == mem.Write {
 				beats = mem.WriteBeats(o.Req, o.Data, 4)
 			} else {
@@ -242,6 +254,16 @@ func rxImage(fl link.Flit) []byte {
 	b[4] = fl.Route[4]
 	copy(b[8:], fl.Data)
 	return b
+}
+
+// direct connects boards a and b by one atm.LinkConfig() link (a on side
+// A), the paper's «two hosts connected directly without a switch».
+func (r *rig) direct(a, b int) *link.Link {
+	l, err := link.MakeBuilder().WithEnv(r.e).WithConfig(atm.LinkConfig()).Build("Link")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.boards[a].ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
+	Expect(r.boards[b].ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
+	return l
 }
 
 // tcAt is the time of TC cycle c; lnAt of link cycle c.

@@ -33,8 +33,8 @@ func (f *Board) buildRx() error {
 }
 
 // tickRx takes the cell the link delivered (at most one per link cycle;
-// a cell is 53 of them) into the RX pipe and moves the cells whose
-// CellLatency is over through the checks into the RX FIFO.
+// a cell is 53 of them) into the RX pipe and moves the head cell, once
+// its CellLatency is over, through the checks into the RX FIFO.
 func (f *Board) tickRx(now clock.Time) bool {
 	r := &f.rx
 	more := false
@@ -46,14 +46,17 @@ func (f *Board) tickRx(now clock.Time) bool {
 			more = q.Len() > 0
 		}
 	}
-	for len(r.pipe) > 0 && r.pipe[0].ready <= now {
+	if len(r.pipe) > 0 && r.pipe[0].ready <= now {
+		// One cell a link cycle through the checks into the FIFO (only
+		// injected cells can be ready together: the link delivers one
+		// per 53 cycles).
 		a := r.pipe[0]
 		r.pipe[0] = rxArrival{}
 		r.pipe = r.pipe[1:]
 		f.receive(now, &a.f)
 	}
 	if len(r.pipe) > 0 {
-		f.lnSide.WakeAt(r.pipe[0].ready)
+		f.lnSide.WakeAt(r.pipe[0].ready) // the next edge if it is ready now
 	}
 	return more
 }
