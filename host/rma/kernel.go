@@ -25,6 +25,7 @@ import (
 	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/mem"
 )
 
@@ -343,80 +344,110 @@ type Counters struct {
 	CASExec, CASDup, Retransmits, Notifies uint64
 }
 
-// Kernel is one node's RMA kernel.
+// Kernel is one node's RMA kernel: its tables live in kernel memory
+// (segment records with translation entries, descriptor registers, the
+// per-source CAS cache); the Go fields below are bookkeeping the paper's
+// kernel keeps in registers or that the set-up calls need.
 type Kernel struct {
-	hw Hardware
-	p  Params
+	hw   Hardware
+	p    Params
+	env  *env.Env
+	path string
+
+	segs    [NumSegments]*Segment
+	nextSeg int
+	// txFree is the TX FIFO room the last loaded STATUS showed, less the
+	// cells stored since.
+	txFree int
+	// pending are the outstanding READ and CAS requests by id (looked
+	// up, never iterated).
+	pending map[uint16]*pending
+	nextReq uint16
+	raw     *Raw
+
+	onNotify func(p *cpu.Proc, seg uint8, off, n int)
+	onEvent  func(now clock.Time, ev Event)
+	counters Counters
+}
+
+// pending is an outstanding READ or CAS request.
+type pending struct {
+	op         Op // OpReadReq or OpCASReq
+	target     int
+	desc       uint8 // local reply segment
+	off, count int
+	done       bool
+	old        uint32
+	swapped    bool
+	intr       bool
 }
 
 // NewKernel validates hw and p, installs traps TrapWrite..TrapInhibit and
-// the interrupt program, and enables the board's RX interrupt.
+// the interrupt program, and starts a boot program that enables the
+// board's RX interrupt (one store to CONTROL).
 func NewKernel(hw Hardware, p Params) (*Kernel, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Kernel{hw: hw, p: p}, nil
+	switch {
+	case hw.CPU == nil:
+		return nil, fmt.Errorf("rma: Hardware.CPU is nil")
+	case hw.Memory == nil:
+		return nil, fmt.Errorf("rma: Hardware.Memory is nil")
+	case hw.Board == nil:
+		return nil, fmt.Errorf("rma: Hardware.Board is nil")
+	case hw.Nodes < 1 || hw.Nodes > MaxNodes:
+		return nil, fmt.Errorf("rma: Hardware.Nodes %d must be in 1..%d", hw.Nodes, MaxNodes)
+	case hw.Node < 0 || hw.Node >= hw.Nodes:
+		return nil, fmt.Errorf("rma: Hardware.Node %d must be in 0..%d", hw.Node, hw.Nodes-1)
+	case hw.KernelBase%PageBytes != 0 || hw.KernelBase+KernelBytes > hw.Memory.Storage().Size():
+		return nil, fmt.Errorf("rma: Hardware.KernelBase %#x must be page aligned with %d bytes of memory after it", hw.KernelBase, KernelBytes)
+	case hw.BoardBase%4 != 0:
+		return nil, fmt.Errorf("rma: Hardware.BoardBase %#x must be word aligned", hw.BoardBase)
+	}
+	k := &Kernel{hw: hw, p: p, env: hw.CPU.Env(), path: fmt.Sprintf("N%d.RMA", hw.Node),
+		pending: map[uint16]*pending{}, nextReq: 1}
+	// Clear the kernel's tables (untimed: the kernel's memory at boot).
+	if err := hw.Memory.Storage().Write(hw.KernelBase, make([]byte, KernelBytes)); err != nil {
+		return nil, fmt.Errorf("rma: kernel memory: %w", err)
+	}
+	c := hw.CPU
+	c.SetTrapHandler(TrapWrite, cpu.Sequential(k.trapWrite))
+	c.SetTrapHandler(TrapRead, cpu.Sequential(k.trapRead))
+	c.SetTrapHandler(TrapCAS, cpu.Sequential(k.trapCAS))
+	c.SetTrapHandler(TrapBlock, cpu.Sequential(k.trapBlock))
+	c.SetTrapHandler(TrapInhibit, cpu.Sequential(k.trapInhibit))
+	c.SetInterruptProgram(k.interrupt)
+	c.Run(cpu.Go(func(p *cpu.Proc) {
+		p.As("rma.boot").Store32(hw.BoardBase+fore.RegControl, fore.ControlIRQEnable)
+	}))
+	return k, nil
 }
 
 // Params returns the kernel's parameters.
 func (k *Kernel) Params() Params { return k.p }
 
-// Export exports [base, base+n) with rights r to the nodes grant (untimed
-// set-up): pins its pages and fills its record's translation entries.
-func (k *Kernel) Export(base uint64, n int, r Rights, grant ...int) (uint8, error) {
-	return 0, fmt.Errorf("rma: Export not built yet")
-}
+// Hardware returns what the kernel drives.
+func (k *Kernel) Hardware() Hardware { return k.hw }
 
-// Import loads descriptor register reg with segment seg of node (untimed
-// set-up).
-func (k *Kernel) Import(reg int, node int, seg uint8, n int, r Rights) error {
-	return fmt.Errorf("rma: Import not built yet")
-}
-
-// Revoke invalidates segment seg's record (untimed).
-func (k *Kernel) Revoke(seg uint8) error { return fmt.Errorf("rma: Revoke not built yet") }
-
-// Unpin clears the pinned bit of page (index in the segment) of seg.
-func (k *Kernel) Unpin(seg uint8, page int) error { return fmt.Errorf("rma: Unpin not built yet") }
-
-// Write is the WRITE instruction: n words of regs to offset off (words) of
-// descriptor register reg's segment; intr asks the target to notify.
-func (k *Kernel) Write(p *cpu.Proc, reg int, off, n int, intr bool, regs []uint32) Status {
-	return ErrDesc
-}
-
-// Read is the non-blocking READ instruction: n words at off of reg's
-// segment to local segment dreg (an exported segment id) at doff. It
-// returns the request id (Done reports its reply).
-func (k *Kernel) Read(p *cpu.Proc, reg int, off, n int, dreg int, doff int, intr bool) (uint16, Status) {
-	return 0, ErrDesc
-}
-
-// CAS is the reliable compare-and-swap (section 2.3): blocking,
-// retransmitted on timeout; it returns the old value and whether it
-// swapped.
-func (k *Kernel) CAS(p *cpu.Proc, reg int, off int, old, new uint32, dreg int, doff int) (uint32, bool) {
-	return 0, false
-}
-
-// Block is the block transfer: one trap, a pointer check, one cell per 10
-// words of the user buffer [src, src+4n).
-func (k *Kernel) Block(p *cpu.Proc, reg int, off int, src uint64, n int, intr bool) Status {
-	return ErrDesc
-}
-
-// Inhibit sets or clears segment seg's write inhibit (section 2.1 (4)).
-func (k *Kernel) Inhibit(p *cpu.Proc, seg uint8, on bool) {}
-
-// OnNotify sets the intr=1 delivery hook: the owning process is told
-// which words of which of its segments landed.
-func (k *Kernel) OnNotify(fn func(p *cpu.Proc, seg uint8, off, n int)) {}
+// OnNotify sets the intr=1 delivery hook (section 2.1 (5) interrupt
+// control): the owning process is told which words of which of its
+// segments landed; p is the kernel's handler program (costed work the
+// hook issues runs in the handler).
+func (k *Kernel) OnNotify(fn func(p *cpu.Proc, seg uint8, off, n int)) { k.onNotify = fn }
 
 // Done reports whether the reply of READ/CAS request id has landed.
-func (k *Kernel) Done(id uint16) bool { return false }
+func (k *Kernel) Done(id uint16) bool {
+	pd := k.pending[id]
+	return pd != nil && pd.done
+}
 
-// OnEvent sets the testbench hook.
-func (k *Kernel) OnEvent(fn func(now clock.Time, ev Event)) {}
+// OnEvent sets the testbench hook (synchronous; it must not change
+// behaviour).
+func (k *Kernel) OnEvent(fn func(now clock.Time, ev Event)) { k.onEvent = fn }
 
 // Counters returns the kernel's counters.
-func (k *Kernel) Counters() Counters { return Counters{} }
+func (k *Kernel) Counters() Counters { return k.counters }
+
+// Path is the kernel's name in trace records ("N<i>.RMA").
+func (k *Kernel) Path() string { return k.path }
