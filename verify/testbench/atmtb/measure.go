@@ -319,10 +319,16 @@ type PIO struct {
 	CellLoadTCBusy, CellLoadTCData uint64
 }
 
-// MeasurePIO measures node 0's PIO costs on the cluster of c: a STATUS
-// read, a cell load of a cell node 1 sent in raw mode (interrupts off),
-// and a cell burst store (after a fence, so the store's retirement is
-// its own).
+// pioQuiet is the CPU cycles MeasurePIO waits before each access so that
+// the buses are idle. assumed: 50 cycles (2 µs), several posted writes'
+// drain.
+const pioQuiet = 50
+
+// MeasurePIO measures node 0's PIO costs on the cluster of c, the
+// programs driving the boards themselves (no kernel call): node 0 turns
+// its RX interrupt off (CONTROL 0), reads STATUS, waits for the cell node
+// 1 wrote to its TX port, loads it from the RX port, and after a fence
+// burst-stores a cell to its own TX port.
 func MeasurePIO(e *env.Env, c Config) (PIO, error) {
 	cl, err := Build(e, c)
 	if err != nil {
@@ -332,10 +338,21 @@ func MeasurePIO(e *env.Env, c Config) (PIO, error) {
 	var out PIO
 	rs := &Rounds{}
 	base := c.BoardBase
-	raw0, raw1 := cl.Nodes[0].Kernel.Raw(), cl.Nodes[1].Kernel.Raw()
 	tc := cl.Nodes[0].PCI
+	cell := func(src, dst int) []byte {
+		b := make([]byte, fore.CellBytes)
+		h, _ := rawHeader(src, dst).Encode()
+		copy(b, h[:4])
+		pl := rawPayload(words(rma.MaxWords, 0))
+		copy(b[8:], pl[:])
+		return b
+	}
 	run(cl, func(p *cpu.Proc) {
-		_, _, _ = raw0.Poll(p) // turns node 0's interrupt off (raw mode)
+		p.Store32(base+fore.RegControl, 0)
+		p.Fence()
+		// Let the posted CONTROL write cross the bridge first: the STATUS
+		// read then finds both buses idle.
+		p.Compute(pioQuiet)
 		t := p.Now()
 		p.Load(base+fore.RegStatus, 4)
 		out.Status = p.Now() - t
@@ -346,6 +363,7 @@ func MeasurePIO(e *env.Env, c Config) (PIO, error) {
 				return
 			}
 		}
+		p.Compute(pioQuiet)
 		before := tc.Stats()
 		t = p.Now()
 		p.Load(base+fore.RxPort, fore.CellBytes)
@@ -354,10 +372,21 @@ func MeasurePIO(e *env.Env, c Config) (PIO, error) {
 		out.CellLoadTCBusy, out.CellLoadTCData = after.BusyCycles-before.BusyCycles, after.DataCycles-before.DataCycles
 		p.Fence()
 		t = p.Now()
-		p.Do(cpu.Op{Kind: cpu.Store, Addr: base + fore.TxPort, Data: make([]byte, fore.CellBytes), Burst: true})
+		p.Do(cpu.Op{Kind: cpu.Store, Addr: base + fore.TxPort, Data: cell(0, 1), Burst: true})
 		out.CellStore = p.Now() - t
 	}, func(p *cpu.Proc) {
-		raw1.Send(p, rawHeader(1, 0), rawPayload(words(rma.MaxWords, 0)))
+		// Node 1, its interrupt off too, sends the cell node 0 loads and
+		// takes the one node 0 stores, leaving both RX FIFOs empty.
+		p.Store32(base+fore.RegControl, 0)
+		p.Do(cpu.Op{Kind: cpu.Store, Addr: base + fore.TxPort, Data: cell(1, 0), Burst: true})
+		deadline := p.Now() + patience
+		for p.Load32(base+fore.RegStatus)&fore.StatusRxMask == 0 {
+			if p.Now() > deadline {
+				rs.fail(errPatience("PIO", 1))
+				return
+			}
+		}
+		p.Load(base+fore.RxPort, fore.CellBytes)
 	})
 	_, err = finishRun(e, cl, rs)
 	return out, err

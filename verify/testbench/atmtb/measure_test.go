@@ -2,6 +2,8 @@ package atmtb_test
 
 import (
 	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/testbench/atmtb"
 
@@ -22,6 +24,41 @@ func build(e *env.Env, mod func(c *atmtb.Config)) *atmtb.Cluster {
 }
 
 var _ = Describe("Cluster", func() {
+	It("joins two DECstations by one direct link (section 2.3: «connected directly without a switch»)", func() {
+		e := env.New(env.Options{Seed: 1})
+		cl := build(e, nil)
+		defer cl.Close()
+		Expect(cl.Nodes).To(HaveLen(2))
+		Expect(cl.Star).To(BeNil())
+		Expect(cl.Direct).NotTo(BeNil())
+		Expect(cl.Direct.Name()).To(Equal("ATM.Link"))
+		for i, n := range cl.Nodes {
+			Expect(n.ID).To(Equal(i))
+			Expect(n.CPUs).To(HaveLen(1))
+			Expect(n.DMA).To(BeNil())
+			Expect(n.PCI.Name()).To(HaveSuffix(".TC"))
+			Expect(n.Kernel).NotTo(BeNil())
+			Expect(n.Board).NotTo(BeNil())
+			// Every page of memory is write-through (design F6).
+			Expect(n.Caches()[0].PolicyAt(0x1000).String()).To(Equal("write-through"))
+		}
+	})
+
+	It("puts the ASX-100 between two to four nodes, one VC per ordered pair routed", func() {
+		for _, nodes := range []int{2, 3, 4} {
+			e := env.New(env.Options{Seed: 1})
+			cl := build(e, func(c *atmtb.Config) { c.Nodes, c.Switched = nodes, true })
+			Expect(cl.Nodes).To(HaveLen(nodes))
+			Expect(cl.Direct).To(BeNil())
+			Expect(cl.Star.Switch.Ports()).To(Equal(nodes))
+			Expect(cl.Star.Links).To(HaveLen(nodes))
+			out, _, ok := cl.Star.Switch.Route(0, rma.VCI(0, nodes-1))
+			Expect(ok).To(BeTrue())
+			Expect(out).To(Equal(nodes - 1))
+			cl.Close()
+		}
+	})
+
 	It("refuses bad parameters with an error naming them", func() {
 		for _, x := range []struct {
 			mod  func(c *atmtb.Config)
@@ -46,5 +83,32 @@ var _ = Describe("Cluster", func() {
 		_, err := atmtb.Build(nil, atmtb.DefaultConfig())
 		Expect(err).To(MatchError(ContainSubstring("no env")))
 		_ = fore.WindowBytes
+	})
+})
+
+var _ = Describe("PIO costs on the real node", func() {
+	It("measures a STATUS read, a 56-byte cell load and a cell burst store as the R3000 sees them", func() {
+		e := env.New(env.Options{Seed: 1})
+		pio, err := atmtb.MeasurePIO(e, atmtb.DefaultConfig())
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("STATUS %v, cell load %v (TC busy %d, data %d), cell store %v\n",
+			pio.Status, pio.CellLoad, pio.CellLoadTCBusy, pio.CellLoadTCData, pio.CellStore)
+		// Read off the bus records (bus.pio.read on N0.Bus and N0.TC) of
+		// the same accesses, 40 ns cycles: a STATUS read reaches the
+		// memory bus 3 cycles after issue (2 channel registers, the cache
+		// lookup), holds it 11 cycles (ARB, ADDR, 8 wait states while the
+		// TURBOchannel runs ARB, ADDR, DECODE, DATA and the word crosses
+		// back, DATA) and returns in 1: 3 + 11 + 1 = 15 cycles = 600 ns
+		// (design F1's delayed read: 720 ns). The cell load: 14 TC data
+		// cycles (AT-P5's 560 ns) in a TC tenure with 7 wait states (the
+		// bridge's 4-byte read buffer empties one word at a time onto the
+		// memory bus), 36 memory-bus cycles, then 14 beats over the
+		// cache's 4-byte port: 54 cycles = 2.16 µs (F2: 2.28 µs). The
+		// burst store retires once the write buffer has taken its 14
+		// words: 13 cycles = 520 ns.
+		Expect(pio.Status).To(Equal(15 * 40 * clock.Nanosecond))
+		Expect(pio.CellLoad).To(Equal(54 * 40 * clock.Nanosecond))
+		Expect(pio.CellStore).To(Equal(13 * 40 * clock.Nanosecond))
+		Expect(pio.CellLoadTCData).To(BeEquivalentTo(fore.CellWords))
 	})
 })
