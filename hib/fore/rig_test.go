@@ -81,14 +81,25 @@ type rig struct {
 // newRig builds a TC bus and n boards, board i at base + i x WindowBytes
 // (a window offset of board i is on(i, off)).
 func newRig(cfg fore.Config, n int, muts map[string]int) *rig {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	return newRigOrder(cfg, order, muts)
+}
+
+// newRigOrder is newRig building the boards in the given order (their
+// halves tick in creation order within a clock domain).
+func newRigOrder(cfg fore.Config, order []int, muts map[string]int) *rig {
+	n := len(order)
 	e := vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true, Mutations: muts})
 	tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build("TC")
 	Expect(err).NotTo(HaveOccurred())
-	r := &rig{e: e, tc: tc, events: make([][]event, n)}
-	for i := range n {
+	r := &rig{e: e, tc: tc, events: make([][]event, n), boards: make([]*fore.Board, n)}
+	for _, i := range order {
 		f, err := fore.MakeBuilder().WithEnv(e).WithConfig(cfg).WithNode(i).Build(nodeName(i))
 		Expect(err).NotTo(HaveOccurred())
-		r.boards = append(r.boards, f)
+		r.boards[i] = f
 		r.hook(i, f)
 	}
 	for i, f := range r.boards {
