@@ -1,0 +1,187 @@
+package rma_test
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/star"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+)
+
+// The rig: two nodes, each an R3000-like CPU (25 MHz, CPI 1, no OS
+// costs: the DECstation preset's, whose crossing and dispatcher are the
+// kernel's steps) as the only master of its own TURBOchannel, a memory
+// and a TCA-100 on that bus, the boards on one direct ATM link. No cache
+// and no memory bus (a testbench assembles those): the instruction counts
+// and accesses are what these specs check, not the DECstation's times.
+const (
+	boardBase  = 0x1000_0000
+	kernelBase = 0x4_0000
+	segBase    = 0x8000
+	memBytes   = 1 << 20
+)
+
+var cpuClock = clock.MHz(25)
+
+type node struct {
+	cpu    *cpu.CPU
+	mem    *mem.Memory
+	board  *fore.Board
+	kernel *rma.Kernel
+	events []rma.Event
+}
+
+type rig struct {
+	e     *env.Env
+	nodes []*node
+	link  *link.Link
+}
+
+func newRig(muts map[string]int) *rig {
+	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond})
+	r := &rig{e: e}
+	for i := range 2 {
+		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
+		Expect(err).NotTo(HaveOccurred())
+		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(5).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
+		b, err := fore.MakeBuilder().WithEnv(e).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.AttachTC(tc, boardBase)).To(Succeed())
+		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(cpuClock).Build(fmt.Sprintf("N%d.CPU", i))
+		Expect(err).NotTo(HaveOccurred())
+		ch, err := tc.AddMaster(fmt.Sprintf("N%d.CPU", i))
+		Expect(err).NotTo(HaveOccurred())
+		c.Attach(ch)
+		b.OnInterrupt(c.Interrupt)
+		k, err := rma.NewKernel(rma.Hardware{CPU: c, Memory: m, Board: b, BoardBase: boardBase, KernelBase: kernelBase,
+			Node: i, Nodes: 2}, rma.Defaults())
+		Expect(err).NotTo(HaveOccurred())
+		n := &node{cpu: c, mem: m, board: b, kernel: k}
+		k.OnEvent(func(_ clock.Time, ev rma.Event) { n.events = append(n.events, ev) })
+		r.nodes = append(r.nodes, n)
+	}
+	l, err := link.MakeBuilder().WithEnv(e).WithConfig(atm.LinkConfig()).Build("Link")
+	Expect(err).NotTo(HaveOccurred())
+	r.link = l
+	Expect(r.nodes[0].board.ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
+	Expect(r.nodes[1].board.ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
+	return r
+}
+
+// share exports a 4 KB read-write segment at segBase on each node to the
+// other and imports it in descriptor register 0; it returns the ids.
+func (r *rig) share(rights rma.Rights) [2]uint8 {
+	var ids [2]uint8
+	for i, n := range r.nodes {
+		id, err := n.kernel.Export(segBase, 4096, rights, 1-i)
+		Expect(err).NotTo(HaveOccurred())
+		ids[i] = id
+	}
+	for i, n := range r.nodes {
+		Expect(n.kernel.Import(0, 1-i, ids[1-i], 4096, rights)).To(Succeed())
+	}
+	return ids
+}
+
+func (r *rig) run() error {
+	_, err := r.e.Run()
+	for _, n := range r.nodes {
+		n.cpu.Close()
+	}
+	return err
+}
+
+// steps returns node i's cpu.step records as "label instrs".
+func (r *rig) steps(i int) []string {
+	var out []string
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) {
+			continue
+		}
+		s, _ := rec.Get("step")
+		n, _ := rec.Get("instrs")
+		out = append(out, s+" "+n)
+	}
+	return out
+}
+
+// memInstrs returns, per cpu.step record of node i, mem+io and instrs.
+func (r *rig) memShare(i int) (memio, instrs int) {
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) {
+			continue
+		}
+		var m, io, n int
+		v, _ := rec.Get("mem")
+		fmt.Sscan(v, &m)
+		v, _ = rec.Get("io")
+		fmt.Sscan(v, &io)
+		v, _ = rec.Get("instrs")
+		fmt.Sscan(v, &n)
+		memio += m + io
+		instrs += n
+	}
+	return memio, instrs
+}
+
+func (r *rig) records(kind string) []trace.Record {
+	var out []trace.Record
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind == kind {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func (r *rig) words(i int, addr uint64, n int) []uint32 {
+	b, err := r.nodes[i].mem.Storage().Bytes(addr, 4*n)
+	Expect(err).NotTo(HaveOccurred())
+	out := make([]uint32, n)
+	for j := range out {
+		out[j] = binary.LittleEndian.Uint32(b[4*j:])
+	}
+	return out
+}
+
+func seq(n int, from uint32) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = from + uint32(i)
+	}
+	return out
+}
+
+// forged returns a cell flit from src to dst carrying pl (sealed as the
+// board's TX path seals it).
+func forged(id uint64, vci uint16, pl rma.Payload) link.Flit {
+	b, err := pl.Encode()
+	if err != nil {
+		// A payload whose fields do not encode: pack the raw bytes.
+		b[0] = byte(pl.Op)<<5 | byte(pl.Count&0xf)
+		b[1] = pl.Desc
+	}
+	fore.SealPayload(&b)
+	f, err := atm.NewCell(id, atm.Header{VCI: vci}, b[:])
+	Expect(err).NotTo(HaveOccurred())
+	return f
+}
+
+func field(r trace.Record, key string) string {
+	v, _ := r.Get(key)
+	return v
+}
