@@ -3,12 +3,15 @@ package fore_test
 import (
 	"encoding/binary"
 
+	"github.com/google/go-cmp/cmp"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/vtest"
@@ -285,6 +288,20 @@ var _ = Describe("observability", func() {
 		Expect(sig("n0.fore.rx_fifo.occupancy")).To(Equal(uint64(1)))
 		Expect(sig("n0.fore.tx_fifo.occupancy")).To(Equal(uint64(0)))
 		Expect(u32(st)).To(Equal(uint32(fore.StatusIRQ | 40<<fore.StatusTxShift | 1)))
+	})
+
+	It("behaves the same traced (the link's slow path) and untraced (its fast path)", func() {
+		got, diff := vtest.TracedAndUntraced(vtest.Options{Clock: tcClock}, func(e *env.Env) [][]event {
+			r := newRigEnv(e, fore.TCA100(), []int{0, 1})
+			r.direct(0, 1)
+			r.master(wr(2, on(1, fore.RegControl), word(1)),
+				wr(20, on(0, fore.TxPort), txCell(1)), wr(21, on(0, fore.TxPort), txCell(2)),
+				rd(300, on(1, fore.RxPort), fore.CellBytes), rd(301, on(1, fore.RxPort), fore.CellBytes))
+			Expect(r.run()).To(Succeed())
+			return r.events
+		}, cmp.AllowUnexported(event{}))
+		Expect(diff).To(BeEmpty())
+		Expect(got[1]).To(HaveLen(2 + 1 + 2)) // rx x2, irq, pop x2
 	})
 
 	It("gives the same events and trace whatever order the boards were built in", func() {

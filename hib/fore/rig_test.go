@@ -91,8 +91,12 @@ func newRig(cfg fore.Config, n int, muts map[string]int) *rig {
 // newRigOrder is newRig building the boards in the given order (their
 // halves tick in creation order within a clock domain).
 func newRigOrder(cfg fore.Config, order []int, muts map[string]int) *rig {
+	return newRigEnv(vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true, Mutations: muts}), cfg, order)
+}
+
+// newRigEnv is newRigOrder in the env e.
+func newRigEnv(e *env.Env, cfg fore.Config, order []int) *rig {
 	n := len(order)
-	e := vtest.NewEnv(vtest.Options{Clock: tcClock, Trace: true, Mutations: muts})
 	tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build("TC")
 	Expect(err).NotTo(HaveOccurred())
 	r := &rig{e: e, tc: tc, events: make([][]event, n), boards: make([]*fore.Board, n)}
