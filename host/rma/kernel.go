@@ -406,7 +406,7 @@ func NewKernel(hw Hardware, p Params) (*Kernel, error) {
 		return nil, fmt.Errorf("rma: Hardware.BoardBase %#x must be word aligned", hw.BoardBase)
 	}
 	k := &Kernel{hw: hw, p: p, env: hw.CPU.Env(), path: fmt.Sprintf("N%d.RMA", hw.Node),
-		pending: map[uint16]*pending{}, nextReq: 1}
+		pending: map[uint16]*pending{}, nextReq: 1, txFree: hw.Board.Config().TxCells}
 	// Clear the kernel's tables (untimed: the kernel's memory at boot).
 	if err := hw.Memory.Storage().Write(hw.KernelBase, make([]byte, KernelBytes)); err != nil {
 		return nil, fmt.Errorf("rma: kernel memory: %w", err)

@@ -39,10 +39,12 @@ func (r *Raw) Send(p *cpu.Proc, h atm.Header, payload [46]byte) {
 	k := r.k
 	for {
 		out := p.Step(cpu.Step{Label: LabelRawPoll, Instrs: k.p.RawPollInstrs, Accesses: []cpu.Access{k.statusAcc()}})
-		if word(out[0])>>fore.StatusTxShift&fore.StatusTxMask > 0 {
+		k.noteStatus(word(out[0]))
+		if k.txFree > 0 {
 			break
 		}
 	}
+	k.txFree--
 	cell := make([]byte, fore.CellBytes)
 	if hb, err := h.Encode(); err == nil {
 		copy(cell, hb[:4])

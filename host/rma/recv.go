@@ -270,12 +270,11 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 	} else {
 		acc = append(acc, k.statusAcc())
 	}
-	wn := n
-	if st != OK || pl.Op == OpCASReq || pl.Op == OpCASReply {
-		wn = MaxWords // a refused cell or a CAS runs the whole check path
-		if pl.Op == OpCASReq || pl.Op == OpCASReply {
-			wn = 1
-		}
+	// The data step's count: the op's words (a CAS's one), Table 1's
+	// count for a cell whose count does not decode.
+	wn := pl.Count
+	if pl.Op == OpCASReq || pl.Op == OpCASReply {
+		wn = 1
 	}
 	out := k.step(p, label, k.dataInstrs(table, wn), acc, padRestores)
 	now = p.Now()

@@ -185,3 +185,5 @@ func field(r trace.Record, key string) string {
 	v, _ := r.Get(key)
 	return v
 }
+
+func atmHeader(vci uint16) atm.Header { return atm.Header{VCI: vci} }

@@ -144,9 +144,12 @@ func checkLocal(r segRec, off, n int) Status {
 // if every check passed and the FIFO has room, the cell's burst store.
 // The checks decide on the words kernel memory holds (the step's loads
 // return them: the tables change only at set-up or through a flushed
-// store, and the result is compared after the step); TX room on the
-// board's FIFO, which only this processor fills, so the STATUS read finds
-// at least that room.
+// store, and the result is compared after the step); TX room on the count
+// the last STATUS read showed less the cells written since (only this
+// processor fills the FIFO, so the step's STATUS read finds at least that
+// room); if that count is 0 the step reads STATUS without writing, and
+// the trap returns ErrTxFull only if STATUS shows no room either (AT-P17:
+// «delivering an exception should the FIFO overflow»).
 func (k *Kernel) send(p *cpu.Proc, r *sendReq) Status {
 	for {
 		var acc []cpu.Access
@@ -186,7 +189,7 @@ func (k *Kernel) send(p *cpu.Proc, r *sendReq) Status {
 			}
 		}
 		acc = append(acc, k.statusAcc())
-		room := k.hw.Board.TxFree() > 0
+		room := k.txFree > 0
 		var pl Payload
 		if st == OK && room {
 			pl = Payload{Op: r.op, Intr: r.intr, Count: r.count, Desc: d.seg(), Offset: uint16(r.off), ReqID: r.id, Data: r.data}
@@ -329,7 +332,7 @@ func (k *Kernel) trapBlock(p *cpu.Proc, f *cpu.Frame) {
 		for i := range w {
 			copy(r.data[4*i:], out[i])
 		}
-		for k.hw.Board.TxFree() == 0 {
+		for k.txFree <= 0 {
 			k.txWait(p)
 		}
 		st = k.send(p, r)
