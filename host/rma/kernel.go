@@ -54,10 +54,14 @@ type Table1 struct {
 type Params struct {
 	// StepInstrs is Table 1, fixed.
 	StepInstrs Table1
-	// PerWord is the instructions removed from a data step per word below
-	// MaxWords: «the incremental cost per word would be 3 or 4
+	// PerWord is the instructions removed per word below MaxWords from
+	// each step that moves the words between the cell and memory (the
+	// receiver's copy into the segment, a READ target's copy into the
+	// reply): «the incremental cost per word would be 3 or 4
 	// instructions» (AT-P15; the lower, Table 1's 10-word path being the
-	// reference).
+	// reference). The sender's step does not shrink: it writes the whole
+	// 14-word cell whatever the count, so a WRITE costs 3 instructions a
+	// word in all.
 	PerWord int
 	// BlockCheck is a block transfer's pointer check per cell (assumed:
 	// 20 instructions; section 2.3 names «the overhead of pointer
@@ -363,7 +367,10 @@ type Kernel struct {
 	// up, never iterated).
 	pending map[uint16]*pending
 	nextReq uint16
-	raw     *Raw
+	// inflight are the kernel's word stores not yet in memory (looked
+	// up, never iterated).
+	inflight map[uint64]*inflightWord
+	raw      *Raw
 
 	onNotify func(p *cpu.Proc, seg uint8, off, n int)
 	onEvent  func(now clock.Time, ev Event)
@@ -406,7 +413,9 @@ func NewKernel(hw Hardware, p Params) (*Kernel, error) {
 		return nil, fmt.Errorf("rma: Hardware.BoardBase %#x must be word aligned", hw.BoardBase)
 	}
 	k := &Kernel{hw: hw, p: p, env: hw.CPU.Env(), path: fmt.Sprintf("N%d.RMA", hw.Node),
-		pending: map[uint16]*pending{}, nextReq: 1, txFree: hw.Board.Config().TxCells}
+		pending: map[uint16]*pending{}, nextReq: 1, txFree: hw.Board.Config().TxCells,
+		inflight: map[uint64]*inflightWord{}}
+	hw.Memory.SubscribeWrites(k.landed)
 	// Clear the kernel's tables (untimed: the kernel's memory at boot).
 	if err := hw.Memory.Storage().Write(hw.KernelBase, make([]byte, KernelBytes)); err != nil {
 		return nil, fmt.Errorf("rma: kernel memory: %w", err)

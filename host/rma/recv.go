@@ -94,6 +94,7 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 	var seg uint8
 	var off, n int
 	var after func(now clock.Time)
+	var expect []expectLoad // data loads and the words decided on
 	switch pl.Op {
 	case OpReadReq:
 		label, table = LabelRxReadReq, k.p.StepInstrs.RxReadReq
@@ -202,6 +203,7 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 					pa := phys(i)
 					acc = append(acc, load32(pa))
 					d := k.peek(pa, 4)
+					expect = append(expect, expectLoad{len(acc) - 1, pa, word(d)})
 					copy(rp.Data[4*i:], d)
 					memEv = append(memEv, Event{Kind: EvMemRead, Src: src, Dst: k.hw.Node, Op: pl.Op, Desc: seg,
 						Offset: off + i, Count: 1, ReqID: pl.ReqID, Addr: pa, Data: d})
@@ -227,6 +229,7 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 				} else {
 					acc = append(acc, load32(pa))
 					oldv := k.peek32(pa)
+					expect = append(expect, expectLoad{len(acc) - 1, pa, oldv})
 					swapped := oldv == pl.Word(0)
 					if swapped {
 						stores = append(stores, store32(pa, pl.Word(1)))
@@ -262,6 +265,7 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 		}
 	}
 	acc = append(acc, stores...)
+	k.track(stores)
 	if reply != nil {
 		acc = append(acc, k.cellStoreAcc(reply))
 	}
@@ -281,6 +285,11 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 	// Compare what the table loads returned with the words decided on.
 	if st == OK && len(out) >= 4 && (word(out[0]) != rec.w0 || word(out[1]) != rec.base || word(out[2]) != rec.bytes || word(out[3]) != rec.grant) {
 		k.env.Report(now, k.path, "rma.stale", "segment %d record loaded %#x, memory held %#x", seg, word(out[0]), rec.w0)
+	}
+	for _, x := range expect {
+		if x.load < len(out) && word(out[x.load]) != x.v {
+			k.env.Report(now, k.path, "rma.stale", "word %#x loaded %#x, the reply carries %#x", x.addr, word(out[x.load]), x.v)
+		}
 	}
 	if reply != nil {
 		k.txFree--
@@ -330,3 +339,11 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 }
 
 func base(r segRec) uint64 { return uint64(r.base) }
+
+// expectLoad is a data load of a step and the word the kernel decided on
+// before the step (the reply it built): the two must agree.
+type expectLoad struct {
+	load int // index among the step's loads
+	addr uint64
+	v    uint32
+}

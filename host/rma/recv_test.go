@@ -136,6 +136,34 @@ var _ = Describe("the interrupt handler", func() {
 			"rma.rx-write 58", "rma.rx-write 58", "rma.rx-write 58", "rma.rx-write 58"}))
 	})
 
+	It("answers a READ drained right behind a WRITE of the same words with the written words", func() {
+		// A slow memory (200 cycles) keeps the WRITE's last stores in
+		// flight when the READ's step reads the words.
+		memLatency = 200
+		DeferCleanup(func() { memLatency = 5 })
+		r := newRig(nil)
+		ids := r.share(rma.RightRead | rma.RightWrite)
+		var id uint16
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			k := r.nodes[1].kernel
+			Expect(k.Write(p, 0, 0, 10, false, seq(10, 300))).To(Equal(rma.OK))
+			var st rma.Status
+			id, st = k.Read(p, 0, 0, 10, int(ids[1]), 100, false)
+			Expect(st).To(Equal(rma.OK))
+			p.WaitUntil(func() bool { return k.Done(id) })
+		}))
+		// Both cells wait in node 0's FIFO: the READ's step runs while the
+		// WRITE's ten stores may still be on their way to memory.
+		r.nodes[0].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			p.DisableInterrupts()
+			p.PollUntil(func() bool { return r.nodes[0].board.RxLen() == 2 })
+			p.EnableInterrupts()
+		}))
+		Expect(r.run()).To(Succeed())
+		Expect(r.words(1, segBase+400, 10)).To(Equal(seq(10, 300)))
+		Expect(r.nodes[0].kernel.Counters().Drained[2]).To(Equal(uint64(1)))
+	})
+
 	It("notifies the owning process of an intr=1 WRITE", func() {
 		r := newRig(nil)
 		ids := r.share(rma.RightRead | rma.RightWrite)
@@ -219,13 +247,15 @@ var _ = Describe("block transfer", func() {
 		Expect(r.run()).To(Succeed())
 		Expect(st).To(Equal(rma.OK))
 		Expect(r.words(0, segBase+400, 25)).To(Equal(seq(25, 1000)))
-		// BlockCheck 20 + the cell's loads; the send step 32 − 3·(10 − n),
-		// at least its 17 accesses (2 descriptor loads, STATUS, 14 stores).
+		// BlockCheck 20 + the cell's loads from the user buffer (10, 10,
+		// 5); the send step is the WRITE's (32, the whole cell written).
 		Expect(r.steps(1)).To(Equal([]string{"rma.cross-in 13",
 			"rma.block-check 30", "rma.write-tx 32",
 			"rma.block-check 30", "rma.write-tx 32",
-			"rma.block-check 25", "rma.write-tx 17",
+			"rma.block-check 25", "rma.write-tx 32",
 			"rma.cross-out 12"}))
+		// The receiver's copy shrinks with the last cell's 5 words: 58 − 15.
+		Expect(r.steps(0)[len(r.steps(0))-1]).To(Equal("rma.rx-write 43"))
 		Expect(r.nodes[0].kernel.Counters().Received[rma.OpBlock]).To(Equal(uint64(3)))
 	})
 })

@@ -49,13 +49,17 @@ type rig struct {
 	link  *link.Link
 }
 
+// memLatency is the rig memory's latency in cycles (a spec may raise it
+// to keep stores in flight longer).
+var memLatency = 5
+
 func newRig(muts map[string]int) *rig {
 	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond})
 	r := &rig{e: e}
 	for i := range 2 {
 		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
 		Expect(err).NotTo(HaveOccurred())
-		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(5).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
+		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(memLatency).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
 		b, err := fore.MakeBuilder().WithEnv(e).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))

@@ -3,6 +3,10 @@ package rma
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/mem"
 )
 
 // Kernel memory layout (offsets from Hardware.KernelBase; assumed: the
@@ -91,14 +95,69 @@ func (k *Kernel) poke(addr uint64, words ...uint32) error {
 	return nil
 }
 
-// peek reads n bytes of memory as the step's loads will return them
-// (kernel tables change only at set-up or through a flushed store).
+// peek reads n bytes as the step's loads will return them: memory, with
+// the words of the kernel's own stores that have not reached it yet (the
+// write buffer and the write-through queue hold them; the cache already
+// has them). Only this processor writes the node's memory (the TCA-100
+// has no DMA, AT-P3), so a store has landed when memory announces a write
+// of its word; the user program's stores drain during the dispatcher's 73
+// instructions, before any peek of the handler.
 func (k *Kernel) peek(addr uint64, n int) []byte {
 	b, err := k.hw.Memory.Storage().Bytes(addr, n)
 	if err != nil {
 		return make([]byte, n)
 	}
-	return append([]byte(nil), b...)
+	out := append([]byte(nil), b...)
+	if len(k.inflight) > 0 {
+		for a := addr &^ 3; a < addr+uint64(n); a += 4 {
+			w := k.inflight[a]
+			if w == nil {
+				continue
+			}
+			for i := range 4 {
+				if a+uint64(i) >= addr && a+uint64(i) < addr+uint64(n) {
+					out[a+uint64(i)-addr] = w.v[i]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// inflightWord is a kernel store of one word not yet in memory.
+type inflightWord struct {
+	n int // stores of the word still on their way
+	v [4]byte
+}
+
+// track records the kernel's word stores among acc as in flight.
+func (k *Kernel) track(acc []cpu.Access) {
+	for _, a := range acc {
+		if !a.Write || a.IO || len(a.Data) != 4 || a.Addr%4 != 0 {
+			continue
+		}
+		w := k.inflight[a.Addr]
+		if w == nil {
+			w = &inflightWord{}
+			k.inflight[a.Addr] = w
+		}
+		w.n++
+		copy(w.v[:], a.Data)
+	}
+}
+
+// landed retires in-flight words a memory write covers.
+func (k *Kernel) landed(_ clock.Time, ev mem.WriteEvent) {
+	if len(k.inflight) == 0 {
+		return
+	}
+	for a := ev.Addr &^ 3; a < ev.Addr+uint64(len(ev.Data)); a += 4 {
+		if w := k.inflight[a]; w != nil {
+			if w.n--; w.n <= 0 {
+				delete(k.inflight, a)
+			}
+		}
+	}
 }
 
 func (k *Kernel) peek32(addr uint64) uint32 { return binary.LittleEndian.Uint32(k.peek(addr, 4)) }

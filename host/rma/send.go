@@ -206,7 +206,7 @@ func (k *Kernel) send(p *cpu.Proc, r *sendReq) Status {
 				nloads++
 			}
 		}
-		out := k.step(p, r.label, k.dataInstrs(r.table, r.count), acc, padSaves)
+		out := k.step(p, r.label, r.table, acc, padSaves)
 		now := p.Now()
 		status := word(out[nloads-1])
 		k.noteStatus(status)
@@ -357,11 +357,12 @@ func (k *Kernel) trapInhibit(p *cpu.Proc, f *cpu.Frame) {
 		if on {
 			nw |= segInhib
 		}
-		out := k.step(p, LabelInhibit, k.p.InhibitInstrs, []cpu.Access{load32(a), store32(a, nw)}, padNone)
+		acc := []cpu.Access{load32(a), store32(a, nw)}
+		k.track(acc)
+		out := k.step(p, LabelInhibit, k.p.InhibitInstrs, acc, padNone)
 		if word(out[0]) != w0 {
 			k.env.Report(p.Now(), k.path, "rma.stale", "segment %d record loaded %#x, memory held %#x", seg, word(out[0]), w0)
 		}
-		p.Fence() // wbflush: the record reaches memory before the trap returns
 		k.segs[seg].Inhibited = on
 	} else {
 		k.step(p, LabelInhibit, k.p.InhibitInstrs, nil, padNone)
