@@ -72,8 +72,10 @@ type Params struct {
 	// section 3.1.1, gives no count).
 	InhibitInstrs int
 	// CASTimeout is the compare-and-swap's retransmission timeout
-	// (assumed: 500 µs, more than 10 READ round trips of 45 µs, so a
-	// loss-free run never retransmits).
+	// (assumed: 400 µs, about nine READ round trips of 45 µs, so a
+	// loss-free run never retransmits, and below the simulation's 500 µs
+	// progress watchdog, env.DefaultStallLimit, so a processor waiting
+	// for a lost reply is not taken for a stuck model).
 	CASTimeout clock.Time
 	// RxBatch is the cells the handler drains per STATUS read (assumed:
 	// 0, all the cells STATUS counts).
@@ -96,8 +98,9 @@ func Defaults() Params {
 		BlockCheck: 20,
 		// assumed: 10 instructions besides the crossing (section 3.1.1).
 		InhibitInstrs: 10,
-		// assumed: 500 µs > 10 × the 45 µs READ (section 2.3).
-		CASTimeout: 500 * clock.Microsecond,
+		// assumed: 400 µs, about 9 × the 45 µs READ (section 2.3), below
+		// the 500 µs progress watchdog.
+		CASTimeout: 400 * clock.Microsecond,
 		// assumed: drain what STATUS counts.
 		RxBatch: 0,
 		// assumed: raw mode's user loop (section 2.3, L115).

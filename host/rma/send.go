@@ -7,7 +7,7 @@ import (
 	"github.com/nisim/nisim/verify/trace"
 )
 
-// MaxCASTries bounds a CAS's sends (assumed: 32 timeouts of 500 µs, 16
+// MaxCASTries bounds a CAS's sends (assumed: 32 timeouts of 400 µs, 13
 // ms, mean the target refuses it, a revoked or inhibited segment; the
 // paper's CAS is reliable against cell loss only).
 const MaxCASTries = 32
