@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
 )
@@ -98,6 +99,41 @@ var _ = Describe("sender checks", func() {
 		Entry("past the segment's end: 1020+5 words > 1024", 0, 1020, 5, rma.RightRead|rma.RightWrite, rma.ErrBounds),
 		Entry("a negative offset", 0, -1, 1, rma.RightRead|rma.RightWrite, rma.ErrBounds),
 	)
+
+	It("returns ErrTxFull when STATUS shows no room, never overflowing the FIFO (AT-P17)", func() {
+		// One TX cell, held 2000 link cycles (114 µs) in the TX pipe: the
+		// next WRITEs (a few µs apart) find the FIFO full.
+		boardConfig.TxCells, boardConfig.CellLatency = 1, 2000
+		DeferCleanup(func() { boardConfig = fore.TCA100() })
+		r := newRig(nil)
+		r.share(rma.RightRead | rma.RightWrite)
+		var sts []rma.Status
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			for i := range 3 {
+				sts = append(sts, r.nodes[1].kernel.Write(p, 0, 10*i, 10, false, seq(10, uint32(i))))
+			}
+		}))
+		// No fore.txfull report: the kernel never wrote a full FIFO.
+		Expect(r.run()).To(Succeed())
+		Expect(sts).To(Equal([]rma.Status{rma.OK, rma.ErrTxFull, rma.ErrTxFull}))
+		c := r.nodes[1].kernel.Counters()
+		sent := c.Sent[rma.OpWrite]
+		Expect(sent + c.RefusedSend[rma.ErrTxFull]).To(Equal(uint64(3)))
+		Expect(r.nodes[1].board.Counters().TxCells).To(Equal(sent))
+		Expect(r.nodes[1].board.Counters().TxOverflow).To(BeZero())
+	})
+
+	It("refuses a READ whose reply segment is not this node's", func() {
+		r := newRig(nil)
+		r.share(rma.RightRead | rma.RightWrite)
+		var st rma.Status
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			_, st = r.nodes[1].kernel.Read(p, 0, 0, 4, 9, 0, false)
+		}))
+		Expect(r.run()).To(Succeed())
+		Expect(st).To(Equal(rma.ErrDesc))
+		Expect(r.nodes[1].board.Counters().TxCells).To(BeZero())
+	})
 
 	It("refuses a block whose buffer is not the process's", func() {
 		r := newRig(nil)

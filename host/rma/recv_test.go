@@ -260,6 +260,22 @@ var _ = Describe("block transfer", func() {
 	})
 })
 
+var _ = Describe("block transfer of one cell", func() {
+	It("costs the pointer check more than a WRITE (section 2.3 «higher latency because of the overhead of pointer checking»)", func() {
+		r := newRig(nil)
+		r.share(rma.RightRead | rma.RightWrite)
+		const buf = 0x2_0000
+		Expect(r.nodes[1].mem.Storage().Write(buf, le(seq(10, 1)))).To(Succeed())
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			Expect(r.nodes[1].kernel.Block(p, 0, 0, buf, 10, false)).To(Equal(rma.OK))
+		}))
+		Expect(r.run()).To(Succeed())
+		// 13 + (20 + 10 loads) + 32 + 12 = 87 against the WRITE's 57.
+		Expect(r.nodes[1].cpu.Instructions()).To(Equal(uint64(87)))
+		Expect(r.words(0, segBase, 10)).To(Equal(seq(10, 1)))
+	})
+})
+
 var _ = Describe("raw mode", func() {
 	It("sends and polls a cell with no trap, no check and no interrupt", func() {
 		r := newRig(nil)

@@ -53,6 +53,10 @@ type rig struct {
 // to keep stores in flight longer).
 var memLatency = 5
 
+// boardConfig is the rig boards' configuration (a spec may shrink the
+// FIFOs).
+var boardConfig = fore.TCA100()
+
 func newRig(muts map[string]int) *rig {
 	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond})
 	r := &rig{e: e}
@@ -62,7 +66,7 @@ func newRig(muts map[string]int) *rig {
 		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(memLatency).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
-		b, err := fore.MakeBuilder().WithEnv(e).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
+		b, err := fore.MakeBuilder().WithEnv(e).WithConfig(boardConfig).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(b.AttachTC(tc, boardBase)).To(Succeed())
 		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(cpuClock).Build(fmt.Sprintf("N%d.CPU", i))
