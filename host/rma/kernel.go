@@ -324,16 +324,28 @@ func (k EventKind) String() string {
 
 // Event is one hook event (synchronous; hooks never change behaviour).
 type Event struct {
-	Kind           EventKind
+	Kind EventKind
+	// Node is the kernel that reports; Src and Dst the cell's source and
+	// destination nodes (Dst -1 for a block refused before any cell).
 	Node, Src, Dst int
 	Op             Op
-	Desc           uint8
-	Offset, Count  int
-	ReqID          uint16
-	Reason         Status
-	Addr           uint64
-	Data           []byte
-	Cell           uint64
+	// Desc and Offset (words) are the cell's segment and offset (for a
+	// reply, the requester's reply location); Count its words.
+	Desc          uint8
+	Offset, Count int
+	ReqID         uint16
+	// Reason is a refusal's.
+	Reason Status
+	// Addr and Data: EvMemWrite/EvMemRead the physical word and its
+	// bytes; EvSend the cell's data words; EvCASExec/EvCASDup the old
+	// value (4 bytes) and the swapped flag (1 byte).
+	Addr uint64
+	Data []byte
+	// Cell is always 0: the board numbers cells (fore.Cell.ID), the
+	// kernel never sees the number. A testbench pairs EvRecv with the
+	// board's OnPop (the cell the handler read last on that node) and
+	// EvSend with its OnTx.
+	Cell uint64
 }
 
 // Counters count what the kernel did.

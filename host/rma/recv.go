@@ -274,11 +274,16 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 	} else {
 		acc = append(acc, k.statusAcc())
 	}
-	// The data step's count: the op's words (a CAS's one), Table 1's
-	// count for a cell whose count does not decode.
+	// The data step's count: the op's words; a CAS reply's one word; a CAS
+	// request READ's whole 67 (assumed: its compare, cache lookup and
+	// update stand for the copy loop it does not run); Table 1's count
+	// for a cell whose count does not decode.
 	wn := pl.Count
-	if pl.Op == OpCASReq || pl.Op == OpCASReply {
+	switch pl.Op {
+	case OpCASReply:
 		wn = 1
+	case OpCASReq:
+		wn = MaxWords
 	}
 	out := k.step(p, label, k.dataInstrs(table, wn), acc, padRestores)
 	now = p.Now()

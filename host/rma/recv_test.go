@@ -198,6 +198,12 @@ var _ = Describe("CAS", func() {
 		// The old value also lands at the requester's reply word.
 		Expect(r.words(1, segBase, 1)).To(Equal([]uint32{6}))
 		Expect(r.nodes[0].kernel.Counters().CASExec).To(Equal(uint64(2)))
+		// READ's shape: the request 25+37, the target 73+21+67, the reply
+		// 73+21+31 (one word: 58 − 27).
+		target := []string{"rma.dispatch 73", "rma.handler 21", "rma.rx-cas 67"}
+		Expect(r.steps(0)).To(Equal(append(append([]string{}, target...), target...)))
+		src := []string{"rma.cross-in 13", "rma.read-tx 37", "rma.cross-out 12", "rma.dispatch 73", "rma.handler 21", "rma.rx-write 31"}
+		Expect(r.steps(1)).To(Equal(append(append([]string{}, src...), src...)))
 	})
 
 	It("resends on timeout after a lost reply; the target answers from its cache and executes once", func() {

@@ -50,7 +50,8 @@ const (
 // accesses acc in order, then kernel-stack saves or restores until the
 // memory and I/O instructions are ⌊instrs/2⌋. instrs below what the
 // accesses stand for is raised to it (a short op never costs less than
-// its accesses). It returns the loads' data in order.
+// its accesses; with Defaults no Table 1 step is ever raised, the specs
+// check the counts). It returns the loads' data in order.
 func (k *Kernel) step(p *cpu.Proc, label string, instrs int, acc []cpu.Access, pd pad) [][]byte {
 	held := 0
 	for _, a := range acc {
