@@ -184,7 +184,7 @@ func Stamp(seq uint16, try, idx int) uint32 {
 
 // stampSeq and stampIdx take a stamp apart.
 func stampSeq(w uint32) uint16 { return uint16(w >> 16) }
-func stampIdx(w uint32) int     { return int(w & 0xff) }
+func stampIdx(w uint32) int    { return int(w & 0xff) }
 
 // Cells returns the cells of a call of nargs argument words.
 func Cells(nargs int) int {

@@ -393,11 +393,11 @@ func (s *Server) execute(p *cpu.Proc, st *stack) {
 		status = statusNoProc
 	} else {
 		result = fn(p, args)
-	}
-	s.stats.Calls++
-	s.emit(p.Now(), "rpc.exec", trace.Uint("call", uint64(st.id)), trace.Int("stack", int64(st.idx)), trace.Uint("result", uint64(result)))
-	if s.onExec != nil {
-		s.onExec(p.Now(), st.idx, st.id)
+		s.stats.Calls++
+		s.emit(p.Now(), "rpc.exec", trace.Uint("call", uint64(st.id)), trace.Int("stack", int64(st.idx)), trace.Uint("result", uint64(result)))
+		if s.onExec != nil {
+			s.onExec(p.Now(), st.idx, st.id)
+		}
 	}
 	k.Inhibit(p, st.seg, false)
 	s.finish(p, st, result, status)

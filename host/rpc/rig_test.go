@@ -1,0 +1,207 @@
+package rpc_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
+	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/link"
+	"github.com/nisim/nisim/rtl/mem"
+	"github.com/nisim/nisim/switch/atm"
+	"github.com/nisim/nisim/switch/star"
+	"github.com/nisim/nisim/verify/trace"
+	"github.com/nisim/nisim/verify/vtest"
+)
+
+// The rig is host/rma's two-node TC rig (host/rma/rig_test.go): per node
+// a 25 MHz CPI-1 CPU as the only master of its own TURBOchannel, a
+// memory and a TCA-100 on that bus, the two boards on one direct ATM
+// link, the RMA kernel on each. No cache and no memory bus: these specs
+// check the protocol (cells, masks, re-sends, exactly-once) and the
+// instruction counts, not the DECstation's times (atmtb's rpc_test.go
+// measures those on the real nodes). Node 0 serves, node 1 calls.
+const (
+	boardBase  = 0x1000_0000
+	kernelBase = 0x4_0000
+	memBytes   = 4 << 20
+	stackBytes = 1000 // 25 cell slots: MW-128's 15 cells fit
+	server     = 0
+	client     = 1
+)
+
+var cpuClock = clock.MHz(25)
+
+// Procedure numbers of the rig's server.
+const (
+	procSum  = 1 // the sum of the arguments
+	procSlow = 2 // the sum, after 1 ms of computation
+)
+
+// slowCycles is procSlow's computation: 25,000 cycles = 1 ms at 25 MHz,
+// beyond ResendTimeout (600 µs), so the client re-sends while the
+// procedure runs.
+const slowCycles = 25_000
+
+type node struct {
+	cpu    *cpu.CPU
+	mem    *mem.Memory
+	board  *fore.Board
+	kernel *rma.Kernel
+}
+
+type rig struct {
+	e       *env.Env
+	nodes   []*node
+	srv     *rpc.Server
+	bind    *rpc.Binding
+	execs   map[uint32]int // call id -> executions (OnExec)
+	order   []uint32       // call ids in execution order
+	clientP rpc.Params
+}
+
+func sum(args []uint32) uint32 {
+	var s uint32
+	for _, a := range args {
+		s += a
+	}
+	return s
+}
+
+func newRig(p rpc.Params) *rig {
+	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 200 * clock.Millisecond})
+	r := &rig{e: e, execs: map[uint32]int{}, clientP: p}
+	for i := range 2 {
+		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
+		Expect(err).NotTo(HaveOccurred())
+		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(5).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
+		b, err := fore.MakeBuilder().WithEnv(e).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.AttachTC(tc, boardBase)).To(Succeed())
+		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(cpuClock).Build(fmt.Sprintf("N%d.CPU", i))
+		Expect(err).NotTo(HaveOccurred())
+		ch, err := tc.AddMaster(fmt.Sprintf("N%d.CPU", i))
+		Expect(err).NotTo(HaveOccurred())
+		c.Attach(ch)
+		b.OnInterrupt(c.Interrupt)
+		k, err := rma.NewKernel(rma.Hardware{CPU: c, Memory: m, Board: b, BoardBase: boardBase, KernelBase: kernelBase,
+			Node: i, Nodes: 2}, rma.Defaults())
+		Expect(err).NotTo(HaveOccurred())
+		r.nodes = append(r.nodes, &node{cpu: c, mem: m, board: b, kernel: k})
+	}
+	l, err := link.MakeBuilder().WithEnv(e).WithConfig(atm.LinkConfig()).Build("Link")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.nodes[0].board.ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
+	Expect(r.nodes[1].board.ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
+	procs := map[uint16]rpc.Proc{
+		procSum: func(_ *cpu.Proc, args []uint32) uint32 { return sum(args) },
+		procSlow: func(p *cpu.Proc, args []uint32) uint32 {
+			p.Compute(slowCycles)
+			return sum(args)
+		},
+	}
+	r.srv, err = rpc.NewServer(r.nodes[server].kernel, p, 2, stackBytes, procs)
+	Expect(err).NotTo(HaveOccurred())
+	r.srv.OnExec(func(_ clock.Time, _ int, call uint32) {
+		r.execs[call]++
+		r.order = append(r.order, call)
+	})
+	r.bind, err = rpc.Bind(r.nodes[client].kernel, p, server, r.srv)
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+// call is one call of the client's program and what it returned.
+type call struct {
+	proc       uint16
+	args       []uint32
+	result     uint32
+	err        error
+	start, end clock.Time
+}
+
+// run runs calls one after the other on the client while the server
+// serves, until the last returns.
+func (r *rig) run(calls ...*call) {
+	done := false
+	r.nodes[server].cpu.Run(cpu.Go(func(p *cpu.Proc) { r.srv.Serve(p, func() bool { return done }) }))
+	r.nodes[client].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+		for _, c := range calls {
+			c.start = p.Now()
+			c.result, c.err = r.bind.Call(p, c.proc, c.args)
+			c.end = p.Now()
+		}
+		done = true
+	}))
+	_, err := r.e.Run()
+	for _, n := range r.nodes {
+		n.cpu.Close()
+	}
+	Expect(err).NotTo(HaveOccurred())
+	Expect(done).To(BeTrue(), "the client's calls did not all return")
+}
+
+// dropArg drops the client's next argument cell for slot i of the
+// server's stack st (its board drops it at the wire, counted).
+func (r *rig) dropArg(st, slot int) {
+	seg, _ := r.srv.Stack(st)
+	r.nodes[client].board.DropNextTx(func(c *fore.Cell) bool {
+		p, err := rma.Decode(c.Payload)
+		return err == nil && p.Op == rma.OpWrite && p.Desc == seg && int(p.Offset) == rpc.SlotWords*slot
+	})
+}
+
+// dropServerWrite drops the server's next WRITE cell to word offset off
+// of the client's reply area (0: a reply, rpc.SlotWords: an ack).
+func (r *rig) dropServerWrite(off int) {
+	r.nodes[server].board.DropNextTx(func(c *fore.Cell) bool {
+		p, err := rma.Decode(c.Payload)
+		return err == nil && p.Op == rma.OpWrite && int(p.Offset) == off
+	})
+}
+
+func (r *rig) records(kind string) []trace.Record {
+	var out []trace.Record
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind == kind {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func field(rec trace.Record, key string) string {
+	v, _ := rec.Get(key)
+	return v
+}
+
+// steps returns node i's cpu.step records with the label as
+// "label instrs".
+func (r *rig) steps(i int, label string) []string {
+	var out []string
+	for _, rec := range r.e.Trace.Records() {
+		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) || field(rec, "step") != label {
+			continue
+		}
+		out = append(out, field(rec, "step")+" "+field(rec, "instrs"))
+	}
+	return out
+}
+
+func seq(n int, from uint32) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = from + uint32(i)
+	}
+	return out
+}
+
+func itoa(v int) string { return fmt.Sprint(v) }

@@ -1,0 +1,226 @@
+package rpc_test
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
+	"github.com/nisim/nisim/rtl/clock"
+)
+
+var _ = Describe("round trips without loss", func() {
+	It("runs Simple (4 integer arguments, one cell) once and returns its result, acknowledged by the reply", func() {
+		r := newRig(rpc.Defaults())
+		c := &call{proc: procSum, args: []uint32{1, 2, 3, 4}}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(uint32(10)))
+		Expect(r.order).To(HaveLen(1))
+		Expect(r.execs[r.order[0]]).To(Equal(1))
+		// 2 header words + 4 arguments = 6 frame words: one cell.
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1}))
+		Expect(r.records("rpc.ack")).To(BeEmpty())
+		// The stubs split StubInstrs 240 evenly; the server's half also
+		// loads the 4 arguments: 120 + 4.
+		Expect(r.steps(client, rpc.LabelClientStub)).To(Equal([]string{"rpc.client-stub 120"}))
+		Expect(r.steps(server, rpc.LabelServerStub)).To(Equal([]string{"rpc.server-stub 124"}))
+		// The stack was write-protected around the procedure and
+		// released: two inhibit calls on the server.
+		Expect(r.steps(server, rma.LabelInhibit)).To(HaveLen(2))
+	})
+
+	DescribeTable("runs MW calls once, one bit-mask cell per message of N = 8 cells",
+		func(words, cells, msgs int) {
+			r := newRig(rpc.Defaults())
+			c := &call{proc: procSum, args: seq(words, 1000)}
+			r.run(c)
+			Expect(c.err).NotTo(HaveOccurred())
+			Expect(c.result).To(Equal(sum(c.args)))
+			Expect(r.order).To(HaveLen(1))
+			Expect(rpc.Cells(words)).To(Equal(cells))
+			Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: uint64(cells), Acks: uint64(msgs)}))
+			Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: uint64(cells), Acks: uint64(msgs)}))
+			acks := r.records("rpc.ack")
+			Expect(acks).To(HaveLen(msgs))
+			// Every mask full: message j's cells min(8, cells-8j).
+			for j, a := range acks {
+				n := min(8, cells-8*j)
+				Expect(field(a, "mask")).To(Equal(itoa(1<<n - 1)))
+			}
+		},
+		// (2 + 32) / 9 rounded up = 4 cells, one message.
+		Entry("MW-32: 4 cells", 32, 4, 1),
+		// (2 + 64) / 9 rounded up = 8 cells, one message.
+		Entry("MW-64: 8 cells", 64, 8, 1),
+		// (2 + 128) / 9 rounded up = 15 cells, messages of 8 and 7.
+		Entry("MW-128: 15 cells", 128, 15, 2),
+	)
+
+	It("numbers successive calls and runs each once", func() {
+		r := newRig(rpc.Defaults())
+		calls := []*call{{proc: procSum, args: []uint32{1, 2, 3, 4}}, {proc: procSum, args: seq(32, 7)},
+			{proc: procSum, args: []uint32{5, 6, 7, 8}}}
+		r.run(calls...)
+		for _, c := range calls {
+			Expect(c.err).NotTo(HaveOccurred())
+			Expect(c.result).To(Equal(sum(c.args)))
+		}
+		Expect(r.order).To(Equal([]uint32{1, 2, 3}))
+	})
+
+	It("reports a procedure the server does not have", func() {
+		r := newRig(rpc.Defaults())
+		c := &call{proc: 99, args: []uint32{1}}
+		r.run(c)
+		Expect(c.err).To(MatchError(rpc.ErrNoProc))
+		Expect(r.order).To(BeEmpty())
+	})
+})
+
+var _ = Describe("cell loss", func() {
+	It("re-sends only the argument cell the bit mask shows missing, and runs the call once", func() {
+		r := newRig(rpc.Defaults())
+		r.dropArg(0, 2)
+		c := &call{proc: procSum, args: seq(32, 1)}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(sum(c.args)))
+		Expect(r.order).To(HaveLen(1))
+		// Cells 1, 2 (lost), 3, then the head 0: the mask 0b1011 (cell 2
+		// missing); cell 2 re-sent; then the full mask 0b1111.
+		acks := r.records("rpc.ack")
+		Expect(acks).To(HaveLen(2))
+		Expect(field(acks[0], "mask")).To(Equal("11"))
+		Expect(field(acks[1], "mask")).To(Equal("15"))
+		rs := r.records("rpc.resend")
+		Expect(rs).To(HaveLen(1))
+		Expect(field(rs[0], "cell")).To(Equal("2"))
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 5, Acks: 2, Resent: 1}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 4, Acks: 2}))
+	})
+
+	It("re-sends a lost head after ResendTimeout; the server then acknowledges the message", func() {
+		r := newRig(rpc.Defaults())
+		r.dropArg(0, 0)
+		c := &call{proc: procSum, args: seq(32, 1)}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(sum(c.args)))
+		Expect(r.order).To(HaveLen(1))
+		Expect(r.bind.Stats().Timeouts).To(Equal(uint64(1)))
+		Expect(r.bind.Stats().Resent).To(Equal(uint64(1)))
+		// The call took at least the client's ResendTimeout.
+		Expect(c.end - c.start).To(BeNumerically(">", 600*clock.Microsecond))
+	})
+
+	It("answers a call whose reply was lost from the cache: the duplicate call id runs once", func() {
+		r := newRig(rpc.Defaults())
+		r.dropServerWrite(0)
+		c := &call{proc: procSum, args: []uint32{1, 2, 3, 4}}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(uint32(10)))
+		Expect(r.order).To(HaveLen(1))
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 2, Resent: 1, Timeouts: 1}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1, DupCalls: 1, Resent: 1}))
+		Expect(r.records("rpc.dup")).To(HaveLen(1))
+	})
+
+	It("re-acknowledges a message whose mask was lost when its head is re-sent (MW-128), and runs the call once", func() {
+		r := newRig(rpc.Defaults())
+		r.dropServerWrite(rpc.SlotWords) // message 0's mask
+		c := &call{proc: procSum, args: seq(128, 1)}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(sum(c.args)))
+		Expect(r.order).To(HaveLen(1))
+		// The client timed out on message 0's mask and re-sent cell 0;
+		// the server, collecting message 1, re-sent message 0's mask.
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 16, Acks: 2, Resent: 1, Timeouts: 1}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 15, Acks: 3}))
+	})
+
+	It("refuses a re-sent argument cell hitting the write-protected stack (ErrInhibit), counts it, and runs the call once", func() {
+		r := newRig(rpc.Defaults())
+		// procSlow runs 1 ms > ResendTimeout 600 µs: the client re-sends
+		// cell 0 while the stack is inhibited.
+		c := &call{proc: procSlow, args: []uint32{1, 2, 3, 4}}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(uint32(10)))
+		Expect(r.order).To(HaveLen(1))
+		Expect(r.nodes[server].kernel.Counters().RefusedRecv[rma.ErrInhibit]).To(Equal(uint64(1)))
+		refused := r.records("rma.refuse")
+		Expect(refused).To(HaveLen(1))
+		Expect(field(refused[0], "reason")).To(Equal("inhibit"))
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 2, Resent: 1, Timeouts: 1}))
+		// Refused and harmless: no duplicate (the stamp never changed),
+		// one execution, one reply.
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1, Refused: 1}))
+		Expect(r.records("rpc.reply")).To(HaveLen(2)) // the server's and the client's record
+	})
+})
+
+var _ = Describe("set-up", func() {
+	DescribeTable("Params.Validate names the bad parameter",
+		func(mod func(p *rpc.Params), want string) {
+			p := rpc.Defaults()
+			mod(&p)
+			err := p.Validate()
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("StubInstrs", func(p *rpc.Params) { p.StubInstrs = -1 }, "StubInstrs"),
+		Entry("ProtoInstrsPerCell", func(p *rpc.Params) { p.ProtoInstrsPerCell = -1 }, "ProtoInstrsPerCell"),
+		Entry("N 0", func(p *rpc.Params) { p.N = 0 }, "N 0"),
+		Entry("N 33", func(p *rpc.Params) { p.N = 33 }, "N 33"),
+		Entry("AckTimeout", func(p *rpc.Params) { p.AckTimeout = 0 }, "AckTimeout"),
+		Entry("ResendTimeout", func(p *rpc.Params) { p.ResendTimeout = 2 * clock.Second }, "ResendTimeout"),
+		Entry("PollInstrs", func(p *rpc.Params) { p.PollInstrs = 0 }, "PollInstrs"),
+		Entry("MaxTries", func(p *rpc.Params) { p.MaxTries = 0 }, "MaxTries"),
+		Entry("ServerBase", func(p *rpc.Params) { p.ServerBase = 2 }, "ServerBase"),
+	)
+
+	It("rejects bad servers and bindings with one-line errors", func() {
+		r := newRig(rpc.Defaults())
+		k := r.nodes[server].kernel
+		procs := map[uint16]rpc.Proc{1: func(*cpu.Proc, []uint32) uint32 { return 0 }}
+		_, err := rpc.NewServer(k, rpc.Defaults(), 0, stackBytes, procs)
+		Expect(err).To(MatchError(ContainSubstring("stacks 0")))
+		_, err = rpc.NewServer(k, rpc.Defaults(), 1, 44, procs)
+		Expect(err).To(MatchError(ContainSubstring("stackBytes 44")))
+		_, err = rpc.NewServer(k, rpc.Defaults(), 1, stackBytes, nil)
+		Expect(err).To(MatchError(ContainSubstring("no procedures")))
+		// The rig's server already holds ServerBase.
+		_, err = rpc.NewServer(k, rpc.Defaults(), 1, stackBytes, procs)
+		Expect(err).To(MatchError(ContainSubstring("overlaps")))
+		_, err = rpc.Bind(r.nodes[server].kernel, rpc.Defaults(), server, r.srv)
+		Expect(err).To(MatchError(ContainSubstring("both node 0")))
+		_, err = rpc.Bind(r.nodes[client].kernel, rpc.Defaults(), client, r.srv)
+		Expect(err).To(MatchError(ContainSubstring("not the server's node")))
+		p := rpc.Defaults()
+		p.N = 4
+		_, err = rpc.Bind(r.nodes[client].kernel, p, server, r.srv)
+		Expect(err).To(MatchError(ContainSubstring("N 4")))
+		_, err = rpc.BindStacks(r.nodes[client].kernel, rpc.Defaults(), server, r.srv, 2)
+		Expect(err).To(MatchError(ContainSubstring("1 unclaimed stacks, 2 wanted")))
+		for _, e := range []error{err} {
+			Expect(strings.Count(e.Error(), "\n")).To(BeZero())
+		}
+	})
+
+	It("refuses a call with more arguments than the stack holds", func() {
+		r := newRig(rpc.Defaults())
+		// 25 slots × 9 frame words − 2 header words = 223.
+		Expect(r.bind.MaxArgs()).To(Equal(223))
+		c := &call{proc: procSum, args: seq(224, 0)}
+		r.run(c)
+		Expect(c.err).To(MatchError(ContainSubstring("224 arguments")))
+		Expect(r.order).To(BeEmpty())
+	})
+})
