@@ -127,6 +127,22 @@ func Decode(b [PayloadBytes]byte) (Payload, error) {
 	return p, nil
 }
 
+// UsedBytes is the prefix of the data field the op uses: Count words for
+// WRITE, block and READ reply; the reply location (4 bytes) of a READ
+// request; old, new and the reply location (12) of a CAS request; the
+// old value and the swapped flag (5) of a CAS reply.
+func (p *Payload) UsedBytes() int {
+	switch p.Op {
+	case OpReadReq:
+		return 4
+	case OpCASReq:
+		return 12
+	case OpCASReply:
+		return 5
+	}
+	return 4 * min(max(p.Count, 0), MaxWords)
+}
+
 // Word returns data word i (little-endian); 0 outside the data field.
 func (p *Payload) Word(i int) uint32 {
 	if i < 0 || i >= MaxWords {

@@ -79,3 +79,14 @@ var _ = Describe("payload codec", func() {
 		Expect(rma.ErrNoRequest.String()).To(Equal("noreq"))
 	})
 })
+
+var _ = Describe("the data an op uses", func() {
+	DescribeTable("is a prefix of the data field",
+		func(p rma.Payload, want int) { Expect(p.UsedBytes()).To(Equal(want)) },
+		Entry("WRITE of 3 words", rma.Payload{Op: rma.OpWrite, Count: 3}, 12),
+		Entry("READ request: the reply location", rma.Payload{Op: rma.OpReadReq, Count: 10}, 4),
+		Entry("READ reply of 10 words", rma.Payload{Op: rma.OpReadReply, Count: 10}, 40),
+		Entry("CAS request: old, new, reply location", rma.Payload{Op: rma.OpCASReq, Count: 1}, 12),
+		Entry("CAS reply: old and swapped", rma.Payload{Op: rma.OpCASReply, Count: 1}, 5),
+	)
+})

@@ -337,8 +337,9 @@ type Event struct {
 	// Reason is a refusal's.
 	Reason Status
 	// Addr and Data: EvMemWrite/EvMemRead the physical word and its
-	// bytes; EvSend the cell's data words; EvCASExec/EvCASDup the old
-	// value (4 bytes) and the swapped flag (1 byte).
+	// bytes; EvSend the data bytes the cell's op uses (Payload.UsedBytes);
+	// EvCASExec/EvCASDup the old value (4 bytes) and the swapped flag (1
+	// byte).
 	Addr uint64
 	Data []byte
 	// Cell is always 0: the board numbers cells (fore.Cell.ID), the

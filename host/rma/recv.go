@@ -328,7 +328,7 @@ func (k *Kernel) rxCell(p *cpu.Proc, cell []byte, more bool) ([]byte, uint32) {
 		k.counters.Sent[rp.Op]++
 		k.traceCell(now, "rma.send", &rp, k.hw.Node, src)
 		k.event(now, Event{Kind: EvSend, Src: k.hw.Node, Dst: src, Op: rp.Op, Desc: rp.Desc, Offset: int(rp.Offset),
-			Count: rp.Count, ReqID: rp.ReqID, Data: append([]byte(nil), rp.Data[:4*rp.Count]...)})
+			Count: rp.Count, ReqID: rp.ReqID, Data: append([]byte(nil), rp.Data[:rp.UsedBytes()]...)})
 	}
 	if after != nil {
 		after(now)

@@ -198,6 +198,15 @@ var _ = Describe("CAS", func() {
 		// The old value also lands at the requester's reply word.
 		Expect(r.words(1, segBase, 1)).To(Equal([]uint32{6}))
 		Expect(r.nodes[0].kernel.Counters().CASExec).To(Equal(uint64(2)))
+		// The request's EvSend carries old, new and the reply location.
+		var sent [][]byte
+		for _, ev := range r.nodes[1].events {
+			if ev.Kind == rma.EvSend {
+				sent = append(sent, ev.Data)
+			}
+		}
+		Expect(sent).To(HaveLen(2))
+		Expect(sent[0]).To(Equal([]byte{5, 0, 0, 0, 6, 0, 0, 0, ids[1], 0, 0, 0}))
 		// READ's shape: the request 25+37, the target 73+21+67, the reply
 		// 73+21+31 (one word: 58 − 27).
 		target := []string{"rma.dispatch 73", "rma.handler 21", "rma.rx-cas 67"}

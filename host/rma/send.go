@@ -227,7 +227,7 @@ func (k *Kernel) send(p *cpu.Proc, r *sendReq) Status {
 		k.counters.Sent[r.op]++
 		k.traceCell(now, "rma.send", &pl, k.hw.Node, d.node())
 		k.event(now, Event{Kind: EvSend, Src: k.hw.Node, Dst: d.node(), Op: r.op, Desc: d.seg(), Offset: r.off,
-			Count: r.count, ReqID: r.id, Data: append([]byte(nil), r.data[:4*r.count]...)})
+			Count: r.count, ReqID: r.id, Data: append([]byte(nil), pl.Data[:pl.UsedBytes()]...)})
 		if r.op == OpReadReq || r.op == OpCASReq {
 			k.pending[r.id] = &pending{op: r.op, target: d.node(), desc: uint8(r.local), off: r.localOff, count: r.localCount, intr: r.intr}
 		}
