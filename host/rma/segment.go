@@ -235,7 +235,11 @@ func (k *Kernel) Desc(reg int) (Desc, bool) {
 }
 
 // Revoke invalidates segment seg's record (untimed set-up): every later
-// cell for it is refused with ErrDesc.
+// cell for it is refused with ErrDesc. Like Export and Unpin it writes
+// memory behind the caches, so call it before the run (t=0) or before
+// the kernel has read the record; a record the processor's cache already
+// holds would then disagree with memory, which the handler reports as
+// rma.stale.
 func (k *Kernel) Revoke(seg uint8) error {
 	if k.segs[seg] == nil {
 		return fmt.Errorf("rma: Revoke: segment %d is not exported", seg)
