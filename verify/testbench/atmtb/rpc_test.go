@@ -1,0 +1,161 @@
+package atmtb_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/atmtb"
+)
+
+// RPC end to end on the paper's testbed (section 3.1.3: «two otherwise
+// idle workstations connected by an ATM network»): the default cluster,
+// node 0 the server, node 1 the client, host/rpc's Defaults (StubInstrs
+// not yet calibrated: C3 is pending in atm-report).
+
+// rpcStack is the server's stack: 25 cell slots, MW-128's 15 fit.
+const rpcStack = 1000
+
+// rpcSum is the one procedure: the sum of its arguments (section 3.1.3:
+// «The actual computation time for each RPC is again negligible»).
+const rpcSum = 1
+
+// rpcRun runs rounds calls of words argument words on the default
+// cluster, changed by mod, then drop (nil: none) arms a fault before the
+// first call. It returns each call's time and the server's executions
+// per call id.
+func rpcRun(words, rounds int, mod func(c *atmtb.Config), drop func(cl *atmtb.Cluster, s *rpc.Server)) (
+	times []clock.Time, execs map[uint32]int, srv *rpc.Server, b *rpc.Binding) {
+	GinkgoHelper()
+	e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
+	cl := build(e, mod)
+	defer cl.Close()
+	_, err := atmtb.Connect(cl)
+	Expect(err).NotTo(HaveOccurred())
+	procs := map[uint16]rpc.Proc{rpcSum: func(_ *cpu.Proc, args []uint32) uint32 {
+		var s uint32
+		for _, a := range args {
+			s += a
+		}
+		return s
+	}}
+	srv, err = rpc.NewServer(cl.Nodes[0].Kernel, rpc.Defaults(), 1, rpcStack, procs)
+	Expect(err).NotTo(HaveOccurred())
+	execs = map[uint32]int{}
+	srv.OnExec(func(_ clock.Time, _ int, call uint32) { execs[call]++ })
+	b, err = rpc.Bind(cl.Nodes[1].Kernel, rpc.Defaults(), 0, srv)
+	Expect(err).NotTo(HaveOccurred())
+	if drop != nil {
+		drop(cl, srv)
+	}
+	done := false
+	var errs []error
+	cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }))
+	cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+		for r := range rounds {
+			args := make([]uint32, words)
+			var want uint32
+			for i := range args {
+				args[i] = uint32(1000*r + i)
+				want += args[i]
+			}
+			start := p.Now()
+			got, err := b.Call(p, rpcSum, args)
+			times = append(times, p.Now()-start)
+			if err == nil && got != want {
+				err = fmt.Errorf("call %d: result %d, want %d", r, got, want)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		done = true
+	}))
+	res, err := e.Run()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Stopped).To(BeFalse(), "the run hit its time limit")
+	Expect(done).To(BeTrue())
+	Expect(errs).To(BeEmpty())
+	Expect(cl.Finish()).To(Succeed())
+	return times, execs, srv, b
+}
+
+func meanAfter(ts []clock.Time, warm int) clock.Time {
+	var s clock.Time
+	for _, t := range ts[warm:] {
+		s += t
+	}
+	return s / clock.Time(len(ts)-warm)
+}
+
+var _ = Describe("RPC on the cluster", func() {
+	It("runs Simple and MW-32/64/128 with the right results, each call once; reports the latencies against Table 4", func() {
+		// Table 4 (DEC 5000/200): Simple 93, MW-32 300, MW-64 488, MW-128
+		// 698 µs. The model's figures before C3's calibration are
+		// reported, not asserted (the issue design's section 5.3 predicts
+		// the MW rows 43-56 % low).
+		const rounds, warm = 12, 2
+		for _, row := range []struct {
+			name  string
+			words int
+			paper float64
+		}{{"Simple", 4, 93}, {"MW-32", 32, 300}, {"MW-64", 64, 488}, {"MW-128", 128, 698}} {
+			times, execs, srv, b := rpcRun(row.words, rounds, nil, nil)
+			Expect(execs).To(HaveLen(rounds))
+			for id, n := range execs {
+				Expect(n).To(Equal(1), "call %#x", id)
+			}
+			Expect(b.Stats().Resent).To(BeZero())
+			Expect(b.Stats().Timeouts).To(BeZero())
+			Expect(srv.Stats().DupCalls).To(BeZero())
+			m := meanAfter(times, warm)
+			us := float64(m) / float64(clock.Microsecond)
+			AddReportEntry(fmt.Sprintf("RPC %s", row.name), fmt.Sprintf("%.1f µs (paper %.0f µs, %+.0f%%)", us, row.paper, 100*(us-row.paper)/row.paper))
+			GinkgoWriter.Printf("RPC %-7s %7.1f us  paper %4.0f us  %+5.0f%%\n", row.name, us, row.paper, 100*(us-row.paper)/row.paper)
+			Expect(m).To(BeNumerically(">", 0))
+		}
+	})
+
+	It("loses nothing under cell loss on the real nodes: a lost argument cell, a lost reply", func() {
+		// Node 1's next cell to word 20 of the stack (MW-32's cell 2) is
+		// dropped at its board; then node 0's first reply.
+		_, execs, srv, b := rpcRun(32, 3, nil, func(cl *atmtb.Cluster, s *rpc.Server) {
+			seg, _ := s.Stack(0)
+			cl.Nodes[1].Board.DropNextTx(dropWrite(seg, 2*rpc.SlotWords))
+		})
+		Expect(execs).To(HaveLen(3))
+		for _, n := range execs {
+			Expect(n).To(Equal(1))
+		}
+		Expect(b.Stats().Resent).To(Equal(uint64(1)))
+		Expect(srv.Stats().Acks).To(Equal(uint64(4))) // 3 calls + the mask with a hole
+
+		_, execs, srv, b = rpcRun(4, 3, nil, func(cl *atmtb.Cluster, _ *rpc.Server) {
+			cl.Nodes[0].Board.DropNextTx(func(c *fore.Cell) bool {
+				p, err := rma.Decode(c.Payload)
+				return err == nil && p.Op == rma.OpWrite && p.Offset == 0
+			})
+		})
+		Expect(execs).To(HaveLen(3))
+		for _, n := range execs {
+			Expect(n).To(Equal(1))
+		}
+		Expect(srv.Stats().DupCalls).To(Equal(uint64(1)))
+		Expect(b.Stats().Timeouts).To(Equal(uint64(1)))
+	})
+})
+
+// dropWrite matches a WRITE cell to word offset off of segment seg.
+func dropWrite(seg uint8, off int) func(c *fore.Cell) bool {
+	return func(c *fore.Cell) bool {
+		p, err := rma.Decode(c.Payload)
+		return err == nil && p.Op == rma.OpWrite && p.Desc == seg && int(p.Offset) == off
+	}
+}
