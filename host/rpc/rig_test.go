@@ -149,6 +149,25 @@ func (r *rig) run(calls ...*call) {
 	Expect(done).To(BeTrue(), "the client's calls did not all return")
 }
 
+// runProg runs fn on the client while the server serves, until 500 µs
+// after fn returns (time for what fn sent to be handled).
+func (r *rig) runProg(fn func(p *cpu.Proc)) {
+	var doneAt clock.Time = -1
+	r.nodes[server].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+		r.srv.Serve(p, func() bool { return doneAt >= 0 && p.Now() > doneAt+500*clock.Microsecond })
+	}))
+	r.nodes[client].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+		fn(p)
+		doneAt = p.Now()
+	}))
+	_, err := r.e.Run()
+	for _, n := range r.nodes {
+		n.cpu.Close()
+	}
+	Expect(err).NotTo(HaveOccurred())
+	Expect(doneAt).To(BeNumerically(">=", 0), "the client's program did not return")
+}
+
 // dropArg drops the client's next argument cell for slot i of the
 // server's stack st (its board drops it at the wire, counted).
 func (r *rig) dropArg(st, slot int) {

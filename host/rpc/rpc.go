@@ -212,6 +212,10 @@ type Stats struct {
 	// inhibited segments are the server's stacks unless other software
 	// inhibits its own).
 	Refused uint64
+	// Bad is the frames the server ignored or refused as malformed: a
+	// call id that does not match cell 0's stamp, or more cells than the
+	// stack holds (answered ErrBadCall).
+	Bad uint64
 }
 
 // freeReg returns the highest descriptor register of k that holds no

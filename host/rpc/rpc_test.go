@@ -166,6 +166,84 @@ var _ = Describe("cell loss", func() {
 	})
 })
 
+var _ = Describe("costs and determinism", func() {
+	It("costs the spin loops PollInstrs per word watched and the transport ProtoInstrsPerCell per cell (MW-32)", func() {
+		r := newRig(rpc.Defaults())
+		r.run(&call{proc: procSum, args: seq(32, 1)})
+		// The server watches one bound stack, idle: cell 0's stamp, 6
+		// instructions; collecting nothing beyond message 0 (MW-32 is one
+		// message), the same.
+		for _, s := range r.steps(server, rpc.LabelPoll) {
+			Expect(s).To(Equal("rpc.poll 6"))
+		}
+		// The client spins on the reply area's ack (id, message|number,
+		// mask) and the reply's id: 4 words × 6 = 24; then on the reply
+		// (id, result, status): 3 × 6 = 18.
+		polls := r.steps(client, rpc.LabelPoll)
+		Expect(polls).NotTo(BeEmpty())
+		Expect(polls[0]).To(Equal("rpc.poll 24"))
+		Expect(polls[len(polls)-1]).To(Equal("rpc.poll 18"))
+		// Server checks: the frame header (30, two loads), then message
+		// 0's 4 cells' stamps (4 × 30 = 120, three loads).
+		Expect(r.steps(server, rpc.LabelServerCheck)).To(Equal([]string{"rpc.server-check 30", "rpc.server-check 120"}))
+		// One proto step per cell written: the client's 4 argument
+		// cells, the server's mask and reply.
+		Expect(r.steps(client, rpc.LabelProto)).To(Equal([]string{"rpc.proto 30", "rpc.proto 30", "rpc.proto 30", "rpc.proto 30"}))
+		Expect(r.steps(server, rpc.LabelProto)).To(HaveLen(2))
+		// The server stub's half (120) and the 32 argument loads.
+		Expect(r.steps(server, rpc.LabelServerStub)).To(Equal([]string{"rpc.server-stub 152"}))
+	})
+
+	It("gives the same trace on a rerun", func() {
+		trace := func() []string {
+			r := newRig(rpc.Defaults())
+			r.dropArg(0, 1)
+			r.run(&call{proc: procSum, args: seq(64, 3)}, &call{proc: procSum, args: []uint32{1, 2, 3, 4}})
+			var out []string
+			for _, rec := range r.e.Trace.Records() {
+				out = append(out, rec.String())
+			}
+			return out
+		}
+		a, b := trace(), trace()
+		Expect(len(a)).To(BeNumerically(">", 100))
+		Expect(a).To(Equal(b))
+	})
+})
+
+var _ = Describe("malformed frames", func() {
+	// The client's program writes cell 0 itself through a descriptor of
+	// the stack, as a faulty or malicious stub would.
+	forge := func(r *rig, words []uint32) {
+		seg, _ := r.srv.Stack(0)
+		k := r.nodes[client].kernel
+		Expect(k.Import(0, server, seg, stackBytes, rma.RightWrite)).To(Succeed())
+		r.runProg(func(p *cpu.Proc) { Expect(k.Write(p, 0, 0, len(words), false, words)).To(Equal(rma.OK)) })
+	}
+
+	It("ignores a cell 0 whose call id does not match its stamp, counting it", func() {
+		r := newRig(rpc.Defaults())
+		w := make([]uint32, rpc.SlotWords)
+		w[0], w[1] = 7, procSum|4<<16 // call id seq 7
+		w[rpc.SlotWords-1] = rpc.Stamp(8, 0, 0)
+		forge(r, w)
+		Expect(r.order).To(BeEmpty())
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Bad: 1}))
+		Expect(r.records("rpc.bad")).To(HaveLen(1))
+	})
+
+	It("answers a frame claiming more cells than the stack holds with ErrBadCall, running nothing", func() {
+		r := newRig(rpc.Defaults())
+		w := make([]uint32, rpc.SlotWords)
+		w[0], w[1] = 9, procSum|0xffff<<16 // 65535 arguments: 7282 cells > 25
+		w[rpc.SlotWords-1] = rpc.Stamp(9, 0, 0)
+		forge(r, w)
+		Expect(r.order).To(BeEmpty())
+		Expect(r.srv.Stats().Bad).To(Equal(uint64(1)))
+		Expect(r.records("rpc.reply")).To(HaveLen(1)) // the server's, status ErrBadCall
+	})
+})
+
 var _ = Describe("set-up", func() {
 	DescribeTable("Params.Validate names the bad parameter",
 		func(mod func(p *rpc.Params), want string) {

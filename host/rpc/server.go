@@ -90,10 +90,14 @@ func NewServer(k *rma.Kernel, p Params, stacks, stackBytes int, procs map[uint16
 	case overlaps(k, p.ServerBase, stacks*stackBytes):
 		return nil, fmt.Errorf("rpc: NewServer: ServerBase %#x + %d bytes overlaps an exported segment", p.ServerBase, stacks*stackBytes)
 	}
+	nilProc := -1
 	for n, fn := range procs {
-		if fn == nil {
-			return nil, fmt.Errorf("rpc: NewServer: procedure %d is nil", n)
+		if fn == nil && (nilProc < 0 || int(n) < nilProc) {
+			nilProc = int(n) // the smallest, whatever the map's order
 		}
+	}
+	if nilProc >= 0 {
+		return nil, fmt.Errorf("rpc: NewServer: procedure %d is nil", nilProc)
 	}
 	var grant []int
 	for i := range hw.Nodes {
@@ -296,15 +300,19 @@ func (s *Server) start(p *cpu.Proc, st *stack, v uint32) {
 	seq := stampSeq(v)
 	st.active, st.partial = false, false
 	if uint16(id) != seq {
-		// The header does not belong to the stamp (a forged or torn
-		// frame): ignore it; a real client re-sends.
-		s.report(p.Now(), "rpc.frame", "stack %d: call id %#x does not match stamp %#x", st.idx, id, v)
+		// The header does not belong to the stamp: not a frame a client
+		// stub wrote (cell 0 carries both, so no loss can tear them).
+		// Ignore it, count and trace it.
+		s.stats.Bad++
+		s.emit(p.Now(), "rpc.bad", trace.Int("stack", int64(st.idx)), trace.Uint("call", uint64(id)), trace.Uint("stamp", uint64(v)))
 		return
 	}
 	nargs := int(hdr >> 16)
 	st.seq, st.id, st.proc, st.nargs = seq, id, uint16(hdr), nargs
 	st.n = Cells(nargs)
 	if st.n > s.maxCells() {
+		s.stats.Bad++
+		s.emit(p.Now(), "rpc.bad", trace.Int("stack", int64(st.idx)), trace.Uint("call", uint64(id)), trace.Int("cells", int64(st.n)))
 		s.finish(p, st, 0, statusBadCall)
 		return
 	}
