@@ -152,6 +152,98 @@ var _ = Describe("RPC on the cluster", func() {
 	})
 })
 
+var _ = Describe("RPC on the cluster, more", func() {
+	It("serves two clients through the ASX-100, a stack each, every call once", func() {
+		e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
+		cl := build(e, func(c *atmtb.Config) { c.Nodes, c.Switched = 3, true })
+		defer cl.Close()
+		procs := map[uint16]rpc.Proc{rpcSum: func(_ *cpu.Proc, args []uint32) uint32 {
+			var s uint32
+			for _, a := range args {
+				s += a
+			}
+			return s
+		}}
+		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, rpc.Defaults(), 2, rpcStack, procs)
+		Expect(err).NotTo(HaveOccurred())
+		execs := map[uint32]int{}
+		srv.OnExec(func(_ clock.Time, _ int, call uint32) { execs[call]++ })
+		const calls = 4
+		left := 2
+		var errs []error
+		for c := 1; c <= 2; c++ {
+			b, err := rpc.Bind(cl.Nodes[c].Kernel, rpc.Defaults(), 0, srv)
+			Expect(err).NotTo(HaveOccurred())
+			cl.Nodes[c].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+				for r := range calls {
+					// Client 1 makes MW-32 calls, client 2 Simple ones.
+					args := make([]uint32, 4+28*(2-c))
+					var want uint32
+					for i := range args {
+						args[i] = uint32(100*c + 10*r + i)
+						want += args[i]
+					}
+					got, err := b.Call(p, rpcSum, args)
+					if err == nil && got != want {
+						err = fmt.Errorf("client %d call %d: result %d, want %d", c, r, got, want)
+					}
+					if err != nil {
+						errs = append(errs, err)
+					}
+				}
+				left--
+			}))
+		}
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { srv.Serve(p, func() bool { return left == 0 }) }))
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse())
+		Expect(left).To(BeZero())
+		Expect(errs).To(BeEmpty())
+		Expect(cl.Finish()).To(Succeed())
+		// Call ids: binding 0 (node 1) 0x1..0x4, binding 1 (node 2)
+		// 0x1000001..0x1000004.
+		Expect(execs).To(HaveLen(2 * calls))
+		for id, n := range execs {
+			Expect(n).To(Equal(1), "call %#x", id)
+		}
+		Expect(srv.Stats().Calls).To(Equal(uint64(2 * calls)))
+	})
+
+	It("refuses a re-sent argument cell hitting the write-protected stack (ErrInhibit), harmlessly", func() {
+		// A procedure of 1 ms (25,000 cycles at 25 MHz) > ResendTimeout
+		// 600 µs: the client re-sends cell 0 while the stack is inhibited.
+		e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
+		cl := build(e, nil)
+		defer cl.Close()
+		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, rpc.Defaults(), 1, rpcStack, map[uint16]rpc.Proc{
+			rpcSum: func(p *cpu.Proc, args []uint32) uint32 { p.Compute(25_000); return args[0] + args[3] }})
+		Expect(err).NotTo(HaveOccurred())
+		execs := 0
+		srv.OnExec(func(clock.Time, int, uint32) { execs++ })
+		b, err := rpc.Bind(cl.Nodes[1].Kernel, rpc.Defaults(), 0, srv)
+		Expect(err).NotTo(HaveOccurred())
+		done := false
+		var got uint32
+		var cerr error
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }))
+		cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			got, cerr = b.Call(p, rpcSum, []uint32{1, 2, 3, 4})
+			done = true
+		}))
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cerr).NotTo(HaveOccurred())
+		Expect(got).To(Equal(uint32(5)))
+		Expect(execs).To(Equal(1))
+		Expect(cl.Nodes[0].Kernel.Counters().RefusedRecv[rma.ErrInhibit]).To(Equal(uint64(1)))
+		Expect(srv.Stats().Refused).To(Equal(uint64(1)))
+		Expect(srv.Stats().DupCalls).To(BeZero())
+		Expect(b.Stats().Resent).To(Equal(uint64(1)))
+		Expect(cl.Finish()).To(Succeed())
+	})
+})
+
 // dropWrite matches a WRITE cell to word offset off of segment seg.
 func dropWrite(seg uint8, off int) func(c *fore.Cell) bool {
 	return func(c *fore.Cell) bool {
