@@ -58,7 +58,12 @@ var memLatency = 5
 var boardConfig = fore.TCA100()
 
 func newRig(muts map[string]int) *rig {
-	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond})
+	return buildRig(vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond}))
+}
+
+// buildRig builds the rig in e (a fuzz target's env is not a Ginkgo
+// spec's).
+func buildRig(e *env.Env) *rig {
 	r := &rig{e: e}
 	for i := range 2 {
 		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
@@ -195,3 +200,12 @@ func field(r trace.Record, key string) string {
 }
 
 func atmHeader(vci uint16) atm.Header { return atm.Header{VCI: vci} }
+
+// forgedRaw returns a cell flit with raw payload bytes (sealed with the
+// board's CRC-10 so the board accepts it).
+func forgedRaw(id uint64, vci uint16, b [48]byte) link.Flit {
+	fore.SealPayload(&b)
+	f, err := atm.NewCell(id, atm.Header{VCI: vci}, b[:])
+	Expect(err).NotTo(HaveOccurred())
+	return f
+}
