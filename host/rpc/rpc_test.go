@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
 	"github.com/nisim/nisim/host/rpc"
@@ -102,6 +103,32 @@ var _ = Describe("cell loss", func() {
 		Expect(field(rs[0], "cell")).To(Equal("2"))
 		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 5, Acks: 2, Resent: 1}))
 		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 4, Acks: 2}))
+	})
+
+	It("re-sends the mask after AckTimeout when the re-sent cell is lost too", func() {
+		r := newRig(rpc.Defaults())
+		r.dropArg(0, 2)
+		drops := 0
+		r.nodes[client].board.OnDrop(func(clock.Time, *fore.Cell, fore.DropReason) {
+			if drops++; drops == 1 {
+				r.dropArg(0, 2) // the re-sent cell 2 is lost as well
+			}
+		})
+		c := &call{proc: procSum, args: seq(32, 1)}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(sum(c.args)))
+		Expect(r.order).To(HaveLen(1))
+		Expect(drops).To(Equal(2))
+		// Mask 0b1011; cell 2 re-sent and lost; the server's AckTimeout
+		// (300 µs, before the client's 600 µs) re-sends 0b1011; cell 2
+		// re-sent again; full mask 0b1111.
+		acks := r.records("rpc.ack")
+		Expect(acks).To(HaveLen(3))
+		Expect([]string{field(acks[0], "mask"), field(acks[1], "mask"), field(acks[2], "mask")}).To(Equal([]string{"11", "11", "15"}))
+		Expect(acks[1].Time - acks[0].Time).To(BeNumerically(">=", 300*clock.Microsecond))
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 6, Acks: 3, Resent: 2}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 4, Acks: 3, Timeouts: 1}))
 	})
 
 	It("re-sends a lost head after ResendTimeout; the server then acknowledges the message", func() {
