@@ -383,6 +383,8 @@ type Kernel struct {
 	// up, never iterated).
 	pending map[uint16]*pending
 	nextReq uint16
+	// lastCAS is the id of the last CAS request sent to each node.
+	lastCAS [MaxNodes]uint16
 	// inflight are the kernel's word stores not yet in memory (looked
 	// up, never iterated).
 	inflight map[uint64]*inflightWord

@@ -215,6 +215,26 @@ var _ = Describe("CAS", func() {
 		Expect(r.steps(1)).To(Equal(append(append([]string{}, src...), src...)))
 	})
 
+	It("never gives a new CAS the id the target has cached, even after the id counter wraps", func() {
+		r := newRig(nil)
+		ids := r.share(rma.RightRead | rma.RightWrite)
+		k := r.nodes[1].kernel
+		var olds []uint32
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			k.SetNextReq(100)
+			o, _ := k.CAS(p, 0, 4, 0, 1, int(ids[1]), 0)
+			olds = append(olds, o)
+			k.SetNextReq(100) // the counter came round to the cached id
+			o, _ = k.CAS(p, 0, 4, 1, 2, int(ids[1]), 0)
+			olds = append(olds, o)
+		}))
+		Expect(r.run()).To(Succeed())
+		Expect(olds).To(Equal([]uint32{0, 1}))
+		Expect(r.words(0, segBase+16, 1)).To(Equal([]uint32{2}))
+		c := r.nodes[0].kernel.Counters()
+		Expect([]uint64{c.CASExec, c.CASDup}).To(Equal([]uint64{2, 0}))
+	})
+
 	It("resends on timeout after a lost reply; the target answers from its cache and executes once", func() {
 		r := newRig(nil)
 		ids := r.share(rma.RightRead | rma.RightWrite)

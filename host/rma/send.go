@@ -281,8 +281,19 @@ func (k *Kernel) trapCAS(p *cpu.Proc, f *cpu.Frame) {
 	}
 	r.id = uint16(arg(f, 6))
 	resend := r.id != 0
+	target := -1
+	if d, ok := k.Desc(r.reg); ok && d.Node >= 0 && d.Node < MaxNodes {
+		target = d.Node
+	}
 	if !resend {
 		r.id = k.newReq()
+		// The target's cache holds the last CAS it executed from this node,
+		// which is the last one sent it (a CAS blocks until answered): a new
+		// request must not carry that id, or a wrapped counter would be
+		// answered from the cache.
+		if target >= 0 && r.id == k.lastCAS[target] {
+			r.id = k.newReq()
+		}
 	}
 	pl := Payload{Op: OpCASReq}
 	pl.SetWord(0, uint32(arg(f, 2)))
@@ -298,6 +309,9 @@ func (k *Kernel) trapCAS(p *cpu.Proc, f *cpu.Frame) {
 	k.crossOut(p)
 	if resend && keep != nil {
 		k.pending[r.id] = keep // the same outstanding request
+	}
+	if st == OK && target >= 0 {
+		k.lastCAS[target] = r.id
 	}
 	f.Status = uint64(st) | uint64(r.id)<<16
 }
