@@ -360,8 +360,11 @@ type Counters struct {
 	// Drained[i] counts interrupts that drained i cells (the last bucket
 	// i or more).
 	Drained [16]uint64
-	// CASExec, CASDup, Retransmits, Notifies.
-	CASExec, CASDup, Retransmits, Notifies uint64
+	// CASExec counts CAS requests executed here, CASDup those answered
+	// from the cache; Retransmits the CAS requests this node resent and
+	// CASFailed those it gave up after MaxCASTries resends; Notifies the
+	// intr=1 deliveries.
+	CASExec, CASDup, Retransmits, CASFailed, Notifies uint64
 }
 
 // Kernel is one node's RMA kernel: its tables live in kernel memory

@@ -215,6 +215,23 @@ var _ = Describe("CAS", func() {
 		Expect(r.steps(1)).To(Equal(append(append([]string{}, src...), src...)))
 	})
 
+	It("gives up, counted, on a CAS its target keeps refusing", func() {
+		r := newRig(nil)
+		ids := r.share(rma.RightRead | rma.RightWrite)
+		r.nodes[0].cpu.Run(cpu.Go(func(p *cpu.Proc) { r.nodes[0].kernel.Inhibit(p, ids[0], true) }))
+		var ok bool
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			p.Compute(500) // after the inhibit call
+			_, ok = r.nodes[1].kernel.CAS(p, 0, 4, 0, 1, int(ids[1]), 0)
+		}))
+		Expect(r.run()).To(Succeed())
+		Expect(ok).To(BeFalse())
+		// The first send and MaxCASTries resends, each refused.
+		Expect(r.nodes[0].kernel.Counters().RefusedRecv[rma.ErrInhibit]).To(Equal(uint64(rma.MaxCASTries + 1)))
+		Expect(r.nodes[1].kernel.Counters().CASFailed).To(Equal(uint64(1)))
+		Expect(r.words(0, segBase+16, 1)).To(Equal([]uint32{0}))
+	})
+
 	It("never gives a new CAS the id the target has cached, even after the id counter wraps", func() {
 		r := newRig(nil)
 		ids := r.share(rma.RightRead | rma.RightWrite)

@@ -7,8 +7,8 @@ import (
 	"github.com/nisim/nisim/verify/trace"
 )
 
-// MaxCASTries bounds a CAS's sends (assumed: 32 timeouts of 400 µs, 13
-// ms, mean the target refuses it, a revoked or inhibited segment; the
+// MaxCASTries bounds a CAS's resends (assumed: 32 timeouts of 400 µs,
+// 13 ms, mean the target refuses it, a revoked or inhibited segment; the
 // paper's CAS is reliable against cell loss only).
 const MaxCASTries = 32
 
@@ -62,7 +62,10 @@ func (k *Kernel) CAS(p *cpu.Proc, reg int, off int, old, new uint32, dreg int, d
 	id := uint16(0)
 	for try := 0; ; try++ {
 		if try > MaxCASTries {
-			k.env.Report(p.Now(), k.path, "rma.cas", "CAS request %d unanswered after %d sends", id, MaxCASTries)
+			// The target refuses it (its segment revoked, inhibited or
+			// unpinned) or the network loses everything: give up, counted.
+			k.counters.CASFailed++
+			k.emit(p.Now(), "rma.cas-fail", trace.Uint("req", uint64(id)), trace.Int("sends", int64(MaxCASTries)))
 			return 0, false
 		}
 		s := p.Trap(TrapCAS, uint64(reg), uint64(off), uint64(old), uint64(new), uint64(dreg), uint64(doff), uint64(id))
