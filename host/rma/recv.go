@@ -30,7 +30,7 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 	k.counters.Interrupts++
 	acc := []cpu.Access{k.statusAcc()}
 	for i := range dispatchLoads {
-		acc = append(acc, load32(k.hw.KernelBase+offStack+4*uint64(NumSaveWords-1-i)))
+		acc = append(acc, load32(k.hw.KernelBase+offVector+4*uint64(i)))
 	}
 	out := k.step(p, LabelDispatch, k.p.StepInstrs.Dispatch, acc, padSaves)
 	st := word(out[0])

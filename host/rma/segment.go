@@ -20,6 +20,9 @@ const (
 	offStack = 0x0000
 	// NumSaveWords is the save area's words.
 	NumSaveWords = 64
+	// offVector is the dispatcher's tables (the exception vector, the
+	// interrupt mask and device tables it reads): dispatchLoads words.
+	offVector = 0x0100
 	// offDesc is the descriptor registers: NumRegs records of 8 bytes,
 	// w0 = valid<<31 | node<<16 | seg<<8 | rights, w1 = bytes.
 	offDesc = 0x0200
