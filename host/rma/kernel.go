@@ -81,8 +81,9 @@ type Params struct {
 	// 0, all the cells STATUS counts).
 	RxBatch int
 	// RawPollInstrs and RawSendInstrs are raw mode's user loop (assumed:
-	// 6 per poll, 10 per cell sent; «the address space polls the network
-	// constantly», section 2.3).
+	// 6 per STATUS poll, its load included; 10 to build a cell besides the
+	// cell's 14 stores; «the address space polls the network
+	// constantly», section 2.3). A received cell's load is 14 more.
 	RawPollInstrs, RawSendInstrs int
 }
 
