@@ -74,8 +74,11 @@ func sum(args []uint32) uint32 {
 	return s
 }
 
-func newRig(p rpc.Params) *rig {
-	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 200 * clock.Millisecond})
+func newRig(p rpc.Params) *rig { return newRigLink(p, atm.LinkConfig(), 0) }
+
+// newRigLink is newRig on link config lc with seed (0: the spec's).
+func newRigLink(p rpc.Params, lc link.Config, seed uint64) *rig {
+	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 2 * clock.Second, Seed: seed})
 	r := &rig{e: e, execs: map[uint32]int{}, clientP: p}
 	for i := range 2 {
 		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
@@ -97,7 +100,7 @@ func newRig(p rpc.Params) *rig {
 		Expect(err).NotTo(HaveOccurred())
 		r.nodes = append(r.nodes, &node{cpu: c, mem: m, board: b, kernel: k})
 	}
-	l, err := link.MakeBuilder().WithEnv(e).WithConfig(atm.LinkConfig()).Build("Link")
+	l, err := link.MakeBuilder().WithEnv(e).WithConfig(lc).Build("Link")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(r.nodes[0].board.ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
 	Expect(r.nodes[1].board.ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
@@ -126,6 +129,7 @@ type call struct {
 	result     uint32
 	err        error
 	start, end clock.Time
+	before     func() // run on the client just before the call (arms a fault)
 }
 
 // run runs calls one after the other on the client while the server
@@ -135,6 +139,9 @@ func (r *rig) run(calls ...*call) {
 	r.nodes[server].cpu.Run(cpu.Go(func(p *cpu.Proc) { r.srv.Serve(p, func() bool { return done }) }))
 	r.nodes[client].cpu.Run(cpu.Go(func(p *cpu.Proc) {
 		for _, c := range calls {
+			if c.before != nil {
+				c.before()
+			}
 			c.start = p.Now()
 			c.result, c.err = r.bind.Call(p, c.proc, c.args)
 			c.end = p.Now()

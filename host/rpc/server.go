@@ -317,7 +317,7 @@ func (s *Server) start(p *cpu.Proc, st *stack, v uint32) {
 		return
 	}
 	st.msgs = (st.n + s.p.N - 1) / s.p.N
-	st.m, st.ackNo, st.active = 0, 0, true
+	st.m, st.ackNo, st.mask, st.active = 0, 0, 0, true
 	st.heads = make([]uint32, st.msgs)
 	st.heads[0] = v
 	s.emit(p.Now(), "rpc.call", trace.Uint("call", uint64(id)), trace.Int("cells", int64(st.n)), trace.Int("stack", int64(st.idx)))
