@@ -78,7 +78,11 @@ func newRig(p rpc.Params) *rig { return newRigLink(p, atm.LinkConfig(), 0) }
 
 // newRigLink is newRig on link config lc with seed (0: the spec's).
 func newRigLink(p rpc.Params, lc link.Config, seed uint64) *rig {
-	e := vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 2 * clock.Second, Seed: seed})
+	return buildRig(vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 2 * clock.Second, Seed: seed}), p, lc)
+}
+
+// buildRig builds the rig on e (benchmarks pass an untraced env.New).
+func buildRig(e *env.Env, p rpc.Params, lc link.Config) *rig {
 	r := &rig{e: e, execs: map[uint32]int{}, clientP: p}
 	for i := range 2 {
 		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
@@ -154,6 +158,9 @@ func (r *rig) run(calls ...*call) {
 	}
 	Expect(err).NotTo(HaveOccurred())
 	Expect(done).To(BeTrue(), "the client's calls did not all return")
+	for i, c := range calls {
+		Expect(c.end).To(BeNumerically(">", 0), "call %d never returned", i)
+	}
 }
 
 // runProg runs fn on the client while the server serves, until 500 µs
