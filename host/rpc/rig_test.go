@@ -134,6 +134,7 @@ type call struct {
 	err        error
 	start, end clock.Time
 	before     func() // run on the client just before the call (arms a fault)
+	returned   bool
 }
 
 // run runs calls one after the other on the client while the server
@@ -148,7 +149,7 @@ func (r *rig) run(calls ...*call) {
 			}
 			c.start = p.Now()
 			c.result, c.err = r.bind.Call(p, c.proc, c.args)
-			c.end = p.Now()
+			c.end, c.returned = p.Now(), true
 		}
 		done = true
 	}))
@@ -159,7 +160,7 @@ func (r *rig) run(calls ...*call) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(done).To(BeTrue(), "the client's calls did not all return")
 	for i, c := range calls {
-		Expect(c.end).To(BeNumerically(">", 0), "call %d never returned", i)
+		Expect(c.returned).To(BeTrue(), "call %d never returned", i)
 	}
 }
 
