@@ -75,6 +75,28 @@ var _ = Describe("round trips without loss", func() {
 		Expect(r.order).To(Equal([]uint32{1, 2, 3}))
 	})
 
+	It("serves from a program that calls Once between its own operations", func() {
+		r := newRig(rpc.Defaults())
+		done := false
+		var got uint32
+		var err error
+		r.nodes[server].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			for !done {
+				r.srv.Once(p)
+				p.Compute(50) // the program's own work between polls
+			}
+		}))
+		r.nodes[client].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			got, err = r.bind.Call(p, procSum, seq(32, 5))
+			done = true
+		}))
+		_, rerr := r.e.Run()
+		Expect(rerr).NotTo(HaveOccurred())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(sum(seq(32, 5))))
+		Expect(r.order).To(HaveLen(1))
+	})
+
 	It("reports a procedure the server does not have", func() {
 		r := newRig(rpc.Defaults())
 		c := &call{proc: 99, args: []uint32{1}}

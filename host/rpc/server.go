@@ -152,27 +152,33 @@ func frameAddr(st *stack, w int) uint64 {
 // iteration, handling the calls as their cells land.
 func (s *Server) Serve(p *cpu.Proc, stop func() bool) {
 	for !stop() {
-		var addrs []uint64
-		var owner []*stack
-		var lists [][]watch
-		for _, st := range s.stacks {
-			if !st.bound {
-				continue
-			}
-			ws := s.watches(st)
-			lists = append(lists, ws)
-			for _, w := range ws {
-				addrs = append(addrs, w.addr)
-				owner = append(owner, st)
-			}
+		s.Once(p)
+	}
+}
+
+// Once is one iteration of Serve's loop: one costed poll of every bound
+// stack's watched words, then the work what landed asks for (a program
+// that serves between its own operations calls it in its loop).
+func (s *Server) Once(p *cpu.Proc) {
+	var addrs []uint64
+	var owners []*stack
+	var lists [][]watch
+	for _, st := range s.stacks {
+		if !st.bound {
+			continue
 		}
-		vals := s.poll(p, addrs)
-		i := 0
-		for j, ws := range lists {
-			st := owner[i]
-			s.handle(p, st, ws, vals[i:i+len(ws)])
-			i += len(lists[j])
+		ws := s.watches(st)
+		lists = append(lists, ws)
+		owners = append(owners, st)
+		for _, w := range ws {
+			addrs = append(addrs, w.addr)
 		}
+	}
+	vals := s.poll(p, addrs)
+	i := 0
+	for j, ws := range lists {
+		s.handle(p, owners[j], ws, vals[i:i+len(ws)])
+		i += len(ws)
 	}
 }
 
