@@ -42,6 +42,8 @@ var configSets = map[string]string{
 	"mc-traffic":                "writes=10",
 	"shrimp-report":             "rounds=4",
 	"shrimp-traffic":            "ops=10",
+	"atm-report":                "rounds=4",
+	"atm-traffic":               "ops=10",
 	"remotewrite":               "firmware.costs.transmit=48",
 }
 

@@ -175,6 +175,31 @@ func MeasureWrite(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
 	return latencyOf(cl, rs, res, 2)
 }
 
+// MeasureBlock measures a block transfer of bytes as MeasureWrite
+// measures WRITEs: a ping-pong of one block transfer each way (section
+// 2.3: «using the block transfer primitive to transfer single cells leads
+// to higher latency because of the overhead of pointer checking»).
+func MeasureBlock(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
+		return Latency{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
+	}
+	cl, _, err := setUp(e, c)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	run(cl, pingBlock(cl.Nodes[0].Kernel, 1, bytes, rounds, rs), pongBlock(cl.Nodes[1].Kernel, 0, bytes, rounds, rs))
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, 2)
+}
+
 // readStamp is the word node 1's segment holds at word 9 for the READ
 // measurement, set before the run.
 const readStamp = 0x5EAD_0001
@@ -209,7 +234,8 @@ func MeasureRead(e *env.Env, c Config, rounds int) (Latency, error) {
 }
 
 // Throughput is a stream's figure: Bytes of data from the sender's first
-// trap (or send) to the receiver's seeing the last word.
+// trap (or send) to the receiver's seeing the last word, in the measured
+// pass that follows a warm-up pass of the same stream.
 type Throughput struct {
 	Bytes int
 	Time  clock.Time
@@ -242,31 +268,61 @@ func MeasureStream(e *env.Env, c Config, bytes int, block bool) (Throughput, err
 		return Throughput{}, err
 	}
 	defer cl.Close()
-	if block {
-		// The user buffer: the stream's words, the last one stamp(0).
-		src := make([]byte, bytes)
-		for i := 0; i < bytes; i += 4 {
-			src[i] = byte(i / 4)
-		}
-		src[bytes-4], src[bytes-3], src[bytes-2], src[bytes-1] = 1, 0, 0, 0
-		if err := cl.Nodes[0].Memory().Storage().Write(SrcBase, src); err != nil {
-			return Throughput{}, fmt.Errorf("atmtb: %w", err)
-		}
-	}
 	rs := &Rounds{}
-	var start, end clock.Time
-	run(cl, streamer(cl.Nodes[0].Kernel, 1, bytes, block, &start, rs), sink(bytes, &end, rs))
+	var end clock.Time
+	var m streamMark
+	run(cl, streamer(cl.Nodes[0].Kernel, 1, bytes, block, m.at(cl), rs), sink(cl.Nodes[1].Kernel, bytes, &end, rs))
 	res, err := finishRun(e, cl, rs)
 	if err != nil {
 		return Throughput{Run: res}, err
 	}
-	t := throughputOf(cl, bytes, end-start, res)
-	kc := cl.Nodes[1].Kernel.Counters()
-	t.IRQs = kc.Interrupts
-	for op := range kc.Received {
-		t.Drained += kc.Received[op]
+	return m.throughput(cl, bytes, end, res), nil
+}
+
+// streamMark is the state of the cluster when a stream's measured pass
+// started: its time, node 0's cells sent and node 1's interrupts and
+// cells received.
+type streamMark struct {
+	start          clock.Time
+	cells          uint64
+	irqs, received uint64
+}
+
+// received sums a kernel's received cells of every op.
+func received(k *rma.Kernel) uint64 {
+	var n uint64
+	for _, x := range k.Counters().Received {
+		n += x
 	}
-	return t, nil
+	return n
+}
+
+// at returns the function the sender calls when the measured pass
+// starts.
+func (m *streamMark) at(cl *Cluster) func(now clock.Time) {
+	return func(now clock.Time) {
+		k1 := cl.Nodes[1].Kernel
+		*m = streamMark{start: now, cells: cl.Nodes[0].Board.Counters().TxCells,
+			irqs: k1.Counters().Interrupts, received: received(k1)}
+	}
+}
+
+// throughput computes the measured pass's figures: bytes from m's start
+// to end.
+func (m *streamMark) throughput(cl *Cluster, bytes int, end clock.Time, res env.Result) Throughput {
+	d := end - m.start
+	k1 := cl.Nodes[1].Kernel
+	t := Throughput{Bytes: bytes, Time: d, Run: res, Cells: cl.Nodes[0].Board.Counters().TxCells - m.cells,
+		IRQs: k1.Counters().Interrupts - m.irqs, Drained: received(k1) - m.received}
+	if d > 0 {
+		us := float64(d) / float64(clock.Microsecond)
+		t.MBps = float64(bytes) / us
+		t.Mbps = 8 * t.MBps
+		lc := cl.Config.Link
+		cell := lc.Clock.Period() * clock.Time((53+lc.BytesPerCycle-1)/lc.BytesPerCycle)
+		t.LinkBusy = float64(clock.Time(t.Cells)*cell) / float64(d)
+	}
+	return t
 }
 
 // MeasureRawStream measures raw mode's stream (section 2.4's «what would
@@ -283,27 +339,14 @@ func MeasureRawStream(e *env.Env, c Config, cells int) (Throughput, error) {
 	}
 	defer cl.Close()
 	rs := &Rounds{}
-	var start, end clock.Time
-	run(cl, rawStreamer(cl.Nodes[0].Kernel.Raw(), cells, &start), rawSink(cl.Nodes[1].Kernel.Raw(), cells, &end, rs))
+	var end clock.Time
+	var m streamMark
+	run(cl, rawStreamer(cl.Nodes[0].Kernel.Raw(), cells, m.at(cl), rs), rawSink(cl.Nodes[1].Kernel.Raw(), cells, &end, rs))
 	res, err := finishRun(e, cl, rs)
 	if err != nil {
 		return Throughput{Run: res}, err
 	}
-	return throughputOf(cl, cells*rma.DataBytes, end-start, res), nil
-}
-
-// throughputOf computes a stream's figures.
-func throughputOf(cl *Cluster, bytes int, d clock.Time, res env.Result) Throughput {
-	t := Throughput{Bytes: bytes, Time: d, Run: res, Cells: cl.Nodes[0].Board.Counters().TxCells}
-	if d > 0 {
-		us := float64(d) / float64(clock.Microsecond)
-		t.MBps = float64(bytes) / us
-		t.Mbps = 8 * t.MBps
-		lc := cl.Config.Link
-		cell := lc.Clock.Period() * clock.Time((53+lc.BytesPerCycle-1)/lc.BytesPerCycle)
-		t.LinkBusy = float64(clock.Time(t.Cells)*cell) / float64(d)
-	}
-	return t
+	return m.throughput(cl, cells*rma.DataBytes, end, res), nil
 }
 
 // PIO is the processor-visible cost of the board's three accesses on a
@@ -413,7 +456,11 @@ func TraceSteps(c Config, seed uint64, op string) ([]StepStat, error) {
 			if s := k.Write(p, 1, 0, rma.MaxWords, false, words(rma.MaxWords, 0)); s != rma.OK {
 				rs.fail(fmt.Errorf("atmtb: WRITE refused: %v", s))
 			}
-		}, sink(rma.DataBytes, new(clock.Time), rs))
+		}, func(p *cpu.Proc) {
+			if !spin(p, lastWord(0, rma.DataBytes), stamp(0)) {
+				rs.fail(errPatience("WRITE", 0))
+			}
+		})
 	case "read":
 		var w [4]byte
 		w[0] = 1

@@ -99,16 +99,19 @@ var _ = Describe("PIO costs on the real node", func() {
 		// lookup), holds it 11 cycles (ARB, ADDR, 8 wait states while the
 		// TURBOchannel runs ARB, ADDR, DECODE, DATA and the word crosses
 		// back, DATA) and returns in 1: 3 + 11 + 1 = 15 cycles = 600 ns
-		// (design F1's delayed read: 720 ns). The cell load: 14 TC data
-		// cycles (AT-P5's 560 ns) in a TC tenure with 7 wait states (the
-		// bridge's 4-byte read buffer empties one word at a time onto the
-		// memory bus), 36 memory-bus cycles, then 14 beats over the
-		// cache's 4-byte port: 54 cycles = 2.16 µs (F2: 2.28 µs). The
-		// burst store retires once the write buffer has taken its 14
-		// words: 13 cycles = 520 ns.
+		// (design F1's delayed read: 720 ns). The cell load (issued at
+		// c): memory bus ARB c+3, ADDR c+4, 8 wait states while the TC
+		// runs ARB c+7, ADDR, DECODE and its 14 data cycles c+10..c+23
+		// (AT-P5's 560 ns; TC busy 18 with its IDLE), the memory bus
+		// passing each word on 3 cycles later (c+13..c+26: the bridge's
+		// 64-byte read buffer holds the whole cell), then 14 beats over
+		// the cache's 4-byte port c+27..c+40: 41 cycles = 1.64 µs (F2:
+		// 2.28 µs). The burst store retires once the write buffer has
+		// taken its 14 words: 13 cycles = 520 ns.
 		Expect(pio.Status).To(Equal(15 * 40 * clock.Nanosecond))
-		Expect(pio.CellLoad).To(Equal(54 * 40 * clock.Nanosecond))
+		Expect(pio.CellLoad).To(Equal(41 * 40 * clock.Nanosecond))
 		Expect(pio.CellStore).To(Equal(13 * 40 * clock.Nanosecond))
+		Expect(pio.CellLoadTCBusy).To(BeEquivalentTo(18))
 		Expect(pio.CellLoadTCData).To(BeEquivalentTo(fore.CellWords))
 	})
 })

@@ -277,70 +277,155 @@ func reader(k *rma.Kernel, dseg uint8, doff, n, rounds int, want uint32, rs *Rou
 	}
 }
 
-// streamer WRITEs bytes to register reg's segment as back-to-back WRITE
-// traps of 40 bytes (the last shorter), each to the next 10 words, the
-// last word of the last stamp(0); block sends them instead with one block
-// transfer of the user buffer at SrcBase. start is when the first trap was
-// issued.
-func streamer(k *rma.Kernel, reg, bytes int, block bool, start *clock.Time, rs *Rounds) func(p *cpu.Proc) {
+// ackWord is the word offset in node 0's segment where a stream's
+// receiver acknowledges the warm-up pass (one WRITE of one word).
+const ackWord = 4000
+
+// sendStream sends bytes to register reg's segment at word 0, the last
+// word stamp(pass): back-to-back WRITE traps of 40 bytes (the last
+// shorter), or one block transfer of the user buffer at SrcBase (block)
+// whose last word the program stores first.
+func sendStream(p *cpu.Proc, k *rma.Kernel, reg, bytes, pass int, block bool) rma.Status {
+	if block {
+		p.Store32(SrcBase+uint64(bytes-4), stamp(pass))
+		return k.Block(p, reg, 0, SrcBase, bytes/4, false)
+	}
+	return writeMsg(p, k, reg, 0, bytes, pass)
+}
+
+// streamer is a stream's sender: a warm-up pass (every cache line, page
+// and kernel record the stream touches brought in), then, once the
+// receiver has acknowledged it, the measured pass; start is when the
+// measured pass's first trap was issued (start is called then).
+func streamer(k *rma.Kernel, reg, bytes int, block bool, start func(now clock.Time), rs *Rounds) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
-		*start = p.Now()
 		if block {
-			if s := k.Block(p, reg, 0, SrcBase, bytes/4, false); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: block transfer refused: %v", s))
+			// The user buffer's words, written by the program (so in its
+			// cache, as a program that has just produced them).
+			for i := 0; i < bytes; i += 4 {
+				p.Store32(SrcBase+uint64(i), uint32(i/4))
 			}
+		}
+		if s := sendStream(p, k, reg, bytes, 0, block); s != rma.OK {
+			rs.fail(fmt.Errorf("atmtb: warm-up stream refused: %v", s))
 			return
 		}
-		if s := writeMsg(p, k, reg, 0, bytes, 0); s != rma.OK {
-			rs.fail(fmt.Errorf("atmtb: stream WRITE refused: %v", s))
+		if !spin(p, SegBase+4*ackWord, stamp(0)) {
+			rs.fail(errPatience("stream ack", 0))
+			return
+		}
+		start(p.Now())
+		if s := sendStream(p, k, reg, bytes, 1, block); s != rma.OK {
+			rs.fail(fmt.Errorf("atmtb: stream refused: %v", s))
 		}
 	}
 }
 
-// sink spins until the last word of a bytes-long stream at word 0 of its
-// segment carries stamp(0), and records when.
-func sink(bytes int, end *clock.Time, rs *Rounds) func(p *cpu.Proc) {
+// sink is a stream's receiver: it spins until the warm-up pass's last
+// word has landed, acknowledges it with a one-word WRITE to node 0 (its
+// register 0), spins on the measured pass's last word and records when
+// it saw it.
+func sink(k *rma.Kernel, bytes int, end *clock.Time, rs *Rounds) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
 		if !spin(p, lastWord(0, bytes), stamp(0)) {
 			rs.fail(errPatience("stream", 0))
+			return
+		}
+		if s := k.Write(p, 0, ackWord, 1, false, []uint32{stamp(0)}); s != rma.OK {
+			rs.fail(fmt.Errorf("atmtb: stream ack refused: %v", s))
+			return
+		}
+		if !spin(p, lastWord(0, bytes), stamp(1)) {
+			rs.fail(errPatience("stream", 1))
 			return
 		}
 		*end = p.Now()
 	}
 }
 
-// rawStreamer sends cells raw cells of 10 words back to back (raw.Send
-// polls STATUS for room), the last one's last word stamp(0).
-func rawStreamer(raw *rma.Raw, cells int, start *clock.Time) func(p *cpu.Proc) {
-	h := atm.Header{VCI: rma.VCI(0, 1)}
+// rawStreamer sends a warm-up pass of cells raw cells of 10 words back to
+// back (raw.Send polls STATUS for room), waits for the receiver's raw
+// acknowledgement, and sends the measured pass; the last cell of pass n
+// carries stamp(n) in its last word, the others all ones.
+func rawStreamer(raw *rma.Raw, cells int, start func(now clock.Time), rs *Rounds) func(p *cpu.Proc) {
+	h := rawHeader(0, 1)
 	return func(p *cpu.Proc) {
-		*start = p.Now()
-		for c := range cells {
-			w := words(rma.MaxWords, 0)
-			if c < cells-1 {
-				w[rma.MaxWords-1] = 0xFFFF_FFFF
+		for pass := range 2 {
+			if pass == 1 {
+				if _, ok := rawRecv(p, raw); !ok {
+					rs.fail(errPatience("raw stream ack", 0))
+					return
+				}
+				start(p.Now())
 			}
-			raw.Send(p, h, rawPayload(w))
+			for c := range cells {
+				w := words(rma.MaxWords, pass)
+				if c < cells-1 {
+					w[rma.MaxWords-1] = 0xFFFF_FFFF
+				}
+				raw.Send(p, h, rawPayload(w))
+			}
 		}
 	}
 }
 
-// rawSink polls and copies cells until the one whose last word is
-// stamp(0), and records when it was copied.
+// rawSink polls and copies the cells of both passes, acknowledges the
+// warm-up pass with one raw cell, and records when the measured pass's
+// last cell was copied.
 func rawSink(raw *rma.Raw, cells int, end *clock.Time, rs *Rounds) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
-		for c := range cells {
-			got, ok := rawRecv(p, raw)
-			if !ok {
-				rs.fail(errPatience("raw stream", c))
+		for pass := range 2 {
+			for c := range cells {
+				got, ok := rawRecv(p, raw)
+				if !ok {
+					rs.fail(errPatience("raw stream", pass*cells+c))
+					return
+				}
+				if (c == cells-1) != (got == stamp(pass)) {
+					rs.fail(fmt.Errorf("atmtb: raw stream pass %d cell %d: last word %#x", pass, c, got))
+					return
+				}
+			}
+			if pass == 0 {
+				raw.Send(p, rawHeader(1, 0), rawPayload(words(rma.MaxWords, 0)))
+			}
+		}
+		*end = p.Now()
+	}
+}
+
+// pingBlock and pongBlock are the block-transfer ping-pong: as pingWrite
+// and pongWrite, each message one block transfer of the user buffer at
+// SrcBase, whose last word the program stores first.
+func pingBlock(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			t0 := p.Now()
+			if s := sendStream(p, k, reg, bytes, r, true); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: block ping round %d refused: %v", r, s))
 				return
 			}
-			if got == stamp(0) {
-				*end = p.Now()
+			if !spin(p, lastWord(0, bytes), stamp(r)) {
+				rs.fail(errPatience("block ping", r))
+				return
+			}
+			rs.Trip[r] = p.Now() - t0
+		}
+	}
+}
+
+func pongBlock(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return func(p *cpu.Proc) {
+		for r := range rounds {
+			if !spin(p, lastWord(0, bytes), stamp(r)) {
+				rs.fail(errPatience("block pong", r))
+				return
+			}
+			if s := sendStream(p, k, reg, bytes, r, true); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: block pong round %d refused: %v", r, s))
 				return
 			}
 		}
-		rs.fail(fmt.Errorf("atmtb: raw stream: %d cells read, no last cell", cells))
 	}
 }
 
