@@ -212,6 +212,39 @@ var _ = Describe("cell loss", func() {
 		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 15, Acks: 3}))
 	})
 
+	It("answers a re-sent later head from the cache when the last mask and the reply are both lost (MW-128): the duplicate runs once", func() {
+		r := newRig(rpc.Defaults())
+		// The server's second mask (message 1's) is dropped; the reply,
+		// next, too.
+		acks := 0
+		r.nodes[server].board.DropNextTx(func(c *fore.Cell) bool {
+			p, err := rma.Decode(c.Payload)
+			if err != nil || p.Op != rma.OpWrite || int(p.Offset) != rpc.SlotWords {
+				return false
+			}
+			acks++
+			return acks == 2
+		})
+		r.nodes[server].board.OnDrop(func(_ clock.Time, c *fore.Cell, _ fore.DropReason) {
+			if p, _ := rma.Decode(c.Payload); p.Offset == rpc.SlotWords {
+				r.dropServerWrite(0)
+			}
+		})
+		c := &call{proc: procSum, args: seq(128, 1)}
+		r.run(c)
+		Expect(c.err).NotTo(HaveOccurred())
+		Expect(c.result).To(Equal(sum(c.args)))
+		Expect(r.order).To(HaveLen(1))
+		// The client timed out on message 1's mask and re-sent its head,
+		// cell 8; the server, idle, saw the call's later head change and
+		// answered from its cache.
+		rs := r.records("rpc.resend")
+		Expect(rs).To(HaveLen(1))
+		Expect(field(rs[0], "cell")).To(Equal("8"))
+		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 16, Acks: 1, Resent: 1, Timeouts: 1}))
+		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 15, Acks: 2, Resent: 1, DupCalls: 1}))
+	})
+
 	It("refuses a re-sent argument cell hitting the write-protected stack (ErrInhibit), counts it, and runs the call once", func() {
 		r := newRig(rpc.Defaults())
 		// procSlow runs 1 ms > ResendTimeout 600 µs: the client re-sends
