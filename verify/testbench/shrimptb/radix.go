@@ -26,18 +26,25 @@ import (
 //
 // Every node holds KeysPerNode keys of the distributed array; a pass
 // sorts by one digit of log2(Radix) bits (Passes passes). Per pass, each
-// node: counts its keys' digits (local histogram); writes its histogram
-// row into every node's histogram matrix, then the row's flag (AU: stores
-// through a page bound to each node's matrix page; DU: one send of the
-// row and flag per node); waits for every row; computes its keys' global
+// node: counts its keys' digits (local histogram); sends its histogram row
+// and the row's flag to every node's histogram matrix, one deliberate-
+// update send per node, and waits for every row (the same code in both
+// versions, sendRows: the paper's versions «differ in the method by which
+// sorted keys are distributed», nothing else); computes its keys' global
 // ranks; moves every key to its rank (AU: a store into the local shadow
 // of the destination node's key array, bound to it; DU: gathered per
 // destination, one send per destination into a staging area there); sets
-// its done flag at every node (AU: a store after the keys, DU: a send
-// after the keys: automatic and deliberate updates of one pair arrive in
-// order); waits for every done flag; and (DU) scatters what it received
-// into its key array. Three messages per pair per pass, as Table 3's
-// 2,160 = 16 x 15 x 3 x 3.
+// its done flag at every node after the keys, through the channel that
+// carried them (AU: a store through a page bound to that node's matrix,
+// behind the key stores in the Outgoing FIFO; DU: a send after the keys'
+// send, the DU engine keeping their order); waits for every done flag;
+// and (DU) scatters what it received into its key array. The done flag is
+// part of the key distribution: a deliberate update after automatic ones
+// is not ordered behind them (the NI's arbiter takes the Outgoing FIFO
+// and the DU engine's stream in turn), so an AU version's flag sent by DU
+// could arrive before its keys. Messages per pair per pass: DU three (row,
+// keys, done flag), Table 3's 2,160 = 16 x 15 x 3 x 3; AU one (the row),
+// 720.
 
 // RadixConfig is one Radix-VMMC run.
 type RadixConfig struct {
@@ -47,14 +54,10 @@ type RadixConfig struct {
 	// matrix take one or more pages); Passes the digits.
 	KeysPerNode, Radix, Passes int
 	// AU selects the automatic-update version, else deliberate update;
-	// Combine turns combining on in the AU bindings.
+	// Combine turns combining on in the AU version's bindings (the key
+	// arrays' shadows and the done flags' matrix pages: its only
+	// automatic updates).
 	AU, Combine bool
-	// CombineKeysOnly, with Combine, leaves the histogram matrix's
-	// bindings without combining, so that only the key stores may
-	// combine: where combining's effect on the sort comes from
-	// (docs/shrimp-validation.md; the paper: «these applications write
-	// sparsely, so very little combining takes place», section 4.5.1).
-	CombineKeysOnly bool
 	// WorkCycles is the CPU cycles of work per key per pass besides the
 	// modelled accesses (derived: Table 1's 10.9 s sequential for 2M keys
 	// and 3 iterations is 1.82 µs = 109 cycles per key-pass at 60 MHz;
@@ -94,9 +97,9 @@ func (r RadixConfig) Validate() error {
 const (
 	radixKeys   = 0x20_0000 // two key arrays, 64 KB apart
 	radixMatrix = 0x22_0000 // the histogram matrix: a row per node (RadixRowBytes)
-	radixRow    = 0x22_8000 // DU: the local row to send
+	radixRow    = 0x22_8000 // the local row to send (both versions), then DU's done flag
 	radixStage  = 0x23_0000 // DU: the staging area, a slot per source (stageSlot)
-	radixLink   = 0x40_0000 // AU: the pages bound to node j's matrix at + j matrices (matrixBytes)
+	radixLink   = 0x40_0000 // AU: the pages bound to node j's matrix at + j matrices (matrixBytes), for the done flags
 	radixShadow = 0x50_0000 // AU: node j's array of parity q at + (2j+q) x 64 KB
 	radixGather = 0x80_0000 // DU: keys for node j at + j x 64 KB
 	radixArray  = 0x1_0000  // a key array's slot
@@ -135,14 +138,25 @@ type RadixResult struct {
 	// Sorted is whether the key arrays ended sorted and a permutation of
 	// the input.
 	Sorted bool
-	// Messages is the deliberate-update sends (Send calls; the AU
-	// version makes none); Notifications the notification interrupts.
+	// Messages is the deliberate-update sends (Send calls: the AU
+	// version's are its histogram rows); Notifications the notification
+	// interrupts.
 	Messages, Notifications uint64
 	// Busy is the UDMA initiations the NI answered busy (the library
 	// retried the LOAD): without a DU queue, an asynchronous send finds
 	// the engine still moving the previous one (section 4.5.3).
 	Busy uint64
-	Run  env.Result
+	// Exchange is the time a node spends in the histogram exchange (its
+	// sends and the wait for every row; the same code in both versions),
+	// summed over the passes, the mean over the nodes.
+	Exchange clock.Time
+	// AUPackets is the AU packets the NIs made, Combined the stores that
+	// joined an open packet, Thresholds the Outgoing FIFOs' threshold
+	// interrupts, all summed over the nodes; FIFOMax the largest
+	// Outgoing FIFO occupancy of any node, in bytes.
+	AUPackets, Combined, Thresholds uint64
+	FIFOMax                         int
+	Run                             env.Result
 }
 
 // radixNode is one node's view of the run.
@@ -154,6 +168,8 @@ type radixNode struct {
 	stage   []*vmmc.Proxy    // [j]
 	end     clock.Time
 	sendErr error
+	// exchange is the node's time in sendRows, summed over the passes.
+	exchange clock.Time
 	// ref takes the node's own stores into its exported pages (its own
 	// matrix row, its own keys, DU's scattered keys): Ref.LocalWrite.
 	ref *Ref
@@ -234,7 +250,7 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 				return fail(err)
 			}
 			if rc.AU {
-				if err := nd.pr.Bind(nil, radixLink+uint64(j*mb), nd.matrix[j], 0, mb, rc.Combine && !rc.CombineKeysOnly, c.NI.PageBytes); err != nil {
+				if err := nd.pr.Bind(nil, radixLink+uint64(j*mb), nd.matrix[j], 0, mb, rc.Combine, c.NI.PageBytes); err != nil {
 					return fail(err)
 				}
 				for q := range 2 {
@@ -261,7 +277,14 @@ func MeasureRadix(e *env.Env, c Config, rc RadixConfig) (RadixResult, *Cluster, 
 		out.Messages += nd.pr.Stats().Sends
 		out.Busy += nd.pr.Stats().Busy
 		out.Notifications += cl.Nodes[nd.id].Kernel.Stats().Notify
+		out.Exchange += nd.exchange
+		k := cl.Nodes[nd.id].NI.Counters()
+		out.AUPackets += k.AUPackets
+		out.Combined += k.Combined
+		out.Thresholds += k.ThresholdIRQs
+		out.FIFOMax = max(out.FIFOMax, k.FIFOMax)
 	}
+	out.Exchange /= clock.Time(p)
 	// The result: the last pass wrote the array of parity Passes%2.
 	var got []uint32
 	buf := make([]byte, arrBytes)
@@ -321,6 +344,35 @@ func radixProgram(rc RadixConfig, p, slot, mb int, nd *radixNode) func(pp *cpu.P
 			}
 			return true
 		}
+		// sendRows is the histogram exchange, the same in both versions
+		// (section 3: they «differ in the method by which sorted keys are
+		// distributed»): the row into the own matrix, then the row and its
+		// flag, 4r+4 bytes, in one deliberate-update send to each other
+		// node's matrix (the flag is the send's last word: the receiver
+		// polls it, and the engine writes the row in order); then the
+		// wait for every node's row.
+		sendRows := func(count []uint32, flag uint32) bool {
+			t0 := pp.Now()
+			defer func() { nd.exchange += pp.Now() - t0 }()
+			for d, v := range count {
+				local(row(i)+uint64(4*d), v) // the own matrix
+			}
+			for d, v := range count {
+				pp.Store32(radixRow+uint64(4*d), v)
+			}
+			pp.Store32(radixRow+histFlag, flag)
+			for j := range p {
+				if j == i {
+					continue
+				}
+				if err := nd.pr.Send(pp, radixRow, nd.matrix[j], uint64(i*rowBytes), 4*r+4, false); err != nil {
+					fail(err)
+					return false
+				}
+			}
+			nd.pr.Wait(pp)
+			return wait(histFlag, flag)
+		}
 		for pass := range rc.Passes {
 			flag := uint32(pass + 1)
 			src := radixKeys + uint64((pass%2)*radixArray)
@@ -336,37 +388,7 @@ func radixProgram(rc RadixConfig, p, slot, mb int, nd *radixNode) func(pp *cpu.P
 					pp.Compute(w)
 				}
 			}
-			// The row into every matrix, then its flag.
-			for d, v := range count {
-				local(row(i)+uint64(4*d), v) // the own matrix
-			}
-			if rc.AU {
-				for j := range p {
-					if j == i {
-						continue
-					}
-					for d, v := range count {
-						pp.Store32(link(j)+uint64(4*d), v)
-					}
-					pp.Store32(link(j)+histFlag, flag)
-				}
-			} else {
-				for d, v := range count {
-					pp.Store32(radixRow+uint64(4*d), v)
-				}
-				pp.Store32(radixRow+histFlag, flag)
-				for j := range p {
-					if j == i {
-						continue
-					}
-					if err := nd.pr.Send(pp, radixRow, nd.matrix[j], uint64(i*rowBytes), 4*r+4, false); err != nil {
-						fail(err)
-						return
-					}
-				}
-				nd.pr.Wait(pp)
-			}
-			if !wait(histFlag, flag) {
+			if !sendRows(count, flag) {
 				return
 			}
 			// Global ranks: hist[j][d] from the matrix.
