@@ -13,6 +13,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/regress"
 	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/atmscen"
 	lcisc "github.com/nisim/nisim/verify/scenario/lciscen"
 	"github.com/nisim/nisim/verify/scenario/noc"
 	"github.com/nisim/nisim/verify/scenario/shrimpscen"
@@ -25,6 +26,7 @@ func cat() scenario.Catalog {
 	c = append(c, noc.Scenarios()...)
 	c = append(c, tgscen.Scenarios()...)
 	c = append(c, shrimpscen.Scenarios()...)
+	c = append(c, atmscen.Scenarios()...)
 	return append(c, lcisc.Scenarios()...)
 }
 
@@ -110,7 +112,7 @@ var _ = Describe("the job list", func() {
 			}
 			seeds[j.Seed] = true
 		}
-		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "telegraphos", "lci", "shrimp"}))
+		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "telegraphos", "lci", "shrimp", "atm-rma"}))
 		for name, n := range planned {
 			Expect(n).To(BeNumerically(">=", regress.Target), name)
 			Expect(len(params[name])).To(BeNumerically(">", 12), name)
@@ -173,6 +175,31 @@ var _ = Describe("the job list", func() {
 		for key, want := range map[string][]string{"combine": {"off", "on", "random"}, "async_send": {"false", "true"},
 			"max_du": {"64", "512", "4096"}, "notify_percent": {"5", "20", "50"}, "du_queue": {"0", "2"},
 			"au_percent": {"20", "50", "67", "90", "100"}, "fifo_bytes": {"8192", "32768"}} {
+			for _, v := range want {
+				Expect(seen[key]).To(HaveKey(v), key)
+			}
+		}
+	})
+
+	It("draws atm-rma jobs atm-traffic accepts, across node counts, mixes, block sizes, gaps and fault rates", func() {
+		jobs, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"atm-rma"}, Scale: 1, Seed: 1})
+		Expect(err).NotTo(HaveOccurred())
+		s, err := cat().Lookup("atm-traffic")
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[string]map[string]bool{} // key -> values drawn
+		for _, j := range jobs {
+			p := s.Defaults()
+			Expect(scenario.Configure(p, "", j.Args())).To(Succeed(), j.Repro())
+			Expect(p.Validate()).To(Succeed(), j.Repro())
+			for _, set := range j.Sets {
+				if seen[set.Key] == nil {
+					seen[set.Key] = map[string]bool{}
+				}
+				seen[set.Key][set.Value] = true
+			}
+		}
+		for key, want := range map[string][]string{"nodes": {"2", "3", "4"}, "switched": {"false", "true"},
+			"max_block_words": {"16", "64", "256"}, "drop_prob": {"0", "0.0001", "0.001", "0.01"}, "max_gap": {"0", "500", "2000"}} {
 			for _, v := range want {
 				Expect(seen[key]).To(HaveKey(v), key)
 			}

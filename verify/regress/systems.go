@@ -34,6 +34,7 @@ func Systems() []*System {
 		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
 			Chunk: 40_000, Cost: 1.0 / 650, Draw: drawLCI, Count: SumMetrics("operations")},
 		shrimpSystem(),
+		atmRMASystem(),
 	}
 }
 

@@ -1,0 +1,61 @@
+package regress
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// atmRMASystem is the FORE ATM remote-memory cluster (issue 15 section 5):
+// random WRITE, READ, CAS, block and illegal operations of 2 to 4
+// DECstation 5000/200s with TCA-100s on a direct link or the ASX-100,
+// with link drops and corruption, every checker on (atm.cells, atm.order,
+// rma.scoreboard, rma.protect, atm.irq, rma.cas, the board's and kernel's
+// own; atm-traffic). A transaction is a cell a sender issued as a WRITE,
+// READ request, CAS request (not its resends) or block cell, or a trap
+// the sender refused: each checked where the target's kernel handles it
+// (its verdict Ref's, every word it writes Ref's), refused with a reason,
+// or lost to a counted fault (atmtb.TrafficRun.Operations).
+//
+// Cost, measured on a 2-core machine shared with other jobs (2026-11-27),
+// CPU seconds (getrusage, GOMAXPROCS 1) of atmtb.StartTraffic runs of
+// the default mix with 1e-3 drops and corruptions: 4 nodes, 1000
+// operations each, gaps up to 2000 cycles, 5293 transactions in 2.81 s
+// (1,880 per CPU second); 2 nodes direct, 2000 each, 5238 in 2.90 s
+// (1,810); 4 nodes back to back (gap 0) 2,760; 3 nodes, gaps up to 500,
+// blocks of up to 16 words, no faults 2,430. BenchmarkATMTraffic (4
+// nodes, 200 each) gave 611 and 1,221 per wall second on the loaded
+// machine. So 1,800 per CPU second: a chunk of 25,000 is about 14 s,
+// the tier's 10^6 (with the margin) about 600 CPU seconds, 5 minutes on
+// 2 workers.
+func atmRMASystem() *System {
+	return &System{Name: "atm-rma", Noun: "operations",
+		Unit:  "RMA cells issued (WRITE, READ request, CAS request, block cell) or traps refused at the sender, each checked at its target, refused with a reason or lost to a counted fault (atm-traffic)",
+		Chunk: 25_000, Cost: 1.0 / 1_800, Draw: drawATMRMA, Count: SumMetrics("operations")}
+}
+
+// drawATMRMA: 2 to 4 nodes (2 directly joined or on the switch), mixes
+// from WRITE-heavy to READ/CAS-heavy and block-heavy, each with illegal
+// operations (every refusal reason at both ends in turn), blocks of up
+// to 16, 64 or 256 words, 0 to 2000 CPU cycles (80 µs) of work before
+// each operation, and links from loss-free to the design's 1e-3 cell
+// drops and corruptions (section 6.4) and ten times that.
+func drawATMRMA(r *rand.Rand, want float64) Spec {
+	nodes := pick(r, 2, 2, 3, 4, 4)
+	switched := nodes > 2 || r.IntN(2) == 0
+	type mix struct{ write, read, cas, block, illegal int }
+	m := pick(r, mix{50, 15, 10, 10, 5}, mix{80, 5, 5, 5, 5}, mix{20, 35, 30, 5, 10}, mix{30, 10, 10, 40, 10}, mix{40, 20, 20, 10, 10})
+	blockWords := pick(r, 16, 64, 64, 256)
+	fault := pick(r, 0.0, 1e-4, 1e-3, 1e-3, 1e-2)
+	// Transactions per program operation: a block of 1..B words is
+	// ceil(n/10) cells (mean about (B/10+1)/2), a CAS increment one
+	// request and, when it fails to swap, a second.
+	total := float64(m.write + m.read + m.cas + m.block + m.illegal)
+	cells := (float64(blockWords)/10 + 1) / 2
+	perOp := (float64(m.write+m.read+m.illegal) + 1.2*float64(m.cas) + cells*float64(m.block)) / total
+	ops := min(200_000, max(1, int(math.Ceil(want/(float64(nodes)*perOp)))))
+	sets := []Set{{"nodes", num(nodes)}, {"switched", num(switched)}, {"ops", num(ops)},
+		{"write", num(m.write)}, {"read", num(m.read)}, {"cas", num(m.cas)}, {"block", num(m.block)}, {"illegal", num(m.illegal)},
+		{"max_gap", num(pick(r, 0, 500, 2000, 2000))}, {"max_block_words", num(blockWords)},
+		{"drop_prob", num(fault)}, {"corrupt_prob", num(fault)}}
+	return Spec{Scenario: "atm-traffic", Sets: sets, Expect: float64(nodes*ops) * perOp}
+}
