@@ -5,10 +5,11 @@
 // each (issue 15 section 4), and atm-traffic, random remote-memory
 // operations with every checker on (issue 15 section 5).
 //
-// Two figures are calibration, each fitted by one parameter
+// Three figures are calibration, each fitted by one parameter
 // (`calibrated:` in atmtb.DefaultConfig): the raw polled write (11 µs) by
-// the board's CellLatency (C1) and the protected 40-byte WRITE (30 µs) by
-// host memory's latency MemCycles (C2). Everything else is validation,
+// the board's CellLatency (C1), the protected 40-byte WRITE (30 µs) by
+// host memory's latency MemCycles (C2) and RPC Simple (93 µs, Table 4)
+// by the RPC stubs' instructions (C3). Everything else is validation,
 // not fitted, reported with its error and explained in
 // docs/atm-validation.md.
 package atmscen
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nisim/nisim/host/rpc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
@@ -55,6 +57,9 @@ const (
 	paperRawShare = 70.0 // %
 	// Table 1: 209 and 375 instructions.
 	paperWriteInstrs, paperReadInstrs = 209, 375
+	// Table 4: «DEC 5000/200 93 300 488 698» µs: Simple (4 integer
+	// arguments), MW-32, MW-64, MW-128 (32, 64, 128 words).
+	paperRPCSimple = 93.0 // µs
 	// 2.3: READ − WRITE, 45 − 30.
 	paperReadMinusWrite = paperRead - paperWrite // µs
 )
@@ -85,6 +90,9 @@ type ReportParams struct {
 	// Rounds is the round trips of each latency measurement (a tenth, at
 	// most 100, warm-up: atmtb.Warmup).
 	Rounds int `toml:"rounds"`
+	// RPCRounds is the calls of each RPC measurement (a tenth, at most
+	// 100, warm-up).
+	RPCRounds int `toml:"rpc_rounds"`
 	// StreamCells is the 40-byte WRITEs of Table 3's stream and the raw
 	// stream's cells.
 	StreamCells int `toml:"stream_cells"`
@@ -102,6 +110,10 @@ func ReportDefaults() *ReportParams {
 		// issue 15 section 4: «mean of ≥1000 after warm-up»: 1100, 100
 		// warm-up.
 		Rounds: 1100,
+		// assumed: 110, 100 measured: a call is a sequence of WRITEs the
+		// rounds of the latencies above already average; MW-128 takes
+		// 0.3 ms a call.
+		RPCRounds: 110,
 		// design 3.6: 250 < the RX FIFO's 300 cells (AT-P6).
 		StreamCells: 250,
 		CellLatency: c.Board.CellLatency,
@@ -120,6 +132,8 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 	return []scenario.KeySpec{
 		scenario.Key("rounds", "round trips per latency measurement (a tenth, at most 100, warm-up)").Range(2, maxRounds).
 			From("issue 15 section 4: ≥1000 after warm-up"),
+		scenario.Key("rpc_rounds", "calls per RPC measurement (a tenth, at most 100, warm-up)").Range(2, maxRounds).
+			From("assumed: 110"),
 		scenario.Key("stream_cells", "cells").Range(1, float64(c.Board.RxCells-1)).
 			From("design 3.6: 250, less than the RX FIFO (AT-P6)"),
 		scenario.Key("cell_latency", "link cycles each side").Range(0, 10_000).
@@ -134,7 +148,7 @@ func (p *ReportParams) Validate() error { return scenario.CheckKeys(p) }
 
 // ReportScenario is atm-report.
 func ReportScenario() *scenario.Scenario {
-	return scenario.Typed("atm-report", "2.3/2.4, DECstations on FORE ATM: raw, WRITE, READ, Tables 1-3, 70% vs paper",
+	return scenario.Typed("atm-report", "2.3-3.1, DECstations on FORE ATM: raw, WRITE, READ, Tables 1-4 vs paper",
 		ReportDefaults, RunReport)
 }
 
@@ -164,10 +178,10 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	direct, switched := p.config(false), p.config(true)
 	rep := &scenario.Report{Title: fmt.Sprintf(
-		"atm-report: 2 DECstation 5000/200s with FORE TCA-100s, direct or through the ASX-100 (AT-P1..P22), sections 2.3-2.4 (calibration: raw write by CellLatency, 40-byte WRITE by MemCycles; the rest validation, never tuned); %d rounds per latency, %d warm-up",
+		"atm-report: 2 DECstation 5000/200s with FORE TCA-100s, direct or through the ASX-100 (AT-P1..P22), sections 2.3-2.4 (calibration: raw write by CellLatency, 40-byte WRITE by MemCycles, RPC Simple by the stub instructions; the rest validation, never tuned); %d rounds per latency, %d warm-up",
 		p.Rounds, atmtb.Warmup(p.Rounds))}
 	seed := e.Rand("atm-report").Uint64()
-	const phases = 12
+	const phases = 13
 	ph := scenario.NewPhases(e, phases)
 
 	ph.Next("raw write")
@@ -282,6 +296,27 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			fmt.Sprintf("); %d cells of 40 B each way: %.2f vs %.2f MB/s", p.StreamCells, wsd.MBps, rs.MBps))
 	rep.Measure("raw_stream_mbps", rs.MBps, "MB/s")
 
+	ph.Next("RPC, Table 4")
+	simple, err := atmtb.MeasureRPC(scenario.SideEnv(seed), direct, 4, p.RPCRounds)
+	if err != nil {
+		return rep, scenario.Label("RPC Simple", err)
+	}
+	rep.AddCalibrated(true, "fitted: RPC Simple (4 words, one cell)", scenario.Versus(us(simple.Mean), paperRPCSimple, "µs"), fmt.Sprintf("%.0f µs", paperRPCSimple),
+		paper+" Table 4 «Simple ... four integer arguments and the return of an integer result» (calibration, fitted by the stubs' instructions); node 1 calls node 0, the whole call")
+	rep.Measure("rpc_simple_us", us(simple.Mean), "µs")
+	for _, mw := range []struct {
+		words int
+		paper float64
+	}{{32, 300}, {64, 488}, {128, 698}} {
+		l, err := atmtb.MeasureRPC(scenario.SideEnv(seed), direct, mw.words, p.RPCRounds)
+		if err != nil {
+			return rep, scenario.Label(fmt.Sprintf("RPC MW-%d", mw.words), err)
+		}
+		rep.Add(fmt.Sprintf("RPC MW-%d (%d cells)", mw.words, rpcCells(mw.words)), scenario.Versus(us(l.Mean), mw.paper, "µs"), fmt.Sprintf("%.0f µs", mw.paper),
+			paper+" Table 4 «Arguments of 32, 64, and 128 32-bit words» (validation, "+target(us(l.Mean), mw.paper)+")")
+		rep.Measure(fmt.Sprintf("rpc_mw%d_us", mw.words), us(l.Mean), "µs")
+	}
+
 	ph.Next("Table 1 counts")
 	ws, err := atmtb.TraceSteps(direct, seed, "write")
 	if err != nil {
@@ -309,12 +344,16 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	rep.Add("calibrated: board cell latency per side", fmt.Sprintf("%d link cycles = %.2f µs", direct.Board.CellLatency,
 		us(direct.Link.Clock.TimeOf(clock.Cycle(direct.Board.CellLatency)))), "",
 		"fore.Config.CellLatency (TX FIFO to wire, wire to RX FIFO), fitted to the raw write (atmtb.DefaultConfig)")
+	rep.Add("calibrated: RPC stub instructions per call", fmt.Sprint(direct.RPC.StubInstrs), "-",
+		"rpc.Params.StubInstrs (client and server, split evenly), fitted to RPC Simple (atmtb.DefaultConfig)")
 	rep.Add("calibrated: host memory latency", fmt.Sprintf("%d cycles = %d ns", direct.MemCycles, direct.MemCycles*40), "200 ns (assumed, AT-P18)",
 		"atmtb.Config.MemCycles, fitted to the 40-byte WRITE (atmtb.DefaultConfig)")
 
 	re, we := scenario.PctError(us(raw.Mean), paperRaw), scenario.PctError(us(wr.Mean), paperWrite)
 	rep.Check("raw write within 10% (calibration)", math.Abs(re) <= calibTolerance, "%.2f µs vs %.0f µs: %+.1f%%", us(raw.Mean), paperRaw, re)
 	rep.Check("protected WRITE within 10% (calibration)", math.Abs(we) <= calibTolerance, "%.2f µs vs %.0f µs: %+.1f%%", us(wr.Mean), paperWrite, we)
+	se := scenario.PctError(us(simple.Mean), paperRPCSimple)
+	rep.Check("RPC Simple within 10% (calibration)", math.Abs(se) <= calibTolerance, "%.2f µs vs %.0f µs: %+.1f%%", us(simple.Mean), paperRPCSimple, se)
 	rep.Check("Table 1 counts exact", wi == paperWriteInstrs && ri == paperReadInstrs, "WRITE %d (Table 1: %d), READ %d (%d)", wi, paperWriteInstrs, ri, paperReadInstrs)
 	rep.Check("a burst interrupts once", b4.IRQs == 1, "the 4 KB block's %d cells: %d interrupts", b4.Drained, b4.IRQs)
 	rep.Check("the link is not the bottleneck", t3.LinkBusy < linkBottleneck, "Table 3's link %.0f%% busy (< %.0f%%)", 100*t3.LinkBusy, 100*linkBottleneck)
@@ -323,6 +362,10 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	rep.Check("a one-cell block is slower than a WRITE", b1.Mean > wr.Mean, "%.2f vs %.2f µs", us(b1.Mean), us(wr.Mean))
 	return rep, nil
 }
+
+// rpcCells is the cells of an RPC call's arguments: host/rpc's frame
+// (rpc.Cells).
+func rpcCells(words int) int { return rpc.Cells(words) }
 
 // instrs sums the steps' instructions.
 func instrs(ss []atmtb.StepStat) int {

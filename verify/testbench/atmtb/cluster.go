@@ -29,6 +29,7 @@ import (
 	"github.com/nisim/nisim/host/memsys"
 	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
@@ -73,6 +74,9 @@ type Config struct {
 	Link link.Config
 	// RMA is every kernel's parameters.
 	RMA rma.Params
+	// RPC is the RPC layer's parameters (host/rpc), for the programs that
+	// bind and call (MeasureRPC).
+	RPC rpc.Params
 	// BoardBase is the TCA-100's window on the TURBOchannel (and the
 	// bridge's PIO window, one to one).
 	BoardBase uint64
@@ -116,6 +120,7 @@ func DefaultConfig() Config {
 		Switch:    atm.ASX100(),
 		Link:      atm.LinkConfig(),
 		RMA:       rma.Defaults(),
+		RPC:       rpcParams(),
 		// assumed: 256 MB, free TURBOchannel space far above the 32 MB of
 		// memory (the paper gives no address map).
 		BoardBase: 0x1000_0000,
@@ -123,6 +128,20 @@ func DefaultConfig() Config {
 		// kernel's data; user segments below.
 		KernelBase: 24 << 20,
 	}
+}
+
+// rpcParams is host/rpc's Defaults with the stubs' instructions fitted.
+func rpcParams() rpc.Params {
+	p := rpc.Defaults()
+	// calibrated: C3, 425 instructions per call (client and server stubs,
+	// split evenly), fitted to Table 4's RPC Simple, 93 µs (four integer
+	// arguments, an integer result, «the data exchanged between the hosts
+	// fits in a single ATM cell», section 3.1.3; MeasureRPC): 93.00 µs
+	// (0.0%) at CellLatency 0, MemCycles 16; neighbours 420 → 92.00 µs,
+	// 430 → 93.12 µs (host/rpc's design estimate 240 → 85.64 µs; 0 →
+	// 75.85 µs: about one 40 ns cycle per stub instruction).
+	p.StubInstrs = 425
+	return p
 }
 
 // Validate checks the cluster's own parameters (the parts validate theirs
@@ -152,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Link.Validate(); err != nil {
 		return fmt.Errorf("atmtb: Link: %w", err)
+	}
+	if err := c.RPC.Validate(); err != nil {
+		return fmt.Errorf("atmtb: RPC: %w", err)
 	}
 	b := c.Board
 	b.Link = c.Link

@@ -9,6 +9,7 @@ import (
 	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/testbench/tbutil"
@@ -198,6 +199,77 @@ func MeasureBlock(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
 		return Latency{Run: res}, err
 	}
 	return latencyOf(cl, rs, res, 2)
+}
+
+// RPCStackBytes is the server's stack in MeasureRPC: 25 cell slots
+// (assumed: MW-128's 15 cells fit with room).
+const RPCStackBytes = 1000
+
+// rpcProc is MeasureRPC's one procedure: the sum of its arguments
+// (section 3.1.3: «the computation time required to calculate the result
+// is negligible»).
+const rpcProc = 1
+
+// MeasureRPC measures Table 4's RPC of words argument words returning an
+// integer (Simple: 4, MW-32/64/128): node 0 serves one stack (host/rpc,
+// c.RPC), node 1 binds and calls rounds times in a row; each call from
+// Call's start to its result, the whole call (Table 4's «time required
+// for an RPC»), after the warm-up.
+func MeasureRPC(e *env.Env, c Config, words, rounds int) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	cl, _, err := setUp(e, c)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	procs := map[uint16]rpc.Proc{rpcProc: func(_ *cpu.Proc, args []uint32) uint32 {
+		var s uint32
+		for _, a := range args {
+			s += a
+		}
+		return s
+	}}
+	srv, err := rpc.NewServer(cl.Nodes[0].Kernel, c.RPC, 1, RPCStackBytes, procs)
+	if err != nil {
+		return Latency{}, fmt.Errorf("atmtb: %w", err)
+	}
+	b, err := rpc.Bind(cl.Nodes[1].Kernel, c.RPC, 0, srv)
+	if err != nil {
+		return Latency{}, fmt.Errorf("atmtb: %w", err)
+	}
+	if words < 0 || words > b.MaxArgs() {
+		return Latency{}, fmt.Errorf("atmtb: RPC words %d must be in 0..%d", words, b.MaxArgs())
+	}
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	done := false
+	run(cl, func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }, func(p *cpu.Proc) {
+		defer func() { done = true }()
+		args := make([]uint32, words)
+		for r := range rounds {
+			var want uint32
+			for i := range args {
+				args[i] = uint32(1000*r + i)
+				want += args[i]
+			}
+			t0 := p.Now()
+			got, err := b.Call(p, rpcProc, args)
+			if err == nil && got != want {
+				err = fmt.Errorf("result %d, want %d", got, want)
+			}
+			if err != nil {
+				rs.fail(fmt.Errorf("atmtb: RPC call %d: %w", r, err))
+				return
+			}
+			rs.Trip[r] = p.Now() - t0
+		}
+	})
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, 1)
 }
 
 // readStamp is the word node 1's segment holds at word 9 for the READ
