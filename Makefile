@@ -29,13 +29,16 @@ MC := mc-report
 # The SHRIMP report: sections 4.1-4.5's figures, model vs paper
 # (docs/shrimp-validation.md).
 SHRIMP := shrimp-report
+# The FORE ATM report: sections 2.3-3.1's figures (Tables 1-4), model vs
+# paper (docs/atm-validation.md).
+ATM := atm-report
 
-run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI, Memory Channel and SHRIMP reports, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI, Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
-	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC) $(SHRIMP); do \
+	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC) $(SHRIMP) $(ATM); do \
 		echo; echo "== $$s"; \
 		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
 		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \
