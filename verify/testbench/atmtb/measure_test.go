@@ -115,3 +115,112 @@ var _ = Describe("PIO costs on the real node", func() {
 		Expect(pio.CellLoadTCData).To(BeEquivalentTo(fore.CellWords))
 	})
 })
+
+// us is a time in microseconds.
+func us(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
+
+var _ = Describe("Measurement drivers", func() {
+	const rounds = 20 // 2 warm-up (atmtb.Warmup), 18 measured
+
+	It("reproduce the figures the calibrated: comments quote (C1 11.26 µs, C2 27.76 µs, C3 93.00 µs)", func() {
+		c := atmtb.DefaultConfig()
+		raw, err := atmtb.MeasureRaw(env.New(env.Options{Seed: 1}), c, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		wr, err := atmtb.MeasureWrite(env.New(env.Options{Seed: 1}), c, 40, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		rpcs, err := atmtb.MeasureRPC(env.New(env.Options{Seed: 1}), c, 4, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raw.N).To(Equal(rounds - atmtb.Warmup(rounds)))
+		// The model is deterministic and every measured round the same:
+		// the means are the figures of cluster.go's comments.
+		Expect(raw.Mean).To(Equal(11260 * clock.Nanosecond))
+		Expect(wr.Mean).To(Equal(27760 * clock.Nanosecond))
+		Expect(rpcs.Mean).To(Equal(93000 * clock.Nanosecond))
+		// Each WRITE round is one interrupt at each end: the receiver's
+		// handler drains one cell per interrupt.
+		Expect(wr.IRQs).To(BeEquivalentTo(2 * rounds))
+		Expect(wr.Drained).To(BeEquivalentTo(2 * rounds))
+	})
+
+	It("time the ASX-100 as its preset's 7.03 µs per cell (AT-P9) on top of the direct WRITE", func() {
+		c := atmtb.DefaultConfig()
+		direct, err := atmtb.MeasureWrite(env.New(env.Options{Seed: 1}), c, 40, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		c.Switched = true
+		sw, err := atmtb.MeasureWrite(env.New(env.Options{Seed: 1}), c, 40, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		// switch/atm ASX100: 69 + 1 + 53 = 123 link cycles = 7.03 µs more
+		// per cell; each half round trip carries one cell through it, and
+		// the receiver's poll loop moves the arrival by up to one of its
+		// iterations (4 cycles, 0.16 µs).
+		Expect(us(sw.Mean - direct.Mean)).To(BeNumerically("~", 7.03, 0.16))
+	})
+
+	It("stream 4 KB by WRITEs and by one block transfer at nearly the same rate, one interrupt each (AT-P16)", func() {
+		c := atmtb.DefaultConfig()
+		w, err := atmtb.MeasureStream(env.New(env.Options{Seed: 1}), c, 4096, false)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := atmtb.MeasureStream(env.New(env.Options{Seed: 1}), c, 4096, true)
+		Expect(err).NotTo(HaveOccurred())
+		// 4096 bytes = 102 cells of 40 bytes and one of 16.
+		Expect(w.Cells).To(BeEquivalentTo(103))
+		Expect(b.Cells).To(BeEquivalentTo(103))
+		Expect(w.Drained).To(BeEquivalentTo(103))
+		Expect(w.IRQs).To(BeEquivalentTo(1))
+		Expect(b.IRQs).To(BeEquivalentTo(1))
+		Expect(b.Mbps).To(BeNumerically("~", w.Mbps, 0.05*w.Mbps))
+		Expect(w.LinkBusy).To(BeNumerically("<", 0.5))
+		raw, err := atmtb.MeasureRawStream(env.New(env.Options{Seed: 1}), c, 103)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raw.Cells).To(BeEquivalentTo(103))
+		Expect(raw.MBps).To(BeNumerically(">", w.MBps), "raw mode moves cells faster than the kernel")
+	})
+
+	It("count Table 1's instructions of one WRITE (209) and one READ (375) from cpu.step records", func() {
+		c := atmtb.DefaultConfig()
+		sum := func(ss []atmtb.StepStat) (n int) {
+			for _, s := range ss {
+				n += s.Instrs
+			}
+			return n
+		}
+		ws, err := atmtb.TraceSteps(c, 1, "write")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sum(ws)).To(Equal(209))
+		Expect(ws).To(HaveLen(6))
+		Expect(ws[3].Node).To(Equal(1), "the dispatcher runs on the destination")
+		rs, err := atmtb.TraceSteps(c, 1, "read")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sum(rs)).To(Equal(375))
+		Expect(rs).To(HaveLen(9))
+		_, err = atmtb.TraceSteps(c, 1, "cas")
+		Expect(err).To(MatchError(ContainSubstring(`op "cas"`)))
+	})
+
+	It("make a one-cell block transfer slower than a WRITE (section 2.3, pointer checking)", func() {
+		c := atmtb.DefaultConfig()
+		b, err := atmtb.MeasureBlock(env.New(env.Options{Seed: 1}), c, 40, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		w, err := atmtb.MeasureWrite(env.New(env.Options{Seed: 1}), c, 40, rounds)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Mean).To(BeNumerically(">", w.Mean))
+	})
+
+	It("refuse bad arguments with an error naming them", func() {
+		c := atmtb.DefaultConfig()
+		e := func() *env.Env { return env.New(env.Options{Seed: 1}) }
+		_, err := atmtb.MeasureRaw(e(), c, 1)
+		Expect(err).To(MatchError(ContainSubstring("rounds 1")))
+		_, err = atmtb.MeasureWrite(e(), c, 42, rounds)
+		Expect(err).To(MatchError(ContainSubstring("bytes 42")))
+		_, err = atmtb.MeasureStream(e(), c, 0, false)
+		Expect(err).To(MatchError(ContainSubstring("bytes 0")))
+		_, err = atmtb.MeasureRawStream(e(), c, 0)
+		Expect(err).To(MatchError(ContainSubstring("cells 0")))
+		_, err = atmtb.MeasureRPC(e(), c, 10_000, rounds)
+		Expect(err).To(MatchError(ContainSubstring("RPC words 10000")))
+		c.Nodes = 9
+		_, err = atmtb.MeasureRead(e(), c, rounds)
+		Expect(err).To(MatchError(ContainSubstring("Nodes 9")))
+	})
+})
