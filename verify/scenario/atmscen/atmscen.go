@@ -80,7 +80,7 @@ func Scenarios() []*scenario.Scenario {
 	// Typical run time: the defaults, measured once on a 2-core machine
 	// shared with other jobs, 2026-11-27 (documentation only).
 	return []*scenario.Scenario{
-		ReportScenario().In(sys, "30 s").WithWaves(view(reportSpan)),
+		ReportScenario().In(sys, "20 s").WithWaves(view(reportSpan)),
 		TrafficScenario().In(sys, "1 s").WithWaves(view(0)),
 	}
 }
@@ -388,15 +388,17 @@ func steps(ss []atmtb.StepStat) string {
 	return out
 }
 
-// view returns the waveform of atm-report and atm-traffic: node 0's CPU
-// and TURBOchannel, node 1's TURBOchannel and CPU. span, when positive,
-// is the time the save file shows.
+// view returns the waveform of atm-report and atm-traffic: node 0's CPU,
+// TURBOchannel and TX FIFO, node 1's RX FIFO, interrupt line,
+// TURBOchannel and CPU. span, when positive, is the time the save file
+// shows.
 func view(span clock.Time) func(scenario.Params) scenario.WaveView {
 	return func(scenario.Params) scenario.WaveView {
 		return scenario.WaveView{
 			Select: []string{"n0", "n1", "atm"},
 			Groups: []waves.ViewGroup{
 				scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.tc.phase"),
+				scenario.KeyGroup("TCA-100s", "n0.fore.tx_fifo.occupancy", "n1.fore.rx_fifo.occupancy", "n1.fore.irq"),
 				scenario.KeyGroup("N1 host", "n1.tc.phase", "n1.cpu0.state"),
 			},
 			Span: span,

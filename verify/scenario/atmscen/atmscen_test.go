@@ -1,6 +1,7 @@
 package atmscen_test
 
 import (
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/atmscen"
 	"github.com/nisim/nisim/verify/testbench/atmtb"
@@ -50,5 +51,30 @@ var _ = Describe("atm-traffic parameters", func() {
 		p.Write, p.Read, p.CAS, p.Block, p.Illegal = 0, 0, 0, 0, 0
 		Expect(p.Validate()).To(MatchError(ContainSubstring("weights")))
 		Expect(scenario.KeysOf(p)).NotTo(BeEmpty())
+	})
+})
+
+var _ = Describe("atm-report", func() {
+	It("runs short, every calibration and qualitative check passing, every row with a model figure", func() {
+		p := atmscen.ReportDefaults()
+		p.Rounds, p.RPCRounds, p.StreamCells = 12, 3, 40
+		rep, err := atmscen.RunReport(env.New(env.Options{Seed: 1}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse(), "%+v", rep.Checks)
+		Expect(rep.Checks).To(HaveLen(8), "3 calibrations, 5 qualitative checks")
+		for _, r := range rep.Rows {
+			Expect(r.Model).NotTo(BeEmpty(), r.Metric)
+		}
+	})
+})
+
+var _ = Describe("atm-traffic", func() {
+	It("runs 3 nodes on the switch with faults, every operation checked", func() {
+		p := atmscen.TrafficDefaults()
+		p.Nodes, p.Ops = 3, 30
+		rep, err := atmscen.RunTraffic(env.New(env.Options{Seed: 2}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse(), "%+v", rep.Checks)
+		Expect(rep.Metrics).NotTo(BeEmpty())
 	})
 })
