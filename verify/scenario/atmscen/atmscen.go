@@ -101,6 +101,10 @@ type ReportParams struct {
 	// sweep can refit them.
 	CellLatency int `toml:"cell_latency"`
 	MemCycles   int `toml:"mem_cycles"`
+	// StubInstrs is the RPC stubs' instructions per call (C3), RPCN the
+	// cells per RPC message (section 3.1.2's N).
+	StubInstrs int `toml:"stub_instrs"`
+	RPCN       int `toml:"rpc_n"`
 }
 
 // ReportDefaults are the defaults of atm-report.
@@ -118,6 +122,8 @@ func ReportDefaults() *ReportParams {
 		StreamCells: 250,
 		CellLatency: c.Board.CellLatency,
 		MemCycles:   c.MemCycles,
+		StubInstrs:  c.RPC.StubInstrs,
+		RPCN:        c.RPC.N,
 	}
 }
 
@@ -140,6 +146,10 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 			From("calibrated: C1, the raw write's 11 µs (atmtb.DefaultConfig)"),
 		scenario.Key("mem_cycles", "25 MHz memory-bus cycles, load to use").Range(1, atmtb.MaxMemCycles).
 			From("calibrated: C2, the 40-byte WRITE's 30 µs (atmtb.DefaultConfig)"),
+		scenario.Key("stub_instrs", "instructions per call, client and server").Range(0, 1_000_000).
+			From("calibrated: C3, RPC Simple's 93 µs (atmtb.DefaultConfig)"),
+		scenario.Key("rpc_n", "cells per RPC message").Range(1, rpc.MaxN).
+			From("assumed: 8, section 3.1.2 «say N» (host/rpc)"),
 	}
 }
 
@@ -164,6 +174,7 @@ func target(model, paper float64) string {
 func (p *ReportParams) config(switched bool) atmtb.Config {
 	c := atmtb.DefaultConfig()
 	c.Board.CellLatency, c.MemCycles, c.Switched = p.CellLatency, p.MemCycles, switched
+	c.RPC.StubInstrs, c.RPC.N = p.StubInstrs, p.RPCN
 	return c
 }
 

@@ -17,6 +17,7 @@ var _ = Describe("atm-report parameters", func() {
 		c := atmtb.DefaultConfig()
 		Expect(p.CellLatency).To(Equal(c.Board.CellLatency))
 		Expect(p.MemCycles).To(Equal(c.MemCycles))
+		Expect(p.StubInstrs).To(Equal(c.RPC.StubInstrs))
 		// 1100 rounds, a tenth (capped at 100) warm-up: 1000 measured.
 		Expect(p.Rounds - atmtb.Warmup(p.Rounds)).To(Equal(1000))
 	})
@@ -30,6 +31,8 @@ var _ = Describe("atm-report parameters", func() {
 			{func(p *atmscen.ReportParams) { p.StreamCells = 300 }, "stream_cells"},
 			{func(p *atmscen.ReportParams) { p.MemCycles = 0 }, "mem_cycles"},
 			{func(p *atmscen.ReportParams) { p.CellLatency = -1 }, "cell_latency"},
+			{func(p *atmscen.ReportParams) { p.RPCN = 0 }, "rpc_n"},
+			{func(p *atmscen.ReportParams) { p.StubInstrs = -1 }, "stub_instrs"},
 		} {
 			p := atmscen.ReportDefaults()
 			x.set(p)
