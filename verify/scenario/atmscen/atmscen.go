@@ -338,8 +338,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		return rep, scenario.Label("Table 1 READ", err)
 	}
 	wi, ri := instrs(ws), instrs(rs1)
-	rep.Add("Table 1: instructions of one 40-B WRITE", fmt.Sprint(wi), fmt.Sprint(paperWriteInstrs), "every cpu.step record of both CPUs: "+steps(ws))
-	rep.Add("Table 1: instructions of one 40-B READ", fmt.Sprint(ri), fmt.Sprint(paperReadInstrs), "every cpu.step record of both CPUs: "+steps(rs1))
+	rep.Add("Table 1: instructions of one 40-B WRITE", fmt.Sprint(wi), fmt.Sprint(paperWriteInstrs), "every cpu.step record of both CPUs, warm: "+steps(ws))
+	rep.Add("Table 1: instructions of one 40-B READ", fmt.Sprint(ri), fmt.Sprint(paperReadInstrs), "every cpu.step record of both CPUs, warm: "+steps(rs1))
 
 	ph.Next("PIO costs")
 	pio, err := atmtb.MeasurePIO(scenario.SideEnv(seed), direct)
@@ -387,14 +387,14 @@ func instrs(ss []atmtb.StepStat) int {
 	return n
 }
 
-// steps lists the steps as node:label instrs.
+// steps lists the steps as node, label, instructions and cycles.
 func steps(ss []atmtb.StepStat) string {
 	out := ""
 	for i, s := range ss {
 		if i > 0 {
 			out += ", "
 		}
-		out += fmt.Sprintf("N%d %s %d", s.Node, s.Label, s.Instrs)
+		out += fmt.Sprintf("N%d %s %d (%d cycles)", s.Node, s.Label, s.Instrs, s.Cycles)
 	}
 	return out
 }

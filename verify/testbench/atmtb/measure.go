@@ -507,11 +507,20 @@ func MeasurePIO(e *env.Env, c Config) (PIO, error) {
 	return out, err
 }
 
-// TraceSteps runs one operation on a fresh two-node direct cluster of c
-// with cpu.step records kept, and returns the code steps of both CPUs in
-// the order they ended: op "write" (one 40-byte WRITE, Table 1's 209
-// instructions) or "read" (one 40-byte READ, 375).
+// traceGap is the CPU cycles TraceSteps leaves between its warm-up
+// operation and the traced one. assumed: 2500 cycles (100 µs), twice a
+// READ's round trip: the warm-up has ended on both nodes.
+const traceGap = 2500
+
+// TraceSteps runs one operation twice on a fresh two-node direct cluster
+// of c with cpu.step records kept, the first a warm-up (caches, kernel
+// tables), and returns the code steps of both CPUs that ended after the
+// second one started, in the order they ended: op "write" (a 40-byte
+// WRITE, Table 1's 209 instructions) or "read" (a 40-byte READ, 375).
 func TraceSteps(c Config, seed uint64, op string) ([]StepStat, error) {
+	if op != "write" && op != "read" {
+		return nil, fmt.Errorf("atmtb: TraceSteps op %q must be write or read", op)
+	}
 	e := env.New(env.Options{Seed: seed})
 	rec := trace.NewRecorder().OnlyKinds("cpu.step")
 	e.Trace = rec
@@ -520,34 +529,59 @@ func TraceSteps(c Config, seed uint64, op string) ([]StepStat, error) {
 		return nil, err
 	}
 	defer cl.Close()
-	rs := &Rounds{Trip: make([]clock.Time, 1)}
-	switch op {
-	case "write":
-		k := cl.Nodes[0].Kernel
+	rs := &Rounds{}
+	var traced clock.Time
+	k := cl.Nodes[0].Kernel
+	if op == "write" {
 		run(cl, func(p *cpu.Proc) {
-			if s := k.Write(p, 1, 0, rma.MaxWords, false, words(rma.MaxWords, 0)); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: WRITE refused: %v", s))
+			for r := range 2 {
+				if r == 1 {
+					p.Compute(traceGap)
+					traced = p.Now()
+				}
+				if s := k.Write(p, 1, 0, rma.MaxWords, false, words(rma.MaxWords, r)); s != rma.OK {
+					rs.fail(fmt.Errorf("atmtb: WRITE refused: %v", s))
+				}
 			}
 		}, func(p *cpu.Proc) {
-			if !spin(p, lastWord(0, rma.DataBytes), stamp(0)) {
-				rs.fail(errPatience("WRITE", 0))
+			for r := range 2 {
+				if !spin(p, lastWord(0, rma.DataBytes), stamp(r)) {
+					rs.fail(errPatience("WRITE", r))
+				}
 			}
 		})
-	case "read":
-		var w [4]byte
-		w[0] = 1
-		if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w[:]); err != nil {
+	} else {
+		w := binary.LittleEndian.AppendUint32(nil, readStamp)
+		if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w); err != nil {
 			return nil, fmt.Errorf("atmtb: %w", err)
 		}
-		run(cl, reader(cl.Nodes[0].Kernel, segs[0], readDst, rma.MaxWords, 1, 1, rs))
-	default:
-		return nil, fmt.Errorf("atmtb: TraceSteps op %q must be write or read", op)
+		dst := SegBase + uint64(4*(readDst+rma.MaxWords-1))
+		run(cl, func(p *cpu.Proc) {
+			for r := range 2 {
+				if r == 1 {
+					p.Compute(traceGap)
+					traced = p.Now()
+				}
+				p.Store32(dst, 0)
+				if _, s := k.Read(p, 1, 0, rma.MaxWords, int(segs[0]), readDst, false); s != rma.OK {
+					rs.fail(fmt.Errorf("atmtb: READ refused: %v", s))
+					return
+				}
+				if !spin(p, dst, readStamp) {
+					rs.fail(errPatience("READ", r))
+					return
+				}
+			}
+		})
 	}
 	if _, err := finishRun(e, cl, rs); err != nil {
 		return nil, err
 	}
 	var out []StepStat
 	for _, r := range rec.Records() {
+		if r.Time < traced {
+			continue
+		}
 		s := StepStat{Label: field(r, "step")}
 		fmt.Sscanf(r.Path, "N%d.", &s.Node)
 		s.Instrs, _ = strconv.Atoi(field(r, "instrs"))
