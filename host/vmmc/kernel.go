@@ -55,14 +55,14 @@ type KernelStats struct {
 	// Replaced is the pages ReplacePage replaced; Refused those it
 	// refused with ErrDUPending.
 	Replaced, Refused uint64
-	// Rechecks is the interrupts whose RegStatus lacked IRQThreshold
-	// although the previous handler's acknowledgement cleared it, on
-	// which the handler re-read the FIFO's level (RegOccupancy) with an
-	// automatic-update writer running; LostThreshold those where the
-	// level was above the threshold: the acknowledgement had cleared a
-	// crossing raised after its handler read RegStatus, and the handler
-	// held the writer.
-	Rechecks, LostThreshold uint64
+	// Rechecks is the interrupts whose RegStatus lacked a cause the
+	// previous handler's acknowledgement cleared, on which the handler
+	// re-read that cause's level (RegOccupancy, RegNotify);
+	// LostThreshold and LostNotify those where the level showed the
+	// acknowledgement had cleared a cause raised after its handler read
+	// RegStatus (a crossing above the threshold, a queued record), which
+	// the handler then served.
+	Rechecks, LostThreshold, LostNotify uint64
 }
 
 // Kernel is a node's VMMC kernel: the page tables of its processes, the
@@ -85,9 +85,9 @@ type Kernel struct {
 
 	setup func() error // the table update the running TrapSetup applies
 	stats KernelStats
-	// acked is IRQThreshold if the last handler's RegIRQAck cleared it:
-	// the next handler re-checks the FIFO's level if RegStatus no longer
-	// shows it (see interrupt).
+	// acked is the level causes (IRQThreshold, IRQNotify) the last
+	// handler's RegIRQAck cleared: the next handler re-checks their
+	// levels if RegStatus no longer shows them (see interrupt).
 	acked shrimp.IRQCause
 }
 
@@ -274,7 +274,8 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 // and the next handler finds no threshold cause: the writer is never
 // held and the FIFO overflows (shrimp-traffic --seed 5, 16 nodes, FIFO
 // 8 KB, threshold 32 B: on node 5 a crossing at 1280.133 µs, the ack of
-// the previous handler's threshold at 1280.160 µs).
+// the previous handler's threshold at 1280.160 µs). A notification record
+// queued after the handler's last RegNotify pop is lost the same way.
 //
 // The NI cannot lose the interrupt itself: every cause it raises raises
 // the processor's line (the processor merges only raises it has not yet
@@ -282,24 +283,18 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 // RegStatus read is ordered after the earlier acknowledgement (the
 // processor's write buffer is in order and a read does not pass a posted
 // write in the bridge, PCI 2.1 appendix E). So that handler knows what
-// may have been cleared: if the previous handler acknowledged
-// IRQThreshold and RegStatus no longer shows it, it re-checks the level
-// the acknowledgement cannot clear, RegOccupancy above the threshold, and
-// holds the writer as for a threshold interrupt. The error cause has no
-// level to re-check (its count is only on the NI), so the handler
-// acknowledges it at once, before serving anything: an error raised later
-// sets it again. Acknowledging every cause first (the usual driver order)
-// would be as correct but moves the acknowledgement's bus transaction in
-// every interrupt (the threshold and notify goldens); the re-check costs
-// a register read only after a threshold acknowledgement, and only if the
-// next interrupt no longer shows the cause with a writer running.
-//
-// Known and left as it is: IRQNotify has the same race (a record queued
-// after the handler's last RegNotify pop and before the acknowledgement
-// lands waits in the NI's queue for the next notification's interrupt).
-// The same re-check (a RegNotify pop) fixes it but changes shrimp-report's
-// Table 4 row (recv_interrupt=message: 26 of the 2,160 records were held
-// back so in its run), so it waits for the report's owner.
+// may have been cleared: the causes the previous handler acknowledged.
+// For each of those RegStatus no longer shows, it re-checks the cause's
+// level, which the acknowledgement cannot clear: RegOccupancy above the
+// threshold (then it holds the writer as for a threshold interrupt, if
+// one runs) and the notification queue (the RegNotify pops). The error
+// cause has no level to re-check (its count is only on the NI), so the
+// handler acknowledges it at once, before serving anything: an error
+// raised later sets it again. Acknowledging every cause first (the usual
+// driver order) would be as correct but moves the acknowledgement's bus
+// transaction in every interrupt (the threshold and notify goldens): the
+// re-check costs a register read only after a handler acknowledged a
+// level cause and only if the next interrupt no longer shows it.
 func (k *Kernel) interrupt(p *cpu.Proc) {
 	k.privileged(func() {
 		k.stats.Interrupts++
@@ -313,6 +308,11 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 		if cause&shrimp.IRQNotify != 0 {
 			k.stats.Notify++
 			k.notifications(p)
+		} else if cleared&shrimp.IRQNotify != 0 {
+			k.stats.Rechecks++
+			if k.notifications(p) > 0 {
+				k.stats.LostNotify++
+			}
 		}
 		if cause&shrimp.IRQError != 0 {
 			k.stats.Error++
@@ -345,7 +345,7 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 		if rest != 0 || cause == 0 {
 			p.As("vmmc.irq.ack").Store32(k.csr(shrimp.RegIRQAck), uint32(rest))
 		}
-		k.acked = rest & shrimp.IRQThreshold
+		k.acked = rest & (shrimp.IRQThreshold | shrimp.IRQNotify)
 	})
 }
 
@@ -353,13 +353,14 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 // its buffer's process: queued while the process blocks notifications,
 // else delivered to its handler (section 2.2: «it does provide queueing of
 // multiple notifications»). A record for a buffer whose process set no
-// handler is dropped (Table 4's null kernel handler).
-func (k *Kernel) notifications(p *cpu.Proc) {
-	for {
+// handler is dropped (Table 4's null kernel handler). It returns the
+// records popped.
+func (k *Kernel) notifications(p *cpu.Proc) int {
+	for got := 0; ; got++ {
 		rec := p.As("vmmc.notify").Load(k.csr(shrimp.RegNotify), 8)
 		n, ok := decodeNotification(rec)
 		if !ok {
-			return
+			return got
 		}
 		p.Step(cpu.Step{Label: "vmmc.notify", Instrs: k.p.KernelInstrs})
 		x := k.dir.exportAt(k.hw.Node, uint64(n.Page)*k.page)

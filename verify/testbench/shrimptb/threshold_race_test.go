@@ -3,6 +3,7 @@ package shrimptb_test
 import (
 	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/verify/testbench/shrimptb"
@@ -75,6 +76,67 @@ var _ = Describe("Threshold interrupt race", func() {
 		Expect(s.LostStores).To(BeZero())
 		Expect(s.Delivered).To(Equal(s.Expected))
 		Expect(s.Stores).To(Equal(s.Snooped))
+	})
+})
+
+// notifyPairRun sends two 4-byte deliberate updates with the notify bit
+// from node 0 to node 1's interrupting page (the second gap CPU cycles
+// after the first send returned) and returns the notifications node 1's
+// handler got and node 1's kernel counts. Bounded by a 1 ms time limit.
+func notifyPairRun(gap int) (int, vmmc.KernelStats) {
+	GinkgoHelper()
+	e := vtest.NewEnv(vtest.Options{Clock: eisaClock, Seed: 1, TimeLimit: clock.Millisecond})
+	c := shrimptb.DefaultConfig()
+	c.Nodes = 2
+	cl, err := shrimptb.Build(e, c)
+	Expect(err).NotTo(HaveOccurred())
+	defer cl.Close()
+	pr := setupPair(cl, 1, true)
+	got := 0
+	pr.rx.OnNotify(func(p *cpu.Proc, n shrimp.Notification) {
+		got++
+		p.As("handler").Compute(1)
+	})
+	Expect(cl.Nodes[0].Memory().Storage().Write(gSrc, []byte{1, 0, 0, 0, 2, 0, 0, 0})).To(Succeed())
+	cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+		Expect(pr.tx.Send(p, gSrc, pr.px, 0, 4, true)).To(Succeed())
+		if gap > 0 {
+			p.Compute(gap)
+		}
+		Expect(pr.tx.Send(p, gSrc+4, pr.px, 64, 4, true)).To(Succeed())
+	}))
+	res, runErr := e.Run()
+	Expect(res.Stopped).To(BeFalse(), "cut off by the time limit at %v", res.End)
+	Expect(runErr).NotTo(HaveOccurred())
+	Expect(cl.Finish()).To(Succeed())
+	return got, cl.Nodes[1].Kernel.Stats()
+}
+
+var _ = Describe("Notification interrupt race", func() {
+	// The same race on IRQNotify: node 1's handler pops RegNotify until it
+	// reads empty, then posts RegIRQAck(IRQNotify); a record the incoming
+	// path queues after that empty pop and before the acknowledgement
+	// reaches the NI has its cause cleared, and the interrupt it raised
+	// finds no cause: before host/vmmc's re-check the record stayed in the
+	// NI's queue and its handler never ran. With a gap of 470 CPU cycles
+	// (7.83 us) after the first send returned: the first record queued at
+	// 5.28 us, node 1's handler (cpu.irq 9.55 us) read the causes at the
+	// NI at 11.28 us, popped it at 13.32, popped empty at 15.48; the second
+	// record was queued at 16.08 us and the acknowledgement reached the NI
+	// at 17.16 us. Without the re-check gaps of 430 to 522 CPU cycles (a
+	// sweep in steps of 2) lost the second notification; the sweep below
+	// crosses that window in steps of 10, and every gap must deliver both.
+	It("delivers a notification queued between the handler's last pop and its acknowledgement", func() {
+		hit := 0
+		for gap := 400; gap <= 560; gap += 10 {
+			got, ks := notifyPairRun(gap)
+			Expect(got).To(Equal(2), "gap %d: kernel %+v", gap, ks)
+			if ks.LostNotify > 0 {
+				hit++
+			}
+		}
+		// The sweep does reach the window.
+		Expect(hit).To(BeNumerically(">", 0))
 	})
 })
 
