@@ -41,12 +41,12 @@ func golden(recs []trace.Record) []trace.Record {
 }
 
 // goldenConfig is the default cluster with the calibrated C1 and C2
-// pinned (CellLatency 2 link cycles, MemCycles 16: the fits of
-// atmtb.DefaultConfig), so that the goldens time the model, not a later
-// re-calibration.
+// pinned (CellLatency 0 link cycles, MemCycles 16: the fits of
+// atmtb.DefaultConfig, commit 6c2ba23), so that the goldens time the
+// model, not a later re-calibration.
 func goldenConfig() atmtb.Config {
 	c := atmtb.DefaultConfig()
-	c.Board.CellLatency, c.MemCycles = 2, 16
+	c.Board.CellLatency, c.MemCycles = 0, 16
 	return c
 }
 
@@ -191,7 +191,7 @@ var _ = Describe("ATM goldens", Label("golden"), func() {
 // second the recording component's cycle (fore.wire/fore.rx/fore.drop and
 // link records: link cycles).
 var writeHeader = []string{
-	"FORE ATM, two DECstation 5000/200s joined by one direct 140 Mb/s link (section 2.3), CellLatency 2 link",
+	"FORE ATM, two DECstation 5000/200s joined by one direct 140 Mb/s link (section 2.3), CellLatency 0 link",
 	"cycles (C1) and MemCycles 16 (C2) pinned; caches cold. Node 0's process WRITEs ten words 0x11..0xaa",
 	"(40 bytes, one cell) to word 0 of node 1's segment (descriptor register 1, segment 0 at 0x100000);",
 	"node 1 is idle and takes the interrupt. Clocks: CPU/memory bus/TURBOchannel 40 ns, link 57.14 ns.",
@@ -208,30 +208,29 @@ var writeHeader = []string{
 	"The burst crosses the bridge and runs on the TC as one tenure from 141 with 14 data phases, word 13",
 	"at 157 (bus.pio.write len=56): fore.tx cell 1 at 158 (6.32 us). rma.cross-out: 12 instructions, 6",
 	"restores (cold loads), 115 cycles -> 263 (10.52 us); the user's done at 10.52 us.",
-	"Wire: the link side sees the cell at its first edge after 6.32 us (link cycle 111) and sends it",
-	"CellLatency 2 later, link cycle 113 (6.457 us, fore.wire); 53 bytes at one a cycle: its last byte",
-	"arrives at 165 (9.429 us, link.packet ATM.Link.AB); the board takes it at the next edge and after",
-	"CellLatency 2 more, 168 (9.6 us), it passes HEC and CRC-10 into the RX FIFO (fore.rx) and the",
-	"interrupt line rises (fore.irq rx=1, TC cycle 240). Sender's TX FIFO to receiver's RX FIFO: link",
-	"cycles 111 -> 168 = 57 = 53 + 2 x CellLatency (the design's 53 + 2 x cell_latency).",
+	"Wire: the link side sees the cell at its first edge after 6.32 us, link cycle 111 (6.343 us), and",
+	"with CellLatency 0 sends it there (fore.wire); 53 bytes at one a cycle: its last byte arrives at 163",
+	"(9.314 us, link.packet ATM.Link.AB); the board takes it at the next edge, 164 (9.371 us), it passes",
+	"HEC and CRC-10 into the RX FIFO (fore.rx) and the interrupt line rises (fore.irq rx=1, TC cycle 234).",
+	"Sender's TX FIFO to receiver's RX FIFO: link cycles 111 -> 164 = 53 + 2 x CellLatency.",
 	"Receiver (Table 1: dispatcher 73 + handler 21 + reading data and writing destination 58 = 152",
-	"instructions). cpu.irq at the next CPU edge, 241 (9.64 us). rma.dispatch: 73 instructions, 35 memory",
-	"+ 1 I/O: the STATUS read (TC data at 251, 10.04 us, rx=1), 17 cold loads of cause/status/vector",
-	"words from the kernel stack (a fill each, 18 cycles apart, 10.32-22.4 us), 18 saves draining",
-	"write-through at 11 cycles each; ends at 694 (27.76 us, 453 cycles). rma.handler: 21 instructions,",
-	"the 56-byte load of the RX port (14 of them): TC tenure from 749, word 13 read at 764 (30.56 us,",
-	"fore.pop), the load back at the CPU at 789 (31.56 us, 95 cycles). rma.rx-write: 58 instructions,",
-	"the segment record (4 loads) and the page's translation entry, the 10 data stores through the",
-	"translation (reaching memory 11 memory-bus cycles apart: mem.write 0x100000 at 35.8 us ... 0x100024",
-	"at 39.76 us), the STATUS re-read (TC 981, 39.24 us: rx=0, the loop ends), restores to 28 memory",
-	"instructions; ends at 1252 (50.08 us, 463 cycles): rma.recv and one rma.mem per word, each checked",
-	"by the scoreboard against the cell as sent. One interrupt, one cell drained.",
-	"Cold: 50.08 us from the trap to the last step, against the paper's 30 us and atm-report's warm",
-	"ping-pong (28.5 us): the 17 + 6 + 6 cold kernel-stack loads cost 18 cycles each here.",
+	"instructions). cpu.irq at the next CPU edge, 235 (9.4 us). rma.dispatch: 73 instructions, 35 memory",
+	"+ 1 I/O: the STATUS read (TC data at 245, 9.8 us, rx=1), 17 cold loads of cause/status/vector words",
+	"from the kernel stack (a fill each, 18 cycles apart), 18 saves draining write-through at 11 cycles",
+	"each; ends at 688 (27.52 us, 453 cycles). rma.handler: 21 instructions, the 56-byte load of the RX",
+	"port (14 of them): TC tenure from 743, word 13 read at 758 (30.32 us, fore.pop), the load back at",
+	"the CPU at 783 (31.32 us, 95 cycles). rma.rx-write: 58 instructions, the segment record (4 loads) and",
+	"the page's translation entry, the 10 data stores through the translation (reaching memory 11",
+	"memory-bus cycles apart: mem.write 0x100000 at 35.56 us ... 0x100024 at 39.52 us), the STATUS",
+	"re-read (TC 975, 39.0 us: rx=0, the loop ends), restores to 28 memory instructions; ends at 1246",
+	"(49.84 us, 463 cycles): rma.recv and one rma.mem per word, each checked by the scoreboard against",
+	"the cell as sent. One interrupt, one cell drained.",
+	"Cold: 49.84 us from the trap to the last step, against the paper's 30 us and atm-report's warm",
+	"ping-pong (C2's fit): the 17 + 6 + 6 cold kernel-stack loads cost 18 cycles each here.",
 }
 
 var readHeader = []string{
-	"FORE ATM, two DECstations joined directly, CellLatency 2 and MemCycles 16 pinned; caches cold. Node",
+	"FORE ATM, two DECstations joined directly, CellLatency 0 and MemCycles 16 pinned; caches cold. Node",
 	"1's segment holds 0x11..0xaa at words 0-9 (written before the run); node 0's process READs the ten",
 	"words into its own segment at word 100 (descriptor register 1; reply segment 0) and waits for the",
 	"reply. Clocks as in write_n0_n1.trace.",
@@ -241,43 +240,43 @@ var readHeader = []string{
 	"request cell; ends at 187 (7.48 us, 175 cycles): rma.send readreq req=1; the burst's word 13 on the",
 	"TC at 193, fore.tx at 194 (7.76 us). cross-out 12 -> 300 (12.0 us); the process then waits (in",
 	"WaitUntil, interrupts taken).",
-	"Wire as the WRITE's: link cycle 138 (7.886 us, fore.wire) + 52 -> 190 (link.packet), + 1 + 2 -> 193",
-	"(11.029 us): fore.rx and fore.irq at node 1; cpu.irq at 276 (11.04 us).",
-	"Target: rma.dispatch 73 (cold, 453 cycles as the WRITE's) -> 729 (29.16 us); rma.handler 21, the cell",
-	"popped at TC 799 (31.96 us) -> 824 (32.96 us). rma.rx-readreq: 67 instructions: record and",
+	"Wire as the WRITE's: link cycle 136 (7.771 us, fore.wire) + 52 -> 188 (link.packet), + 1 -> 189",
+	"(10.8 us): fore.rx and fore.irq at node 1; cpu.irq at 271 (10.84 us).",
+	"Target: rma.dispatch 73 (cold, 453 cycles as the WRITE's) -> 724 (28.96 us); rma.handler 21, the cell",
+	"popped at TC 794 (31.76 us) -> 819 (32.76 us). rma.rx-readreq: 67 instructions: record and",
 	"translation loads, the 10 words read from the segment (cold fills), the 56-byte reply cell stored",
-	"(TC tenure from 1114, word 13 at 1130: fore.tx cell 0x10000000001 at 1131, 45.24 us), STATUS re-read",
-	"at 1135 (rx=0), restores; ends at 1227 (49.08 us, 403 cycles): rma.recv readreq, the reads' rma.mem",
+	"(TC tenure from 1109, word 13 at 1125: fore.tx cell 0x10000000001 at 1126, 45.04 us), STATUS re-read",
+	"at 1130 (rx=0), restores; ends at 1222 (48.88 us, 403 cycles): rma.recv readreq, the reads' rma.mem",
 	"(each compared with Ref's image: unknown words, written before the run, are not), rma.send readreply.",
-	"Reply wire: link 794 (45.371 us) -> link.packet ATM.Link.BA 846 -> fore.rx at node 0 at 849 (48.514",
-	"us); node 0's CPU takes the interrupt inside its wait (cpu.irq in=wait, 48.52 us).",
-	"Requester: rma.dispatch 73 (cold) -> 1666 (66.64 us); rma.handler 21, pop at 69.44 us -> 1761 (70.44",
+	"Reply wire: link 789 (45.086 us) -> link.packet ATM.Link.BA 841 -> fore.rx at node 0 at 842 (48.114",
+	"us); node 0's CPU takes the interrupt inside its wait (cpu.irq in=wait, 48.12 us).",
+	"Requester: rma.dispatch 73 (cold) -> 1656 (66.24 us); rma.handler 21, pop at 69.04 us -> 1751 (70.04",
 	"us); rma.rx-write 58 (the reply's 10 words stored at 0x100190.. through node 0's translation entry;",
-	"STATUS at 1923) -> 2100 (84.0 us): rma.recv readreply and ten rma.mem, the request done; the process",
-	"sees it at once (done at 84.0 us). 84 us cold against the paper's 45 us (warm: atm-report's READ).",
+	"STATUS at 1913) -> 2090 (83.6 us): rma.recv readreply and ten rma.mem, the request done; the process",
+	"sees it at once (done at 83.6 us). 83.6 us cold against the paper's 45 us (warm: atm-report's READ).",
 }
 
 var casHeader = []string{
-	"FORE ATM, two DECstations joined directly, CellLatency 2 and MemCycles 16 pinned; caches cold. Node",
+	"FORE ATM, two DECstations joined directly, CellLatency 0 and MemCycles 16 pinned; caches cold. Node",
 	"1's segment holds 5 at word 7 (0x10001c); node 0's process compare-and-swaps it from 5 to 6 (reply to",
 	"its own word 200, 0x100320). Node 1's board drops its first CAS reply at the wire (Cluster.DropNext:",
 	"fore.drop reason=test, counted). Clocks as in write_n0_n1.trace.",
 	"First request: as read_n0_n1.trace's (the CAS request has the READ's shape, 13 + 37 + 12): rma.send",
-	"casreq off=7 req=1 at 7.48 us, fore.tx 7.76 us, fore.rx at node 1 at 11.029 us, rma.dispatch (cold)",
-	"-> 29.16 us, rma.handler -> 32.96 us. The CAS executes in node 1's rx-cas step (67 instructions, the",
+	"casreq off=7 req=1 at 7.48 us, fore.tx 7.76 us, fore.rx at node 1 at 10.8 us, rma.dispatch (cold)",
+	"-> 28.96 us, rma.handler -> 32.76 us. The CAS executes in node 1's rx-cas step (67 instructions, the",
 	"READ target's count, assumed): the word read 5 = compare 5, so 6 is stored (rma.cas req=1 swapped=1",
 	"old=5, stamped with the step's start) and the per-source cache written (req 1, old 5, swapped); the",
-	"reply cell enters the TX FIFO at TC 1037 (41.48 us, fore.tx cell 0x10000000001) and is dropped at",
-	"the wire at link cycle 728 (41.6 us: CellLatency 2 after the link side saw it). The step ends at",
-	"1169 (46.76 us): rma.recv casreq, rma.mem 0x10001c (the 6), rma.send casreply.",
+	"reply cell enters the TX FIFO at TC 1032 (41.28 us, fore.tx cell 0x10000000001) and is dropped at",
+	"the wire at the link side's next edge, link cycle 723 (41.314 us). The step ends at 1164 (46.56",
+	"us): rma.recv casreq, rma.mem 0x10001c (the 6), rma.send casreply.",
 	"Timeout: node 0's CAS trap returned at cycle 300 (12.0 us) and waits CASTimeout 400 us (rma.Defaults):",
 	"at 412.0 us (cycle 10300) it resends the same request id (cpu.trap 3, rma.retx req=1); warm now:",
 	"cross-in 11 cycles, read-tx 82 (STATUS at TC 10358), fore.tx cell 2 at 416.0 us, cross-out 23.",
-	"Resend: link.packet 7335, fore.rx at node 1 at 419.314 us; dispatch 198 cycles (warm) -> 427.24 us;",
-	"handler -> 431.04 us: the cache holds req 1, so the request is answered from it (rma.dup req=1",
-	"swapped=1 old=5) and nothing is written (no rma.mem at node 1: executed once); the reply (fore.tx",
-	"cell 0x10000000002, 433.48 us) is sent; rx-cas ends at 10984 (439.36 us).",
-	"Reply: fore.rx at node 0 at 436.743 us (cpu.irq in=wait); dispatch 73 (cold at node 0) -> 454.88 us,",
-	"handler -> 458.68 us, rma.rx-write 31 instructions (58 - 3 x 9: one word, AT-P15) -> 464.56 us: the",
-	"old value 5 stored at 0x100320 (rma.mem), the request done; CAS returns (5, swapped) at 464.56 us.",
+	"Resend: fore.wire link 7281, link.packet 7333, fore.rx at node 1 at 7334 (419.086 us); dispatch 198",
+	"cycles (warm) -> 427.04 us; handler -> 430.84 us: the cache holds req 1, so the request is answered",
+	"from it (rma.dup req=1 swapped=1 old=5) and nothing is written (no rma.mem at node 1: executed",
+	"once); the reply (fore.tx cell 0x10000000002, 433.28 us) is sent; rx-cas ends at 10979 (439.16 us).",
+	"Reply: fore.rx at node 0 at 436.343 us (cpu.irq in=wait); dispatch 73 (cold at node 0) -> 454.48 us,",
+	"handler -> 458.28 us, rma.rx-write 31 instructions (58 - 3 x 9: one word, AT-P15) -> 464.16 us: the",
+	"old value 5 stored at 0x100320 (rma.mem), the request done; CAS returns (5, swapped) at 464.16 us.",
 }
