@@ -4,9 +4,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rma/rmarig"
 )
 
 var _ = Describe("Table 1", func() {
@@ -104,7 +104,7 @@ var _ = Describe("sender checks", func() {
 		// One TX cell, held 2000 link cycles (114 µs) in the TX pipe: the
 		// next WRITEs (a few µs apart) find the FIFO full.
 		boardConfig.TxCells, boardConfig.CellLatency = 1, 2000
-		DeferCleanup(func() { boardConfig = fore.TCA100() })
+		DeferCleanup(func() { boardConfig = rmarig.UnitBoard() })
 		r := newRig(nil)
 		r.share(rma.RightRead | rma.RightWrite)
 		var sts []rma.Status

@@ -9,23 +9,22 @@ import (
 	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
-	"github.com/nisim/nisim/rtl/bus"
+	"github.com/nisim/nisim/host/rma/rmarig"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 )
 
-// The rig: two nodes, each an R3000-like CPU (25 MHz, CPI 1, no OS
-// costs: the DECstation preset's, whose crossing and dispatcher are the
-// kernel's steps) as the only master of its own TURBOchannel, a memory
-// and a TCA-100 on that bus, the boards on one direct ATM link. No cache
-// and no memory bus (a testbench assembles those): the instruction counts
-// and accesses are what these specs check, not the DECstation's times.
+// The rig is rmarig's two-node TURBOchannel rig (host/rma/rmarig): per
+// node a 25 MHz CPI-1 CPU as the only master of its own TURBOchannel, a
+// memory and a TCA-100 on that bus, the boards on one direct ATM link. No
+// cache and no memory bus (a testbench assembles those): the instruction
+// counts and accesses are what these specs check, not the DECstation's
+// times.
 const (
 	boardBase  = 0x1000_0000
 	kernelBase = 0x4_0000
@@ -44,6 +43,7 @@ type node struct {
 }
 
 type rig struct {
+	*rmarig.Rig
 	e     *env.Env
 	nodes []*node
 	link  *link.Link
@@ -53,9 +53,9 @@ type rig struct {
 // to keep stores in flight longer).
 var memLatency = 5
 
-// boardConfig is the rig boards' configuration (a spec may shrink the
-// FIFOs).
-var boardConfig = fore.TCA100()
+// boardConfig is the rig boards' configuration, CellLatency pinned
+// (rmarig.UnitBoard; a spec may shrink the FIFOs).
+var boardConfig = rmarig.UnitBoard()
 
 func newRig(muts map[string]int) *rig {
 	return buildRig(vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, Mutations: muts, TimeLimit: 100 * clock.Millisecond}))
@@ -64,34 +64,17 @@ func newRig(muts map[string]int) *rig {
 // buildRig builds the rig in e (a fuzz target's env is not a Ginkgo
 // spec's).
 func buildRig(e *env.Env) *rig {
-	r := &rig{e: e}
-	for i := range 2 {
-		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
-		Expect(err).NotTo(HaveOccurred())
-		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(memLatency).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
-		b, err := fore.MakeBuilder().WithEnv(e).WithConfig(boardConfig).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(b.AttachTC(tc, boardBase)).To(Succeed())
-		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(cpuClock).Build(fmt.Sprintf("N%d.CPU", i))
-		Expect(err).NotTo(HaveOccurred())
-		ch, err := tc.AddMaster(fmt.Sprintf("N%d.CPU", i))
-		Expect(err).NotTo(HaveOccurred())
-		c.Attach(ch)
-		b.OnInterrupt(c.Interrupt)
-		k, err := rma.NewKernel(rma.Hardware{CPU: c, Memory: m, Board: b, BoardBase: boardBase, KernelBase: kernelBase,
-			Node: i, Nodes: 2}, rma.Defaults())
-		Expect(err).NotTo(HaveOccurred())
-		n := &node{cpu: c, mem: m, board: b, kernel: k}
-		k.OnEvent(func(_ clock.Time, ev rma.Event) { n.events = append(n.events, ev) })
+	c := rmarig.DefaultConfig()
+	c.Clock, c.MemBytes, c.MemLatency, c.Board = cpuClock, memBytes, memLatency, boardConfig
+	c.BoardBase, c.KernelBase = boardBase, kernelBase
+	rr, err := rmarig.Build(e, c)
+	Expect(err).NotTo(HaveOccurred())
+	r := &rig{Rig: rr, e: e, link: rr.Link}
+	for _, rn := range rr.Nodes {
+		n := &node{cpu: rn.CPU, mem: rn.Mem, board: rn.Board, kernel: rn.Kernel}
+		n.kernel.OnEvent(func(_ clock.Time, ev rma.Event) { n.events = append(n.events, ev) })
 		r.nodes = append(r.nodes, n)
 	}
-	l, err := link.MakeBuilder().WithEnv(e).WithConfig(atm.LinkConfig()).Build("Link")
-	Expect(err).NotTo(HaveOccurred())
-	r.link = l
-	Expect(r.nodes[0].board.ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
-	Expect(r.nodes[1].board.ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
 	return r
 }
 
@@ -111,55 +94,34 @@ func (r *rig) share(rights rma.Rights) [2]uint8 {
 }
 
 func (r *rig) run() error {
-	_, err := r.e.Run()
-	for _, n := range r.nodes {
-		n.cpu.Close()
-	}
+	_, err := r.Run()
 	return err
 }
 
 // steps returns node i's cpu.step records as "label instrs".
 func (r *rig) steps(i int) []string {
 	var out []string
-	for _, rec := range r.e.Trace.Records() {
-		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) {
-			continue
-		}
-		s, _ := rec.Get("step")
-		n, _ := rec.Get("instrs")
-		out = append(out, s+" "+n)
+	for _, rec := range r.Steps(i) {
+		out = append(out, field(rec, "step")+" "+field(rec, "instrs"))
 	}
 	return out
 }
 
-// memInstrs returns, per cpu.step record of node i, mem+io and instrs.
+// memShare returns, over node i's cpu.step records, the memory and I/O
+// accesses and the instructions.
 func (r *rig) memShare(i int) (memio, instrs int) {
-	for _, rec := range r.e.Trace.Records() {
-		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) {
-			continue
-		}
+	for _, rec := range r.Steps(i) {
 		var m, io, n int
-		v, _ := rec.Get("mem")
-		fmt.Sscan(v, &m)
-		v, _ = rec.Get("io")
-		fmt.Sscan(v, &io)
-		v, _ = rec.Get("instrs")
-		fmt.Sscan(v, &n)
+		fmt.Sscan(field(rec, "mem"), &m)
+		fmt.Sscan(field(rec, "io"), &io)
+		fmt.Sscan(field(rec, "instrs"), &n)
 		memio += m + io
 		instrs += n
 	}
 	return memio, instrs
 }
 
-func (r *rig) records(kind string) []trace.Record {
-	var out []trace.Record
-	for _, rec := range r.e.Trace.Records() {
-		if rec.Kind == kind {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
+func (r *rig) records(kind string) []trace.Record { return r.Records(kind) }
 
 func (r *rig) words(i int, addr uint64, n int) []uint32 {
 	b, err := r.nodes[i].mem.Storage().Bytes(addr, 4*n)
@@ -194,10 +156,7 @@ func forged(id uint64, vci uint16, pl rma.Payload) link.Flit {
 	return f
 }
 
-func field(r trace.Record, key string) string {
-	v, _ := r.Get(key)
-	return v
-}
+func field(r trace.Record, key string) string { return rmarig.Field(r, key) }
 
 func atmHeader(vci uint16) atm.Header { return atm.Header{VCI: vci} }
 

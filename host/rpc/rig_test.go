@@ -3,24 +3,24 @@ package rpc_test
 import (
 	"fmt"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/nisim/nisim/hib/fore"
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rma/rmarig"
 	"github.com/nisim/nisim/host/rpc"
-	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
 	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 )
 
-// The rig is host/rma's two-node TC rig (host/rma/rig_test.go): per node
+// The rig is host/rma's two-node TC rig (host/rma/rmarig): per node
 // a 25 MHz CPI-1 CPU as the only master of its own TURBOchannel, a
 // memory and a TCA-100 on that bus, the two boards on one direct ATM
 // link, the RMA kernel on each. No cache and no memory bus: these specs
@@ -57,6 +57,7 @@ type node struct {
 }
 
 type rig struct {
+	*rmarig.Rig
 	e       *env.Env
 	nodes   []*node
 	srv     *rpc.Server
@@ -74,6 +75,17 @@ func sum(args []uint32) uint32 {
 	return s
 }
 
+// unitParams is host/rpc's Defaults with StubInstrs pinned at 240: the
+// hand-worked instruction counts of these specs split 240 (120 a stub),
+// and the preset's value is calibrated (rpc.Defaults) and may move.
+func unitParams() rpc.Params {
+	p := rpc.Defaults()
+	// assumed: 240, issue 15 design section 5.3's estimate, the value the
+	// specs were worked with.
+	p.StubInstrs = 240
+	return p
+}
+
 func newRig(p rpc.Params) *rig { return newRigLink(p, atm.LinkConfig(), 0) }
 
 // newRigLink is newRig on link config lc with seed (0: the spec's).
@@ -83,31 +95,15 @@ func newRigLink(p rpc.Params, lc link.Config, seed uint64) *rig {
 
 // buildRig builds the rig on e (benchmarks pass an untraced env.New).
 func buildRig(e *env.Env, p rpc.Params, lc link.Config) *rig {
-	r := &rig{e: e, execs: map[uint32]int{}, clientP: p}
-	for i := range 2 {
-		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build(fmt.Sprintf("N%d.TC", i))
-		Expect(err).NotTo(HaveOccurred())
-		m, err := mem.MakeBuilder().WithEnv(e).WithClock(cpuClock).WithSize(memBytes).WithLatency(5).WithPortWidth(4).Build(fmt.Sprintf("N%d.Mem", i))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(tc.AddTarget(fmt.Sprintf("N%d.Mem", i), 0, memBytes, m.Port(0))).To(Succeed())
-		b, err := fore.MakeBuilder().WithEnv(e).WithNode(i).Build(fmt.Sprintf("N%d.Fore", i))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(b.AttachTC(tc, boardBase)).To(Succeed())
-		c, err := cpu.MakeBuilder().WithEnv(e).WithClock(cpuClock).Build(fmt.Sprintf("N%d.CPU", i))
-		Expect(err).NotTo(HaveOccurred())
-		ch, err := tc.AddMaster(fmt.Sprintf("N%d.CPU", i))
-		Expect(err).NotTo(HaveOccurred())
-		c.Attach(ch)
-		b.OnInterrupt(c.Interrupt)
-		k, err := rma.NewKernel(rma.Hardware{CPU: c, Memory: m, Board: b, BoardBase: boardBase, KernelBase: kernelBase,
-			Node: i, Nodes: 2}, rma.Defaults())
-		Expect(err).NotTo(HaveOccurred())
-		r.nodes = append(r.nodes, &node{cpu: c, mem: m, board: b, kernel: k})
-	}
-	l, err := link.MakeBuilder().WithEnv(e).WithConfig(lc).Build("Link")
+	c := rmarig.DefaultConfig()
+	c.Clock, c.MemBytes, c.Link = cpuClock, memBytes, lc
+	c.BoardBase, c.KernelBase = boardBase, kernelBase
+	rr, err := rmarig.Build(e, c)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(r.nodes[0].board.ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})).To(Succeed())
-	Expect(r.nodes[1].board.ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})).To(Succeed())
+	r := &rig{Rig: rr, e: e, execs: map[uint32]int{}, clientP: p}
+	for _, n := range rr.Nodes {
+		r.nodes = append(r.nodes, &node{cpu: n.CPU, mem: n.Mem, board: n.Board, kernel: n.Kernel})
+	}
 	procs := map[uint16]rpc.Proc{
 		procSum: func(_ *cpu.Proc, args []uint32) uint32 { return sum(args) },
 		procSlow: func(p *cpu.Proc, args []uint32) uint32 {
@@ -153,15 +149,21 @@ func (r *rig) run(calls ...*call) {
 		}
 		done = true
 	}))
-	_, err := r.e.Run()
-	for _, n := range r.nodes {
-		n.cpu.Close()
-	}
+	_, err := r.Run()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(done).To(BeTrue(), "the client's calls did not all return")
 	for i, c := range calls {
 		Expect(c.returned).To(BeTrue(), "call %d never returned", i)
 	}
+}
+
+// runOnce runs c alone and expects its result want and one execution.
+func (r *rig) runOnce(c *call, want uint32) {
+	GinkgoHelper()
+	r.run(c)
+	Expect(c.err).NotTo(HaveOccurred())
+	Expect(c.result).To(Equal(want))
+	Expect(r.order).To(HaveLen(1))
 }
 
 // runProg runs fn on the client while the server serves, until 500 µs
@@ -175,10 +177,7 @@ func (r *rig) runProg(fn func(p *cpu.Proc)) {
 		fn(p)
 		doneAt = p.Now()
 	}))
-	_, err := r.e.Run()
-	for _, n := range r.nodes {
-		n.cpu.Close()
-	}
+	_, err := r.Run()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(doneAt).To(BeNumerically(">=", 0), "the client's program did not return")
 }
@@ -202,30 +201,18 @@ func (r *rig) dropServerWrite(off int) {
 	})
 }
 
-func (r *rig) records(kind string) []trace.Record {
-	var out []trace.Record
-	for _, rec := range r.e.Trace.Records() {
-		if rec.Kind == kind {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
+func (r *rig) records(kind string) []trace.Record { return r.Records(kind) }
 
-func field(rec trace.Record, key string) string {
-	v, _ := rec.Get(key)
-	return v
-}
+func field(rec trace.Record, key string) string { return rmarig.Field(rec, key) }
 
 // steps returns node i's cpu.step records with the label as
 // "label instrs".
 func (r *rig) steps(i int, label string) []string {
 	var out []string
-	for _, rec := range r.e.Trace.Records() {
-		if rec.Kind != "cpu.step" || rec.Path != fmt.Sprintf("N%d.CPU", i) || field(rec, "step") != label {
-			continue
+	for _, rec := range r.Steps(i) {
+		if field(rec, "step") == label {
+			out = append(out, label+" "+field(rec, "instrs"))
 		}
-		out = append(out, field(rec, "step")+" "+field(rec, "instrs"))
 	}
 	return out
 }

@@ -16,12 +16,9 @@ import (
 
 var _ = Describe("round trips without loss", func() {
 	It("runs Simple (4 integer arguments, one cell) once and returns its result, acknowledged by the reply", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		c := &call{proc: procSum, args: []uint32{1, 2, 3, 4}}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(uint32(10)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, uint32(10))
 		Expect(r.execs[r.order[0]]).To(Equal(1))
 		// 2 header words + 4 arguments = 6 frame words: one cell.
 		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1}))
@@ -38,12 +35,9 @@ var _ = Describe("round trips without loss", func() {
 
 	DescribeTable("runs MW calls once, one bit-mask cell per message of N = 8 cells",
 		func(words, cells, msgs int) {
-			r := newRig(rpc.Defaults())
+			r := newRig(unitParams())
 			c := &call{proc: procSum, args: seq(words, 1000)}
-			r.run(c)
-			Expect(c.err).NotTo(HaveOccurred())
-			Expect(c.result).To(Equal(sum(c.args)))
-			Expect(r.order).To(HaveLen(1))
+			r.runOnce(c, sum(c.args))
 			Expect(rpc.Cells(words)).To(Equal(cells))
 			Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: uint64(cells), Acks: uint64(msgs)}))
 			Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: uint64(cells), Acks: uint64(msgs)}))
@@ -64,7 +58,7 @@ var _ = Describe("round trips without loss", func() {
 	)
 
 	It("numbers successive calls and runs each once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		calls := []*call{{proc: procSum, args: []uint32{1, 2, 3, 4}}, {proc: procSum, args: seq(32, 7)},
 			{proc: procSum, args: []uint32{5, 6, 7, 8}}}
 		r.run(calls...)
@@ -76,7 +70,7 @@ var _ = Describe("round trips without loss", func() {
 	})
 
 	It("serves from a program that calls Once between its own operations", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		done := false
 		var got uint32
 		var err error
@@ -98,7 +92,7 @@ var _ = Describe("round trips without loss", func() {
 	})
 
 	It("reports a procedure the server does not have", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		c := &call{proc: 99, args: []uint32{1}}
 		r.run(c)
 		Expect(c.err).To(MatchError(rpc.ErrNoProc))
@@ -108,13 +102,10 @@ var _ = Describe("round trips without loss", func() {
 
 var _ = Describe("cell loss", func() {
 	It("re-sends only the argument cell the bit mask shows missing, and runs the call once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.dropArg(0, 2)
 		c := &call{proc: procSum, args: seq(32, 1)}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(sum(c.args)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, sum(c.args))
 		// Cells 1, 2 (lost), 3, then the head 0: the mask 0b1011 (cell 2
 		// missing); cell 2 re-sent; then the full mask 0b1111.
 		acks := r.records("rpc.ack")
@@ -129,7 +120,7 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("re-sends the mask after AckTimeout when the re-sent cell is lost too", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.dropArg(0, 2)
 		drops := 0
 		r.nodes[client].board.OnDrop(func(clock.Time, *fore.Cell, fore.DropReason) {
@@ -138,10 +129,7 @@ var _ = Describe("cell loss", func() {
 			}
 		})
 		c := &call{proc: procSum, args: seq(32, 1)}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(sum(c.args)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, sum(c.args))
 		Expect(drops).To(Equal(2))
 		// Mask 0b1011; cell 2 re-sent and lost; the server's AckTimeout
 		// (300 µs, before the client's 600 µs) re-sends 0b1011; cell 2
@@ -155,7 +143,7 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("does not take a cell lost in a call for present because an earlier call's message had it (regression: the mask was not cleared between calls)", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		// MW-128's message 1 leaves its mask at 0b1111111 (7 cells); MW-64's
 		// cell 1 is then lost: its mask must read 0b11111101.
 		calls := []*call{{proc: procSum, args: seq(128, 14)},
@@ -172,13 +160,10 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("re-sends a lost head after ResendTimeout; the server then acknowledges the message", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.dropArg(0, 0)
 		c := &call{proc: procSum, args: seq(32, 1)}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(sum(c.args)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, sum(c.args))
 		Expect(r.bind.Stats().Timeouts).To(Equal(uint64(1)))
 		Expect(r.bind.Stats().Resent).To(Equal(uint64(1)))
 		// The call took at least the client's ResendTimeout.
@@ -186,26 +171,20 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("answers a call whose reply was lost from the cache: the duplicate call id runs once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.dropServerWrite(0)
 		c := &call{proc: procSum, args: []uint32{1, 2, 3, 4}}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(uint32(10)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, uint32(10))
 		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 2, Resent: 1, Timeouts: 1}))
 		Expect(r.srv.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 1, DupCalls: 1, Resent: 1}))
 		Expect(r.records("rpc.dup")).To(HaveLen(1))
 	})
 
 	It("re-acknowledges a message whose mask was lost when its head is re-sent (MW-128), and runs the call once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.dropServerWrite(rpc.SlotWords) // message 0's mask
 		c := &call{proc: procSum, args: seq(128, 1)}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(sum(c.args)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, sum(c.args))
 		// The client timed out on message 0's mask and re-sent cell 0;
 		// the server, collecting message 1, re-sent message 0's mask.
 		Expect(r.bind.Stats()).To(Equal(rpc.Stats{Calls: 1, Cells: 16, Acks: 2, Resent: 1, Timeouts: 1}))
@@ -213,7 +192,7 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("answers a re-sent later head from the cache when the last mask and the reply are both lost (MW-128): the duplicate runs once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		// The server's second mask (message 1's) is dropped; the reply,
 		// next, too.
 		acks := 0
@@ -231,10 +210,7 @@ var _ = Describe("cell loss", func() {
 			}
 		})
 		c := &call{proc: procSum, args: seq(128, 1)}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(sum(c.args)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, sum(c.args))
 		// The client timed out on message 1's mask and re-sent its head,
 		// cell 8; the server, idle, saw the call's later head change and
 		// answered from its cache.
@@ -246,14 +222,11 @@ var _ = Describe("cell loss", func() {
 	})
 
 	It("refuses a re-sent argument cell hitting the write-protected stack (ErrInhibit), counts it, and runs the call once", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		// procSlow runs 1 ms > ResendTimeout 600 µs: the client re-sends
 		// cell 0 while the stack is inhibited.
 		c := &call{proc: procSlow, args: []uint32{1, 2, 3, 4}}
-		r.run(c)
-		Expect(c.err).NotTo(HaveOccurred())
-		Expect(c.result).To(Equal(uint32(10)))
-		Expect(r.order).To(HaveLen(1))
+		r.runOnce(c, uint32(10))
 		Expect(r.nodes[server].kernel.Counters().RefusedRecv[rma.ErrInhibit]).To(Equal(uint64(1)))
 		refused := r.records("rma.refuse")
 		Expect(refused).To(HaveLen(1))
@@ -275,7 +248,7 @@ var _ = Describe("random cell loss", func() {
 		func(seed uint64) {
 			lc := atm.LinkConfig()
 			lc.DropProb = 0.03
-			r := newRigLink(rpc.Defaults(), lc, seed)
+			r := newRigLink(unitParams(), lc, seed)
 			var calls []*call
 			sizes := []int{4, 32, 128, 4, 64, 17, 4, 100, 9, 4}
 			for i := range 30 {
@@ -300,7 +273,7 @@ var _ = Describe("random cell loss", func() {
 
 var _ = Describe("costs and determinism", func() {
 	It("costs the spin loops PollInstrs per word watched and the transport ProtoInstrsPerCell per cell (MW-32)", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		r.run(&call{proc: procSum, args: seq(32, 1)})
 		// The server watches one bound stack, idle: cell 0's stamp, 6
 		// instructions; collecting nothing beyond message 0 (MW-32 is one
@@ -328,7 +301,7 @@ var _ = Describe("costs and determinism", func() {
 
 	It("gives the same trace on a rerun", func() {
 		trace := func() []string {
-			r := newRig(rpc.Defaults())
+			r := newRig(unitParams())
 			r.dropArg(0, 1)
 			r.run(&call{proc: procSum, args: seq(64, 3)}, &call{proc: procSum, args: []uint32{1, 2, 3, 4}})
 			var out []string
@@ -354,7 +327,7 @@ var _ = Describe("malformed frames", func() {
 	}
 
 	It("ignores a cell 0 whose call id does not match its stamp, counting it", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		w := make([]uint32, rpc.SlotWords)
 		w[0], w[1] = 7, procSum|4<<16 // call id seq 7
 		w[rpc.SlotWords-1] = rpc.Stamp(8, 0, 0)
@@ -365,7 +338,7 @@ var _ = Describe("malformed frames", func() {
 	})
 
 	It("answers a frame claiming more cells than the stack holds with ErrBadCall, running nothing", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		w := make([]uint32, rpc.SlotWords)
 		w[0], w[1] = 9, procSum|0xffff<<16 // 65535 arguments: 7282 cells > 25
 		w[rpc.SlotWords-1] = rpc.Stamp(9, 0, 0)
@@ -397,7 +370,7 @@ var _ = Describe("set-up", func() {
 	)
 
 	It("rejects bad servers and bindings with one-line errors", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		k := r.nodes[server].kernel
 		procs := map[uint16]rpc.Proc{1: func(*cpu.Proc, []uint32) uint32 { return 0 }}
 		_, err := rpc.NewServer(k, rpc.Defaults(), 0, stackBytes, procs)
@@ -425,7 +398,7 @@ var _ = Describe("set-up", func() {
 	})
 
 	It("refuses a call with more arguments than the stack holds", func() {
-		r := newRig(rpc.Defaults())
+		r := newRig(unitParams())
 		// 25 slots × 9 frame words − 2 header words = 223.
 		Expect(r.bind.MaxArgs()).To(Equal(223))
 		c := &call{proc: procSum, args: seq(224, 0)}
