@@ -5,13 +5,9 @@ import (
 	"testing"
 
 	"github.com/nisim/nisim/hib/fore"
-	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
-	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/rtl/mem"
-	"github.com/nisim/nisim/switch/atm"
-	"github.com/nisim/nisim/switch/star"
 	"github.com/nisim/nisim/verify/vtest"
 )
 
@@ -70,25 +66,13 @@ func BenchmarkDirectCells(b *testing.B) {
 	const cells = 2000
 	for range b.N {
 		e := env.New(env.Options{Seed: 1})
-		tc, err := bus.MakeBuilder().WithEnv(e).WithConfig(bus.TurboChannel25()).Build("TC")
+		tc, boards, err := buildBoards(e, unitConfig(), []int{0, 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		var boards [2]*fore.Board
-		for i := range boards {
-			if boards[i], err = fore.MakeBuilder().WithEnv(e).WithNode(i).Build(nodeName(i)); err != nil {
-				b.Fatal(err)
-			}
-			if err := boards[i].AttachTC(tc, base+uint64(i)*fore.WindowBytes); err != nil {
-				b.Fatal(err)
-			}
-		}
-		l, err := link.MakeBuilder().WithEnv(e).WithConfig(atm.LinkConfig()).Build("Link")
-		if err != nil {
+		if _, err := connectDirect(e, boards[0], boards[1]); err != nil {
 			b.Fatal(err)
 		}
-		_ = boards[0].ConnectLink(star.Port{Send: l.From(link.A), Recv: l.From(link.B)})
-		_ = boards[1].ConnectLink(star.Port{Send: l.From(link.B), Recv: l.From(link.A)})
 		h, _ := testHeader.Encode()
 		cell := make([]byte, fore.CellBytes)
 		copy(cell, h[:4])

@@ -28,7 +28,7 @@ func (r *rig) injectAt(i int, c clock.Cycle, fl link.Flit) {
 
 var _ = Describe("FIFOs", func() {
 	It("reports a TX port write with the TX FIFO full (fore.txfull, AT-P17) and loses that cell", func() {
-		cfg := fore.TCA100()
+		cfg := unitConfig()
 		cfg.TxCells = 2
 		r := newRig(cfg, 1, nil)
 		st := rd(100, fore.RegStatus, 4)
@@ -46,7 +46,7 @@ var _ = Describe("FIFOs", func() {
 	})
 
 	It("drops a cell that finds the RX FIFO full and counts it (RegRxDrops)", func() {
-		cfg := fore.TCA100()
+		cfg := unitConfig()
 		cfg.RxCells = 2
 		r := newRig(cfg, 1, nil)
 		for k := range 3 {
@@ -74,7 +74,7 @@ var _ = Describe("FIFOs", func() {
 	})
 
 	It("discards a cell with a bad HEC and one with a bad CRC-10, counting each", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		bad := cellFlit(1, 0)
 		bad.Route[4] ^= 0x01
 		r.boards[0].Inject(0, bad)
@@ -102,7 +102,7 @@ var _ = Describe("FIFOs", func() {
 	})
 
 	It("reads zeros from an empty RX port and reports fore.rxempty", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		o := rd(20, fore.RxPort, fore.CellBytes)
 		r.master(o)
 		Expect(r.run()).To(MatchError(ContainSubstring("fore.rxempty")))
@@ -112,7 +112,7 @@ var _ = Describe("FIFOs", func() {
 	})
 
 	It("reports TX words out of order (fore.txseq) and drops the partial cell", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		c := txCell(5)
 		r.master(wr(20, fore.TxPort+4, c[4:8]), wr(30, fore.TxPort, c[:28]), wr(40, fore.TxPort, c))
 		err := r.run()
@@ -124,7 +124,7 @@ var _ = Describe("FIFOs", func() {
 	})
 
 	It("reports accesses to read-only, write-only and unused offsets (fore.access)", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		r.master(rd(20, fore.TxPort, 4), wr(30, fore.RegStatus, word(1)), rd(40, 0x200, 4))
 		Expect(r.run()).To(HaveOccurred())
 		Expect(r.checks()).To(Equal([]string{"fore.access", "fore.access", "fore.access"}))
@@ -133,7 +133,7 @@ var _ = Describe("FIFOs", func() {
 
 var _ = Describe("the interrupt line", func() {
 	It("rises once for back-to-back cells (AT-P16) and falls when software drains them", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		r.boards[0].Inject(0, cellFlit(1, 1))
 		r.injectAt(0, 20, cellFlit(2, 2))
 		st := rd(40, fore.RegStatus, 4)
@@ -157,7 +157,7 @@ var _ = Describe("the interrupt line", func() {
 	})
 
 	It("rises when software enables it with cells already waiting (no lost wake-up)", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		r.boards[0].Inject(0, cellFlit(1, 1))
 		r.master(wr(30, fore.RegControl, word(1)), rd(40, fore.RxPort, fore.CellBytes),
 			wr(60, fore.RegControl, word(0)))
@@ -176,7 +176,7 @@ var _ = Describe("the interrupt line", func() {
 	})
 
 	It("raises a new edge for a cell that lands in the picosecond the handler's STATUS read sees the FIFO empty", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		r.boards[0].Inject(0, cellFlit(1, 1)) // link 10
 		// Cell 2 is taken at link 26 and enters at 26 + 9 = 35 = 2000 ns,
 		// TC cycle 50 (the clocks share an edge every 400 ns).
@@ -202,7 +202,7 @@ var _ = Describe("the interrupt line", func() {
 	})
 
 	It("keeps the line high when a cell lands in the picosecond the handler pops the last one; STATUS shows it", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		r.boards[0].Inject(0, cellFlit(1, 1))
 		// Cell 2 taken at link 19, enters at 28 = 1600 ns = TC cycle 40.
 		r.injectAt(0, 18, cellFlit(2, 2))
@@ -266,7 +266,7 @@ var _ = Describe("wiring", func() {
 
 var _ = Describe("observability", func() {
 	It("drives its signals: FIFO occupancies, the interrupt line, its enable, the RX drops", func() {
-		cfg := fore.TCA100()
+		cfg := unitConfig()
 		cfg.RxCells = 1
 		r := newRig(cfg, 1, nil)
 		r.boards[0].Inject(0, cellFlit(1, 1))
@@ -292,7 +292,7 @@ var _ = Describe("observability", func() {
 
 	It("behaves the same traced (the link's slow path) and untraced (its fast path)", func() {
 		got, diff := vtest.TracedAndUntraced(vtest.Options{Clock: tcClock}, func(e *env.Env) [][]event {
-			r := newRigEnv(e, fore.TCA100(), []int{0, 1})
+			r := newRigEnv(e, unitConfig(), []int{0, 1})
 			r.direct(0, 1)
 			r.master(wr(2, on(1, fore.RegControl), word(1)),
 				wr(20, on(0, fore.TxPort), txCell(1)), wr(21, on(0, fore.TxPort), txCell(2)),
@@ -306,7 +306,7 @@ var _ = Describe("observability", func() {
 
 	It("gives the same events and trace whatever order the boards were built in", func() {
 		run := func(order []int) []string {
-			r := newRigOrder(fore.TCA100(), order, nil)
+			r := newRigOrder(unitConfig(), order, nil)
 			r.direct(0, 1)
 			// Both boards send at once, so both directions and both RX
 			// FIFOs work in the same cycles; interrupts on.

@@ -119,12 +119,19 @@ func TCA100() Config {
 		// AT-P6: «deep enough to store nearly 300 cells»; assumed: 300
 		// exactly.
 		RxCells: 300,
-		// assumed: 9 link cycles (514 ns) each side, the first-principles
-		// estimate of issue 15 design section 5.1: the raw polled write of
-		// section 2.3 (11 µs, L115) is about 9.95 µs + 2·CellLatency.
-		// Pending the fit C1 (atmtb MeasureRaw), which replaces this with
-		// a calibrated: value.
-		CellLatency: 9,
+		// calibrated: C1, 0 link cycles each side, fitted to the raw polled
+		// write «at about 11 µs» (section 2.3, L115; atmtb MeasureRaw):
+		// 11.26 µs (+2.4%) at MemCycles 16; neighbour 1 → 11.45 µs (2 and
+		// 3 → 11.64, 4 → 12.02: the receiver's STATUS poll loop quantises
+		// the arrival). Iterated C1, C2, C1 (issue 15 design R3), with the
+		// 3max bridge's 64-byte read buffer (a cell load 1.64 µs): 17 at
+		// MemCycles 5 (11.16 µs; 16 → 10.40), then C2 16 at CellLatency
+		// 17, then 0 here, the parameter's lower bound: at MemCycles 16
+		// the raw path without any board pipe already takes 11.26 µs (the
+		// receiver's 10 write-through copy stores at the fitted memory
+		// latency; docs/atm-validation.md). The design's first-principles
+		// estimate (section 5.1) was 9.
+		CellLatency: 0,
 		// AT-P1/AT-P11: the 140 Mb/s link, one byte per 17.5 MHz cycle.
 		Link: atm.LinkConfig(),
 	}

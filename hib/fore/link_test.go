@@ -13,7 +13,7 @@ import (
 
 var _ = Describe("the link side", func() {
 	It("sends a cell over a direct link to another board in 53 link cycles + 2 x CellLatency", func() {
-		cfg := fore.TCA100()
+		cfg := unitConfig()
 		Expect(cfg.CellLatency).To(Equal(9))
 		r := newRig(cfg, 2, nil)
 		r.direct(0, 1)
@@ -57,7 +57,7 @@ var _ = Describe("the link side", func() {
 	})
 
 	It("works on a port of the ASX-100 star, 123 link cycles later than on a direct link", func() {
-		cfg := fore.TCA100()
+		cfg := unitConfig()
 		r := newRig(cfg, 2, nil)
 		st, err := atm.MakeStarBuilder().WithEnv(r.e).Build("ATM")
 		Expect(err).NotTo(HaveOccurred())
@@ -77,7 +77,7 @@ var _ = Describe("the link side", func() {
 	})
 
 	It("discards a cell the link corrupted, by its CRC-10, and counts it", func() {
-		r := newRig(fore.TCA100(), 2, nil)
+		r := newRig(unitConfig(), 2, nil)
 		l := r.direct(0, 1)
 		Expect(l.From(link.A).CorruptPacket(1)).To(Succeed())
 		r.master(wr(20, on(0, fore.TxPort), txCell(0x23)), wr(21, on(0, fore.TxPort), txCell(0x24)),
@@ -96,7 +96,7 @@ var _ = Describe("the link side", func() {
 	})
 
 	It("drops the next matching TX cell at the wire with DropNextTx, counted as a test drop", func() {
-		r := newRig(fore.TCA100(), 2, nil)
+		r := newRig(unitConfig(), 2, nil)
 		r.direct(0, 1)
 		first := true
 		r.boards[0].DropNextTx(func(c *fore.Cell) bool {

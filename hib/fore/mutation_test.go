@@ -14,7 +14,7 @@ import (
 // without it is the corresponding clean spec of board_test.go.
 var _ = Describe("mutations", func() {
 	It("with fore.crc-off delivers a payload that fails the CRC-10 (the scoreboard's mutation)", func() {
-		r := newRig(fore.TCA100(), 1, map[string]int{"fore.crc-off": 1})
+		r := newRig(unitConfig(), 1, map[string]int{"fore.crc-off": 1})
 		crc := cellFlit(2, 0)
 		crc.Data[17] ^= 0x10
 		r.boards[0].Inject(0, crc)
@@ -26,7 +26,7 @@ var _ = Describe("mutations", func() {
 	})
 
 	It("with fore.rx-count STATUS shows a cell that is not there, and the read of it reports fore.rxempty", func() {
-		r := newRig(fore.TCA100(), 1, map[string]int{"fore.rx-count": 1})
+		r := newRig(unitConfig(), 1, map[string]int{"fore.rx-count": 1})
 		st := rd(20, fore.RegStatus, 4)
 		o := rd(21, fore.RxPort, fore.CellBytes)
 		r.master(st, o)
@@ -35,7 +35,7 @@ var _ = Describe("mutations", func() {
 	})
 
 	It("with fore.no-irq loses every Nth edge (the lost-interrupt checker's mutation)", func() {
-		r := newRig(fore.TCA100(), 1, map[string]int{"fore.no-irq": 2})
+		r := newRig(unitConfig(), 1, map[string]int{"fore.no-irq": 2})
 		r.boards[0].Inject(0, cellFlit(1, 1))
 		r.injectAt(0, 60, cellFlit(2, 2))
 		st := rd(150, fore.RegStatus, 4)

@@ -14,7 +14,7 @@ import (
 
 var _ = Describe("TURBOchannel PIO", func() {
 	It("reads one cell as a 56-byte burst in 14 back-to-back 40 ns data cycles (AT-P5: 560 ns)", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		fl := cellFlit(7, 0x30)
 		// Injected at t=0: the link side takes it at link edge 1, the RX
 		// pipe adds CellLatency 9: it enters the RX FIFO at link cycle 10
@@ -58,7 +58,7 @@ var _ = Describe("TURBOchannel PIO", func() {
 	})
 
 	It("serves single-word reads, one 5-cycle tenure each (word at a time, AT-P4)", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		fl := cellFlit(8, 0x40)
 		r.boards[0].Inject(0, fl)
 		var ops []*op
@@ -82,7 +82,7 @@ var _ = Describe("TURBOchannel PIO", func() {
 	})
 
 	It("takes a 56-byte burst write at one word a cycle; word 13 queues the cell the cycle after its data phase", func() {
-		r := newRig(fore.TCA100(), 1, nil)
+		r := newRig(unitConfig(), 1, nil)
 		o := wr(20, fore.TxPort, txCell(0x11))
 		r.master(o)
 		// No link: the cell stays queued, and the watchdog names it.
