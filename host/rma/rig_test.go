@@ -26,13 +26,13 @@ import (
 // counts and accesses are what these specs check, not the DECstation's
 // times.
 const (
-	boardBase  = 0x1000_0000
-	kernelBase = 0x4_0000
+	boardBase  = rmarig.BoardBase
+	kernelBase = rmarig.KernelBase
 	segBase    = 0x8000
 	memBytes   = 1 << 20
 )
 
-var cpuClock = clock.MHz(25)
+var cpuClock = rmarig.Clock
 
 type node struct {
 	cpu    *cpu.CPU
@@ -65,8 +65,7 @@ func newRig(muts map[string]int) *rig {
 // spec's).
 func buildRig(e *env.Env) *rig {
 	c := rmarig.DefaultConfig()
-	c.Clock, c.MemBytes, c.MemLatency, c.Board = cpuClock, memBytes, memLatency, boardConfig
-	c.BoardBase, c.KernelBase = boardBase, kernelBase
+	c.MemBytes, c.MemLatency, c.Board = memBytes, memLatency, boardConfig
 	rr, err := rmarig.Build(e, c)
 	Expect(err).NotTo(HaveOccurred())
 	r := &rig{Rig: rr, e: e, link: rr.Link}
@@ -133,13 +132,7 @@ func (r *rig) words(i int, addr uint64, n int) []uint32 {
 	return out
 }
 
-func seq(n int, from uint32) []uint32 {
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = from + uint32(i)
-	}
-	return out
-}
+func seq(n int, from uint32) []uint32 { return rmarig.Seq(n, from) }
 
 // forged returns a cell flit from src to dst carrying pl (sealed as the
 // board's TX path seals it).

@@ -28,15 +28,11 @@ import (
 // instruction counts, not the DECstation's times (atmtb's rpc_test.go
 // measures those on the real nodes). Node 0 serves, node 1 calls.
 const (
-	boardBase  = 0x1000_0000
-	kernelBase = 0x4_0000
 	memBytes   = 4 << 20
 	stackBytes = 1000 // 25 cell slots: MW-128's 15 cells fit
 	server     = 0
 	client     = 1
 )
-
-var cpuClock = clock.MHz(25)
 
 // Procedure numbers of the rig's server.
 const (
@@ -90,14 +86,13 @@ func newRig(p rpc.Params) *rig { return newRigLink(p, atm.LinkConfig(), 0) }
 
 // newRigLink is newRig on link config lc with seed (0: the spec's).
 func newRigLink(p rpc.Params, lc link.Config, seed uint64) *rig {
-	return buildRig(vtest.NewEnv(vtest.Options{Clock: cpuClock, Trace: true, TimeLimit: 2 * clock.Second, Seed: seed}), p, lc)
+	return buildRig(vtest.NewEnv(vtest.Options{Clock: rmarig.Clock, Trace: true, TimeLimit: 2 * clock.Second, Seed: seed}), p, lc)
 }
 
 // buildRig builds the rig on e (benchmarks pass an untraced env.New).
 func buildRig(e *env.Env, p rpc.Params, lc link.Config) *rig {
 	c := rmarig.DefaultConfig()
-	c.Clock, c.MemBytes, c.Link = cpuClock, memBytes, lc
-	c.BoardBase, c.KernelBase = boardBase, kernelBase
+	c.MemBytes, c.Link = memBytes, lc
 	rr, err := rmarig.Build(e, c)
 	Expect(err).NotTo(HaveOccurred())
 	r := &rig{Rig: rr, e: e, execs: map[uint32]int{}, clientP: p}
@@ -217,12 +212,6 @@ func (r *rig) steps(i int, label string) []string {
 	return out
 }
 
-func seq(n int, from uint32) []uint32 {
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = from + uint32(i)
-	}
-	return out
-}
+func seq(n int, from uint32) []uint32 { return rmarig.Seq(n, from) }
 
 func itoa(v int) string { return fmt.Sprint(v) }

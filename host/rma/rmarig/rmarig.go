@@ -32,6 +32,21 @@ import (
 // Nodes is the rig's node count: two hosts on one direct link.
 const Nodes = 2
 
+// The default rig's address map (DefaultConfig).
+const (
+	// BoardBase is where each board's window sits on its TURBOchannel.
+	// assumed: 256 MB, TURBOchannel space far above the memory (the
+	// paper gives no address map; atmtb uses the same base).
+	BoardBase = 0x1000_0000
+	// KernelBase is where the kernel's data starts in memory. assumed:
+	// 256 KB, above the specs' segments.
+	KernelBase = 0x4_0000
+)
+
+// Clock is the default rig's CPU and memory clock: «The DECstations
+// contain 25 MHz MIPS R3000 processors» (AT-P2).
+var Clock = clock.MHz(25)
+
 // Config is every parameter of the rig.
 type Config struct {
 	// Clock is the CPUs' and memories' clock.
@@ -66,8 +81,7 @@ func UnitBoard() fore.Config {
 // DefaultConfig returns the rig of the specs.
 func DefaultConfig() Config {
 	return Config{
-		// «The DECstations contain 25 MHz MIPS R3000 processors» (AT-P2).
-		Clock: clock.MHz(25),
+		Clock: Clock,
 		// assumed: 1 MB, room for the kernel's data at KernelBase and the
 		// specs' segments below it.
 		MemBytes: 1 << 20,
@@ -76,12 +90,9 @@ func DefaultConfig() Config {
 		MemLatency: 5,
 		Board:      UnitBoard(),
 		// AT-P1/AT-P11: the 140 Mb/s link, one byte per 17.5 MHz cycle.
-		Link: atm.LinkConfig(),
-		// assumed: 256 MB, TURBOchannel space far above the memory (the
-		// paper gives no address map; atmtb uses the same base).
-		BoardBase: 0x1000_0000,
-		// assumed: 256 KB, above the specs' segments.
-		KernelBase: 0x4_0000,
+		Link:       atm.LinkConfig(),
+		BoardBase:  BoardBase,
+		KernelBase: KernelBase,
 		RMA:        rma.Defaults(),
 	}
 }
@@ -214,6 +225,16 @@ func (r *Rig) Steps(i int) []trace.Record {
 		if rec.Path == path {
 			out = append(out, rec)
 		}
+	}
+	return out
+}
+
+// Seq returns the n words from, from+1, ...: the specs' argument and
+// message patterns.
+func Seq(n int, from uint32) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = from + uint32(i)
 	}
 	return out
 }
