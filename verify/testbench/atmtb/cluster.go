@@ -90,18 +90,6 @@ type Config struct {
 // TCA-100 (AT-P3..P7), the ASX-100 preset for the switched runs (AT-P8,
 // AT-P9), 140 Mb/s links (AT-P1) and the kernel's Table 1 costs.
 func DefaultConfig() Config {
-	b := fore.TCA100()
-	// calibrated: C1, 0 link cycles each side, fitted to the raw polled
-	// write «at about 11 µs» (section 2.3, L115; MeasureRaw): 11.26 µs
-	// (+2.4%) at MemCycles 16; neighbour 1 → 11.45 µs (2 and 3 → 11.64,
-	// 4 → 12.02: the receiver's STATUS poll loop quantises the arrival).
-	// Iterated C1, C2, C1 (issue 15 design R3), with the 3max bridge's
-	// 64-byte read buffer (a cell load 1.64 µs): 17 at MemCycles 5 (11.16
-	// µs; 16 → 10.40), then C2 16 at CellLatency 17, then 0 here, the
-	// parameter's lower bound: at MemCycles 16 the raw path without any
-	// board pipe already takes 11.26 µs (the receiver's 10 write-through
-	// copy stores at the fitted memory latency; docs/atm-validation.md).
-	b.CellLatency = 0
 	return Config{
 		Nodes:    2,
 		Switched: false,
@@ -116,11 +104,13 @@ func DefaultConfig() Config {
 		// 200 ns access time» (AT-P18) is 5; the fit is 3.2 times it
 		// (docs/atm-validation.md).
 		MemCycles: 16,
-		Board:     b,
-		Switch:    atm.ASX100(),
-		Link:      atm.LinkConfig(),
-		RMA:       rma.Defaults(),
-		RPC:       rpcParams(),
+		// The TCA-100 preset, CellLatency calibrated there (C1).
+		Board:  fore.TCA100(),
+		Switch: atm.ASX100(),
+		Link:   atm.LinkConfig(),
+		RMA:    rma.Defaults(),
+		// host/rpc's Defaults, StubInstrs calibrated there (C3).
+		RPC: rpc.Defaults(),
 		// assumed: 256 MB, free TURBOchannel space far above the 32 MB of
 		// memory (the paper gives no address map).
 		BoardBase: 0x1000_0000,
@@ -128,20 +118,6 @@ func DefaultConfig() Config {
 		// kernel's data; user segments below.
 		KernelBase: 24 << 20,
 	}
-}
-
-// rpcParams is host/rpc's Defaults with the stubs' instructions fitted.
-func rpcParams() rpc.Params {
-	p := rpc.Defaults()
-	// calibrated: C3, 425 instructions per call (client and server stubs,
-	// split evenly), fitted to Table 4's RPC Simple, 93 µs (four integer
-	// arguments, an integer result, «the data exchanged between the hosts
-	// fits in a single ATM cell», section 3.1.3; MeasureRPC): 93.00 µs
-	// (0.0%) at CellLatency 0, MemCycles 16; neighbours 420 → 92.00 µs,
-	// 430 → 93.12 µs (host/rpc's design estimate 240 → 85.64 µs; 0 →
-	// 75.85 µs: about one 40 ns cycle per stub instruction).
-	p.StubInstrs = 425
-	return p
 }
 
 // Validate checks the cluster's own parameters (the parts validate theirs

@@ -118,6 +118,72 @@ func checkRounds(rounds int) error {
 	return nil
 }
 
+// checkBytes refuses a message that is not whole words of a segment.
+func checkBytes(bytes int) error {
+	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
+		return fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
+	}
+	return nil
+}
+
+// measureLatency is the frame of the latency drivers: it checks rounds,
+// builds the cluster of c in e (its segments connected when connect),
+// lets start start the programs (an error from it ends the measurement),
+// runs to the end and summarises the rounds, each divided by div.
+func measureLatency(e *env.Env, c Config, rounds int, connect bool, div clock.Time,
+	start func(cl *Cluster, segs []uint8, rs *Rounds) error) (Latency, error) {
+	if err := checkRounds(rounds); err != nil {
+		return Latency{}, err
+	}
+	cl, segs, err := build(e, c, connect)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{Trip: make([]clock.Time, rounds)}
+	if err := start(cl, segs, rs); err != nil {
+		return Latency{}, err
+	}
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Latency{Run: res}, err
+	}
+	return latencyOf(cl, rs, res, div)
+}
+
+// measureThroughput is the frame of the stream drivers: it builds the
+// cluster of c in e (its segments connected when connect), starts the
+// sender and receiver progs returns for the stream's mark and end, runs
+// to the end and computes the figures of bytes.
+func measureThroughput(e *env.Env, c Config, bytes int, connect bool,
+	progs func(cl *Cluster, at func(now clock.Time), end *clock.Time, rs *Rounds) (send, recv func(p *cpu.Proc))) (Throughput, error) {
+	cl, _, err := build(e, c, connect)
+	if err != nil {
+		return Throughput{}, err
+	}
+	defer cl.Close()
+	rs := &Rounds{}
+	var end clock.Time
+	var m streamMark
+	send, recv := progs(cl, m.at(cl), &end, rs)
+	run(cl, send, recv)
+	res, err := finishRun(e, cl, rs)
+	if err != nil {
+		return Throughput{Run: res}, err
+	}
+	return m.throughput(cl, bytes, end, res), nil
+}
+
+// build builds the cluster of c in e, its segments connected when
+// connect (setUp).
+func build(e *env.Env, c Config, connect bool) (*Cluster, []uint8, error) {
+	if connect {
+		return setUp(e, c)
+	}
+	cl, err := Build(e, c)
+	return cl, nil, err
+}
+
 // run starts prog[i] on node i's CPU (nil: none).
 func run(cl *Cluster, progs ...func(p *cpu.Proc)) {
 	for i, pr := range progs {
@@ -132,21 +198,10 @@ func run(cl *Cluster, progs ...func(p *cpu.Proc)) {
 // 10-word cell, node 1 polls it, copies its words to memory and sends one
 // back; half the round trip.
 func MeasureRaw(e *env.Env, c Config, rounds int) (Latency, error) {
-	if err := checkRounds(rounds); err != nil {
-		return Latency{}, err
-	}
-	cl, err := Build(e, c)
-	if err != nil {
-		return Latency{}, err
-	}
-	defer cl.Close()
-	rs := &Rounds{Trip: make([]clock.Time, rounds)}
-	run(cl, pingRaw(cl.Nodes[0].Kernel.Raw(), rounds, rs), pongRaw(cl.Nodes[1].Kernel.Raw(), rounds, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Latency{Run: res}, err
-	}
-	return latencyOf(cl, rs, res, 2)
+	return measureLatency(e, c, rounds, false, 2, func(cl *Cluster, _ []uint8, rs *Rounds) error {
+		run(cl, pingRaw(cl.Nodes[0].Kernel.Raw(), rounds, rs), pongRaw(cl.Nodes[1].Kernel.Raw(), rounds, rs))
+		return nil
+	})
 }
 
 // MeasureWrite measures the protected WRITE of bytes (a multiple of 4, up
@@ -156,24 +211,24 @@ func MeasureRaw(e *env.Env, c Config, rounds int) (Latency, error) {
 // for 40 bytes (calibration C2); switched: Table 2's 37 and 55 µs for 40
 // and 80 bytes.
 func MeasureWrite(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
+	return measurePingPong(e, c, bytes, rounds, pingWrite, pongWrite)
+}
+
+// measurePingPong measures a ping-pong of bytes between node 0's program
+// first and node 1's second (each sending into the other's segment), half
+// the round trip.
+func measurePingPong(e *env.Env, c Config, bytes, rounds int,
+	first, second func(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc)) (Latency, error) {
 	if err := checkRounds(rounds); err != nil {
 		return Latency{}, err
 	}
-	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
-		return Latency{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
-	}
-	cl, _, err := setUp(e, c)
-	if err != nil {
+	if err := checkBytes(bytes); err != nil {
 		return Latency{}, err
 	}
-	defer cl.Close()
-	rs := &Rounds{Trip: make([]clock.Time, rounds)}
-	run(cl, pingWrite(cl.Nodes[0].Kernel, 1, bytes, rounds, rs), pongWrite(cl.Nodes[1].Kernel, 0, bytes, rounds, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Latency{Run: res}, err
-	}
-	return latencyOf(cl, rs, res, 2)
+	return measureLatency(e, c, rounds, true, 2, func(cl *Cluster, _ []uint8, rs *Rounds) error {
+		run(cl, first(cl.Nodes[0].Kernel, 1, bytes, rounds, rs), second(cl.Nodes[1].Kernel, 0, bytes, rounds, rs))
+		return nil
+	})
 }
 
 // MeasureBlock measures a block transfer of bytes as MeasureWrite
@@ -181,34 +236,37 @@ func MeasureWrite(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
 // 2.3: «using the block transfer primitive to transfer single cells leads
 // to higher latency because of the overhead of pointer checking»).
 func MeasureBlock(e *env.Env, c Config, bytes, rounds int) (Latency, error) {
-	if err := checkRounds(rounds); err != nil {
-		return Latency{}, err
-	}
-	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
-		return Latency{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
-	}
-	cl, _, err := setUp(e, c)
-	if err != nil {
-		return Latency{}, err
-	}
-	defer cl.Close()
-	rs := &Rounds{Trip: make([]clock.Time, rounds)}
-	run(cl, pingBlock(cl.Nodes[0].Kernel, 1, bytes, rounds, rs), pongBlock(cl.Nodes[1].Kernel, 0, bytes, rounds, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Latency{Run: res}, err
-	}
-	return latencyOf(cl, rs, res, 2)
+	return measurePingPong(e, c, bytes, rounds, pingBlock, pongBlock)
 }
 
 // RPCStackBytes is the server's stack in MeasureRPC: 25 cell slots
 // (assumed: MW-128's 15 cells fit with room).
 const RPCStackBytes = 1000
 
-// rpcProc is MeasureRPC's one procedure: the sum of its arguments
-// (section 3.1.3: «the computation time required to calculate the result
-// is negligible»).
-const rpcProc = 1
+// RPCProc is MeasureRPC's one procedure's number: RPCSum.
+const RPCProc = 1
+
+// RPCSum is MeasureRPC's one procedure: the sum of its arguments (section
+// 3.1.3: «the computation time required to calculate the result is
+// negligible»).
+func RPCSum(_ *cpu.Proc, args []uint32) uint32 {
+	var s uint32
+	for _, a := range args {
+		s += a
+	}
+	return s
+}
+
+// RPCArgs returns the words arguments of MeasureRPC's call of round r
+// (argument i is 1000·r + i) and their sum, the result RPCSum returns.
+func RPCArgs(r, words int) (args []uint32, sum uint32) {
+	args = make([]uint32, words)
+	for i := range args {
+		args[i] = uint32(1000*r + i)
+		sum += args[i]
+	}
+	return args, sum
+}
 
 // MeasureRPC measures Table 4's RPC of words argument words returning an
 // integer (Simple: 4, MW-32/64/128): node 0 serves one stack (host/rpc,
@@ -216,60 +274,37 @@ const rpcProc = 1
 // Call's start to its result, the whole call (Table 4's «time required
 // for an RPC»), after the warm-up.
 func MeasureRPC(e *env.Env, c Config, words, rounds int) (Latency, error) {
-	if err := checkRounds(rounds); err != nil {
-		return Latency{}, err
-	}
-	cl, _, err := setUp(e, c)
-	if err != nil {
-		return Latency{}, err
-	}
-	defer cl.Close()
-	procs := map[uint16]rpc.Proc{rpcProc: func(_ *cpu.Proc, args []uint32) uint32 {
-		var s uint32
-		for _, a := range args {
-			s += a
+	return measureLatency(e, c, rounds, true, 1, func(cl *Cluster, _ []uint8, rs *Rounds) error {
+		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, c.RPC, 1, RPCStackBytes, map[uint16]rpc.Proc{RPCProc: RPCSum})
+		if err != nil {
+			return fmt.Errorf("atmtb: %w", err)
 		}
-		return s
-	}}
-	srv, err := rpc.NewServer(cl.Nodes[0].Kernel, c.RPC, 1, RPCStackBytes, procs)
-	if err != nil {
-		return Latency{}, fmt.Errorf("atmtb: %w", err)
-	}
-	b, err := rpc.Bind(cl.Nodes[1].Kernel, c.RPC, 0, srv)
-	if err != nil {
-		return Latency{}, fmt.Errorf("atmtb: %w", err)
-	}
-	if words < 0 || words > b.MaxArgs() {
-		return Latency{}, fmt.Errorf("atmtb: RPC words %d must be in 0..%d", words, b.MaxArgs())
-	}
-	rs := &Rounds{Trip: make([]clock.Time, rounds)}
-	done := false
-	run(cl, func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }, func(p *cpu.Proc) {
-		defer func() { done = true }()
-		args := make([]uint32, words)
-		for r := range rounds {
-			var want uint32
-			for i := range args {
-				args[i] = uint32(1000*r + i)
-				want += args[i]
-			}
-			t0 := p.Now()
-			got, err := b.Call(p, rpcProc, args)
-			if err == nil && got != want {
-				err = fmt.Errorf("result %d, want %d", got, want)
-			}
-			if err != nil {
-				rs.fail(fmt.Errorf("atmtb: RPC call %d: %w", r, err))
-				return
-			}
-			rs.Trip[r] = p.Now() - t0
+		b, err := rpc.Bind(cl.Nodes[1].Kernel, c.RPC, 0, srv)
+		if err != nil {
+			return fmt.Errorf("atmtb: %w", err)
 		}
+		if words < 0 || words > b.MaxArgs() {
+			return fmt.Errorf("atmtb: RPC words %d must be in 0..%d", words, b.MaxArgs())
+		}
+		done := false
+		run(cl, func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }, func(p *cpu.Proc) {
+			defer func() { done = true }()
+			for r := range rounds {
+				args, want := RPCArgs(r, words)
+				t0 := p.Now()
+				got, err := b.Call(p, RPCProc, args)
+				if err == nil && got != want {
+					err = fmt.Errorf("result %d, want %d", got, want)
+				}
+				if err != nil {
+					rs.fail(fmt.Errorf("atmtb: RPC call %d: %w", r, err))
+					return
+				}
+				rs.Trip[r] = p.Now() - t0
+			}
+		})
+		return nil
 	})
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Latency{Run: res}, err
-	}
-	return latencyOf(cl, rs, res, 1)
 }
 
 // readStamp is the word node 1's segment holds at word 9 for the READ
@@ -284,25 +319,23 @@ const readDst = 1024
 // reply's last word has landed; the whole trip (the paper's READ is a
 // round trip of two cells).
 func MeasureRead(e *env.Env, c Config, rounds int) (Latency, error) {
-	if err := checkRounds(rounds); err != nil {
-		return Latency{}, err
-	}
-	cl, segs, err := setUp(e, c)
-	if err != nil {
-		return Latency{}, err
-	}
-	defer cl.Close()
+	return measureLatency(e, c, rounds, true, 1, func(cl *Cluster, segs []uint8, rs *Rounds) error {
+		if err := setReadStamp(cl); err != nil {
+			return err
+		}
+		run(cl, reader(cl.Nodes[0].Kernel, segs[0], readDst, rma.MaxWords, rounds, readStamp, rs))
+		return nil
+	})
+}
+
+// setReadStamp writes readStamp to word 9 of node 1's segment, the last
+// word a 40-byte READ of it returns (untimed, before the run).
+func setReadStamp(cl *Cluster) error {
 	w := binary.LittleEndian.AppendUint32(nil, readStamp)
 	if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w); err != nil {
-		return Latency{}, fmt.Errorf("atmtb: %w", err)
+		return fmt.Errorf("atmtb: %w", err)
 	}
-	rs := &Rounds{Trip: make([]clock.Time, rounds)}
-	run(cl, reader(cl.Nodes[0].Kernel, segs[0], readDst, rma.MaxWords, rounds, readStamp, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Latency{Run: res}, err
-	}
-	return latencyOf(cl, rs, res, 1)
+	return nil
 }
 
 // Throughput is a stream's figure: Bytes of data from the sender's first
@@ -332,23 +365,12 @@ type Throughput struct {
 // overhead is included», section 2.4) switched; section 2.3's 4 KB at
 // 34.7 Mb/s by writes and 35.4 by block transfer direct.
 func MeasureStream(e *env.Env, c Config, bytes int, block bool) (Throughput, error) {
-	if bytes < 4 || bytes%4 != 0 || bytes > SegBytes {
-		return Throughput{}, fmt.Errorf("atmtb: bytes %d must be a multiple of 4 in 4..%d", bytes, SegBytes)
-	}
-	cl, _, err := setUp(e, c)
-	if err != nil {
+	if err := checkBytes(bytes); err != nil {
 		return Throughput{}, err
 	}
-	defer cl.Close()
-	rs := &Rounds{}
-	var end clock.Time
-	var m streamMark
-	run(cl, streamer(cl.Nodes[0].Kernel, 1, bytes, block, m.at(cl), rs), sink(cl.Nodes[1].Kernel, bytes, &end, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Throughput{Run: res}, err
-	}
-	return m.throughput(cl, bytes, end, res), nil
+	return measureThroughput(e, c, bytes, true, func(cl *Cluster, at func(clock.Time), end *clock.Time, rs *Rounds) (func(*cpu.Proc), func(*cpu.Proc)) {
+		return streamer(cl.Nodes[0].Kernel, 1, bytes, block, at, rs), sink(cl.Nodes[1].Kernel, bytes, end, rs)
+	})
 }
 
 // streamMark is the state of the cluster when a stream's measured pass
@@ -405,20 +427,9 @@ func MeasureRawStream(e *env.Env, c Config, cells int) (Throughput, error) {
 	if cells < 1 || cells > SegBytes/40 {
 		return Throughput{}, fmt.Errorf("atmtb: cells %d must be in 1..%d", cells, SegBytes/40)
 	}
-	cl, err := Build(e, c)
-	if err != nil {
-		return Throughput{}, err
-	}
-	defer cl.Close()
-	rs := &Rounds{}
-	var end clock.Time
-	var m streamMark
-	run(cl, rawStreamer(cl.Nodes[0].Kernel.Raw(), cells, m.at(cl), rs), rawSink(cl.Nodes[1].Kernel.Raw(), cells, &end, rs))
-	res, err := finishRun(e, cl, rs)
-	if err != nil {
-		return Throughput{Run: res}, err
-	}
-	return m.throughput(cl, cells*rma.DataBytes, end, res), nil
+	return measureThroughput(e, c, cells*rma.DataBytes, false, func(cl *Cluster, at func(clock.Time), end *clock.Time, rs *Rounds) (func(*cpu.Proc), func(*cpu.Proc)) {
+		return rawStreamer(cl.Nodes[0].Kernel.Raw(), cells, at, rs), rawSink(cl.Nodes[1].Kernel.Raw(), cells, end, rs)
+	})
 }
 
 // PIO is the processor-visible cost of the board's three accesses on a
@@ -551,9 +562,8 @@ func TraceSteps(c Config, seed uint64, op string) ([]StepStat, error) {
 			}
 		})
 	} else {
-		w := binary.LittleEndian.AppendUint32(nil, readStamp)
-		if err := cl.Nodes[1].Memory().Storage().Write(SegBase+4*(rma.MaxWords-1), w); err != nil {
-			return nil, fmt.Errorf("atmtb: %w", err)
+		if err := setReadStamp(cl); err != nil {
+			return nil, err
 		}
 		dst := SegBase + uint64(4*(readDst+rma.MaxWords-1))
 		run(cl, func(p *cpu.Proc) {

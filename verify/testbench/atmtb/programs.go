@@ -150,15 +150,29 @@ func (r *Rounds) fail(err error) {
 // the last word of the reply node 1 WRITEs into its own segment at word
 // 0.
 func pingWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return ping("ping", "WRITE", bytes, rounds, rs, func(p *cpu.Proc, r int) rma.Status { return writeMsg(p, k, reg, 0, bytes, r) })
+}
+
+// pongWrite is node 1's side: per round it spins on the last word node 0
+// WRITEs, then WRITEs the reply.
+func pongWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+	return pong("pong", "WRITE", bytes, rounds, rs, func(p *cpu.Proc, r int) rma.Status { return writeMsg(p, k, reg, 0, bytes, r) })
+}
+
+// ping is node 0's side of a ping-pong of bytes: per round it sends the
+// message (send, into node 1's segment at word 0) and spins on the last
+// word of the reply node 1 sends into its own segment at word 0, timing
+// the round trip. name and op name the side and the operation in errors.
+func ping(name, op string, bytes, rounds int, rs *Rounds, send func(p *cpu.Proc, r int) rma.Status) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
 		for r := range rounds {
 			t0 := p.Now()
-			if s := writeMsg(p, k, reg, 0, bytes, r); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: ping round %d: WRITE refused: %v", r, s))
+			if s := send(p, r); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: %s round %d: %s refused: %v", name, r, op, s))
 				return
 			}
 			if !spin(p, lastWord(0, bytes), stamp(r)) {
-				rs.fail(errPatience("ping", r))
+				rs.fail(errPatience(name, r))
 				return
 			}
 			rs.Trip[r] = p.Now() - t0
@@ -166,17 +180,17 @@ func pingWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Pr
 	}
 }
 
-// pongWrite is node 1's side: per round it spins on the last word node 0
-// WRITEs, then WRITEs the reply.
-func pongWrite(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
+// pong is node 1's side of ping: per round it spins on the last word of
+// node 0's message, then sends the reply.
+func pong(name, op string, bytes, rounds int, rs *Rounds, send func(p *cpu.Proc, r int) rma.Status) func(p *cpu.Proc) {
 	return func(p *cpu.Proc) {
 		for r := range rounds {
 			if !spin(p, lastWord(0, bytes), stamp(r)) {
-				rs.fail(errPatience("pong", r))
+				rs.fail(errPatience(name, r))
 				return
 			}
-			if s := writeMsg(p, k, reg, 0, bytes, r); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: pong round %d: WRITE refused: %v", r, s))
+			if s := send(p, r); s != rma.OK {
+				rs.fail(fmt.Errorf("atmtb: %s round %d: %s refused: %v", name, r, op, s))
 				return
 			}
 		}
@@ -398,35 +412,11 @@ func rawSink(raw *rma.Raw, cells int, end *clock.Time, rs *Rounds) func(p *cpu.P
 // and pongWrite, each message one block transfer of the user buffer at
 // SrcBase, whose last word the program stores first.
 func pingBlock(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
-	return func(p *cpu.Proc) {
-		for r := range rounds {
-			t0 := p.Now()
-			if s := sendStream(p, k, reg, bytes, r, true); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: block ping round %d refused: %v", r, s))
-				return
-			}
-			if !spin(p, lastWord(0, bytes), stamp(r)) {
-				rs.fail(errPatience("block ping", r))
-				return
-			}
-			rs.Trip[r] = p.Now() - t0
-		}
-	}
+	return ping("block ping", "block transfer", bytes, rounds, rs, func(p *cpu.Proc, r int) rma.Status { return sendStream(p, k, reg, bytes, r, true) })
 }
 
 func pongBlock(k *rma.Kernel, reg, bytes, rounds int, rs *Rounds) func(p *cpu.Proc) {
-	return func(p *cpu.Proc) {
-		for r := range rounds {
-			if !spin(p, lastWord(0, bytes), stamp(r)) {
-				rs.fail(errPatience("block pong", r))
-				return
-			}
-			if s := sendStream(p, k, reg, bytes, r, true); s != rma.OK {
-				rs.fail(fmt.Errorf("atmtb: block pong round %d refused: %v", r, s))
-				return
-			}
-		}
-	}
+	return pong("block pong", "block transfer", bytes, rounds, rs, func(p *cpu.Proc, r int) rma.Status { return sendStream(p, k, reg, bytes, r, true) })
 }
 
 // rawHeader is the header of raw cells from node src to node dst: their
