@@ -19,12 +19,10 @@ import (
 	"github.com/nisim/nisim/verify/vtest"
 )
 
-// The rig is rmarig's two-node TURBOchannel rig (host/rma/rmarig): per
-// node a 25 MHz CPI-1 CPU as the only master of its own TURBOchannel, a
-// memory and a TCA-100 on that bus, the boards on one direct ATM link. No
-// cache and no memory bus (a testbench assembles those): the instruction
-// counts and accesses are what these specs check, not the DECstation's
-// times.
+// The rig is host/rma/rmarig's (its package comment says what it holds
+// and leaves out), with the memory latency and the boards' configuration
+// a spec may change: these specs check the kernel's instruction counts
+// and accesses, not the DECstation's times.
 const (
 	boardBase  = rmarig.BoardBase
 	kernelBase = rmarig.KernelBase

@@ -20,13 +20,11 @@ import (
 	"github.com/nisim/nisim/verify/vtest"
 )
 
-// The rig is host/rma's two-node TC rig (host/rma/rmarig): per node
-// a 25 MHz CPI-1 CPU as the only master of its own TURBOchannel, a
-// memory and a TCA-100 on that bus, the two boards on one direct ATM
-// link, the RMA kernel on each. No cache and no memory bus: these specs
-// check the protocol (cells, masks, re-sends, exactly-once) and the
-// instruction counts, not the DECstation's times (atmtb's rpc_test.go
-// measures those on the real nodes). Node 0 serves, node 1 calls.
+// The rig is host/rma/rmarig's with an RPC server on node 0 and a
+// binding on node 1. These specs check the protocol (cells, masks,
+// re-sends, exactly-once) and the instruction counts, not the
+// DECstation's times (atmtb's rpc_test.go measures those on the real
+// nodes).
 const (
 	memBytes   = 4 << 20
 	stackBytes = 1000 // 25 cell slots: MW-128's 15 cells fit
