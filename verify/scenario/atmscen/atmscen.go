@@ -6,7 +6,8 @@
 // operations with every checker on (issue 15 section 5).
 //
 // Three figures are calibration, each fitted by one parameter
-// (`calibrated:` in atmtb.DefaultConfig): the raw polled write (11 µs) by
+// (each `calibrated:` where its parameter lives: fore.TCA100,
+// atmtb.DefaultConfig, rpc.Defaults): the raw polled write (11 µs) by
 // the board's CellLatency (C1), the protected 40-byte WRITE (30 µs) by
 // host memory's latency MemCycles (C2) and RPC Simple (93 µs, Table 4)
 // by the RPC stubs' instructions (C3). Everything else is validation,
@@ -143,11 +144,11 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 		scenario.Key("stream_cells", "cells").Range(1, float64(c.Board.RxCells-1)).
 			From("design 3.6: 250, less than the RX FIFO (AT-P6)"),
 		scenario.Key("cell_latency", "link cycles each side").Range(0, 10_000).
-			From("calibrated: C1, the raw write's 11 µs (atmtb.DefaultConfig)"),
+			From("calibrated: C1, the raw write's 11 µs (fore.TCA100)"),
 		scenario.Key("mem_cycles", "25 MHz memory-bus cycles, load to use").Range(1, atmtb.MaxMemCycles).
 			From("calibrated: C2, the 40-byte WRITE's 30 µs (atmtb.DefaultConfig)"),
 		scenario.Key("stub_instrs", "instructions per call, client and server").Range(0, 1_000_000).
-			From("calibrated: C3, RPC Simple's 93 µs (atmtb.DefaultConfig)"),
+			From("calibrated: C3, RPC Simple's 93 µs (rpc.Defaults)"),
 		scenario.Key("rpc_n", "cells per RPC message").Range(1, rpc.MaxN).
 			From("assumed: 8, section 3.1.2 «say N» (host/rpc)"),
 	}
@@ -354,9 +355,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 
 	rep.Add("calibrated: board cell latency per side", fmt.Sprintf("%d link cycles = %.2f µs", direct.Board.CellLatency,
 		us(direct.Link.Clock.TimeOf(clock.Cycle(direct.Board.CellLatency)))), "",
-		"fore.Config.CellLatency (TX FIFO to wire, wire to RX FIFO), fitted to the raw write (atmtb.DefaultConfig)")
+		"fore.Config.CellLatency (TX FIFO to wire, wire to RX FIFO), fitted to the raw write (hib/fore TCA100)")
 	rep.Add("calibrated: RPC stub instructions per call", fmt.Sprint(direct.RPC.StubInstrs), "-",
-		"rpc.Params.StubInstrs (client and server, split evenly), fitted to RPC Simple (atmtb.DefaultConfig)")
+		"rpc.Params.StubInstrs (client and server, split evenly), fitted to RPC Simple (host/rpc Defaults)")
 	rep.Add("calibrated: host memory latency", fmt.Sprintf("%d cycles = %d ns", direct.MemCycles, direct.MemCycles*40), "200 ns (assumed, AT-P18)",
 		"atmtb.Config.MemCycles, fitted to the 40-byte WRITE (atmtb.DefaultConfig)")
 
