@@ -1,6 +1,9 @@
 package vtest
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nisim/nisim/verify/trace"
@@ -32,4 +35,30 @@ func ReviewRecords(recs []trace.Record, boardPrefix string) []trace.Record {
 		}
 	}
 	return out
+}
+
+// AlterGolden writes into dir a copy of the golden file at path whose
+// first record line (not a # comment) that pick accepts is replaced by
+// change's text, and returns the copy's path: the wrong golden of a spec
+// proving that Golden fails, and names the record, when a golden is
+// wrong. It is an error if no record line is picked.
+func AlterGolden(dir, path string, pick func(line string) bool, change func(line string) string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(string(data), "\n")
+	changed := false
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "#") && pick(l) {
+			lines[i] = change(l)
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return "", errors.New("vtest: AlterGolden: no record of " + path + " picked")
+	}
+	out := filepath.Join(dir, filepath.Base(path))
+	return out, os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644)
 }

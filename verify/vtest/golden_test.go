@@ -1,6 +1,10 @@
 package vtest_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 
@@ -27,5 +31,24 @@ var _ = Describe("ReviewRecords", func() {
 			kind("bus.req"), kind("bridge.cross"), kind("mc.tx"),
 			kind("link.packet"), kind("dma.done"), kind("cache.invalidate"),
 		}))
+	})
+})
+
+var _ = Describe("AlterGolden", func() {
+	It("changes the first picked record line, never a comment, and refuses a golden with none picked", func() {
+		dir := GinkgoT().TempDir()
+		src := dir + "/src.trace"
+		Expect(os.WriteFile(src, []byte("# a x\n1 1 A x\n2 2 B x\n3 3 C x\n"), 0o644)).To(Succeed())
+		out, err := vtest.AlterGolden(GinkgoT().TempDir(), src, func(l string) bool { return strings.Contains(l, " x") },
+			func(l string) string { return l + "y" })
+		Expect(err).NotTo(HaveOccurred())
+		Expect(filepath.Base(out)).To(Equal("src.trace"))
+		got, err := os.ReadFile(out)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(got)).To(Equal("# a x\n1 1 A xy\n2 2 B x\n3 3 C x\n"))
+		_, err = vtest.AlterGolden(dir, src, func(string) bool { return false }, func(l string) string { return l })
+		Expect(err).To(MatchError(ContainSubstring("no record")))
+		_, err = vtest.AlterGolden(dir, dir+"/missing.trace", func(string) bool { return true }, func(l string) string { return l })
+		Expect(err).To(HaveOccurred())
 	})
 })

@@ -1,7 +1,6 @@
 package atmtb_test
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
@@ -153,20 +152,8 @@ var _ = Describe("ATM goldens", Label("golden"), func() {
 			if trace.Updating() {
 				Skip("regenerating goldens")
 			}
-			data, err := os.ReadFile("testdata/" + file)
+			path, err := vtest.AlterGolden(GinkgoT().TempDir(), "testdata/"+file, pick, change)
 			Expect(err).NotTo(HaveOccurred())
-			lines := strings.Split(string(data), "\n")
-			changed := false
-			for i, l := range lines {
-				if !strings.HasPrefix(l, "#") && pick(l) {
-					lines[i] = change(l)
-					changed = true
-					break
-				}
-			}
-			Expect(changed).To(BeTrue())
-			path := GinkgoT().TempDir() + "/" + file
-			Expect(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)).To(Succeed())
 			Expect(vtest.Golden(path, run())).To(MatchError(ContainSubstring(want)))
 		},
 		Entry("write: the cell's arrival time", "write_n0_n1.trace", writeGolden,

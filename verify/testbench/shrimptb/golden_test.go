@@ -3,7 +3,6 @@ package shrimptb_test
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/nisim/nisim/hib/shrimp"
@@ -197,20 +196,8 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 			if trace.Updating() {
 				Skip("regenerating goldens")
 			}
-			data, err := os.ReadFile("testdata/" + file)
+			path, err := vtest.AlterGolden(GinkgoT().TempDir(), "testdata/"+file, pick, change)
 			Expect(err).NotTo(HaveOccurred())
-			lines := strings.Split(string(data), "\n")
-			changed := false
-			for i, l := range lines {
-				if !strings.HasPrefix(l, "#") && pick(l) {
-					lines[i] = change(l)
-					changed = true
-					break
-				}
-			}
-			Expect(changed).To(BeTrue())
-			path := GinkgoT().TempDir() + "/" + file
-			Expect(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)).To(Succeed())
 			Expect(vtest.Golden(path, run())).To(MatchError(ContainSubstring(want)))
 		},
 		// The first packet record of node 0's NI: its time.
