@@ -397,7 +397,15 @@ type Kernel struct {
 	onNotify func(p *cpu.Proc, seg uint8, off, n int)
 	onEvent  func(now clock.Time, ev Event)
 	counters Counters
+	// noBounds is the rma.no-bounds mutation (a test-only fault).
+	noBounds bool
 }
+
+// mutNoBounds is a test-only fault (see env.DeclareMutation).
+var mutNoBounds = env.DeclareMutation("rma.no-bounds",
+	"the RMA kernel's receive handler skips its bounds check (any N > 0): a cell's words past the end of the "+
+		"exported segment are written where its translation entries point, or refused for another reason "+
+		"(caught by atmtb's protection checker, rma.protect)")
 
 // pending is an outstanding READ or CAS request.
 type pending struct {
@@ -437,6 +445,7 @@ func NewKernel(hw Hardware, p Params) (*Kernel, error) {
 	k := &Kernel{hw: hw, p: p, env: hw.CPU.Env(), path: fmt.Sprintf("N%d.RMA", hw.Node),
 		pending: map[uint16]*pending{}, nextReq: 1, txFree: hw.Board.Config().TxCells,
 		inflight: map[uint64]*inflightWord{}}
+	k.noBounds = k.env.Mutation(mutNoBounds) > 0
 	hw.Memory.SubscribeWrites(k.landed)
 	// Clear the kernel's tables (untimed: the kernel's memory at boot).
 	if err := hw.Memory.Storage().Write(hw.KernelBase, make([]byte, KernelBytes)); err != nil {

@@ -21,6 +21,7 @@ type Binding struct {
 	busy   []bool
 	area   uint64 // the reply area on the client's node
 	seq    uint16
+	last   uint32 // the id of the last call made
 	stats  Stats
 }
 
@@ -101,6 +102,11 @@ func BindStacks(k *rma.Kernel, p Params, server int, s *Server, n int) (*Binding
 // Stats returns the binding's counts.
 func (b *Binding) Stats() Stats { return b.stats }
 
+// LastCall returns the id of the last call Call made (client<<24 | seq;
+// 0 before the first): a checker matches Call's result with the server's
+// execution of that id (rpc.Server.OnExec).
+func (b *Binding) LastCall() uint32 { return b.last }
+
 // MaxArgs returns the most argument words a call through b can carry
 // (its stacks' cell slots).
 func (b *Binding) MaxArgs() int { return b.s.maxCells()*FrameWordsPerCell - HeaderWords }
@@ -134,6 +140,7 @@ func (b *Binding) Call(p *cpu.Proc, proc uint16, args []uint32) (uint32, error) 
 	}
 	seq := b.seq
 	id := uint32(b.client)<<24 | uint32(seq)
+	b.last = id
 	frame := make([]uint32, HeaderWords+len(args))
 	frame[0], frame[1] = id, uint32(proc)|uint32(len(args))<<16
 	copy(frame[HeaderWords:], args)

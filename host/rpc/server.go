@@ -6,6 +6,7 @@ import (
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -24,7 +25,14 @@ type Server struct {
 	stats       Stats
 	refusedBase uint64
 	nextClient  int
+	// dupExec is the rpc.dup-exec mutation (a test-only fault).
+	dupExec bool
 }
+
+// mutDupExec is a test-only fault (see env.DeclareMutation).
+var mutDupExec = env.DeclareMutation("rpc.dup-exec",
+	"an RPC server runs a duplicate of a call it has executed again instead of answering from its cached reply "+
+		"(any N > 0): no exactly-once execution (caught by atmtb's RPC checker, rpc.once)")
 
 // stack is one exported stack and the transport's state of its calls.
 type stack struct {
@@ -106,7 +114,7 @@ func NewServer(k *rma.Kernel, p Params, stacks, stackBytes int, procs map[uint16
 		}
 	}
 	s := &Server{end: newEnd(k, p), stackBytes: stackBytes, procs: procs,
-		refusedBase: k.Counters().RefusedRecv[rma.ErrInhibit]}
+		refusedBase: k.Counters().RefusedRecv[rma.ErrInhibit], dupExec: hw.CPU.Env().Mutation(mutDupExec) > 0}
 	for i := range stacks {
 		base := p.ServerBase + uint64(i*stackBytes)
 		seg, err := k.Export(base, stackBytes, rma.RightWrite, grant...)
@@ -431,6 +439,10 @@ func (s *Server) finish(p *cpu.Proc, st *stack, result, status uint32) {
 // duplicate answers a call executed before with its cached reply.
 func (s *Server) duplicate(p *cpu.Proc, st *stack) {
 	s.stats.DupCalls++
+	if s.dupExec && st.lastStatus == statusOK {
+		s.execute(p, st) // the mutation: the call runs again
+		return
+	}
 	s.stats.Resent++
 	s.emit(p.Now(), "rpc.dup", trace.Uint("call", uint64(st.lastID)))
 	s.reply(p, st)

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"weak"
 
 	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
@@ -50,6 +49,11 @@ const (
 	// (linearizable in the target's execution order), and a resend is
 	// answered with the first execution's result.
 	RuleCAS = "rma.cas"
+	// RuleRPC: every RPC call id is executed once at its server (a
+	// duplicate is answered from the cached reply, section 3.1.2), and
+	// every call that completes returns the result its execution's
+	// procedure returned (design 6.2; servers built by NewRPCServer).
+	RuleRPC = "rpc.once"
 )
 
 // IRQPatience is the longest a cell may wait in an RX FIFO with the
@@ -136,31 +140,23 @@ const maxOther = 8
 // never announced by an EvSend.
 const maxTxUnmatched = 64
 
-var (
-	checkersMu sync.Mutex
-	checkers   = map[weak.Pointer[Cluster]]*Checker{}
-)
-
-func init() { addBuildHook(attachChecker) }
-
 // Checks returns the checker Build attached to cl.
-func Checks(cl *Cluster) *Checker {
-	checkersMu.Lock()
-	defer checkersMu.Unlock()
-	return checkers[weak.Make(cl)]
-}
+func Checks(cl *Cluster) *Checker { return cl.checker }
 
-// RefOf returns the reference model of cl's checker.
-func RefOf(cl *Cluster) *Ref { return Checks(cl).ref }
+// RefOf returns cl's reference model (the Cluster.Ref field; kept for the
+// specs and scenarios that take it from a function).
+func RefOf(cl *Cluster) *Ref { return cl.Ref }
 
-// attachChecker builds cl's checker and takes the hooks.
-func attachChecker(cl *Cluster) error {
+// attachChecker builds cl's checker and reference model (Cluster.Ref),
+// and takes the hooks.
+func attachChecker(cl *Cluster) {
 	var ks []*rma.Kernel
 	for _, n := range cl.Nodes {
 		ks = append(ks, n.Kernel)
 	}
 	c := &Checker{env: cl.Env, nodes: cl.Nodes, ref: NewRef(ks), cells: map[uint64]*cellRec{},
 		forged: map[uint64]bool{}, last: map[uint32]uint64{}}
+	cl.Ref, cl.checker = c.ref, c
 	if cl.Direct != nil {
 		c.links = append(c.links, cl.Direct.From(link.A), cl.Direct.From(link.B))
 	}
@@ -185,16 +181,6 @@ func attachChecker(cl *Cluster) error {
 		n.Memory().SubscribeWrites(func(now clock.Time, w mem.WriteEvent) { c.landed(now, nc, w) })
 	}
 	cl.OnFinish(c.finish)
-	wp := weak.Make(cl)
-	checkersMu.Lock()
-	checkers[wp] = c
-	checkersMu.Unlock()
-	runtime.AddCleanup(cl, func(wp weak.Pointer[Cluster]) {
-		checkersMu.Lock()
-		delete(checkers, wp)
-		checkersMu.Unlock()
-	}, wp)
-	return nil
 }
 
 // Ref returns the reference model.
@@ -600,4 +586,106 @@ func (c *Checker) finish(now clock.Time) {
 			}
 		}
 	}
+}
+
+// RPCServer is an RPC server (host/rpc) whose executions and whose
+// clients' results the cluster's rpc.once checker watches: build servers
+// with NewRPCServer and make calls with its Call.
+type RPCServer struct {
+	*rpc.Server
+	env  *env.Env
+	path string
+	// execs are the executions by call id (looked up, never iterated).
+	execs map[uint32]*rpcExec
+	// result is what the last procedure run returned (a procedure runs on
+	// the server's one program, and OnExec follows its return with no
+	// other procedure in between).
+	result uint32
+	hooks  []func(now clock.Time, stack int, call uint32)
+	// Checked counts the calls whose result Call checked.
+	Checked uint64
+}
+
+// rpcExec is a call id's executions and the first one's result.
+type rpcExec struct {
+	n      int
+	result uint32
+}
+
+// NewRPCServer builds an RPC server on node's kernel with the cluster's
+// RPC parameters (rpc.NewServer: stacks stacks of stackBytes bytes,
+// procedures procs) and puts it under the rpc.once checker: every
+// execution is counted per call id (a second one is a violation) with
+// the result its procedure returned. It takes the server's OnExec hook
+// (add others with RPCServer.OnExec).
+func NewRPCServer(cl *Cluster, node, stacks, stackBytes int, procs map[uint16]rpc.Proc) (*RPCServer, error) {
+	if node < 0 || node >= len(cl.Nodes) {
+		return nil, fmt.Errorf("atmtb: RPC server node %d must be in 0..%d", node, len(cl.Nodes)-1)
+	}
+	s := &RPCServer{env: cl.Env, path: fmt.Sprintf("N%d.RPCCheck", node), execs: map[uint32]*rpcExec{}}
+	wrapped := make(map[uint16]rpc.Proc, len(procs))
+	for n, fn := range procs {
+		if fn == nil {
+			wrapped[n] = nil // rpc.NewServer names it
+			continue
+		}
+		wrapped[n] = func(p *cpu.Proc, args []uint32) uint32 {
+			s.result = fn(p, args)
+			return s.result
+		}
+	}
+	srv, err := rpc.NewServer(cl.Nodes[node].Kernel, cl.Config.RPC, stacks, stackBytes, wrapped)
+	if err != nil {
+		return nil, fmt.Errorf("atmtb: %w", err)
+	}
+	s.Server = srv
+	srv.OnExec(s.exec)
+	return s, nil
+}
+
+// OnExec adds fn to the functions called with every execution, after the
+// checker has seen it.
+func (s *RPCServer) OnExec(fn func(now clock.Time, stack int, call uint32)) {
+	s.hooks = append(s.hooks, fn)
+}
+
+// Execs returns how many times call id call was executed.
+func (s *RPCServer) Execs(call uint32) int {
+	if x := s.execs[call]; x != nil {
+		return x.n
+	}
+	return 0
+}
+
+func (s *RPCServer) exec(now clock.Time, stack int, call uint32) {
+	x := s.execs[call]
+	if x == nil {
+		x = &rpcExec{result: s.result}
+		s.execs[call] = x
+	}
+	x.n++
+	if x.n > 1 {
+		s.env.Report(now, s.path, RuleRPC, "call %#x executed %d times (stack %d): a duplicate must be answered from the cached reply", call, x.n, stack)
+	}
+	for _, fn := range s.hooks {
+		fn(now, stack, call)
+	}
+}
+
+// Call makes a call through b (bound to this server) and checks its
+// result: a call that completes returns the result of its one execution.
+func (s *RPCServer) Call(b *rpc.Binding, p *cpu.Proc, proc uint16, args []uint32) (uint32, error) {
+	got, err := b.Call(p, proc, args)
+	if err != nil {
+		return got, err
+	}
+	id := b.LastCall()
+	s.Checked++
+	switch x := s.execs[id]; {
+	case x == nil:
+		s.env.Report(p.Now(), s.path, RuleRPC, "call %#x returned %#x but the server never executed it", id, got)
+	case got != x.result:
+		s.env.Report(p.Now(), s.path, RuleRPC, "call %#x returned %#x, its procedure returned %#x", id, got, x.result)
+	}
+	return got, nil
 }

@@ -179,6 +179,12 @@ type Cluster struct {
 	Star *atm.Star
 	// Direct is the direct link (nil with the switch).
 	Direct *link.Link
+	// Ref is the untimed reference model of remote memory the always-on
+	// checkers feed (design 3.6, 6.2), set by Build.
+	Ref *Ref
+
+	// checker is the always-on checking Build attached (Checks).
+	checker *Checker
 
 	finishers []func(now clock.Time)
 }
@@ -205,14 +211,6 @@ type Node struct {
 // cluster takes to raise the CPU's line): checkers watch interrupts here.
 func (n *Node) AddIRQHook(fn func(now clock.Time)) { n.irqHooks = append(n.irqHooks, fn) }
 
-// buildHooks run at the end of every Build, in the order added: the
-// reference model and the checkers attach themselves there (check.go).
-var buildHooks []func(cl *Cluster) error
-
-// addBuildHook adds fn to the functions every Build runs once the
-// cluster is wired; an error fails the Build.
-func addBuildHook(fn func(cl *Cluster) error) { buildHooks = append(buildHooks, fn) }
-
 // OnFinish adds fn to the end-of-run checks Finish runs, in the order
 // added.
 func (c *Cluster) OnFinish(fn func(now clock.Time)) { c.finishers = append(c.finishers, fn) }
@@ -221,7 +219,7 @@ func (c *Cluster) OnFinish(fn func(now clock.Time)) { c.finishers = append(c.fin
 // TURBOchannel N<i>.TC, the board N<i>.Fore, the kernel's records
 // N<i>.RMA), the network (ATM.Switch and ATM.Link<i>, or the direct link
 // ATM.Link), every board's interrupt to its CPU, the kernels, and the
-// hooks of buildHooks.
+// always-on checkers with their reference model (Cluster.Ref).
 func Build(e *env.Env, c Config) (*Cluster, error) {
 	if e == nil {
 		return nil, errors.New("atmtb: no env")
@@ -303,11 +301,7 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 		n.Kernel = k
 		cl.Nodes = append(cl.Nodes, n)
 	}
-	for _, fn := range buildHooks {
-		if err := fn(cl); err != nil {
-			return nil, err
-		}
-	}
+	attachChecker(cl)
 	return cl, nil
 }
 

@@ -275,11 +275,11 @@ func RPCArgs(r, words int) (args []uint32, sum uint32) {
 // for an RPC»), after the warm-up.
 func MeasureRPC(e *env.Env, c Config, words, rounds int) (Latency, error) {
 	return measureLatency(e, c, rounds, true, 1, func(cl *Cluster, _ []uint8, rs *Rounds) error {
-		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, c.RPC, 1, RPCStackBytes, map[uint16]rpc.Proc{RPCProc: RPCSum})
+		srv, err := NewRPCServer(cl, 0, 1, RPCStackBytes, map[uint16]rpc.Proc{RPCProc: RPCSum})
 		if err != nil {
-			return fmt.Errorf("atmtb: %w", err)
+			return err
 		}
-		b, err := rpc.Bind(cl.Nodes[1].Kernel, c.RPC, 0, srv)
+		b, err := rpc.Bind(cl.Nodes[1].Kernel, c.RPC, 0, srv.Server)
 		if err != nil {
 			return fmt.Errorf("atmtb: %w", err)
 		}
@@ -292,7 +292,7 @@ func MeasureRPC(e *env.Env, c Config, words, rounds int) (Latency, error) {
 			for r := range rounds {
 				args, want := RPCArgs(r, words)
 				t0 := p.Now()
-				got, err := b.Call(p, RPCProc, args)
+				got, err := srv.Call(b, p, RPCProc, args)
 				if err == nil && got != want {
 					err = fmt.Errorf("result %d, want %d", got, want)
 				}

@@ -1,9 +1,14 @@
 package atmtb_test
 
 import (
+	"encoding/binary"
+	"errors"
 	"runtime"
 
+	"github.com/nisim/nisim/hib/fore"
+	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
+	"github.com/nisim/nisim/host/rpc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/testbench/atmtb"
@@ -55,7 +60,11 @@ func expectClean(r trafficResult) atmtb.RefStats {
 	Expect(r.runErr).NotTo(HaveOccurred())
 	Expect(r.finErr).NotTo(HaveOccurred())
 	Expect(r.tr.Done).To(Equal(len(r.cl.Nodes)))
-	s := atmtb.RefOf(r.cl).Stats()
+	// Build set the cluster's Ref, the one its checker feeds.
+	Expect(r.cl.Ref).NotTo(BeNil())
+	Expect(r.cl.Ref).To(BeIdenticalTo(atmtb.Checks(r.cl).Ref()))
+	Expect(atmtb.RefOf(r.cl)).To(BeIdenticalTo(r.cl.Ref))
+	s := r.cl.Ref.Stats()
 	GinkgoWriter.Printf("ops %d, ref %+v\n", r.tr.Operations(), s)
 	Expect(s.Mismatches).To(BeZero())
 	return s
@@ -112,6 +121,11 @@ var _ = Describe("Random traffic", func() {
 	})
 })
 
+// writesIllegal is WRITEs and illegal operations: each refusal reason at
+// one end or the other in turn (Traffic), among them the receiver's
+// bounds check.
+var writesIllegal = atmtb.Traffic{Ops: 100, Write: 1, Illegal: 1, MaxGap: 500, MaxBlockWords: 30}
+
 // writesOnly is WRITE and block traffic: nothing waits for a reply, so a
 // lost interrupt shows as cells left in an RX FIFO.
 var writesOnly = atmtb.Traffic{Ops: 150, Write: 1, Block: 1, MaxGap: 500, MaxBlockWords: 30}
@@ -143,6 +157,8 @@ var _ = Describe("Checkers against mutations", func() {
 			"link.lose", 40, 3, writesOnly, nil, atmtb.RuleCells),
 		Entry("atm.swap: the switch holds a cell back behind the next of its VC (per-VC order)",
 			"atm.swap", 20, 3, writesOnly, nil, atmtb.RuleOrder),
+		Entry("rma.no-bounds: the receiving kernel skips its bounds check: its verdict on a cell past the segment is not Ref's",
+			"rma.no-bounds", 1, 2, writesIllegal, nil, atmtb.RuleProtect),
 	)
 })
 
@@ -155,3 +171,114 @@ func declared(name string) bool {
 	}
 	return false
 }
+
+// boundsRun has node 0 WRITE words 20..29 of a 100-byte (25-word)
+// segment node 1 exports at 0x30_0000, through a descriptor that claims
+// a page (so the sender's bounds check passes and the receiver's must
+// refuse): words 25..29 lie past the segment, in the same pinned page.
+// It returns the cluster after Finish, the run's error joined with
+// Finish's, and the memory word just past the segment.
+func boundsRun(mut map[string]int) (*atmtb.Cluster, error, uint32) {
+	GinkgoHelper()
+	e := vtest.NewEnv(vtest.Options{Clock: tcClock, Seed: 1, Mutations: mut})
+	cl, err := atmtb.Build(e, atmtb.DefaultConfig())
+	Expect(err).NotTo(HaveOccurred())
+	defer cl.Close()
+	const base, segBytes = 0x30_0000, 100
+	seg, err := cl.Nodes[1].Kernel.Export(base, segBytes, rma.RightWrite, 0)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cl.Nodes[0].Kernel.Import(0, 1, seg, rma.PageBytes, rma.RightWrite)).To(Succeed())
+	words := []uint32{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}
+	var st rma.Status
+	cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { st = cl.Nodes[0].Kernel.Write(p, 0, 20, 10, false, words) }))
+	_, runErr := e.Run()
+	Expect(st).To(Equal(rma.OK), "the sender's check passes: the descriptor claims a page")
+	finErr := errors.Join(runErr, cl.Finish())
+	b, err := cl.Nodes[1].Memory().Storage().Bytes(base+segBytes, 4)
+	Expect(err).NotTo(HaveOccurred())
+	return cl, finErr, binary.LittleEndian.Uint32(b)
+}
+
+var _ = Describe("rma.protect against a kernel without its bounds check", func() {
+	It("refuses a WRITE past the segment's end (ErrBounds), nothing written; with rma.no-bounds the words land past it and rma.protect fires", func() {
+		cl, finErr, past := boundsRun(nil)
+		Expect(finErr).NotTo(HaveOccurred())
+		Expect(past).To(BeZero())
+		Expect(cl.Ref.Stats().RefusedRecv[rma.ErrBounds]).To(Equal(uint64(1)))
+
+		cl, finErr, past = boundsRun(map[string]int{"rma.no-bounds": 1})
+		Expect(finErr).To(HaveOccurred())
+		// Word 25 (the first past the 25-word segment) is the 6th sent.
+		Expect(past).To(Equal(uint32(15)))
+		v := cl.Env.Monitor.Violations()
+		Expect(v).NotTo(BeEmpty())
+		Expect(v[0].Check).To(Equal(atmtb.RuleProtect), v[0].String())
+		GinkgoWriter.Println(v[0].String())
+	})
+})
+
+// rpcOnceRun has node 1 make 3 Simple calls (atmtb.RPCSum of 4 words) to
+// node 0's server on the default cluster, with node 0's first reply
+// dropped at its board: the client re-sends cell 0 after ResendTimeout
+// and the server sees a duplicate of the call it executed. It returns
+// the server, the run's error joined with Finish's, and the results the
+// calls returned.
+func rpcOnceRun(mut map[string]int) (*atmtb.Cluster, *atmtb.RPCServer, error, []uint32) {
+	GinkgoHelper()
+	e := vtest.NewEnv(vtest.Options{Clock: tcClock, Seed: 1, Mutations: mut})
+	cl, err := atmtb.Build(e, atmtb.DefaultConfig())
+	Expect(err).NotTo(HaveOccurred())
+	defer cl.Close()
+	srv, err := atmtb.NewRPCServer(cl, 0, 1, atmtb.RPCStackBytes, map[uint16]rpc.Proc{atmtb.RPCProc: atmtb.RPCSum})
+	Expect(err).NotTo(HaveOccurred())
+	b, err := rpc.Bind(cl.Nodes[1].Kernel, cl.Config.RPC, 0, srv.Server)
+	Expect(err).NotTo(HaveOccurred())
+	cl.Nodes[0].Board.DropNextTx(func(c *fore.Cell) bool {
+		p, err := rma.Decode(c.Payload)
+		return err == nil && p.Op == rma.OpWrite && p.Offset == 0
+	})
+	done := false
+	var got []uint32
+	var errs []error
+	cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }))
+	cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+		defer func() { done = true }()
+		for r := range 3 {
+			args, _ := atmtb.RPCArgs(r, 4)
+			v, err := srv.Call(b, p, atmtb.RPCProc, args)
+			errs = append(errs, err)
+			got = append(got, v)
+		}
+	}))
+	_, runErr := e.Run()
+	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+	return cl, srv, errors.Join(runErr, cl.Finish()), got
+}
+
+var _ = Describe("rpc.once against a server without exactly-once execution", func() {
+	It("answers a duplicate from the cache (each call once, each result the procedure's); with rpc.dup-exec the duplicate runs again and rpc.once fires", func() {
+		var want []uint32
+		for r := range 3 {
+			_, w := atmtb.RPCArgs(r, 4)
+			want = append(want, w)
+		}
+		cl, srv, err, got := rpcOnceRun(nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(want))
+		Expect(srv.Stats().DupCalls).To(Equal(uint64(1)))
+		Expect(srv.Stats().Calls).To(Equal(uint64(3)))
+		Expect(srv.Checked).To(Equal(uint64(3)))
+		for seq := uint32(1); seq <= 3; seq++ {
+			Expect(srv.Execs(seq)).To(Equal(1), "call %#x", seq) // binding 0: ids 1..3
+		}
+		Expect(cl.Env.Monitor.Violations()).To(BeEmpty())
+
+		cl, srv, err, _ = rpcOnceRun(map[string]int{"rpc.dup-exec": 1})
+		Expect(err).To(HaveOccurred())
+		Expect(srv.Execs(1)).To(Equal(2))
+		v := cl.Env.Monitor.Violations()
+		Expect(v).NotTo(BeEmpty())
+		Expect(v[0].Check).To(Equal(atmtb.RuleRPC), v[0].String())
+		GinkgoWriter.Println(v[0].String())
+	})
+})

@@ -37,19 +37,19 @@ func sumProcs() map[uint16]rpc.Proc { return map[uint16]rpc.Proc{rpcSum: atmtb.R
 // cluster, changed by mod, then drop (nil: none) arms a fault before the
 // first call. It returns each call's time and the server's executions
 // per call id.
-func rpcRun(words, rounds int, mod func(c *atmtb.Config), drop func(cl *atmtb.Cluster, s *rpc.Server)) (
-	times []clock.Time, execs map[uint32]int, srv *rpc.Server, b *rpc.Binding) {
+func rpcRun(words, rounds int, mod func(c *atmtb.Config), drop func(cl *atmtb.Cluster, s *atmtb.RPCServer)) (
+	times []clock.Time, execs map[uint32]int, srv *atmtb.RPCServer, b *rpc.Binding) {
 	GinkgoHelper()
 	e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
 	cl := build(e, mod)
 	defer cl.Close()
 	_, err := atmtb.Connect(cl)
 	Expect(err).NotTo(HaveOccurred())
-	srv, err = rpc.NewServer(cl.Nodes[0].Kernel, cl.Config.RPC, 1, rpcStack, sumProcs())
+	srv, err = atmtb.NewRPCServer(cl, 0, 1, rpcStack, sumProcs())
 	Expect(err).NotTo(HaveOccurred())
 	execs = map[uint32]int{}
 	srv.OnExec(func(_ clock.Time, _ int, call uint32) { execs[call]++ })
-	b, err = rpc.Bind(cl.Nodes[1].Kernel, cl.Config.RPC, 0, srv)
+	b, err = rpc.Bind(cl.Nodes[1].Kernel, cl.Config.RPC, 0, srv.Server)
 	Expect(err).NotTo(HaveOccurred())
 	if drop != nil {
 		drop(cl, srv)
@@ -61,7 +61,7 @@ func rpcRun(words, rounds int, mod func(c *atmtb.Config), drop func(cl *atmtb.Cl
 		for r := range rounds {
 			args, want := atmtb.RPCArgs(r, words)
 			start := p.Now()
-			got, err := b.Call(p, rpcSum, args)
+			got, err := srv.Call(b, p, rpcSum, args)
 			times = append(times, p.Now()-start)
 			if err == nil && got != want {
 				err = fmt.Errorf("call %d: result %d, want %d", r, got, want)
@@ -78,6 +78,7 @@ func rpcRun(words, rounds int, mod func(c *atmtb.Config), drop func(cl *atmtb.Cl
 	Expect(done).To(BeTrue())
 	Expect(errs).To(BeEmpty())
 	Expect(cl.Finish()).To(Succeed())
+	Expect(srv.Checked).To(Equal(uint64(rounds)))
 	return times, execs, srv, b
 }
 
@@ -120,7 +121,7 @@ var _ = Describe("RPC on the cluster", func() {
 	It("loses nothing under cell loss on the real nodes: a lost argument cell, a lost reply", func() {
 		// Node 1's next cell to word 20 of the stack (MW-32's cell 2) is
 		// dropped at its board; then node 0's first reply.
-		_, execs, srv, b := rpcRun(32, 3, nil, func(cl *atmtb.Cluster, s *rpc.Server) {
+		_, execs, srv, b := rpcRun(32, 3, nil, func(cl *atmtb.Cluster, s *atmtb.RPCServer) {
 			seg, _ := s.Stack(0)
 			cl.Nodes[1].Board.DropNextTx(dropWrite(seg, 2*rpc.SlotWords))
 		})
@@ -131,7 +132,7 @@ var _ = Describe("RPC on the cluster", func() {
 		Expect(b.Stats().Resent).To(Equal(uint64(1)))
 		Expect(srv.Stats().Acks).To(Equal(uint64(4))) // 3 calls + the mask with a hole
 
-		_, execs, srv, b = rpcRun(4, 3, nil, func(cl *atmtb.Cluster, _ *rpc.Server) {
+		_, execs, srv, b = rpcRun(4, 3, nil, func(cl *atmtb.Cluster, _ *atmtb.RPCServer) {
 			cl.Nodes[0].Board.DropNextTx(func(c *fore.Cell) bool {
 				p, err := rma.Decode(c.Payload)
 				return err == nil && p.Op == rma.OpWrite && p.Offset == 0
@@ -151,7 +152,7 @@ var _ = Describe("RPC on the cluster, more", func() {
 		e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
 		cl := build(e, func(c *atmtb.Config) { c.Nodes, c.Switched = 3, true })
 		defer cl.Close()
-		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, cl.Config.RPC, 2, rpcStack, sumProcs())
+		srv, err := atmtb.NewRPCServer(cl, 0, 2, rpcStack, sumProcs())
 		Expect(err).NotTo(HaveOccurred())
 		execs := map[uint32]int{}
 		srv.OnExec(func(_ clock.Time, _ int, call uint32) { execs[call]++ })
@@ -159,7 +160,7 @@ var _ = Describe("RPC on the cluster, more", func() {
 		left := 2
 		var errs []error
 		for c := 1; c <= 2; c++ {
-			b, err := rpc.Bind(cl.Nodes[c].Kernel, cl.Config.RPC, 0, srv)
+			b, err := rpc.Bind(cl.Nodes[c].Kernel, cl.Config.RPC, 0, srv.Server)
 			Expect(err).NotTo(HaveOccurred())
 			cl.Nodes[c].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
 				for r := range calls {
@@ -170,7 +171,7 @@ var _ = Describe("RPC on the cluster, more", func() {
 						args[i] = uint32(100*c + 10*r + i)
 						want += args[i]
 					}
-					got, err := b.Call(p, rpcSum, args)
+					got, err := srv.Call(b, p, rpcSum, args)
 					if err == nil && got != want {
 						err = fmt.Errorf("client %d call %d: result %d, want %d", c, r, got, want)
 					}
@@ -203,19 +204,19 @@ var _ = Describe("RPC on the cluster, more", func() {
 		e := env.New(env.Options{Seed: 1, TimeLimit: 500 * clock.Millisecond})
 		cl := build(e, nil)
 		defer cl.Close()
-		srv, err := rpc.NewServer(cl.Nodes[0].Kernel, cl.Config.RPC, 1, rpcStack, map[uint16]rpc.Proc{
+		srv, err := atmtb.NewRPCServer(cl, 0, 1, rpcStack, map[uint16]rpc.Proc{
 			rpcSum: func(p *cpu.Proc, args []uint32) uint32 { p.Compute(25_000); return args[0] + args[3] }})
 		Expect(err).NotTo(HaveOccurred())
 		execs := 0
 		srv.OnExec(func(clock.Time, int, uint32) { execs++ })
-		b, err := rpc.Bind(cl.Nodes[1].Kernel, cl.Config.RPC, 0, srv)
+		b, err := rpc.Bind(cl.Nodes[1].Kernel, cl.Config.RPC, 0, srv.Server)
 		Expect(err).NotTo(HaveOccurred())
 		done := false
 		var got uint32
 		var cerr error
 		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) { srv.Serve(p, func() bool { return done }) }))
 		cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
-			got, cerr = b.Call(p, rpcSum, []uint32{1, 2, 3, 4})
+			got, cerr = srv.Call(b, p, rpcSum, []uint32{1, 2, 3, 4})
 			done = true
 		}))
 		_, err = e.Run()
