@@ -25,14 +25,23 @@ type Server struct {
 	stats       Stats
 	refusedBase uint64
 	nextClient  int
-	// dupExec is the rpc.dup-exec mutation (a test-only fault).
-	dupExec bool
+	// dupExec is the rpc.dup-exec mutation, staleResult the
+	// rpc.stale-result one and finished the calls finished (test-only
+	// faults).
+	dupExec     bool
+	staleResult int
+	finished    int
 }
 
 // mutDupExec is a test-only fault (see env.DeclareMutation).
 var mutDupExec = env.DeclareMutation("rpc.dup-exec",
 	"an RPC server runs a duplicate of a call it has executed again instead of answering from its cached reply "+
 		"(any N > 0): no exactly-once execution (caught by atmtb's RPC checker, rpc.once)")
+
+// mutStaleResult is a test-only fault (see env.DeclareMutation).
+var mutStaleResult = env.DeclareMutation("rpc.stale-result",
+	"every Nth call an RPC server finishes keeps the stack's previous result in its cached reply: the client gets "+
+		"a result its procedure did not return (caught by atmtb's RPC checker, rpc.once)")
 
 // stack is one exported stack and the transport's state of its calls.
 type stack struct {
@@ -114,7 +123,8 @@ func NewServer(k *rma.Kernel, p Params, stacks, stackBytes int, procs map[uint16
 		}
 	}
 	s := &Server{end: newEnd(k, p), stackBytes: stackBytes, procs: procs,
-		refusedBase: k.Counters().RefusedRecv[rma.ErrInhibit], dupExec: hw.CPU.Env().Mutation(mutDupExec) > 0}
+		refusedBase: k.Counters().RefusedRecv[rma.ErrInhibit], dupExec: hw.CPU.Env().Mutation(mutDupExec) > 0,
+		staleResult: hw.CPU.Env().Mutation(mutStaleResult)}
 	for i := range stacks {
 		base := p.ServerBase + uint64(i*stackBytes)
 		seg, err := k.Export(base, stackBytes, rma.RightWrite, grant...)
@@ -427,6 +437,10 @@ func (s *Server) execute(p *cpu.Proc, st *stack) {
 
 // finish records the call as executed and writes its reply.
 func (s *Server) finish(p *cpu.Proc, st *stack, result, status uint32) {
+	s.finished++
+	if s.staleResult > 0 && s.finished%s.staleResult == 0 {
+		result = st.lastResult // the mutation: the previous call's result
+	}
 	st.done, st.lastSeq, st.lastID, st.lastResult, st.lastStatus = true, st.seq, st.id, result, status
 	st.doneHeads = st.doneHeads[:0]
 	for j := 1; j < len(st.heads); j++ {

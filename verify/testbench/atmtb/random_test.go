@@ -281,4 +281,17 @@ var _ = Describe("rpc.once against a server without exactly-once execution", fun
 		Expect(v[0].Check).To(Equal(atmtb.RuleRPC), v[0].String())
 		GinkgoWriter.Println(v[0].String())
 	})
+
+	It("with rpc.stale-result (every 2nd reply keeps the previous result) rpc.once fires on the call that returned it", func() {
+		_, want0 := atmtb.RPCArgs(0, 4)
+		cl, srv, err, got := rpcOnceRun(map[string]int{"rpc.stale-result": 2})
+		Expect(err).To(HaveOccurred())
+		// Call 2 (seq 2) returned call 1's sum; it executed once.
+		Expect(got[1]).To(Equal(want0))
+		Expect(srv.Execs(2)).To(Equal(1))
+		v := cl.Env.Monitor.Violations()
+		Expect(v).NotTo(BeEmpty())
+		Expect(v[0].Check).To(Equal(atmtb.RuleRPC), v[0].String())
+		GinkgoWriter.Println(v[0].String())
+	})
 })
