@@ -112,7 +112,7 @@ type TrafficRun struct {
 // or block cell, and traps the sender refused. Each is checked at its
 // target, refused with a reason or lost to a counted fault.
 func (r *TrafficRun) Operations() uint64 {
-	s := RefOf(r.cl).Stats()
+	s := r.cl.Ref.Stats()
 	n := s.Issued[rma.OpWrite] + s.Issued[rma.OpReadReq] + s.Issued[rma.OpBlock] + s.Issued[rma.OpCASReq] - s.Retransmits
 	for _, v := range s.RefusedSend {
 		n += v
@@ -135,7 +135,7 @@ func StartTraffic(cl *Cluster, t Traffic) (*TrafficRun, error) {
 		return nil, err
 	}
 	n := len(cl.Nodes)
-	ref := RefOf(cl)
+	ref := cl.Ref
 	tr := &TrafficRun{cl: cl, segs: segs, swaps: make([][]uint32, n)}
 	// The receiver-side illegal segments: per node, one not granted to
 	// anyone, one read-only, one revoked, one with page 0 unpinned.
