@@ -77,8 +77,8 @@ type Params struct {
 	// progress watchdog, env.DefaultStallLimit, so a processor waiting
 	// for a lost reply is not taken for a stuck model).
 	CASTimeout clock.Time
-	// RxBatch is the cells the handler drains per STATUS read (assumed:
-	// 0, all the cells STATUS counts).
+	// RxBatch is the cells the handler drains per STATUS read and device
+	// handler step (0: all the cells STATUS counts).
 	RxBatch int
 	// RawPollInstrs and RawSendInstrs are raw mode's user loop (assumed:
 	// 6 per STATUS poll, its load included; 10 to build a cell besides the
@@ -102,8 +102,12 @@ func Defaults() Params {
 		// assumed: 400 µs, about 9 × the 45 µs READ (section 2.3), below
 		// the 500 µs progress watchdog.
 		CASTimeout: 400 * clock.Microsecond,
-		// assumed: drain what STATUS counts.
-		RxBatch: 0,
+		// derived: 1: «the overhead on the receiving side is on a per cell
+		// basis, regardless of the approach» (section 2.3): Table 1's
+		// device handler (21) and its STATUS read are per cell; only the
+		// dispatcher (73) is paid once per burst («only the first arrival
+		// would interrupt», AT-P16).
+		RxBatch: 1,
 		// assumed: raw mode's user loop (section 2.3, L115).
 		RawPollInstrs: 6, RawSendInstrs: 10,
 	}
