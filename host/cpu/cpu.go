@@ -236,13 +236,20 @@ type CPU struct {
 	// (before the next operation, or before the suspended one) and a
 	// sequential program's next operation cost the operations they add,
 	// not the length of the program still queued.
-	cur      Op
-	busy     bool
-	rest     queue.Queue[Op]
-	fetched  uint64 // operations taken from the program so far
-	state    state
-	readyAt  clock.Time // issue or compute countdown end
-	startAt  clock.Time // when the current op began
+	cur     Op
+	busy    bool
+	rest    queue.Queue[Op]
+	fetched uint64 // operations taken from the program so far
+	state   state
+	readyAt clock.Time // issue or compute countdown end
+	startAt clock.Time // when the current op began
+	// issueN is the current operation's issue cycles; fetchAt the earliest
+	// time the next operation may begin: an operation of n >= 1 cycles
+	// that began in cycle s occupies cycles s..s+n-1, so its successor
+	// begins in cycle s+n at the earliest (one instruction a cycle at CPI
+	// 1), never in the cycle the operation executes in.
+	issueN   int
+	fetchAt  clock.Time
 	waitReq  *mem.Req
 	acksDue  int // non-posted stores not yet acknowledged
 	seq      uint64
@@ -448,6 +455,10 @@ func (c *CPU) Tick(now clock.Time) bool {
 	c.collect(now)
 	c.recognise(now)
 	for {
+		if c.state == sFetch && now < c.fetchAt {
+			c.WakeAt(c.fetchAt)
+			return false
+		}
 		if c.state == sFetch {
 			// A sequential program in front gives its next operation first,
 			// so that an interrupt sees whether it is chained (and the
@@ -486,6 +497,7 @@ func (c *CPU) Tick(now clock.Time) bool {
 				n = op.frame.returnCycles(c.os)
 			}
 			c.readyAt = c.Clock().After(now, clock.Cycle(max(n-1, 0)))
+			c.issueN = n
 			c.sigState.SetString(now, "ISSUE")
 			continue
 		case sIssue:
@@ -504,6 +516,11 @@ func (c *CPU) Tick(now clock.Time) bool {
 				// (the channel registered it); a Call's condition is polled.
 				c.sigState.SetString(now, "STALL")
 				return op.Kind == Call || (op.Kind != Wait && (c.ch == nil || c.ch.Down.Free(now) > 0))
+			}
+			if c.issueN > 0 {
+				// It executed in this cycle, its last: what follows
+				// begins in the next one.
+				c.fetchAt = c.Clock().After(now, 1)
 			}
 			continue
 		case sWait:
