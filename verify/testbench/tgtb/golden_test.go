@@ -45,7 +45,13 @@ var _ = Describe("Telegraphos goldens", Label("golden"), func() {
 			"leaves. Node 1 serves the write (parse 2, memory write, acknowledgement 2) and then the read",
 			"(parse 2, memory read, response 2) in arrival order, so the read returns 7. The read holds",
 			"node 0's TURBOchannel (93 wait cycles) until the response is back; it retires at 8.17 us, 7.7",
-			"us after it issued, having waited behind the write at node 1 (a loop of reads: 7.2 us each).")).To(Succeed())
+			"us after it issued, having waited behind the write at node 1 (a loop of reads: 7.2 us each).",
+			"The processor (4 issue cycles an uncached access) begins the store in its cycle 0; the store",
+			"executes in cycle 3 and retires there (cycles=3). An operation's successor begins in the cycle",
+			"after it executes (host/cpu), so the load begins in cycle 4 (not 3, as before 8e23296), enters",
+			"the write buffer in cycle 7 and retires in cycle 1225, the cycle after the TURBOchannel read's end",
+			"(8.16 us = cycle 1224): cycles = 1225 - 4 = 1221. Its bus read still starts at TURBOchannel cycle",
+			"6 (the CPU's cycle 7 is 46.7 ns, before the write ends at 320 ns), so no other record moved.")).To(Succeed())
 	})
 
 	It("launches a remote fetch-and-increment through a Telegraphos II context", func() {
