@@ -40,6 +40,17 @@ var goldenComments = []string{
 	"  (64 data phases each) from Host.Mem at 0x100000.., each burst then written into NI.Sram",
 	"- the send DMA streams 2304 bytes; the link carries 5 packets (4 x 512 + 256 bytes) of 32-byte flits;",
 	"  Remote.RDMA writes them to Remote.Sram and completes with the hash of all PIO and DMA data",
+	"- the processor (200 MHz, 5 ns a cycle) spends 4 issue cycles on an uncached access: one begun in cycle s",
+	"  executes (enters the 4-entry write buffer) in s+3, and the next operation begins in s+4, the cycle after",
+	"  (host/cpu since 8e23296; before, it began in s+3). The 64th store, begun in 1418, waits on the full",
+	"  buffer until 1441, the cycle after the 60th bus.pio.write has left it (7.20 us = 1440); the fence begins",
+	"  in 1442 and retires in 1537 (7.685 us), the cycle after the last bus.pio.write (7.68 us = 1536): cycles=95",
+	"- the read-back begins in 1537 (a zero-cycle fence lets its successor begin in the cycle it retires), its",
+	"  data arrives after the bus.pio.read at 7.80 us and it retires in 1561 (cycles=24); a load's successor",
+	"  begins in the cycle it retires, so doorbell-src begins in 1561 and executes in 1564, doorbell-dst begins",
+	"  in 1565 and executes in 1568 (7.84 us), doorbell-len in 1569 and 1572 (7.86 us), each cycles=3; their",
+	"  bus.pio.writes (7.92, 8.04, 8.16 us) and all that follows keep their times: each takes the bus 120 ns,",
+	"  six times the 20 ns between the stores",
 }
 
 func runDemo(dir string, sets ...string) (*scenario.Report, []trace.Record, error) {
