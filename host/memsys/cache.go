@@ -201,6 +201,7 @@ type access struct {
 	demoted  bool // another master read the line after the fill read it
 	pieceN   int  // bytes of the access the fill serves
 	rdata    []byte
+	sent     int // an uncached read's bytes queued for the CPU so far (forward)
 	err      string
 	failed   bool // a store-conditional that did not take effect
 }
@@ -670,6 +671,7 @@ func (c *Cache) collect(now clock.Time) bool {
 		}
 		if x.uncached && b.Req.Op == mem.Read {
 			x.rdata = append(x.rdata, b.Data...)
+			c.forward(now, x, b.Last)
 		}
 		if !b.Last {
 			continue
@@ -681,6 +683,35 @@ func (c *Cache) collect(now clock.Time) bool {
 		}
 		c.fillDone(now, x)
 	}
+}
+
+// forward queues for the CPU the port-width beats of an uncached read
+// whose bytes have arrived from the bus (cut-through): each leaves in the
+// cycle the bus beat completing it is popped, as a processor's uncached
+// loads retire as their words arrive (the R3000's 14 loads of a FORE cell,
+// «14 (40 nanosecond) I/O bus read cycles», AT-P5), rather than after the
+// whole bus read. The beat that completes the access waits for the bus's
+// last beat (last), so that it is Last only when the bus read is, and an
+// error seen on any bus beat is on every CPU beat from then on, the last
+// one included. A bus read that ended short is padded with zeros.
+func (c *Cache) forward(now clock.Time, x *access, last bool) {
+	req := x.req
+	if last && len(x.rdata) < req.Len {
+		x.rdata = append(x.rdata, make([]byte, req.Len-len(x.rdata))...)
+	}
+	for x.sent < req.Len {
+		n := mem.FirstChunk(req.Addr+uint64(x.sent), req.Len-x.sent, c.port.Width)
+		if len(x.rdata) < x.sent+n || (x.sent+n == req.Len && !last) {
+			break
+		}
+		c.up = append(c.up, mem.Beat{Req: req, Data: x.rdata[x.sent : x.sent+n], First: x.sent == 0,
+			Last: x.sent+n == req.Len, Err: x.err})
+		x.sent += n
+	}
+	if last && req.Len == 0 {
+		c.up = append(c.up, mem.Beat{Req: req, First: true, Last: true, Err: x.err})
+	}
+	c.drainUp(now)
 }
 
 // fillDone installs a filled line and completes the piece it served.
@@ -1209,28 +1240,24 @@ func (c *Cache) uncached(now clock.Time, x *access) {
 	}
 }
 
-// respond answers the CPU: a load's data (read from memory now, or the
-// bus's for an uncached load), a non-posted store's completion. It sets
-// and consumes the reservation.
+// respond answers the CPU: a load's data (read from memory now; an
+// uncached load's data has already been forwarded as it arrived), a
+// non-posted store's completion. It sets and consumes the reservation.
 func (c *Cache) respond(now clock.Time, x *access) bool {
 	req := x.req
 	if req.Op == mem.Read {
-		data := x.rdata
 		if !x.uncached {
-			data = make([]byte, req.Len)
+			data := make([]byte, req.Len)
 			_ = c.store.Read(req.Addr-c.memBase, data)
-		}
-		if len(data) < req.Len {
-			data = append(data, make([]byte, req.Len-len(data))...)
-		}
-		off := 0
-		for k, n := range mem.Chunks(req.Addr, req.Len, c.port.Width) {
-			c.up = append(c.up, mem.Beat{Req: req, Data: data[off : off+n], First: k == 0,
-				Last: off+n == req.Len, Err: x.err})
-			off += n
-		}
-		if req.Len == 0 {
-			c.up = append(c.up, mem.Beat{Req: req, First: true, Last: true, Err: x.err})
+			off := 0
+			for k, n := range mem.Chunks(req.Addr, req.Len, c.port.Width) {
+				c.up = append(c.up, mem.Beat{Req: req, Data: data[off : off+n], First: k == 0,
+					Last: off+n == req.Len, Err: x.err})
+				off += n
+			}
+			if req.Len == 0 {
+				c.up = append(c.up, mem.Beat{Req: req, First: true, Last: true, Err: x.err})
+			}
 		}
 		if req.Atomic == mem.LoadLocked && x.err == "" {
 			c.resvValid, c.resvLine = true, req.Addr>>c.lineShift

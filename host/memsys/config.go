@@ -89,7 +89,10 @@ const (
 	WriteThrough
 	// Uncached sends every access to the bus as it is; nothing is
 	// allocated. Addresses outside the node's memory (I/O space) are
-	// always uncached.
+	// always uncached. A read's data goes on to the CPU as the bus
+	// delivers it, a port-width beat as soon as its bytes are in (the
+	// processor's loads of a multi-word uncached read retire word by
+	// word, AT-P5's 14 loads of a FORE cell), not after the whole read.
 	Uncached
 )
 
