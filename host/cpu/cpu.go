@@ -9,6 +9,20 @@
 // VMMC, Cashmere, LCI, the FORE ATM remote-memory operations) run as
 // programs of such operations.
 //
+// Timing: an operation of n >= 1 cycles (a Compute of n, a load or store
+// of its issue cycles, an Mprotect, an exception's entry or return) that
+// begins in cycle s executes in cycle e = s+n-1 (a store that found the
+// write buffer full: in the cycle the buffer takes it), and the next
+// operation begins in e+1 at the earliest, so a code step of k
+// instructions at CPI 1 takes k cycles. A load (a non-posted store, a
+// store-conditional) retires in the cycle t > e its data (acknowledgement)
+// arrives, and the next operation may begin in t. Zero-cycle operations (a
+// Fence with nothing outstanding, a Call or Wait whose condition holds,
+// Enable/DisableInterrupts, a Trap with no entry cost) retire in the cycle
+// they begin and add no cycle. An interrupt inside a Compute suspends it
+// with the cycles it has left: the program takes the handler's cycles
+// longer, no more.
+//
 // A program is a list of Ops (with continuation closures that insert what
 // comes next) or a plain Go function run as a coroutine (Go, Proc): the
 // function calls p.Store, p.Load, p.Compute, p.WaitUntil, p.Trap and reads
@@ -245,9 +259,11 @@ type CPU struct {
 	startAt clock.Time // when the current op began
 	// issueN is the current operation's issue cycles; fetchAt the earliest
 	// time the next operation may begin: an operation of n >= 1 cycles
-	// that began in cycle s occupies cycles s..s+n-1, so its successor
-	// begins in cycle s+n at the earliest (one instruction a cycle at CPI
-	// 1), never in the cycle the operation executes in.
+	// that began in cycle s occupies cycles s..s+n-1 and executes in the
+	// last (or, a store that found the write buffer full, in the cycle it
+	// is taken), so its successor begins in the cycle after that at the
+	// earliest (one instruction a cycle at CPI 1), never in the cycle the
+	// operation executes in.
 	issueN   int
 	fetchAt  clock.Time
 	waitReq  *mem.Req

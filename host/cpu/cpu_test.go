@@ -59,6 +59,28 @@ var _ = Describe("CPU", func() {
 		Expect(done).To(Equal([4]clock.Time{0, 10_000, 130_000, 250_000}))
 	})
 
+	It("begins the successor of a store that waited for the write buffer the cycle after the store was taken", func() {
+		setup(true, 2, 1)
+		var done [3]clock.Time
+		var ops []cpu.Op
+		for i := range 3 {
+			ops = append(ops, cpu.Op{Kind: cpu.Store, Addr: uint64(4 * i), Data: []byte{byte(i), 0, 0, 0}, Done: at(&done[i])})
+		}
+		var mark clock.Time
+		ops = append(ops, cpu.Op{Kind: cpu.Call, Fn: func(now clock.Time) bool { mark = now; return true }})
+		c.Run(ops...)
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		// As in the spec above: stores 0 and 1 go into the write buffer at
+		// 0 and 10 ns; store 2 begins at 20 ns, finds it full, retries
+		// each time it is woken and is taken at 130 ns (the slot store 0
+		// freed at 120 ns, seen at the next processor edge). It executed
+		// in that cycle, so the Call after it begins at 130+10 = 140 ns,
+		// not in the cycle the store was taken.
+		Expect(done).To(Equal([3]clock.Time{0, 10_000, 130_000}))
+		Expect(mark).To(Equal(clock.Time(140_000)))
+	})
+
 	It("stalls on a load until its data returns", func() {
 		setup(true, 2, 3)
 		Expect(m.Storage().Write(0x40, []byte{0xde, 0xad, 0xbe, 0xef})).To(Succeed())

@@ -16,11 +16,20 @@ import (
 
 // All processors and the stand-in target below run at 100 MHz: cycle n is
 // at n*10 ns. Timing rules the hand arithmetic uses (host/cpu's model):
-// an operation starts in the cycle the previous one retired; a Compute of
-// n cycles started at cycle s retires at s+n-1; an exception's entry and
-// return costs are such Computes; a load issued at cycle s reaches the
-// target at s+1 (the channel FIFO is a register), is answered lat cycles
-// later, and the processor sees the answer one cycle after that.
+// an operation of n >= 1 cycles (a Compute of n, a store or load of its
+// one issue cycle, an exception's entry or return cost) started at cycle s
+// executes, and a Compute retires (Done), at s+n-1, and the next operation
+// begins at s+n; a store that waited for room in the write buffer
+// executes when it is taken. A zero-cycle operation (a Fence with nothing
+// outstanding, a Call or Wait whose condition holds, a free exception
+// return) retires in the cycle it begins and the next one begins in that
+// cycle too. A load issued at cycle s reaches the target at s+1 (the
+// channel FIFO is a register), is answered lat cycles later, and the
+// processor sees the answer one cycle after that: the load retires then
+// and the next operation begins in that same cycle. A trace record's
+// cycles= is its retire cycle minus its start cycle (n-1 for a Compute of
+// n). A sequential program's Go code between two operations runs when its
+// next operation is fetched (p.Now() is that cycle).
 var clk100 = clock.MHz(100)
 
 func cyc(n int) clock.Time { return clk100.TimeOf(clock.Cycle(n)) }
@@ -88,15 +97,18 @@ var _ = Describe("interrupts inside operations", func() {
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		// work: started c0, would retire at c0+20-1 = c19. The line rises
-		// at c5 and wakes the processor at c6: 19-6+1 = 14 cycles left.
-		// Entry (3) c6..c8, isr (4) c8..c11, return (2) c11..c12; work
-		// resumes at c12 with 14 cycles and retires at c12+14-1 = c25:
-		// six cycles late, the handler's 2+3+1.
-		Expect(end).To(Equal(cyc(25)))
+		// at c5 and wakes the processor at c6: work ran c0..c5 (6 cycles),
+		// 19-6+1 = 14 cycles left. Entry (3) c6..c8, isr (4) c9..c12
+		// (retire record: 12-9 = 3), return (2) c13..c14; work resumes at
+		// c15 with 14 cycles and retires at c15+14-1 = c28 (record: 28-15 =
+		// 13). The total is unchanged: work's 20 cycles plus the handler's
+		// 3+4+2 = 9, c0..c28, nine cycles later than c19.
+		Expect(end).To(Equal(cyc(28)))
+		Expect(end - cyc(19)).To(Equal(cyc(3 + 4 + 2)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"60000 6 Cpu0 cpu.irq in=\"compute work\"",
-			"110000 11 Cpu0 cpu.retire op=isr cycles=3",
-			"250000 25 Cpu0 cpu.retire op=work cycles=13",
+			"120000 12 Cpu0 cpu.retire op=isr cycles=3",
+			"280000 28 Cpu0 cpu.retire op=work cycles=13",
 		}))
 		Expect(c.Interrupts()).To(Equal(uint64(1)))
 		Expect(c.Masked()).To(BeFalse())
@@ -119,16 +131,17 @@ var _ = Describe("interrupts inside operations", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// work: c0..c19. The line rises at c5; without a delay the
 		// processor takes it at c6 (the spec above); with 4 cycles of
-		// recognition at c6+4 = c10, work running on meanwhile: 19-10+1 =
-		// 10 cycles left. Entry (3) c10..c12, isr (4) c12..c15, return (2)
-		// c15..c16; work resumes at c16 with 10 cycles and retires at
-		// c16+10-1 = c25 (the handler's cost is the same; it starts 4
-		// cycles later, with 4 fewer cycles of work left).
-		Expect(end).To(Equal(cyc(25)))
+		// recognition at c6+4 = c10, work running on meanwhile (c0..c9, 10
+		// cycles): 19-10+1 = 10 cycles left. Entry (3) c10..c12, isr (4)
+		// c13..c16 (record 16-13 = 3), return (2) c17..c18; work resumes
+		// at c19 with 10 cycles and retires at c19+10-1 = c28 (record
+		// 28-19 = 9): the same end as the spec above (the handler's 9
+		// cycles start 4 cycles later, with 4 fewer cycles of work left).
+		Expect(end).To(Equal(cyc(28)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"100000 10 Cpu0 cpu.irq in=\"compute work\"",
-			"150000 15 Cpu0 cpu.retire op=isr cycles=3",
-			"250000 25 Cpu0 cpu.retire op=work cycles=9",
+			"160000 16 Cpu0 cpu.retire op=isr cycles=3",
+			"280000 28 Cpu0 cpu.retire op=work cycles=9",
 		}))
 		Expect(c.Interrupts()).To(Equal(uint64(1)))
 	})
@@ -154,14 +167,16 @@ var _ = Describe("interrupts inside operations", func() {
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		// The Wait sleeps from c0 (flag false). The interrupt wakes the
-		// processor at c6: entry c6..c8, isr c8..c11, then the handler
-		// program sets the flag and returns; return (2) c11..c12; the Wait
-		// is evaluated again at c12 and retires.
-		Expect(woke).To(Equal(cyc(12)))
+		// processor at c6: entry (3) c6..c8, isr (4) c9..c12 (record
+		// 12-9 = 3); at c13 the handler program sets the flag and returns;
+		// return (2) c13..c14; the Wait (zero cycles) is evaluated again
+		// at c15 and retires in that cycle (record 15-15 = 0), where the
+		// program resumes.
+		Expect(woke).To(Equal(cyc(15)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"60000 6 Cpu0 cpu.irq in=\"wait wait\"",
-			"110000 11 Cpu0 cpu.retire op=isr cycles=3",
-			"120000 12 Cpu0 cpu.retire op=wait cycles=0",
+			"120000 12 Cpu0 cpu.retire op=isr cycles=3",
+			"150000 15 Cpu0 cpu.retire op=wait cycles=0",
 		}))
 		Expect(c.Programs()).To(Equal(0))
 	})
@@ -176,13 +191,14 @@ var _ = Describe("interrupts inside operations", func() {
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		// Polled at c0..c3 (false); the line rises at c2, seen at c3 after
-		// the poll: isr c3..c7 (no entry cost), return (0) at c7; the poll
-		// resumes at c7 (false) and holds at c8. Polls: c0..c3, c7, c8.
-		Expect(polls).To(Equal(6))
+		// the poll: isr (5) c3..c7 (no entry cost; record 7-3 = 4), return
+		// (0 cycles) at c8, the cycle after isr; the poll resumes at c8,
+		// where it holds (record 8-8 = 0). Polls: c0..c3, c8.
+		Expect(polls).To(Equal(5))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"30000 3 Cpu0 cpu.irq in=\"call poll\"",
 			"70000 7 Cpu0 cpu.retire op=isr cycles=4",
-			"80000 8 Cpu0 cpu.retire op=poll cycles=1",
+			"80000 8 Cpu0 cpu.retire op=poll cycles=0",
 		}))
 	})
 
@@ -195,13 +211,14 @@ var _ = Describe("interrupts inside operations", func() {
 		vtest.AtCycle(nd.e, "Irq", clk100, 4, c.Interrupt)
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// a c0..c2, pal (chained) c2..c11; the interrupt (c4) waits for
-		// pal to retire and runs c11..c12.
+		// a (3) c0..c2, pal (10, chained) c3..c12 (record 12-3 = 9); the
+		// interrupt (c4) waits for pal to retire and is taken at c13, the
+		// next operation boundary: isr (2) c13..c14.
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"20000 2 Cpu0 cpu.retire op=a cycles=2",
-			"110000 11 Cpu0 cpu.retire op=pal cycles=9",
-			"110000 11 Cpu0 cpu.irq in=\"\"",
-			"120000 12 Cpu0 cpu.retire op=isr cycles=1",
+			"120000 12 Cpu0 cpu.retire op=pal cycles=9",
+			"130000 13 Cpu0 cpu.irq in=\"\"",
+			"140000 14 Cpu0 cpu.retire op=isr cycles=1",
 		}))
 	})
 })
@@ -220,16 +237,17 @@ var _ = Describe("chained operations of a sequential program", func() {
 		vtest.AtCycle(nd.e, "Irq", clk100, 4, c.Interrupt)
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// a c0..c2, pal c2..c11, pal2 (chained to pal) c11..c12: the
-		// interrupt (c4) waits for the sequence and runs c12..c13; b
-		// c13..c14.
+		// a (3) c0..c2, pal (10) c3..c12, pal2 (2, chained to pal)
+		// c13..c14: the interrupt (c4) waits for the sequence and is taken
+		// at c15, in front of b: isr (2) c15..c16, return (0 cycles) at
+		// c17, b (2) c17..c18.
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"20000 2 Cpu0 cpu.retire op=a cycles=2",
-			"110000 11 Cpu0 cpu.retire op=pal cycles=9",
-			"120000 12 Cpu0 cpu.retire op=pal2 cycles=1",
-			"120000 12 Cpu0 cpu.irq in=\"\"",
-			"130000 13 Cpu0 cpu.retire op=isr cycles=1",
-			"140000 14 Cpu0 cpu.retire op=b cycles=1",
+			"120000 12 Cpu0 cpu.retire op=pal cycles=9",
+			"140000 14 Cpu0 cpu.retire op=pal2 cycles=1",
+			"150000 15 Cpu0 cpu.irq in=\"\"",
+			"160000 16 Cpu0 cpu.retire op=isr cycles=1",
+			"180000 18 Cpu0 cpu.retire op=b cycles=1",
 		}))
 	})
 })
@@ -259,22 +277,22 @@ var _ = Describe("kernel mode", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status).To(Equal(uint64(42)))
 		Expect(maskedInHandler).To(BeTrue())
-		// Trap issued c0, entry 5 cycles: c0..c4, the handler starts at
-		// c4: body c4..c13 (the interrupt at c5 is masked and waits).
-		// Return 4 cycles: c13..c16, the trap retires at c16 (16 cycles,
-		// status 42); the pending interrupt is taken at once: isr
-		// c16..c18. The program's code after the trap ran at c16 (when the
-		// trap retired, before the handler, as an Op list's continuation
-		// would); its next operation runs after the handler: after
-		// c18..c19.
-		Expect(back).To(Equal(cyc(16)))
+		// Trap issued c0, entry 5 cycles: c0..c4 (the trap record at c4),
+		// the handler starts at c5: body (10) c5..c14 (record 14-5 = 9;
+		// the interrupt at c5 is masked and waits). Return 4 cycles:
+		// c15..c18, the trap retires at c18 (record 18-0 = 18, status 42).
+		// At c19 the program's code after the trap runs (it fetches its
+		// next operation, before any handler) and the pending interrupt is
+		// taken in front of that operation: isr (3) c19..c21, return (0
+		// cycles) at c22, after (2) c22..c23.
+		Expect(back).To(Equal(cyc(19)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"40000 4 Cpu0 cpu.trap trap=7 args=2",
-			"130000 13 Cpu0 cpu.retire op=syscall-body cycles=9",
-			"160000 16 Cpu0 cpu.retire op=trap cycles=16 trap=7 status=42",
-			"160000 16 Cpu0 cpu.irq in=\"\"",
-			"180000 18 Cpu0 cpu.retire op=isr cycles=2",
-			"190000 19 Cpu0 cpu.retire op=after cycles=1",
+			"140000 14 Cpu0 cpu.retire op=syscall-body cycles=9",
+			"180000 18 Cpu0 cpu.retire op=trap cycles=18 trap=7 status=42",
+			"190000 19 Cpu0 cpu.irq in=\"\"",
+			"210000 21 Cpu0 cpu.retire op=isr cycles=2",
+			"230000 23 Cpu0 cpu.retire op=after cycles=1",
 		}))
 		Expect(c.Traps()).To(Equal(uint64(1)))
 		Expect(c.Masked()).To(BeFalse())
@@ -292,15 +310,18 @@ var _ = Describe("kernel mode", func() {
 		vtest.AtCycle(nd.e, "Irq", clk100, 6, c.Interrupt)
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// Entry c0..c4, unmask at c4, long from c4 (would end c13); the
-		// interrupt (c6) is taken inside it at c7: isr c7..c9, long
-		// resumes with 13-7+1 = 7 cycles, c9..c15; return c15..c18.
+		// Entry (5) c0..c4, unmask (0 cycles) at c5, long (10) from c5
+		// (would end c14); the interrupt (c6) is taken inside it at c7,
+		// long having run c5..c6: isr (3) c7..c9 (record 9-7 = 2), return
+		// (0 cycles) at c10; long resumes with 14-7+1 = 8 cycles, c10..c17
+		// (record 17-10 = 7); return (4) c18..c21: the trap retires at c21
+		// (record 21-0 = 21 = 5+10+3+4-1).
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"40000 4 Cpu0 cpu.trap trap=1 args=0",
 			"70000 7 Cpu0 cpu.irq in=\"compute long\"",
 			"90000 9 Cpu0 cpu.retire op=isr cycles=2",
-			"150000 15 Cpu0 cpu.retire op=long cycles=6",
-			"180000 18 Cpu0 cpu.retire op=trap cycles=18 trap=1 status=0",
+			"170000 17 Cpu0 cpu.retire op=long cycles=7",
+			"210000 21 Cpu0 cpu.retire op=trap cycles=21 trap=1 status=0",
 		}))
 	})
 
@@ -334,20 +355,22 @@ var _ = Describe("page protection", func() {
 		}))
 		_, err = nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// Store at c0 faults: entry + signal 30 cycles c0..c29, the
-		// handler at c29: mprotect 50 cycles c29..c78; return 8 cycles
-		// c78..c85; the store restarts at c85 and retires (posted). The
-		// load pushes at c86 (one push per cycle), the target takes the
-		// store at c86 and the load at c87, answers at c89, seen at c90.
-		Expect(seen).To(Equal(cpu.Frame{Now: cyc(29), Addr: 0x1010, Write: true}))
+		// Store (1 issue cycle) at c0 faults: entry + signal 30 cycles
+		// c1..c30 (the frame's Now, the entry's last cycle), the handler
+		// at c31: mprotect (50) c31..c80 (record 80-31 = 49); return (8)
+		// c81..c88; the store restarts at c89 and retires there (posted,
+		// record 0). The load begins and pushes at c90; the target takes
+		// the store at c90 and the load at c91, answers at c91+2 = c93,
+		// seen at c94 (record 94-90 = 4).
+		Expect(seen).To(Equal(cpu.Frame{Now: cyc(30), Addr: 0x1010, Write: true}))
 		Expect(got).To(Equal(uint32(0xcafe)))
 		Expect(pt.Perm(0x1fff)).To(Equal(cpu.PermReadWrite))
 		Expect(c.Faults()).To(Equal(uint64(1)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"0 0 Cpu0 cpu.fault addr=0x1010 access=write",
-			"780000 78 Cpu0 cpu.retire op=mprotect cycles=49",
-			"850000 85 Cpu0 cpu.retire op=store cycles=0 addr=0x1010 hash=" + trace.HashBytes([]byte{0xfe, 0xca, 0, 0}),
-			"900000 90 Cpu0 cpu.retire op=load cycles=5 addr=0x1010 hash=" + trace.HashBytes([]byte{0xfe, 0xca, 0, 0}),
+			"800000 80 Cpu0 cpu.retire op=mprotect cycles=49",
+			"890000 89 Cpu0 cpu.retire op=store cycles=0 addr=0x1010 hash=" + trace.HashBytes([]byte{0xfe, 0xca, 0, 0}),
+			"940000 94 Cpu0 cpu.retire op=load cycles=4 addr=0x1010 hash=" + trace.HashBytes([]byte{0xfe, 0xca, 0, 0}),
 		}))
 	})
 
@@ -415,12 +438,13 @@ var _ = Describe("load-locked / store-conditional", func() {
 		vtest.AtCycle(nd.e, "Dma", clk100, 30, func(clock.Time) { nd.mem.Poke(0x120, []byte{7}) })
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// Cpu0: LL c0 (reservation set at c1, seen c4), Compute c4..c13,
-		// SC issued c13. Cpu1: Compute c0..c2, store issued c2, at the
-		// target c3: it clears Cpu0's reservation, so the SC fails
-		// (target c14, seen c17). Second LL c17 (reserved c18, seen c21),
-		// Compute c21..c30, SC issued c30, at the target c31; the DMA
-		// stand-in wrote the line at c30: it fails too.
+		// Cpu0: LL c0 (reservation set at c1, seen c4), Compute (10)
+		// c4..c13, SC issued c14. Cpu1: Compute (3) c0..c2, store issued
+		// c3, at the target c4: it clears Cpu0's reservation, so the SC
+		// fails (target c15, answered c17, seen c18). Second LL c18
+		// (reserved c19, seen c22), Compute c22..c31, SC issued c32, at
+		// the target c33; the DMA stand-in wrote the line at c30, after
+		// the reservation: it fails too.
 		Expect(ok1).To(BeFalse())
 		Expect(ok2).To(BeFalse())
 		d, _ := nd.mem.store.Bytes(0x100, 12)
@@ -461,12 +485,13 @@ var _ = Describe("costed code steps", func() {
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		// CPI 3/2: 21-2 = 19 other instructions cost ceil(19*3/2) = 29
-		// cycles. The I/O load issues c0, answered c3, seen c4; the store
-		// issues and retires c4 (posted); the compute c4..c32.
+		// cycles. The I/O load issues c0, at the target c1, answered c3,
+		// seen c4; the store issues and retires c4 (posted); the compute
+		// c5..c33; the step ends at c34: 4+1+29 = 34 cycles.
 		Expect(reads).To(Equal([][]byte{{1, 2, 3, 4}}))
 		Expect(c.Instructions()).To(Equal(uint64(21)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
-			`320000 32 Cpu0 cpu.step step="Device Interrupt Handler" instrs=21 mem=1 io=1 cycles=32`,
+			`340000 34 Cpu0 cpu.step step="Device Interrupt Handler" instrs=21 mem=1 io=1 cycles=34`,
 		}))
 		d, _ := nd.mem.store.Bytes(0x3000, 4)
 		Expect(d).To(Equal([]byte{5, 6, 7, 8}))
@@ -490,11 +515,12 @@ var _ = Describe("costed code steps", func() {
 		// 12 other instructions at CPI 3/2 cost 18 cycles. The load issues
 		// c0, answered c3, seen c4; the store's first 8-byte beat enters the
 		// write buffer at c4, its second at c5 (one beat a cycle), where the
-		// posted store retires; the compute c5..c22.
+		// posted store retires; the compute c6..c23; the step ends at c24:
+		// 4+2+18 = 24 cycles.
 		Expect(reads).To(Equal([][]byte{{1, 2, 3, 4, 5, 6, 7, 8}}))
 		Expect(c.Instructions()).To(Equal(uint64(30)))
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
-			`220000 22 Cpu0 cpu.step step=cell instrs=30 mem=4 io=14 cycles=22`,
+			`240000 24 Cpu0 cpu.step step=cell instrs=30 mem=4 io=14 cycles=24`,
 		}))
 	})
 

@@ -175,7 +175,11 @@ func (c *CPU) PageTable() *PageTable { return c.pt }
 // Frame is what an exception handler sees and returns: the trap's number,
 // arguments and status, or the faulting access.
 type Frame struct {
-	// Now is when the handler was entered (after the entry cost).
+	// Now is the last cycle of the exception's entry: a Trap's last
+	// TrapEntry cycle (its own cycle if TrapEntry is 0), a fault's
+	// FaultEntry+SignalDelivery cycles after the faulting access's cycle.
+	// The handler's first operation begins in the next cycle (in the same
+	// one for a Trap with TrapEntry 0).
 	Now clock.Time
 	// Trap and Args are a Trap's number and arguments; the handler sets
 	// Status, which the Trap's Status callback (Proc.Trap's result) gets.
@@ -285,9 +289,12 @@ func (c *CPU) fault(now clock.Time, op *Op, at uint64, write bool) {
 	}
 	restart := *op
 	restart.restarted = true
+	// The access executed in this cycle, its last issue cycle (issue
+	// cycles are at least 1), so the entry's cycles are the next ones:
+	// now+1 .. now+entry, and the handler begins in now+entry+1.
 	entry := c.os.FaultEntry + c.os.SignalDelivery
 	fr := &frame{kind: frameFault, masked: c.masked, startAt: now, op: restart,
-		f: &Frame{Now: c.Clock().After(now, clock.Cycle(max(entry-1, 0))), Addr: at, Write: write}}
+		f: &Frame{Now: c.Clock().After(now, clock.Cycle(entry)), Addr: at, Write: write}}
 	c.cur, c.busy = Op{}, false
 	c.state = sFetch
 	c.enter(fr, entry, c.faultHandler(fr.f))

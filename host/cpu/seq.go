@@ -92,9 +92,13 @@ type Proc struct {
 func (p *Proc) CPU() *CPU { return p.cpu }
 
 // Now returns the simulated time at which the program's Go code is
-// running: when its last operation retired (and what that operation's
-// callbacks inserted ran), before any interrupt handler taken then, as an
-// Op list's continuation would.
+// running: when the processor comes to fetch the program's next operation
+// (after what its last operation's callbacks inserted ran, before any
+// interrupt handler taken then). After an operation of n >= 1 cycles that
+// is the cycle after it executed, one cycle after its Done (an Op list's
+// continuation) ran; after a load or a zero-cycle operation it is the
+// cycle the operation retired. Inside a WaitUntil's or PollUntil's
+// condition it is the cycle of the evaluation.
 func (p *Proc) Now() clock.Time { return p.now }
 
 // As labels the next operation (its cpu.retire trace record) and returns

@@ -173,12 +173,13 @@ var _ = Describe("sequential programs", func() {
 		}))
 		_, err := nd.e.Run()
 		Expect(err).NotTo(HaveOccurred())
-		// a c0..c1, sub1 c1..c2, sub2 c2..c4, b c4..c5.
+		// a (2) c0..c1, sub1 (2) c2..c3, sub2 (3) c4..c6, b (2) c7..c8:
+		// 2+2+3+2 = 9 cycles, c0..c8.
 		Expect(lines(nd.e, "cpu.")).To(Equal([]string{
 			"10000 1 Cpu0 cpu.retire op=a cycles=1",
-			"20000 2 Cpu0 cpu.retire op=sub1 cycles=1",
-			"40000 4 Cpu0 cpu.retire op=sub2 cycles=2",
-			"50000 5 Cpu0 cpu.retire op=b cycles=1",
+			"30000 3 Cpu0 cpu.retire op=sub1 cycles=1",
+			"60000 6 Cpu0 cpu.retire op=sub2 cycles=2",
+			"80000 8 Cpu0 cpu.retire op=b cycles=1",
 		}))
 	})
 
