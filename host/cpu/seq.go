@@ -12,8 +12,9 @@ import (
 // Go makes a sequential program: an Op that runs fn as a coroutine
 // (iter.Pull). When the processor reaches the Op it resumes fn until fn
 // issues an operation (p.Store, p.Load, p.Compute, ...), runs that
-// operation in the Op's place, and resumes fn when it retires, with its
-// result; the Op is done when fn returns. The coroutine runs
+// operation in the Op's place, and resumes fn with its result when the
+// processor comes to fetch the next operation (Proc.Now says which cycle
+// that is); the Op is done when fn returns. The coroutine runs
 // synchronously inside the processor's tick, so no goroutine scheduling
 // can change a result: the same program gives the same trace.
 //
