@@ -166,6 +166,8 @@ type Op struct {
 	// restarted marks an access restarted by a fault handler: a second
 	// fault on it means the handler did not grant the access.
 	restarted bool
+	// poll marks the operations of a spin loop's code step (Step.Poll).
+	poll bool
 }
 
 // Builder configures a CPU.
@@ -674,7 +676,7 @@ func (c *CPU) execute(now clock.Time, op *Op) bool {
 				break
 			}
 		default:
-			req := &mem.Req{Op: mem.Read, Addr: op.Addr, Len: op.Len, Class: "pio", Master: c.Name(), Seq: c.seq}
+			req := &mem.Req{Op: mem.Read, Addr: op.Addr, Len: op.Len, Class: "pio", Master: c.Name(), Seq: c.seq, Poll: op.poll}
 			if op.Kind == LoadLocked {
 				req.Atomic = mem.LoadLocked
 			}
@@ -732,7 +734,10 @@ func (c *CPU) waitDone(now clock.Time, op *Op) bool {
 }
 
 func (c *CPU) retire(now clock.Time, op *Op) {
-	c.env.Monitor.Progress(now)
+	if !op.poll {
+		// A spin loop's iteration is not forward progress (Step.Poll).
+		c.env.Monitor.Progress(now)
+	}
 	c.retired++
 	if op.Kind != Compute {
 		c.stallTime += now - c.startAt
@@ -778,11 +783,18 @@ func (c *CPU) State() string {
 		return fmt.Sprintf("program done, %d store acks due", c.acksDue)
 	}
 	if !c.busy {
-		return fmt.Sprintf("before op %d (%d queued, next a %v)", c.fetched, c.rest.Len(), c.rest.Front().Kind)
+		s := fmt.Sprintf("before op %d (%d queued, next a %v)", c.fetched, c.rest.Len(), c.rest.Front().Kind)
+		if c.rest.Front().poll {
+			s += ", polling (a spin loop's step: not progress)"
+		}
+		return s
 	}
 	s := fmt.Sprintf("at op %d, a %v%s (%s; %d more queued)", c.fetched-1, c.cur.Kind, label(c.cur.Label), c.state, c.rest.Len())
 	if c.waitReq != nil {
 		s += fmt.Sprintf(", waiting for %v", c.waitReq)
+	}
+	if c.cur.poll {
+		s += ", polling (a spin loop's step: not progress)"
 	}
 	return s
 }

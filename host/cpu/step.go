@@ -19,6 +19,14 @@ type Step struct {
 	Instrs int
 	// Accesses are issued in order, before the other instructions.
 	Accesses []Access
+	// Poll marks an iteration of a spin loop waiting for a value to
+	// change (a flag, a device's status): neither its retirement nor its
+	// loads (mem.Req.Poll) record forward progress, so a program that
+	// spins for ever with work outstanding is stopped by the stall
+	// watchdog (rtl/env) with a stuck-state report, not run to the time
+	// limit. Software that polls for longer than the watchdog's limit by
+	// design (a retransmission timer) raises it (env.Env.AllowQuiet).
+	Poll bool
 }
 
 // Access is a load or store of a code step.
@@ -75,10 +83,10 @@ func (c *CPU) expandStep(now clock.Time, op *Op) {
 				c.env.Report(now, c.Name(), "cpu.step", "step %q access %d: a store with no data", s.Label, i)
 				continue
 			}
-			ops = append(ops, Op{Kind: Store, Addr: a.Addr, Data: a.Data, Burst: a.Burst})
+			ops = append(ops, Op{Kind: Store, Addr: a.Addr, Data: a.Data, Burst: a.Burst, poll: s.Poll})
 			continue
 		}
-		ops = append(ops, Op{Kind: Load, Addr: a.Addr, Len: a.Len,
+		ops = append(ops, Op{Kind: Load, Addr: a.Addr, Len: a.Len, poll: s.Poll,
 			Done: func(_ clock.Time, d []byte) { run.reads = append(run.reads, d...) }})
 	}
 	other := s.Instrs - held
@@ -87,9 +95,9 @@ func (c *CPU) expandStep(now clock.Time, op *Op) {
 		other = 0
 	}
 	if cyc := (other*c.cpiCyc + c.cpiInstr - 1) / c.cpiInstr; cyc > 0 {
-		ops = append(ops, Op{Kind: Compute, Cycles: cyc})
+		ops = append(ops, Op{Kind: Compute, Cycles: cyc, poll: s.Poll})
 	}
-	ops = append(ops, Op{Kind: kindStepEnd, step: run})
+	ops = append(ops, Op{Kind: kindStepEnd, step: run, poll: s.Poll})
 	c.cur, c.busy = Op{}, false
 	c.fetched--
 	c.state = sFetch

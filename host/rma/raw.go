@@ -38,7 +38,7 @@ func (r *Raw) Send(p *cpu.Proc, h atm.Header, payload [46]byte) {
 	r.irqOff(p)
 	k := r.k
 	for {
-		out := p.Step(cpu.Step{Label: LabelRawPoll, Instrs: k.p.RawPollInstrs, Accesses: []cpu.Access{k.statusAcc()}})
+		out := p.Step(cpu.Step{Label: LabelRawPoll, Instrs: k.p.RawPollInstrs, Accesses: []cpu.Access{k.statusAcc()}, Poll: true})
 		k.noteStatus(word(out[0]))
 		if k.txFree > 0 {
 			break
@@ -60,7 +60,7 @@ func (r *Raw) Send(p *cpu.Proc, h atm.Header, payload [46]byte) {
 func (r *Raw) Poll(p *cpu.Proc) (payload [48]byte, h atm.Header, ok bool) {
 	r.irqOff(p)
 	k := r.k
-	out := p.Step(cpu.Step{Label: LabelRawPoll, Instrs: k.p.RawPollInstrs, Accesses: []cpu.Access{k.statusAcc()}})
+	out := p.Step(cpu.Step{Label: LabelRawPoll, Instrs: k.p.RawPollInstrs, Accesses: []cpu.Access{k.statusAcc()}, Poll: true})
 	if word(out[0])&fore.StatusRxMask == 0 {
 		return payload, h, false
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/nisim/nisim/host/cpu"
 	"github.com/nisim/nisim/host/rma"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/vtest"
 )
 
@@ -362,5 +363,28 @@ var _ = Describe("raw mode", func() {
 		Expect(st[len(st)-1]).To(Equal("rma.raw-send 24"))
 		st = r.steps(0)
 		Expect(st[len(st)-1]).To(Equal("rma.raw-recv 14"))
+	})
+
+	It("stops a receiver polling for a cell the link lost with a stuck report (its STATUS polls are not progress), not at the time limit", func() {
+		r := newRig(nil)
+		r.nodes[1].board.DropNextTx(func(*fore.Cell) bool { return true })
+		r.nodes[1].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			r.nodes[1].kernel.Raw().Send(p, atmHeader(rma.VCI(1, 0)), [46]byte{1})
+		}))
+		r.nodes[0].cpu.Run(cpu.Go(func(p *cpu.Proc) {
+			for {
+				if _, _, ok := r.nodes[0].kernel.Raw().Poll(p); ok {
+					return
+				}
+			}
+		}))
+		res, err := r.Run()
+		Expect(res.Stuck).To(BeTrue())
+		Expect(err).To(MatchError(ContainSubstring("no progress for more than 500us")))
+		Expect(err).To(MatchError(ContainSubstring("polling")))
+		// The last progress is node 1's send (its steps and the drop);
+		// the watchdog fires 500 µs (env.DefaultStallLimit) later, far
+		// before the rig's 100 ms limit.
+		Expect(res.End).To(BeNumerically("<", env.DefaultStallLimit+50*clock.Microsecond))
 	})
 })

@@ -28,6 +28,14 @@ type end struct {
 }
 
 func newEnd(k *rma.Kernel, p Params) end {
+	if en := k.Hardware().CPU.Env(); en != nil {
+		// Both ends spin (poll steps, not progress) while a timer runs:
+		// derived: the longest wait with nothing moving is the client's
+		// ResendTimeout (its re-send is progress), and the server's
+		// AckTimeout may have started just before it, so the watchdog
+		// allows their sum.
+		en.AllowQuiet(p.ResendTimeout + p.AckTimeout)
+	}
 	return end{k: k, p: p, path: fmt.Sprintf("N%d.RPC", k.Hardware().Node)}
 }
 
@@ -52,7 +60,7 @@ func (e *end) poll(p *cpu.Proc, addrs []uint64) []uint32 {
 	for i, a := range addrs {
 		acc[i] = cpu.Access{Addr: a, Len: 4}
 	}
-	out := p.Step(cpu.Step{Label: LabelPoll, Instrs: e.p.PollInstrs * max(len(addrs), 1), Accesses: acc})
+	out := p.Step(cpu.Step{Label: LabelPoll, Instrs: e.p.PollInstrs * max(len(addrs), 1), Accesses: acc, Poll: true})
 	w := make([]uint32, len(out))
 	for i, b := range out {
 		w[i] = word(b)

@@ -507,6 +507,26 @@ var _ = Describe("Bridge", func() {
 		Expect([]uint64{down.ReadMisses, down.Retries}).To(Equal([]uint64{1, 0}))
 	})
 
+	It("records progress for a PIO read that crosses it, none for a spin loop's poll (mem.Req.Poll)", func() {
+		for _, poll := range []bool{false, true} {
+			cfg := testBridge()
+			cfg.PIOReadWaitStates = true
+			r := newRig(memBusConfig(), cfg, 4)
+			cpu := []*op{{Req: &mem.Req{Op: mem.Read, Addr: 0x80000010, Len: 4, Class: "pio", Poll: poll}}}
+			runMaster(r.e, r.mb, "CPU", cpu)
+			_, err := r.e.Run()
+			Expect(err).NotTo(HaveOccurred())
+			// The same read as above: it crosses (finishes on the near
+			// half) when its beat moves on the memory bus at m20.
+			Expect(cpu[0].Done).To(Equal(clock.Cycle(21)))
+			if poll {
+				Expect(r.e.Monitor.LastProgress()).To(BeZero())
+			} else {
+				Expect(r.e.Monitor.LastProgress()).To(BeNumerically(">", 0))
+			}
+		}
+	})
+
 	Describe("holding the memory bus for a whole I/O burst (SH-P10)", func() {
 		// The NI writes 64 bytes (one PCI burst, 16 beats at p4-p19) to
 		// memory; from m20 a CPU on the memory bus posts 8-byte writes

@@ -555,7 +555,7 @@ func (b *Bus) start(now clock.Time, mi int) {
 		// StoreConditional takes effect, and the bus only carries its
 		// answer back (completion below).
 		x.treq = &mem.Req{Op: req.Op, Addr: addr - t.base, Len: n, Posted: req.Posted,
-			Class: req.Class, Master: req.Master, Seq: req.Seq, Atomic: req.Atomic}
+			Class: req.Class, Master: req.Master, Seq: req.Seq, Atomic: req.Atomic, Poll: req.Poll}
 	}
 	b.cur = x
 	b.sigMaster.SetString(now, b.masters[mi].name)

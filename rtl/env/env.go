@@ -126,6 +126,21 @@ func (e *Env) Mutation(name string) int { return e.mutations[name] }
 // check.Monitor.Progress).
 func (e *Env) Progress() { e.Monitor.Progress(e.Now()) }
 
+// AllowQuiet raises the progress watchdog's limit to d when d is longer:
+// software that polls (cpu.Step.Poll) by design for up to a timer's
+// length with nothing else happening (a retransmission timeout longer
+// than the default limit) declares it when it is built, so the watchdog
+// does not take the wait for a stuck model. A disabled watchdog stays
+// disabled; d <= 0 changes nothing.
+func (e *Env) AllowQuiet(d clock.Time) {
+	if g := e.Engine; g.stall > 0 && d > g.stall {
+		g.stall = d
+	}
+}
+
+// StallLimit returns the progress watchdog's limit in force (0: off).
+func (e *Env) StallLimit() clock.Time { return e.Engine.stall }
+
 // Now returns the current simulated time.
 func (e *Env) Now() clock.Time { return clock.FromSim(e.Engine.CurrentTime()) }
 

@@ -45,6 +45,14 @@ type Req struct {
 	// component that keeps reservations (a host cache) honours it, others
 	// treat the request as a plain read or write.
 	Atomic Atomic
+	// Poll marks a read of a spin loop waiting for a value to change: it
+	// is not forward progress, so components do not record progress
+	// (check.Monitor.Progress) for it, and a program that spins for ever
+	// is stopped by the stall watchdog (rtl/env) instead of running to the
+	// time limit. A bus carries it to its target; a bridge's own far-side
+	// reads (a delayed read, a prefetch stream shared by several masters)
+	// do not, and no component records progress for a far-side read.
+	Poll bool
 }
 
 // Atomic qualifies a request as part of a load-locked/store-conditional
