@@ -23,6 +23,10 @@ type Binding struct {
 	seq    uint16
 	last   uint32 // the id of the last call made
 	stats  Stats
+	// yield runs once per iteration of Call's waits (SetYield);
+	// yielding is set while it runs.
+	yield    func(p *cpu.Proc)
+	yielding bool
 }
 
 // Bind binds the client on k's node to s on node server, claiming one of
@@ -106,6 +110,30 @@ func (b *Binding) Stats() Stats { return b.stats }
 // 0 before the first): a checker matches Call's result with the server's
 // execution of that id (rpc.Server.OnExec).
 func (b *Binding) LastCall() uint32 { return b.last }
+
+// SetYield sets fn (nil: none) to run once per iteration of Call's spin
+// loops, after each poll of the acknowledgement or reply words that
+// found nothing to act on: the
+// client thread yields to its node's other user-level threads while it
+// waits (section 3.1.3: «The entire implementation is at user level and
+// employs a user-level threads package ... we chose to spin wait the
+// threads at user level»). A node that is both a client and a server
+// sets it to its server's Once, so two nodes calling each other at the
+// same time each serve the other's call while waiting for their own
+// (without it each spins until MaxTries re-sends went unanswered). fn
+// is not re-entered: a Call made from inside fn (a procedure fn runs
+// that calls out) waits without yielding.
+func (b *Binding) SetYield(fn func(p *cpu.Proc)) { b.yield = fn }
+
+// wait is the yield of one iteration of Call's spin loops.
+func (b *Binding) wait(p *cpu.Proc) {
+	if b.yield == nil || b.yielding {
+		return
+	}
+	b.yielding = true
+	defer func() { b.yielding = false }()
+	b.yield(p)
+}
 
 // MaxArgs returns the most argument words a call through b can carry
 // (its stacks' cell slots).
@@ -213,6 +241,7 @@ func (b *Binding) Call(p *cpu.Proc, proc uint16, args []uint32) (uint32, error) 
 				deadline = p.Now() + b.p.ResendTimeout
 				continue
 			}
+			b.wait(p)
 			if p.Now() >= deadline {
 				b.stats.Timeouts++
 				if err := resend(first); err != nil {
@@ -238,6 +267,7 @@ func (b *Binding) Call(p *cpu.Proc, proc uint16, args []uint32) (uint32, error) 
 				return 0, fmt.Errorf("rpc: Call %#x: %w", id, ErrBadCall)
 			}
 		}
+		b.wait(p)
 		if p.Now() >= deadline {
 			b.stats.Timeouts++
 			if err := resend(0); err != nil {

@@ -31,6 +31,8 @@ type Server struct {
 	dupExec     bool
 	staleResult int
 	finished    int
+	// serving is set while Once runs (Once is not re-entered).
+	serving bool
 }
 
 // mutDupExec is a test-only fault (see env.DeclareMutation).
@@ -176,8 +178,17 @@ func (s *Server) Serve(p *cpu.Proc, stop func() bool) {
 
 // Once is one iteration of Serve's loop: one costed poll of every bound
 // stack's watched words, then the work what landed asks for (a program
-// that serves between its own operations calls it in its loop).
+// that serves between its own operations calls it in its loop, a client
+// waiting in Call through Binding.SetYield). Once is not re-entered: a
+// call made by a procedure Once runs, whose wait yields back to this
+// server, serves nothing there (the server is one thread, busy with
+// that procedure).
 func (s *Server) Once(p *cpu.Proc) {
+	if s.serving {
+		return
+	}
+	s.serving = true
+	defer func() { s.serving = false }()
 	var addrs []uint64
 	var owners []*stack
 	var lists [][]watch
