@@ -119,19 +119,16 @@ func TCA100() Config {
 		// AT-P6: «deep enough to store nearly 300 cells»; assumed: 300
 		// exactly.
 		RxCells: 300,
-		// calibrated: C1, 0 link cycles each side, fitted to the raw polled
-		// write «at about 11 µs» (section 2.3, L115; atmtb MeasureRaw):
-		// 11.26 µs (+2.4%) at MemCycles 16; neighbour 1 → 11.45 µs (2 and
-		// 3 → 11.64, 4 → 12.02: the receiver's STATUS poll loop quantises
-		// the arrival). Iterated C1, C2, C1 (issue 15 design R3), with the
-		// 3max bridge's 64-byte read buffer (a cell load 1.64 µs): 17 at
-		// MemCycles 5 (11.16 µs; 16 → 10.40), then C2 16 at CellLatency
-		// 17, then 0 here, the parameter's lower bound: at MemCycles 16
-		// the raw path without any board pipe already takes 11.26 µs (the
-		// receiver's 10 write-through copy stores at the fitted memory
-		// latency; docs/atm-validation.md). The design's first-principles
-		// estimate (section 5.1) was 9.
-		CellLatency: 0,
+		// calibrated: C1, 2 link cycles each side, fitted to the raw
+		// polled write «at about 11 µs» (section 2.3, L115; atmtb
+		// MeasureRaw): 11.74 µs (+6.7%) at MemCycles 18, as at 0, 1 and
+		// 3 (the receiver's STATUS poll loop quantises the arrival; 4 →
+		// 12.14 µs): 2 lies inside that plateau, off the lower bound.
+		// Fitted C1, C2, C1 (issue 15 design R3): 1 at MemCycles 16
+		// (11.02 µs, 0-2 alike), C2 18, then 2; before the CPU's one
+		// instruction a cycle (8e23296) and memsys's cut-through cell
+		// load (255622c) it was 0, its bound.
+		CellLatency: 2,
 		// AT-P1/AT-P11: the 140 Mb/s link, one byte per 17.5 MHz cycle.
 		Link: atm.LinkConfig(),
 	}

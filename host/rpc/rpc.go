@@ -92,15 +92,16 @@ type Params struct {
 // Defaults returns the design's values (issue 15 design section 4).
 func Defaults() Params {
 	return Params{
-		// calibrated: C3, 425 instructions per call (client and server
-		// stubs, split evenly), fitted to Table 4's RPC Simple, 93 µs (four
-		// integer arguments, an integer result, «the data exchanged
-		// between the hosts fits in a single ATM cell», section 3.1.3;
-		// atmtb MeasureRPC): 93.00 µs (0.0%) at CellLatency 0, MemCycles
-		// 16; neighbours 420 → 92.00 µs, 430 → 93.12 µs (the design's
-		// estimate 240, section 5.3 → 85.64 µs; 0 → 75.85 µs: about one
-		// 40 ns cycle per stub instruction).
-		StubInstrs: 425,
+		// calibrated: C3, 268 instructions per call (client and server
+		// stubs, split evenly), fitted to Table 4's RPC Simple, 93 µs
+		// (four integer arguments, an integer result, one cell each
+		// way, section 3.1.3; atmtb MeasureRPC, atm-report's calls):
+		// 93.00 µs (0.0%) at CellLatency 2, MemCycles 18; neighbours
+		// 266 → 92.90, 270 → 93.19 µs (0 → 82.72: about a 40 ns cycle
+		// per instruction). It was 425 (93.00 µs) before 8e23296 and
+		// 255622c; the design's estimate 240 (section 5.3) now gives
+		// 92.32 µs.
+		StubInstrs: 268,
 		// assumed: protocol cost unpublished (design section 4).
 		ProtoInstrsPerCell: 30,
 		// assumed: «say N» (section 3.1.2), 8 bits of mask.
