@@ -7,6 +7,7 @@ import (
 
 	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/host/platform"
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/bus"
 	"github.com/nisim/nisim/rtl/clock"
@@ -158,7 +159,9 @@ type thrResult struct {
 // at most 8 data bytes, so that 128 B holds one) and a one-word NIC TX
 // FIFO, so that its NIC drains one per-store packet per 2 µs; node 0's
 // process is bound to node 1's page for automatic update and stores a
-// word every 39 CPU cycles (650 ns). The FIFO crosses the threshold, the
+// word every 41 CPU cycles (683.3 ns: the store's cycle and the
+// Compute's 40, each op beginning in the cycle after the previous one
+// executed). The FIFO crosses the threshold, the
 // kernel's interrupt handler holds the writer until RegOccupancy reads at
 // most Resume (16 B), and the writer resumes.
 func threshold() thrResult {
@@ -233,14 +236,19 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 		r := threshold()
 		// One rising crossing, one interrupt, one deschedule; the kernel
 		// read the occupancy until it was at most Resume (16 B = 32 / 2),
-		// the FIFO never overflowed, and its peak stayed inside 128 B.
+		// the FIFO never overflowed, and its peak stayed inside 128 B:
+		// 104 B at s9's packet (core 191), packet 4's data word and
+		// packets 5-10 (8 + 6 x 16; packet 4's header moved at core 189).
 		Expect(r.ni.ThresholdIRQs).To(Equal(uint64(1)))
 		Expect(r.ni.Overflows).To(BeZero())
-		Expect(r.ni.FIFOMax).To(Equal(112))
+		Expect(r.ni.FIFOMax).To(Equal(104))
 		Expect(r.kernel.Threshold).To(Equal(uint64(1)))
 		Expect(r.kernel.Deschedules).To(Equal(uint64(1)))
 		Expect(r.polls).To(Equal([]uint32{72, 48, 32, 16}))
-		Expect(r.kernel.Descheduled).To(Equal(8650 * clock.Nanosecond))
+		// Held from CPU cycle 576 (KernelInstrs 50 after the cause read
+		// retired at 526) to the fourth read's retirement at 1102: 526
+		// cycles, 8.767 us.
+		Expect(r.kernel.Descheduled).To(Equal(cpuClock.TimeOf(1102) - cpuClock.TimeOf(576)))
 		Expect(vtest.Golden("testdata/threshold_n0_n1.trace", r.recs, thresholdHeader...)).To(Succeed())
 	})
 
@@ -254,24 +262,30 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 // MHz (33.333 ns), EISA 8.333 MHz (120 ns), NIC, links and mesh 100 MHz
 // (10 ns); the first number of a record is ps, the second the recording
 // component's cycle (the checker's records: the memory bus's).
+// cpuClock is node 0's processor clock (60 MHz), the unit of the
+// threshold golden's hand-worked cycles.
+var cpuClock = platform.DEC560ST().CPU.Clock
+
 var auWordHeader = []string{
 	"SHRIMP, two nodes of the paper's cluster (DEC 560ST, SHRIMP NI, Paragon 4x4 mesh; nodes 0 and 1 are",
 	"neighbours): node 1 exports a page at 0x1000000, node 0 imports it and binds its page 0x800000 to it",
 	"for automatic update (write-through, no combining); node 0's CPU stores 0xdeadbeef at 0x800040 and",
 	"fences; node 1's CPU polls 0x1000040. Clocks: CPU 16.667 ns, Xpress/NI core 33.333 ns, EISA 120 ns,",
 	"NIC/link/mesh 10 ns.",
-	"Sender. The store retires at issue (posted, CPU cycle 0), the MB 2 cycles later. The write-through",
-	"store leaves the board cache for the Xpress: tenure from bus cycle 3 (arbitration), address 4, data",
-	"5 (166.7 ns, bus.wt.write). The snoop board takes the beat in the data phase: snoop register 6,",
-	"OPT lookup (OPTCycles 1) 7: page 0x800 is AU-bound to node 1's page 0x1000, so shrimp.snoop and,",
-	"without combining, the packet at once (shrimp.pkt flush=store, core cycle 7, 233.3 ns). It passes",
-	"the Outgoing FIFO and the arbiter and leaves for the NIC at core cycle 8 (266.7 ns: the checker's",
-	"shrimp.expect, its record in Ref). The NIC port moves its 2 words (header 8, data 9); the NIC",
-	"domain sees the packet at link cycle 31 (the first 10-ns edge after core cycle 9's end at 300 ns)",
-	"and NICDelayCycles 96 later, link cycle 127 (1.27 us), sends it (shrimp.tx): route 2 + header 8 +",
-	"data 4 = 14 B = 7 flits of 2 B, the tail on node 0's link at 133 (link.packet Mesh.LinkT[0].AB).",
-	"Mesh. Router 0 forwards it +x: the tail on LinkX[0] at 137 and, through router 1, on node 1's",
-	"link LinkT[1] at 141 (4 cycles per router, the wormhole pipeline behind the head).",
+	"Sender. The store retires at issue (posted, CPU cycle 0); the MB begins in cycle 1, the cycle after",
+	"the store executed, and retires at 2 (cycles=1), once the store has left the CPU's port to the",
+	"caches. The write-through store leaves the board cache for the Xpress: tenure from bus cycle 3",
+	"(arbitration), address 4, data 5 (166.7 ns, bus.wt.write). The snoop board takes the beat in the",
+	"data phase: snoop register 6, OPT lookup (OPTCycles 1) 7: page 0x800 is AU-bound to node 1's page",
+	"0x1000, so shrimp.snoop and, without combining, the packet at once (shrimp.pkt flush=store, core",
+	"cycle 7, 233.3 ns). It passes the Outgoing FIFO and the arbiter and leaves for the NIC at core cycle",
+	"8 (266.7 ns: the checker's shrimp.expect, its record in Ref). The NIC port moves its 2 words (header",
+	"8, data 9); the NIC domain sees the packet at link cycle 31 (the first 10-ns edge after core cycle",
+	"9's end at 300 ns) and NICDelayCycles 96 later, link cycle 127 (1.27 us), sends it (shrimp.tx):",
+	"route 2 + header 8 + data 4 = 14 B = 7 flits of 2 B, the tail on node 0's link at 133 (link.packet",
+	"Mesh.LinkT[0].AB).",
+	"Mesh. Router 0 forwards it +x: the tail on LinkX[0] at 137 and, through router 1, on node 1's link",
+	"LinkT[1] at 141 (4 cycles per router, the wormhole pipeline behind the head).",
 	"Receiver NI. NICDelayCycles 96 after the tail, 2.37 us, the NIC hands it to the NIC port (core",
 	"clock, edge 2.4 us); the IPT says page 0x1000 is exported (shrimp.rx exported=1, recorded on the",
 	"EISA clock, cycle 20 = 2.4 us). InSetupCycles 1 and the staging of its one word put the incoming",
@@ -297,15 +311,19 @@ var duSendHeader = []string{
 	"0xc00000 to byte 64 of the buffer, a synchronous deliberate update through the VMMC library;",
 	"node 1's CPU polls 0x1000040. Clocks as in au_word_n0_n1.trace (EISA 120 ns, Xpress 33.333 ns).",
 	"Library: 20 instructions (SendInstrs), then the UDMA pair (section 2.3, [10]). STORE of the count",
-	"and notify bit to the device proxy 0x43800040 (0x42000000 + 6144 x 4096 + 64): retired at issue",
-	"(posted, CPU cycle 19); uncached, on the Xpress tenure 12, data 14 (466.7 ns), into the bridge's",
-	"PIO window (posted at 15), on EISA tenure 6, data 8 (960 ns); the NI latches the destination at",
-	"EISA cycle 9 (shrimp.udma op=store, 1.08 us). LOAD of the memory proxy 0x40c00000: the bridge",
+	"and notify bit to the device proxy 0x43800040 (0x42000000 + 6144 x 4096 + 64): the 20 instructions",
+	"occupy CPU cycles 0-19 and the store begins in 20, the cycle after; retired at issue (posted, CPU",
+	"cycle 20, 333.3 ns); uncached, on the Xpress tenure 13, data 15 (500 ns), into the bridge's PIO",
+	"window (posted at 16), on EISA tenure 6, data 8 (960 ns: the EISA edges are 120 ns apart, so the",
+	"bridge's posting at 533.3 ns makes the same tenure as at 500); the NI latches the destination at",
+	"EISA cycle 9 (shrimp.udma op=store, 1.08 us). LOAD of the memory proxy 0x40c00000, begun in CPU",
+	"cycle 21 (the cycle after the store executed, cycles=95): the bridge",
 	"cannot answer it, so it is a delayed read: the CPU is retried while the bridge reads EISA, tenure",
 	"10; the NI checks the request (one page, 4 <= 4096 bytes, OPT valid) and starts the transfer at",
 	"12 (shrimp.du ev=start, shrimp.udma status=started, 1.44 us), the status word after",
-	"StatusWaitCycles 1 (data 13). The CPU's retry on the Xpress (tenure 52) finds it: data 56, the",
-	"load retires at CPU cycle 114 (1.9 us): the send overhead so far.",
+	"StatusWaitCycles 1 (data 13). The CPU's retry on the Xpress (tenure 53: its retry train, an",
+	"attempt every 3 bus cycles, is one cycle later since the load began 2 CPU cycles later) finds it:",
+	"data 57, the load retires at CPU cycle 116 (1.933 us): the send overhead so far.",
 	"DU engine. After DUSetupCycles 1 (hidden: the EISA carries the status read until its idle",
 	"cycle 14) it reads the 4 source bytes over EISA: arbitration 15, address 16. EISA has no retry:",
 	"the bridge takes the read and holds the engine in wait states (IOReadWaitStates; 4 waits,",
@@ -324,8 +342,8 @@ var duSendHeader = []string{
 	"(fill 182-189) and returns 0xcafef00d at CPU cycle 380: 6.333 us from the send call, against",
 	"the paper's «6 µs» deliberate-update latency (section 4.1; +5.6%: DUSetupCycles is calibrated",
 	"to it, and 0 or 1 give the same latency here, the setup hidden behind the status read).",
-	"Breakdown (ns): library 0-317; UDMA STORE to the NI 317-1080; LOAD and start 1080-1440; status",
-	"back to the CPU 1440-1900; DU setup and the source read in wait states 1440-2520; engine and",
+	"Breakdown (ns): library 0-333; UDMA STORE to the NI 333-1080; LOAD and start 1080-1440; status",
+	"back to the CPU 1440-1933; DU setup and the source read in wait states 1440-2520; engine and",
 	"arbiter 2520-2900; NIC TX, wire, routers 2900-4050; NIC RX 4050-5040; incoming DMA, bridge,",
 	"Xpress 5040-6000; reader's miss 6000-6333.",
 }
@@ -340,19 +358,25 @@ var notifyHeader = []string{
 	"both set, so with the incoming DMA's descriptor (rxdma, 44) the NI queues a notification record",
 	"(page 4096 = 0x1000000 / 4096, source 0: shrimp.notify) and raises its interrupt line to CPU 0",
 	"(5.28 us); the data reaches memory at Xpress cycle 180 (6.0 us, shrimp.mem), as without notify.",
-	"Kernel. The CPU recognises the interrupt InterruptDelay 256 cycles later (4.267 us, SH-P22's",
-	"derivation) and enters the kernel's interrupt program after InterruptEntry 64 (1.067 us): 10.613",
-	"us. Its first access, the cause in RegStatus (CSR 0x44018000), is an uncached load through the",
-	"bridge as a delayed read: EISA read at 91-95 with 2 waits (the CSR port's csrLatency 1 and the",
-	"register), the CPU's retry on the Xpress (348-352) gets it, retired at CPU cycle 706 (11.767 us).",
-	"After KernelInstrs 50 it pops the notification queue (RegNotify, 8 bytes: EISA 108-113, retired",
-	"at CPU 836, 13.933 us) and calls the process's handler, which runs at CPU cycle 885 (14.75 us,",
-	"handler: 49 cycles of the kernel's work after the pop). The next pop finds the queue empty (CPU",
-	"966, 16.1 us), the kernel acknowledges the cause (RegIRQAck store, posted: Xpress 486-488, EISA",
-	"138-140, the NI's CSR write at EISA 142, 17.04 us) and returns. One interrupt, one record, one",
-	"handler call: the notification checker (shrimp.notify) matched the interrupt to the packet.",
+	"Kernel. The CPU recognises the interrupt InterruptDelay 256 cycles after the next edge (cycle 317",
+	"+ 256 = 573, 9.55 us; SH-P22's derivation); InterruptEntry 64 occupies cycles 573-636 and the",
+	"kernel's interrupt program begins in the cycle after, 637 (10.617 us). Its first access, the cause",
+	"in RegStatus (CSR 0x44018000), is an uncached load through the bridge as a delayed read: EISA read",
+	"at 91-95 with 2 waits (the CSR port's csrLatency 1 and the register), the CPU's retry on the Xpress",
+	"(348-352) gets it, retired at CPU cycle 706 (11.767 us, cycles=69). KernelInstrs 50 occupy",
+	"706-755; in 756 (12.6 us) it pops the notification queue (RegNotify, 8 bytes: EISA 108-113, 13.56",
+	"us). In the CPU's retry train (an attempt every 3 Xpress cycles: arbitration, address answered",
+	"with a retry, idle) the attempt at 411 (address 412) is the first after the bridge holds the",
+	"answer: data 415, retired at CPU 832 (13.867 us, cycles=76). The",
+	"kernel's KernelInstrs 50 for the record occupy 832-881 and the process's handler (Compute(1))",
+	"runs in 882 (14.7 us, 50 cycles after the pop). The next pop begins in 883, the cycle after the",
+	"handler executed, and finds the queue empty (EISA 126-131; Xpress retry 477-481; retired at CPU",
+	"964, 16.067 us); the kernel acknowledges the cause (RegIRQAck store, posted, retired at issue in",
+	"964: Xpress 485-487, bridge 488, EISA 137-139, the NI's CSR write at EISA 141, 16.92 us) and",
+	"returns. One interrupt, one record, one handler call: the notification checker (shrimp.notify)",
+	"matched the interrupt to the packet.",
 	"Breakdown (ns): packet as du_send until the incoming descriptor 0-5280; interrupt recognition",
-	"5280-9547; entry 9547-10613; cause read 10613-11767; pop 11767-13933; handler 13933-14750.",
+	"5280-9550; entry 9550-10617; cause read 10617-11767; pop 11767-13867; handler 13867-14700.",
 }
 
 var combineHeader = []string{
@@ -369,17 +393,24 @@ var combineHeader = []string{
 	"flits (shrimp.tx at link cycle 153: the NIC has it at 57, + NICDelayCycles 96).",
 	"Timer: nothing joins b's packet; CombineCycles 32 after b's lookup, core cycle 47 (1.567 us), the",
 	"timer closes it (flush=timer, 8 bytes at 0x1000100; shrimp.tx at 260, 9 flits).",
-	"Sub-page: after the 180 cycles (CPU 181, 3.017 us) s0 and s1 fill 0x801030-0x80103f, the end of",
-	"a 64-byte sub-page: the packet is closed at s1's lookup (core 101) as soon as it reaches the",
-	"boundary (flush=subpage, 16 bytes at 0x1001030).",
-	"Page: p0 and p1 fill the last 16 bytes of page 0x800000: closed at p1's lookup (core 109) at the",
-	"page boundary (flush=page, 16 bytes at 0x1000ff0). (A page or sub-page packet is closed by its",
-	"last store, not by the next one.)",
+	"Sub-page: the 180 cycles begin in cycle 3, the cycle after b executed, and occupy 3-182 (wait",
+	"retires at 182, 3.033 us); s0 begins in 183 and s0, s1, p0 retire at issue in 183, 184, 185; p1",
+	"waits for a write-buffer entry until 188 (cycles=2). Their Xpress writes: data phases 96, 100, 104,",
+	"108 (3.2 to 3.6 us), snooped at 98, 102, 106, 110. s0 and s1 fill 0x801030-0x80103f, the end of a",
+	"64-byte sub-page: the packet is closed at s1's lookup (core 102) as soon as it reaches the",
+	"boundary (flush=subpage, 16 bytes at 0x1001030; shrimp.expect 103).",
+	"Page: p0 and p1 fill the last 16 bytes of page 0x800000: closed at p1's lookup (core 110) at the",
+	"page boundary (flush=page, 16 bytes at 0x1000ff0; shrimp.expect 111). (A page or sub-page packet",
+	"is closed by its last store, not by the next one.) The NIC has each packet at the first link edge",
+	"after the core cycle that follows its shrimp.expect (3.467 us: link 347; 3.733 us: 374), and",
+	"sends it NICDelayCycles 96 later: shrimp.tx at 443 and 470 (13 flits; tails on node 1's link at",
+	"463 and 490).",
 	"Receiver: each packet arrives as au_word's (NICDelayCycles 96 at each NIC), one EISA DMA write",
 	"per packet (L247: 16 or 8 bytes), crossing the bridge to an Xpress write that the held bus streams",
 	"at the EISA's pace (4 wait states for 16 bytes); the checker matches each to its expectation in",
-	"order (shrimp.mem seq 1-4 at 3.9, 4.667, 6.767 and 7.6 us). Four packets for seven stores: the",
-	"combined ones carry two stores each.",
+	"order (shrimp.mem seq 1-4 at 3.9, 4.667, 6.9 and 7.733 us; the last two: shrimp.rx at EISA 47 and",
+	"50, rxdma 53 and 57, EISA writes data 56 and 63, Xpress data 207 and 232). Four packets for seven",
+	"stores: the combined ones carry two stores each.",
 }
 
 var thresholdHeader = []string{
@@ -391,43 +422,51 @@ var thresholdHeader = []string{
 	"(Params.FIFOResume 0: half the threshold), and a one-word NIC TX FIFO (NICTxBytes 8): the NIC is the",
 	"one bottleneck, each word waits NICDelayCycles 96 link cycles in it and the next moves only after it",
 	"left. The writer, node 0's CPU: s0..s11, a 4-byte store of i+1 at 0x800000 + 4i, each followed by",
-	"Compute(40): a store every 39 CPU cycles (650 ns: an op of n cycles ends n-1 cycles after it issues,",
-	"where the next one issues), then mb. Clocks as in au_word_n0_n1.trace.",
+	"Compute(40): a store every 41 CPU cycles (683.3 ns: the store takes its cycle, the Compute the 40",
+	"after it, and each op begins in the cycle after the previous one executed: s_i at cycle 41i, s0..s9",
+	"at 0, 41, ..., 369), then mb. Clocks as in au_word_n0_n1.trace.",
 	"Fill and drain. Each store is one Xpress write and one per-store packet (shrimp.pkt flush=store 2",
-	"core cycles after its data phase, as au_word's): a header and a data word, 16 B of FIFO every 650",
+	"core cycles after its data phase, as au_word's): a header and a data word, 16 B of FIFO every 683.3",
 	"ns. The arbiter takes packet j once packet j-1's last word has moved to the NIC (shrimp.expect at",
 	"core 8, then 40, 100, 160, ...: every 60 core cycles = 2 us). Its words then pass the one-word NIC",
 	"TX FIFO one at a time: the port moves a word at a core edge, the NIC takes it NICDelayCycles 96 plus",
 	"one link cycle later, and the port moves the next at the following core edge, 3 link cycles on: 100",
 	"link cycles per word (packet 1's header moved at core 9, 300 ns, sent at link 127, shrimp.tx; its",
-	"data word moved at core 39, sent at 227; packet 2's header moved at core 69, sent at 327), so",
-	"shrimp.tx is every 200 link cycles: 127, 327, ..., 2327 (23.27 us). Fill 16 B per 650 ns, drain 16 B",
-	"per 2 us.",
-	"Threshold (SH-P21). At s3's packet (core 65, 2.167 us) the FIFO holds packet 2 (its header waits for",
-	"the NIC TX slot), 3 and 4: 48 B > 32 (shrimp.fifo event=above bytes=48), and the NI raises",
-	"IRQThreshold on CPU 0's line (CPU cycle 130).",
+	"data word moved at core 39, sent at 227; packet 2's header moved at core 69, sent at 327; packet j's",
+	"header at core 9 + 60(j-1), its data word 30 later), so shrimp.tx is every 200 link cycles: 127,",
+	"327, ..., 2327 (23.27 us). Fill 16 B per 683.3 ns, drain 16 B per 2 us.",
+	"Threshold (SH-P21). At s3's packet (core 68, 2.267 us) the FIFO holds packet 2 (its header moves at",
+	"69), 3 and 4: 48 B > 32 (shrimp.fifo event=above bytes=48), and the NI raises IRQThreshold on CPU",
+	"0's line (CPU cycle 136, the same instant).",
 	"Recognition (SH-P22). The CPU recognises it InterruptDelay 256 cycles after the next edge, at cycle",
-	"387 (6.45 us); meanwhile the writer runs on: s4..s9 (cycles 156..351), and the FIFO peaks at 112 B",
-	"(packets 4-10 after s9's packet, core 182: FIFOMax, 16 B short of overflow; SH-P22's lower bound on",
-	"the room above the threshold is this recognition time multiplied by the write bandwidth). The",
-	"interrupt is taken inside s9's Compute (3 of its cycles left, it would end at 390) and after",
-	"InterruptEntry 64 the kernel's handler issues its first op at cycle 450 (7.5 us).",
+	"137 + 256 = 393 (6.55 us); meanwhile the writer runs on: s4..s9 (cycles 164..369), and the FIFO",
+	"peaks at 104 B at s9's packet (core 191, 6.367 us: packet 4's header moved at 189, so its data word",
+	"and packets 5-10, 8 + 6 x 16: FIFOMax, 24 B short of overflow; SH-P22's lower bound on the room",
+	"above the threshold is this recognition time multiplied by the write bandwidth). The interrupt is",
+	"taken in cycle 393, inside s9's Compute (cycles 370-409; its 17 cycles 393-409 are left), and",
+	"InterruptEntry 64 occupies 393-456: the kernel's handler begins its first op in 457 (7.617 us).",
 	"Kernel (host/vmmc; section 4.5.2: the system software de-schedules the processes that perform",
 	"automatic update until the FIFO drains sufficiently). The cause, RegStatus at 0x44018000, through",
 	"the bridge as a delayed read as in notify_n0_n1.trace: the NI's CSR read at EISA 69 (8.28 us,",
 	"IRQThreshold), EISA 66-70 with 2 wait states, the CPU's retry on the Xpress 258-262; retired at CPU",
-	"526 (8.767 us, cycles=76). KernelInstrs 50 (to cycle 575, 9.583 us), then the writer is held:",
-	"ResumePollCycles 60 and a RegOccupancy read (0x44018008, about 70 cycles) per round until the read",
-	"returns at most Resume. The NI answers at EISA 94, 112, 130, 148 with 72, 48, 32 and 16 B (packet",
-	"6's data word and packets 7-10; 8-10; 9-10; 10: one packet leaves per 2 us); the reads retire at CPU",
-	"704, 832, 966, 1094 (11.733, 13.867, 16.1, 18.233 us). The FIFO is back at the threshold at core 459",
-	"(15.3 us, shrimp.fifo event=below bytes=32: packet 8's data word moved). 16 <= 16: the kernel",
-	"acknowledges the cause (RegIRQAck, posted: Xpress 550-552, bridge 553, EISA 155-157, the NI's CSR",
-	"write at EISA 159, 19.08 us) and returns. Held from cycle 575 to 1094: 519 cycles = 8.65 us",
-	"(KernelStats.Descheduled).",
-	"Resume. After InterruptReturn 64 and the Compute's 3 cycles, s10 retires at CPU cycle 1160 (19.333",
-	"us) instead of 390: 770 cycles (12.833 us) late; s11 at 1199, mb at 1238 (20.633 us). Their packets",
-	"(11 and 12) hold the FIFO at most at 32 B, not above the threshold: no second interrupt.",
+	"526 (8.767 us, cycles=69). KernelInstrs 50 occupy 526-575; from cycle 576 (9.6 us) the writer is",
+	"held: per round, ResumePollCycles 60 (Compute) and a RegOccupancy read (0x44018008), until the read",
+	"returns at most Resume. Round 1: Compute 576-635, read 636-706 (cycles=70); the NI answers at EISA",
+	"94 (11.28 us) with 72 B (packet 6's data word, which moves at core 339, and packets 7-10). Round 2:",
+	"Compute 706-765 (a load's successor begins in the cycle its data came), read 766-842 (cycles=76),",
+	"EISA 113 (13.56 us): 48 B (packets 8-10: packet 7's data word moved at 399). Round 3: Compute",
+	"842-901, read 902-972, EISA 131 (15.72 us): 32 B (packets 9-10). Round 4: Compute 972-1031, read",
+	"1032-1102, EISA 149 (17.88 us): 16 B (packet 10, taken by the arbiter at core 520). The reads retire",
+	"at CPU 706, 842, 972, 1102 (11.767, 14.033, 16.2, 18.367 us). The FIFO is back at the threshold at",
+	"core 459 (15.3 us, shrimp.fifo event=below bytes=32: packet 8's data word moved). 16 <= 16: the",
+	"kernel acknowledges the cause (RegIRQAck, posted, retired at issue in 1102: Xpress 554-556, bridge",
+	"557, EISA 156-158, the NI's CSR write at EISA 160, 19.2 us) and returns. Held from cycle 576 to",
+	"1102: 526 cycles = 8.767 us (KernelStats.Descheduled).",
+	"Resume. InterruptReturn 64 occupies 1103-1166 and the Compute's 17 cycles 1167-1183, so s10",
+	"retires at CPU cycle 1184 (19.733 us) instead of 410 (369 + 41): 774 cycles (12.9 us) late; s11",
+	"at 1225, mb at 1266 (21.1 us). Their packets (11 and 12, shrimp.pkt at core 599 and 619) hold the",
+	"FIFO at most at 24 B (packet 11's header moved at core 609, so at 619 its data word and packet",
+	"12), not above the threshold: no second interrupt.",
 	"Receiver. Each packet reaches node 1 as au_word's does (shrimp.rx 1.13 to 1.21 us after its",
 	"shrimp.tx, by the EISA clock's phase), its data word 1 us behind its header; the incoming DMA then",
 	"writes it over EISA, the bridge and the Xpress (shrimp.mem 2.90 to 2.96 us after shrimp.tx: packet 1",
