@@ -954,7 +954,8 @@ func DECstation5000() Host {
 			// I/O bus read cycles» (AT-P5), one word a cycle, so the path
 			// never holds a word back for want of room (4 bytes made each
 			// word wait for its predecessor's credit: 2.16 µs a cell load,
-			// 1.64 µs with 64).
+			// 1.64 µs with 64, 1.12 µs once host/memsys forwarded an
+			// uncached read's words as they arrive, 255622c).
 			LineBytes: 4, ReadBufferBytes: 64,
 			// assumed: no read-ahead: the FORE interface «does not have DMA
 			// capabilities» (AT-P3), and PIO reads are never prefetched.
