@@ -51,7 +51,7 @@ var _ = Describe("atm-traffic parameters", func() {
 		p.Nodes = 5
 		Expect(p.Validate()).To(MatchError(ContainSubstring("nodes")))
 		p = atmscen.TrafficDefaults()
-		p.Write, p.Read, p.CAS, p.Block, p.Illegal = 0, 0, 0, 0, 0
+		p.Write, p.Read, p.CAS, p.Block, p.RPC, p.Illegal = 0, 0, 0, 0, 0, 0
 		Expect(p.Validate()).To(MatchError(ContainSubstring("weights")))
 		Expect(scenario.KeysOf(p)).NotTo(BeEmpty())
 	})

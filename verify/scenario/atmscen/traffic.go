@@ -19,11 +19,14 @@ type TrafficParams struct {
 	Switched bool `toml:"switched"`
 	// Ops is each node's operations.
 	Ops int `toml:"ops"`
-	// Write, Read, CAS, Block and Illegal are the operation mix's weights.
+	// Write, Read, CAS, Block, RPC and Illegal are the operation mix's
+	// weights (RPC: calls of 1..223 argument words to another node's
+	// server, atmtb.Traffic).
 	Write   int `toml:"write"`
 	Read    int `toml:"read"`
 	CAS     int `toml:"cas"`
 	Block   int `toml:"block"`
+	RPC     int `toml:"rpc"`
 	Illegal int `toml:"illegal"`
 	// MaxGap is the most CPU cycles of work before each operation;
 	// MaxBlockWords a block transfer's largest size.
@@ -41,7 +44,7 @@ type TrafficParams struct {
 func TrafficDefaults() *TrafficParams {
 	t := atmtb.DefaultTraffic(100)
 	return &TrafficParams{Nodes: atmtb.MaxNodes, Switched: true, Ops: t.Ops,
-		Write: t.Write, Read: t.Read, CAS: t.CAS, Block: t.Block, Illegal: t.Illegal,
+		Write: t.Write, Read: t.Read, CAS: t.CAS, Block: t.Block, RPC: t.RPC, Illegal: t.Illegal,
 		MaxGap: t.MaxGap, MaxBlockWords: t.MaxBlockWords, DropProb: 1e-3, CorruptProb: 1e-3}
 }
 
@@ -54,9 +57,9 @@ const trafficOpBytes = 1 << 10
 // cycles, 0.67 s at 25 MHz).
 const maxTrafficGap = 1 << 24
 
-// maxWeight bounds each weight: assumed, any larger ratio says nothing
-// more.
-const maxWeight = 1000
+// maxWeight bounds each weight: atmtb's (assumed: any larger ratio says
+// nothing more).
+const maxWeight = atmtb.MaxTrafficWeight
 
 // Keys implements scenario.Keyed.
 func (p *TrafficParams) Keys() []scenario.KeySpec {
@@ -68,6 +71,7 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		scenario.Key("read", "weight").Range(0, maxWeight).From("design 6.5: 15"),
 		scenario.Key("cas", "weight").Range(0, maxWeight).From("design 6.5: 10"),
 		scenario.Key("block", "weight").Range(0, maxWeight).From("design 6.5: 10"),
+		scenario.Key("rpc", "weight").Range(0, maxWeight).From("design 6.5: 10 (10% of the calls with the other defaults)"),
 		scenario.Key("illegal", "weight").Range(0, maxWeight).From("design 6.5: 5"),
 		scenario.Key("max_gap", "CPU cycles").Range(0, maxTrafficGap).From("design 6.5: 2000"),
 		scenario.Key("max_block_words", "words").Range(1, atmtb.MaxTrafficBlockWords).From("atmtb.DefaultTraffic: 64 (7 cells)"),
@@ -80,14 +84,14 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 func (p *TrafficParams) Validate() error {
 	return scenario.FirstError(scenario.CheckKeys(p),
 		scenario.Check(p.Nodes > 2 && !p.Switched, "switched", "must be true for %d nodes (a direct link joins 2)", p.Nodes),
-		scenario.Check(p.Write+p.Read+p.CAS+p.Block+p.Illegal == 0, "write", "the weights write, read, cas, block and illegal must not all be 0"),
+		scenario.Check(p.Write+p.Read+p.CAS+p.Block+p.RPC+p.Illegal == 0, "write", "the weights write, read, cas, block, rpc and illegal must not all be 0"),
 		scenario.CheckBudget("ops", int64(p.Ops)*int64(p.Nodes), trafficOpBytes, "operation (ops x nodes)"))
 }
 
 // traffic is the atmtb load of p.
 func (p *TrafficParams) traffic() atmtb.Traffic {
 	t := atmtb.DefaultTraffic(p.Ops)
-	t.Write, t.Read, t.CAS, t.Block, t.Illegal = p.Write, p.Read, p.CAS, p.Block, p.Illegal
+	t.Write, t.Read, t.CAS, t.Block, t.RPC, t.Illegal = p.Write, p.Read, p.CAS, p.Block, p.RPC, p.Illegal
 	t.MaxGap, t.MaxBlockWords = p.MaxGap, p.MaxBlockWords
 	return t
 }
@@ -131,8 +135,8 @@ func RunTraffic(e *env.Env, p *TrafficParams) (*scenario.Report, error) {
 		where = "on the ASX-100"
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf(
-		"atm-traffic: %d DECstations %s, %d random operations per node (WRITE/READ/CAS/block/illegal %d/%d/%d/%d/%d, up to %d cycles apart), links dropping %g and corrupting %g of the cells",
-		p.Nodes, where, p.Ops, p.Write, p.Read, p.CAS, p.Block, p.Illegal, p.MaxGap, p.DropProb, p.CorruptProb), Result: res}
+		"atm-traffic: %d DECstations %s, %d random operations per node (WRITE/READ/CAS/block/RPC/illegal %d/%d/%d/%d/%d/%d, up to %d cycles apart), links dropping %g and corrupting %g of the cells",
+		p.Nodes, where, p.Ops, p.Write, p.Read, p.CAS, p.Block, p.RPC, p.Illegal, p.MaxGap, p.DropProb, p.CorruptProb), Result: res}
 	rep.Add("operations", fmt.Sprint(tr.Operations()), "", "cells issued as WRITE, READ request, CAS request or block cell, and traps refused at the sender")
 	rep.Add("delivered: WRITE/block/READ/CAS cells", fmt.Sprintf("%d / %d / %d / %d",
 		s.Delivered[rma.OpWrite], s.Delivered[rma.OpBlock], s.Delivered[rma.OpReadReq], s.Delivered[rma.OpCASReq]), "", "each checked by the scoreboard word by word")
@@ -140,8 +144,13 @@ func RunTraffic(e *env.Env, p *TrafficParams) (*scenario.Report, error) {
 	rep.Add("lost: switch / link / RX full / HEC / CRC-10", fmt.Sprintf("%d / %d / %d / %d / %d", s.LostSwitch, s.LostLink, s.LostRxFull, s.LostHEC, s.LostCRC), "",
 		"cell conservation: every cell sent is delivered or lost with a reason")
 	rep.Add("CAS executed / answered again / resent", fmt.Sprintf("%d / %d / %d", s.CASExec, s.CASDup, s.Retransmits), "", "section 2.3: CAS «is reliable in the face of cell loss»")
+	rs := tr.RPCStats()
+	rep.Add("RPC calls / checked / executed / answered from the cache / cells re-sent", fmt.Sprintf("%d / %d / %d / %d / %d",
+		tr.RPCCalls, tr.RPCChecked, rs.Calls, rs.DupCalls, rs.Resent), "", "exactly once (rpc.once): every call returns its arguments' checksum, each executed once (section 3.1.2)")
 	rep.Check("completed", !res.Stopped && tr.Done == p.Nodes, "the run ended with no event left (not cut off by --time-limit) at %v, %d of %d programs done", res.End, tr.Done, p.Nodes)
 	rep.Check("no scoreboard, protection or CAS mismatch", s.Mismatches == 0, "%d", s.Mismatches)
+	rep.Check("every RPC call returned its result, executed once", tr.RPCChecked == tr.RPCCalls && rs.Calls == tr.RPCCalls,
+		"%d calls, %d results right, %d executions", tr.RPCCalls, tr.RPCChecked, rs.Calls)
 	rep.Measure("operations", float64(tr.Operations()), "")
 	return rep, runErr
 }
