@@ -181,7 +181,7 @@ var _ = Describe("the job list", func() {
 		}
 	})
 
-	It("draws atm-rma jobs atm-traffic accepts, across node counts, mixes, block sizes, gaps and fault rates", func() {
+	It("draws atm-rma jobs atm-traffic accepts, across node counts, mixes (RPC shares among them), block sizes, gaps and fault rates", func() {
 		jobs, err := regress.Plan(regress.Systems(), regress.Options{Systems: []string{"atm-rma"}, Scale: 1, Seed: 1})
 		Expect(err).NotTo(HaveOccurred())
 		s, err := cat().Lookup("atm-traffic")
@@ -199,7 +199,8 @@ var _ = Describe("the job list", func() {
 			}
 		}
 		for key, want := range map[string][]string{"nodes": {"2", "3", "4"}, "switched": {"false", "true"},
-			"max_block_words": {"16", "64", "256"}, "drop_prob": {"0", "0.0001", "0.001", "0.01"}, "max_gap": {"0", "500", "2000"}} {
+			"max_block_words": {"16", "64", "256"}, "drop_prob": {"0", "0.0001", "0.001", "0.01"}, "max_gap": {"0", "500", "2000"},
+			"rpc": {"0", "5", "10", "40"}} {
 			for _, v := range want {
 				Expect(seen[key]).To(HaveKey(v), key)
 			}
