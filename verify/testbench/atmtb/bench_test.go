@@ -59,7 +59,7 @@ func BenchmarkATMWrite(b *testing.B) {
 }
 
 // BenchmarkATMTraffic: four nodes on the ASX-100 make 200 operations each
-// of atmtb.DefaultTraffic's mix (WRITE, READ, CAS, block, illegal) with
+// of atmtb.DefaultTraffic's mix (WRITE, READ, CAS, block, RPC, illegal) with
 // the design's fault rates (1e-3 drops and corruptions per cell), every
 // checker on, untraced; it reports operations (TrafficRun.Operations:
 // what the regression tier counts) and simulated microseconds per wall
