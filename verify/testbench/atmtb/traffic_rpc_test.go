@@ -96,3 +96,13 @@ var _ = Describe("Traffic parameters", func() {
 		Expect(t.Validate()).To(Succeed(), "RPC calls alone are a mix")
 	})
 })
+
+var _ = Describe("Random RPC calls through an overflowing switch", func() {
+	It("4 nodes calling each other back to back through 1-cell output queues: cells lost at the switch, no call lost, none run twice", func() {
+		r := trafficRun(4, true, 21, nil, rpcOnly, func(c *atmtb.Config) { c.Switch = c.Switch.WithQueueDepth(1) }, false)
+		s := expectClean(r)
+		expectCalls(r)
+		Expect(s.LostSwitch).To(BeNumerically(">", 0))
+		Expect(r.tr.RPCStats().Resent).To(BeNumerically(">", 0))
+	})
+})
