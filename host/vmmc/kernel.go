@@ -43,8 +43,7 @@ type KernelStats struct {
 	// Interrupts is the NI interrupts the handler took; Threshold,
 	// Notify and Error those with each cause.
 	Interrupts, Threshold, Notify, Error uint64
-	// Deschedules is the threshold interrupts (and re-checks that found
-	// the FIFO above the threshold, LostThreshold) that found an
+	// Deschedules is the threshold interrupts that found an
 	// automatic-update writer running and held it; Descheduled the time
 	// it was held (entry to resume).
 	Deschedules uint64
@@ -55,14 +54,12 @@ type KernelStats struct {
 	// Replaced is the pages ReplacePage replaced; Refused those it
 	// refused with ErrDUPending.
 	Replaced, Refused uint64
-	// Rechecks is the interrupts whose RegStatus lacked a cause the
-	// previous handler's acknowledgement cleared, on which the handler
-	// re-read that cause's level (RegOccupancy, RegNotify);
-	// LostThreshold and LostNotify those where the level showed the
-	// acknowledgement had cleared a cause raised after its handler read
-	// RegStatus (a crossing above the threshold, a queued record), which
-	// the handler then served.
-	Rechecks, LostThreshold, LostNotify uint64
+	// Spurious is the interrupts whose RegStatus read showed no cause:
+	// the processor took a raise whose cause an earlier handler had
+	// acknowledged and served, because the NI raised it after the
+	// processor took that handler's interrupt and before its
+	// acknowledgement reached the NI (see interrupt).
+	Spurious uint64
 }
 
 // Kernel is a node's VMMC kernel: the page tables of its processes, the
@@ -85,10 +82,6 @@ type Kernel struct {
 
 	setup func() error // the table update the running TrapSetup applies
 	stats KernelStats
-	// acked is the level causes (IRQThreshold, IRQNotify) the last
-	// handler's RegIRQAck cleared: the next handler re-checks their
-	// levels if RegStatus no longer shows them (see interrupt).
-	acked shrimp.IRQCause
 }
 
 // ProxyPoolFraction is the share of physical pages whose OPT entries the
@@ -254,98 +247,79 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 	return err
 }
 
-// interrupt is the NI's interrupt handler (the kernel): it reads the
-// causes, delivers notifications, deschedules an automatic-update writer
-// above the FIFO threshold until the FIFO has drained to Resume (section
-// 4.5.2: «The system software is then responsible for de-scheduling all
-// processes that perform automatic update until the FIFO drains
-// sufficiently»), and acknowledges the causes it saw.
+// interrupt is the NI's interrupt handler (the kernel), in the usual
+// driver order: it reads the causes (RegStatus), acknowledges every cause
+// it read at once (RegIRQAck is write-1-to-clear on latched causes,
+// hib/shrimp/csr.go), and only then serves them: it delivers the queued
+// notifications, counts an error, and deschedules an automatic-update
+// writer above the FIFO threshold until the FIFO has drained to Resume
+// (section 4.5.2: «The system software is then responsible for
+// de-scheduling all processes that perform automatic update until the
+// FIFO drains sufficiently»).
 //
-// The acknowledgement races with the NI. RegIRQAck is write-1-to-clear on
-// latched causes (hib/shrimp/csr.go) and the handler writes it last,
-// posted, after it served what it read at its start; a cause the NI
-// raises again after that read and before the write reaches the NI is
-// cleared with the old one. With the design's deschedule (issue14-design
-// R6: the handler itself holds the writer, so it resumes the moment the
-// handler returns) the threshold's case is real: the resumed writer's
-// stores reach the snoop on the Xpress while the posted acknowledgement
-// still waits behind the bridge and the EISA bus, the FIFO crosses the
-// threshold again, the acknowledgement lands and clears the new crossing,
-// and the next handler finds no threshold cause: the writer is never
-// held and the FIFO overflows (shrimp-traffic --seed 5, 16 nodes, FIFO
-// 8 KB, threshold 32 B: on node 5 a crossing at 1280.133 µs, the ack of
-// the previous handler's threshold at 1280.160 µs). A notification record
-// queued after the handler's last RegNotify pop is lost the same way.
+// The acknowledgement is a posted store, and the accesses that serve the
+// level causes are reads of the same NI: the processor's write buffer is
+// in order and a read does not pass a posted write in the bridge (PCI 2.1
+// appendix E), so every RegNotify pop and RegOccupancy read reaches the
+// NI after the acknowledgement. Serving re-reads each level cause's level
+// after the acknowledgement, until it is down: the notification queue is
+// popped until a pop reads it empty, the writer is held until a
+// RegOccupancy read returns at most Resume. A cause the NI raises again
+// between the RegStatus read and the acknowledgement's arrival is cleared
+// with the old one, but its level is still up and is served by those
+// reads (a record queued then is popped; a crossing then is drained before
+// the writer resumes); a cause raised after the acknowledgement's arrival
+// stays latched and raises the processor's line, which takes the next
+// interrupt. Every raise raises the processor's line (which merges only
+// raises it has not yet taken), so a raise after the processor took this
+// interrupt and before the acknowledgement arrived, whose cause this
+// handler acknowledged and served, takes one more interrupt; it reads no
+// cause (KernelStats.Spurious), acknowledges nothing and returns at once
+// (the driver has nothing to do; its dispatch is InterruptEntry's). The
+// error cause has no level (the NI counts CRC drops only in its
+// Counters): errors raised before the acknowledgement arrives count as
+// one.
 //
-// The NI cannot lose the interrupt itself: every cause it raises raises
-// the processor's line (the processor merges only raises it has not yet
-// taken), so a handler always runs after the cleared raise, and its
-// RegStatus read is ordered after the earlier acknowledgement (the
-// processor's write buffer is in order and a read does not pass a posted
-// write in the bridge, PCI 2.1 appendix E). So that handler knows what
-// may have been cleared: the causes the previous handler acknowledged.
-// For each of those RegStatus no longer shows, it re-checks the cause's
-// level, which the acknowledgement cannot clear: RegOccupancy above the
-// threshold (then it holds the writer as for a threshold interrupt, if
-// one runs) and the notification queue (the RegNotify pops). The error
-// cause has no level to re-check (its count is only on the NI), so the
-// handler acknowledges it at once, before serving anything: an error
-// raised later sets it again. Acknowledging every cause first (the usual
-// driver order) would be as correct but moves the acknowledgement's bus
-// transaction in every interrupt (the threshold and notify goldens): the
-// re-check costs a register read only after a handler acknowledged a
-// level cause and only if the next interrupt no longer shows it.
+// Acknowledging at the end, after serving, as this handler did before
+// (and commits a68412d and 38c1524 patched by re-checking the levels of
+// the causes the previous handler had cleared), lost wake-ups: the
+// resumed writer's stores could cross the threshold again while the
+// posted acknowledgement still waited behind incoming DMA on the EISA,
+// and a notification record could be queued after the last empty pop;
+// the late acknowledgement cleared those raises with the old causes and
+// nothing served them (threshold_race_test.go in
+// verify/testbench/shrimptb reproduces both).
 func (k *Kernel) interrupt(p *cpu.Proc) {
 	k.privileged(func() {
 		k.stats.Interrupts++
 		cause := causes(p.As("vmmc.irq.cause").Load32(k.csr(shrimp.RegStatus)))
-		cleared := k.acked &^ cause
-		k.acked = 0
-		if cause&shrimp.IRQError != 0 {
-			p.As("vmmc.irq.ack").Store32(k.csr(shrimp.RegIRQAck), uint32(shrimp.IRQError))
+		if cause == 0 {
+			k.stats.Spurious++
+			return
 		}
+		p.As("vmmc.irq.ack").Store32(k.csr(shrimp.RegIRQAck), uint32(cause))
 		p.Step(cpu.Step{Label: "vmmc.irq", Instrs: k.p.KernelInstrs})
 		if cause&shrimp.IRQNotify != 0 {
 			k.stats.Notify++
 			k.notifications(p)
-		} else if cleared&shrimp.IRQNotify != 0 {
-			k.stats.Rechecks++
-			if k.notifications(p) > 0 {
-				k.stats.LostNotify++
-			}
 		}
 		if cause&shrimp.IRQError != 0 {
 			k.stats.Error++
 		}
-		hold := false
 		if cause&shrimp.IRQThreshold != 0 {
 			k.stats.Threshold++
-			hold = k.current != nil && k.current.auWriter
-		} else if cleared&shrimp.IRQThreshold != 0 && k.current != nil && k.current.auWriter {
-			// The threshold the NI compares is the one the kernel
-			// leaves programmed: RegThreshold's reset value.
-			k.stats.Rechecks++
-			if int(p.As("vmmc.occupancy").Load32(k.csr(shrimp.RegOccupancy))) > k.cfg.FIFOThreshold {
-				k.stats.LostThreshold++
-				hold = true
-			}
-		}
-		if hold {
-			k.stats.Deschedules++
-			from := p.Now()
-			for {
-				p.Compute(k.p.ResumePollCycles)
-				if int(p.As("vmmc.occupancy").Load32(k.csr(shrimp.RegOccupancy))) <= k.resume {
-					break
+			if k.current != nil && k.current.auWriter {
+				k.stats.Deschedules++
+				from := p.Now()
+				for {
+					p.Compute(k.p.ResumePollCycles)
+					if int(p.As("vmmc.occupancy").Load32(k.csr(shrimp.RegOccupancy))) <= k.resume {
+						break
+					}
 				}
+				k.stats.Descheduled += p.Now() - from
 			}
-			k.stats.Descheduled += p.Now() - from
 		}
-		rest := cause &^ shrimp.IRQError
-		if rest != 0 || cause == 0 {
-			p.As("vmmc.irq.ack").Store32(k.csr(shrimp.RegIRQAck), uint32(rest))
-		}
-		k.acked = rest & (shrimp.IRQThreshold | shrimp.IRQNotify)
 	})
 }
 
@@ -353,14 +327,14 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 // its buffer's process: queued while the process blocks notifications,
 // else delivered to its handler (section 2.2: «it does provide queueing of
 // multiple notifications»). A record for a buffer whose process set no
-// handler is dropped (Table 4's null kernel handler). It returns the
-// records popped.
-func (k *Kernel) notifications(p *cpu.Proc) int {
-	for got := 0; ; got++ {
+// handler is dropped (Table 4's null kernel handler). The last pop reads
+// the queue empty: the level's re-read after serving.
+func (k *Kernel) notifications(p *cpu.Proc) {
+	for {
 		rec := p.As("vmmc.notify").Load(k.csr(shrimp.RegNotify), 8)
 		n, ok := decodeNotification(rec)
 		if !ok {
-			return got
+			return
 		}
 		p.Step(cpu.Step{Label: "vmmc.notify", Instrs: k.p.KernelInstrs})
 		x := k.dir.exportAt(k.hw.Node, uint64(n.Page)*k.page)

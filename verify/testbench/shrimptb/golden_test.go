@@ -245,10 +245,11 @@ var _ = Describe("SHRIMP goldens", Label("golden"), func() {
 		Expect(r.kernel.Threshold).To(Equal(uint64(1)))
 		Expect(r.kernel.Deschedules).To(Equal(uint64(1)))
 		Expect(r.polls).To(Equal([]uint32{72, 48, 32, 16}))
-		// Held from CPU cycle 576 (KernelInstrs 50 after the cause read
-		// retired at 526) to the fourth read's retirement at 1102: 526
-		// cycles, 8.767 us.
-		Expect(r.kernel.Descheduled).To(Equal(cpuClock.TimeOf(1102) - cpuClock.TimeOf(576)))
+		// Held from CPU cycle 577 (the acknowledgement's store in 526,
+		// the cycle the cause read retired, then KernelInstrs 50 in
+		// 527-576) to the fourth read's retirement at 1102: 525 cycles,
+		// 8.75 us.
+		Expect(r.kernel.Descheduled).To(Equal(cpuClock.TimeOf(1102) - cpuClock.TimeOf(577)))
 		Expect(vtest.Golden("testdata/threshold_n0_n1.trace", r.recs, thresholdHeader...)).To(Succeed())
 	})
 
@@ -363,20 +364,22 @@ var notifyHeader = []string{
 	"kernel's interrupt program begins in the cycle after, 637 (10.617 us). Its first access, the cause",
 	"in RegStatus (CSR 0x44018000), is an uncached load through the bridge as a delayed read: EISA read",
 	"at 91-95 with 2 waits (the CSR port's csrLatency 1 and the register), the CPU's retry on the Xpress",
-	"(348-352) gets it, retired at CPU cycle 706 (11.767 us, cycles=69). KernelInstrs 50 occupy",
-	"706-755; in 756 (12.6 us) it pops the notification queue (RegNotify, 8 bytes: EISA 108-113, 13.56",
-	"us). In the CPU's retry train (an attempt every 3 Xpress cycles: arbitration, address answered",
-	"with a retry, idle) the attempt at 411 (address 412) is the first after the bridge holds the",
-	"answer: data 415, retired at CPU 832 (13.867 us, cycles=76). The",
-	"kernel's KernelInstrs 50 for the record occupy 832-881 and the process's handler (Compute(1))",
-	"runs in 882 (14.7 us, 50 cycles after the pop). The next pop begins in 883, the cycle after the",
-	"handler executed, and finds the queue empty (EISA 126-131; Xpress retry 477-481; retired at CPU",
-	"964, 16.067 us); the kernel acknowledges the cause (RegIRQAck store, posted, retired at issue in",
-	"964: Xpress 485-487, bridge 488, EISA 137-139, the NI's CSR write at EISA 141, 16.92 us) and",
-	"returns. One interrupt, one record, one handler call: the notification checker (shrimp.notify)",
-	"matched the interrupt to the packet.",
+	"(348-352) gets it, retired at CPU cycle 706 (11.767 us, cycles=69). The kernel acknowledges every",
+	"cause it read at once: the RegIRQAck store (IRQNotify), posted, retired at issue in 706, the",
+	"cycle the load's data came: Xpress 356-358, bridge 359, EISA 101-103, the NI's CSR write at EISA",
+	"105 (12.6 us). KernelInstrs 50 occupy 707-756; in 757 (12.617 us) it pops the notification queue",
+	"(RegNotify, 8 bytes: EISA 108-113, 13.56 us, after the acknowledgement: a read does not pass the",
+	"posted write). In the CPU's retry train (an attempt every 3 Xpress cycles: arbitration, address",
+	"answered with a retry, idle) the attempt at 411 (address 412) is the first after the bridge holds",
+	"the answer: data 415, retired at CPU 832 (13.867 us, cycles=75). The kernel's KernelInstrs 50 for",
+	"the record occupy 832-881 and the process's handler (Compute(1)) runs in 882 (14.7 us, 50 cycles",
+	"after the pop). The next pop, the level's re-read after serving, begins in 883, the cycle after",
+	"the handler executed, and finds the queue empty (EISA 126-131; Xpress retry 477-481; retired at",
+	"CPU 964, 16.067 us); the kernel returns. One interrupt, one record, one handler call: the",
+	"notification checker (shrimp.notify) matched the interrupt to the packet.",
 	"Breakdown (ns): packet as du_send until the incoming descriptor 0-5280; interrupt recognition",
-	"5280-9550; entry 9550-10617; cause read 10617-11767; pop 11767-13867; handler 13867-14700.",
+	"5280-9550; entry 9550-10617; cause read 10617-11767 (the acknowledgement posted at its end); pop",
+	"11767-13867; handler 13867-14700.",
 }
 
 var combineHeader = []string{
@@ -449,22 +452,25 @@ var thresholdHeader = []string{
 	"automatic update until the FIFO drains sufficiently). The cause, RegStatus at 0x44018000, through",
 	"the bridge as a delayed read as in notify_n0_n1.trace: the NI's CSR read at EISA 69 (8.28 us,",
 	"IRQThreshold), EISA 66-70 with 2 wait states, the CPU's retry on the Xpress 258-262; retired at CPU",
-	"526 (8.767 us, cycles=69). KernelInstrs 50 occupy 526-575; from cycle 576 (9.6 us) the writer is",
-	"held: per round, ResumePollCycles 60 (Compute) and a RegOccupancy read (0x44018008), until the read",
-	"returns at most Resume. Round 1: Compute 576-635, read 636-706 (cycles=70); the NI answers at EISA",
-	"94 (11.28 us) with 72 B (packet 6's data word, which moves at core 339, and packets 7-10). Round 2:",
-	"Compute 706-765 (a load's successor begins in the cycle its data came), read 766-842 (cycles=76),",
+	"526 (8.767 us, cycles=69). The kernel acknowledges the cause it read at once (RegIRQAck, posted,",
+	"retired at issue in 526, the cycle the load's data came: Xpress 266-268, bridge 269, EISA 76-78, the",
+	"NI's CSR write at EISA 80, 9.6 us). KernelInstrs 50 occupy 527-576; from cycle 577 (9.617 us) the",
+	"writer is held: per round, ResumePollCycles 60 (Compute) and a RegOccupancy read (0x44018008), the",
+	"level's re-read, until the read returns at most Resume. Round 1: Compute 577-636, read 637-706",
+	"(cycles=69); the NI answers at EISA 94 (11.28 us, after the acknowledgement: a read does not pass",
+	"the posted write) with 72 B (packet 6's data word, which moves at core 339, and packets 7-10). Round",
+	"2: Compute 706-765 (a load's successor begins in the cycle its data came), read 766-842 (cycles=76),",
 	"EISA 113 (13.56 us): 48 B (packets 8-10: packet 7's data word moved at 399). Round 3: Compute",
 	"842-901, read 902-972, EISA 131 (15.72 us): 32 B (packets 9-10). Round 4: Compute 972-1031, read",
 	"1032-1102, EISA 149 (17.88 us): 16 B (packet 10, taken by the arbiter at core 520). The reads retire",
 	"at CPU 706, 842, 972, 1102 (11.767, 14.033, 16.2, 18.367 us). The FIFO is back at the threshold at",
 	"core 459 (15.3 us, shrimp.fifo event=below bytes=32: packet 8's data word moved). 16 <= 16: the",
-	"kernel acknowledges the cause (RegIRQAck, posted, retired at issue in 1102: Xpress 554-556, bridge",
-	"557, EISA 156-158, the NI's CSR write at EISA 160, 19.2 us) and returns. Held from cycle 576 to",
-	"1102: 526 cycles = 8.767 us (KernelStats.Descheduled).",
-	"Resume. InterruptReturn 64 occupies 1103-1166 and the Compute's 17 cycles 1167-1183, so s10",
-	"retires at CPU cycle 1184 (19.733 us) instead of 410 (369 + 41): 774 cycles (12.9 us) late; s11",
-	"at 1225, mb at 1266 (21.1 us). Their packets (11 and 12, shrimp.pkt at core 599 and 619) hold the",
+	"kernel releases the writer and returns. Held from cycle 577 to 1102: 525 cycles = 8.75 us",
+	"(KernelStats.Descheduled).",
+	"Resume. InterruptReturn 64 occupies 1102-1165 (the last read retired in 1102; a load's successor",
+	"may begin in that cycle) and the Compute's 17 cycles 1166-1182, so s10 retires at CPU cycle 1183",
+	"(19.717 us) instead of 410 (369 + 41): 773 cycles (12.883 us) late; s11 at 1224, mb at 1265",
+	"(21.083 us). Their packets (11 and 12, shrimp.pkt at core 598 and 619) hold the",
 	"FIFO at most at 24 B (packet 11's header moved at core 609, so at 619 its data word and packet",
 	"12), not above the threshold: no second interrupt.",
 	"Receiver. Each packet reaches node 1 as au_word's does (shrimp.rx 1.13 to 1.21 us after its",
