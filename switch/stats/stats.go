@@ -5,13 +5,15 @@
 // (mean, min, max, p50, p99), network latency, hops, offered and accepted
 // throughput; per-link utilisation and per-port stalls come from the links
 // and switches themselves (see the network scenarios' reports).
+//
+// Latencies are kept in constant space: a count per cycle value (Hist), not
+// a list of samples, so a run's memory does not grow with its length or
+// load.
 package stats
 
 import (
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"text/tabwriter"
 )
 
@@ -50,11 +52,11 @@ type Collector struct {
 	nodes         int
 	created       uint64 // measured packets created
 	createdFlits  uint64
-	outstanding   int // measured packets not yet delivered or dropped
-	dropped       int // measured packets dropped on the way
-	latencies     []uint64
-	netLatencies  []uint64
-	flitLat       []uint64 // per flit: its injection to its arrival
+	outstanding   int  // measured packets not yet delivered or dropped
+	dropped       int  // measured packets dropped on the way
+	latencies     Hist // per measured packet: its creation to its tail's arrival
+	netLatencies  Hist // per measured packet: its head's injection to its tail's arrival
+	flitLat       Hist // per flit of a measured packet: its injection to its arrival
 	hops          uint64
 	accepted      uint64 // flits delivered during the measurement window
 	acceptedPkts  uint64
@@ -107,7 +109,7 @@ func (c *Collector) FlitArrived(cycle, injected, created uint64) {
 		c.accepted++
 	}
 	if c.Measured(created) {
-		c.flitLat = append(c.flitLat, cycle-injected)
+		c.flitLat.Add(cycle - injected)
 	}
 }
 
@@ -121,8 +123,8 @@ func (c *Collector) Delivered(p Packet) {
 		return
 	}
 	c.outstanding--
-	c.latencies = append(c.latencies, p.Delivered-p.Created)
-	c.netLatencies = append(c.netLatencies, p.Delivered-p.Injected)
+	c.latencies.Add(p.Delivered - p.Created)
+	c.netLatencies.Add(p.Delivered - p.Injected)
 	c.hops += uint64(p.Hops)
 }
 
@@ -145,23 +147,6 @@ type Dist struct {
 	Min, Max, P50, P99 uint64
 }
 
-func summarise(v []uint64) Dist {
-	if len(v) == 0 {
-		return Dist{}
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	sum := 0.0
-	for _, x := range s {
-		sum += float64(x)
-	}
-	pct := func(p float64) uint64 {
-		i := int(math.Ceil(p*float64(len(s)))) - 1
-		return s[max(0, min(i, len(s)-1))]
-	}
-	return Dist{N: len(s), Mean: sum / float64(len(s)), Min: s[0], Max: s[len(s)-1], P50: pct(0.50), P99: pct(0.99)}
-}
-
 // Result is the report of a run.
 type Result struct {
 	Packet, Network, Flit Dist
@@ -182,8 +167,8 @@ type Result struct {
 
 // Result computes the report.
 func (c *Collector) Result() Result {
-	r := Result{Packet: summarise(c.latencies), Network: summarise(c.netLatencies), Flit: summarise(c.flitLat)}
-	if n := len(c.latencies); n > 0 {
+	r := Result{Packet: c.latencies.Dist(), Network: c.netLatencies.Dist(), Flit: c.flitLat.Dist()}
+	if n := c.latencies.N(); n > 0 {
 		r.MeanHops = float64(c.hops) / float64(n)
 	}
 	denom := float64(c.nodes) * float64(max(c.win.Measure, 1))

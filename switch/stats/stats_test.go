@@ -2,7 +2,11 @@ package stats_test
 
 import (
 	"bytes"
+	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -283,5 +287,135 @@ var _ = Describe("Collector", func() {
 		Expect(r.MeanHops).To(Equal(3.0))
 		Expect(r.Packet).To(Equal(stats.Dist{N: 20, Mean: 14, Min: 14, Max: 14, P50: 14, P99: 14}))
 		Expect(r.Flit).To(Equal(stats.Dist{N: 100, Mean: 9, Min: 9, Max: 9, P50: 9, P99: 9}))
+	})
+})
+
+// exactDist is the reference summary: every sample kept and sorted,
+// nearest-rank percentiles (the collector's method before it kept counts).
+func exactDist(v []uint64) stats.Dist {
+	if len(v) == 0 {
+		return stats.Dist{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += float64(x)
+	}
+	pct := func(p float64) uint64 {
+		return s[max(0, min(int(math.Ceil(p*float64(len(s))))-1, len(s)-1))]
+	}
+	return stats.Dist{N: len(s), Mean: sum / float64(len(s)), Min: s[0], Max: s[len(s)-1], P50: pct(0.50), P99: pct(0.99)}
+}
+
+func histOf(v []uint64) stats.Dist {
+	var h stats.Hist
+	for _, x := range v {
+		h.Add(x)
+	}
+	return h.Dist()
+}
+
+var _ = Describe("Hist", func() {
+	It("is empty as its zero value", func() {
+		var h stats.Hist
+		Expect(h.N()).To(BeZero())
+		Expect(h.Dist()).To(Equal(stats.Dist{}))
+	})
+
+	// Below 65,536 cycles every value has its own count: the summary is the
+	// sorted list's, figure for figure (the mean too: the sums are integers,
+	// exact in a float64).
+	DescribeTable("is exact below 65,536 cycles",
+		func(n int, draw func(r *rand.Rand) uint64) {
+			r := rand.New(rand.NewPCG(7, uint64(n)))
+			v := make([]uint64, n)
+			for i := range v {
+				v[i] = draw(r)
+			}
+			Expect(histOf(v)).To(Equal(exactDist(v)))
+		},
+		Entry("uniform 0..65535", 100_000, func(r *rand.Rand) uint64 { return r.Uint64N(65536) }),
+		Entry("a mesh-like tail: 40 + exponential of mean 200, capped", 200_000,
+			func(r *rand.Rand) uint64 { return min(40+uint64(r.ExpFloat64()*200), 65535) }),
+		Entry("few distinct values", 10_001, func(r *rand.Rand) uint64 { return 45 + r.Uint64N(3) }),
+		Entry("one sample at the cutoff's edge", 1, func(*rand.Rand) uint64 { return 65535 }),
+	)
+
+	// 65,536..131,071 has buckets of 2 cycles: {65536, 65537}, ...,
+	// {70000, 70001}, ... A percentile is its bucket's lowest value, kept
+	// within [Min, Max].
+	It("reports a percentile above the cutoff as its 2-cycle bucket's lowest value", func() {
+		// 65536 70001 70001: p50 is the 2nd (ceil 1.5), p99 the 3rd; both
+		// fall in {70000, 70001}: 70000, one cycle under. Mean
+		// (65536 + 2*70001)/3 = 205538/3.
+		Expect(histOf([]uint64{70001, 65536, 70001})).To(Equal(
+			stats.Dist{N: 3, Mean: 205538.0 / 3, Min: 65536, Max: 70001, P50: 70000, P99: 70000}))
+		// One sample 65537: its bucket's lowest value 65536 is below Min,
+		// so every figure is 65537.
+		Expect(histOf([]uint64{65537})).To(Equal(
+			stats.Dist{N: 1, Mean: 65537, Min: 65537, Max: 65537, P50: 65537, P99: 65537}))
+	})
+
+	It("reports a percentile at 2^20 as its 32-cycle bucket's lowest value", func() {
+		// [2^20, 2^21) has buckets of 2^(20-15) = 32 cycles. 2^20+40 =
+		// 1048616 is in [1048608, 1048639] (1048616/32 = 32769.25): p50 of
+		// {0, 1048616, 1048616} (the 2nd) is 1048608, 8 cycles under.
+		Expect(histOf([]uint64{0, 1048616, 1048616})).To(Equal(
+			stats.Dist{N: 3, Mean: 2097232.0 / 3, Min: 0, Max: 1048616, P50: 1048608, P99: 1048608}))
+	})
+
+	// The bound: in [2^k, 2^(k+1)), k >= 16, a percentile is at most
+	// 2^(k-15) - 1 cycles under the exact one, never over; 1 cycle below
+	// 131,072. Count, min, max and mean stay exact (the mean is the integer
+	// sum over the count).
+	DescribeTable("keeps percentiles above the cutoff within its bound",
+		func(lo, hi uint64) {
+			r := rand.New(rand.NewPCG(11, lo))
+			v := make([]uint64, 50_000)
+			for i := range v {
+				v[i] = lo + r.Uint64N(hi-lo)
+			}
+			want, got := exactDist(v), histOf(v)
+			Expect(got.N).To(Equal(want.N))
+			Expect(got.Min).To(Equal(want.Min))
+			Expect(got.Max).To(Equal(want.Max))
+			// The integer sum is exact; the reference's float sum rounds once
+			// it passes 2^53 (the 2^40 entry: 50,000 samples near 2^39).
+			var sum uint64
+			for _, x := range v {
+				sum += x
+			}
+			Expect(got.Mean).To(Equal(float64(sum) / float64(len(v))))
+			for _, p := range [][2]uint64{{got.P50, want.P50}, {got.P99, want.P99}} {
+				bound := uint64(1) << max(0, bits.Len64(p[1])-1-15) // 2^(k-15), 1 below 2^16
+				Expect(p[0]).To(BeNumerically("<=", p[1]))
+				Expect(p[1]-p[0]).To(BeNumerically("<", bound), "exact %d, got %d", p[1], p[0])
+			}
+		},
+		Entry("65,536..131,071: within 1 cycle", uint64(65536), uint64(131072)),
+		Entry("across the cutoff", uint64(60000), uint64(200000)),
+		Entry("around 2^30", uint64(1)<<29, uint64(1)<<31),
+		Entry("up to 2^40", uint64(0), uint64(1)<<40),
+	)
+
+	It("takes any uint64", func() {
+		// The largest value is in the last bucket, [2^63 + (2^15-1)*2^48,
+		// 2^64); its lowest value is under Min, so p50 and p99 are the
+		// sample itself.
+		var h stats.Hist
+		h.Add(math.MaxUint64)
+		Expect(h.Dist()).To(Equal(stats.Dist{N: 1, Mean: math.MaxUint64, Min: math.MaxUint64,
+			Max: math.MaxUint64, P50: math.MaxUint64, P99: math.MaxUint64}))
+	})
+
+	It("holds its counts in constant space: adding samples in a range seen before allocates nothing", func() {
+		var h stats.Hist
+		for v := range uint64(4096) {
+			h.Add(v) // allocates the one chunk of 0..4095
+		}
+		v := uint64(0)
+		Expect(testing.AllocsPerRun(10_000, func() { h.Add(v % 4096); v += 7 })).To(BeZero())
+		Expect(h.N()).To(Equal(4096 + 10_001)) // AllocsPerRun runs the function once more to warm up
 	})
 })
