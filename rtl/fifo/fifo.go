@@ -131,13 +131,21 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 	reg := b.env.Waves
 	// occupancy: entries held; full: no room; hwm: occupancy above the
 	// high-water mark; drops: entries dropped so far (Drop overflow).
-	f.sigOcc = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
-	f.sigFull = reg.Wire(name, "full", 1)
+	var s signals
+	s.occ = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
+	s.full = reg.Wire(name, "full", 1)
 	if b.highWater >= 0 {
-		f.sigHWM = reg.Wire(name, "hwm", 1)
+		s.hwm = reg.Wire(name, "hwm", 1)
 	}
 	if b.overflow == Drop {
-		f.sigDrops = reg.Integer(name, "drops", 32)
+		s.drops = reg.Integer(name, "drops", 32)
+	}
+	// The registry decides selection when a signal is declared (a nil
+	// signal is one it left out), so a FIFO none of whose signals are
+	// selected keeps no signals at all and each push or pop pays one nil
+	// check for them, as with no registry.
+	if s != (signals{}) {
+		f.sig = &s
 	}
 	b.env.Register(f)
 	return f, nil
@@ -180,17 +188,22 @@ type FIFO[T any] struct {
 	traceClk          clock.Clock // valid when pushes and pops are traced
 	stepPush, stepPop int         // of the current picosecond, for the trace
 
-	sigOcc, sigFull, sigHWM, sigDrops *waves.Signal
+	sig *signals // nil when no registry or none of them selected
 
 	// test-only faults: every noFull-th / noRate-th refusal is a yes
 	noFull, noRate           int
 	fullRefused, rateRefused int
 }
 
+// signals are a FIFO's waveforms; any of them may be nil (not selected).
+type signals struct {
+	occ, full, hwm, drops *waves.Signal
+}
+
+// record counts a push or pop for the fifo.step trace record, when the
+// FIFO is traced (the caller checks f.traceClk.Valid(), so an untraced
+// FIFO pays one comparison and no call).
 func (f *FIFO[T]) record(now clock.Time, push bool) {
-	if !f.traceClk.Valid() {
-		return
-	}
 	if push {
 		f.stepPush++
 	} else {
@@ -317,7 +330,9 @@ func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 		f.waitForSpace(now)
 		if f.overflow == Drop {
 			f.drops++
-			f.sigDrops.Set(now, f.drops)
+			if f.sig != nil {
+				f.sig.drops.Set(now, f.drops)
+			}
 			return false
 		}
 		f.env.Report(now, f.name, "fifo.overflow", "push into a full FIFO (%d entries)", f.depth)
@@ -335,7 +350,9 @@ func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 	f.n++
 	f.pushes++
 	f.changed(now)
-	f.record(now, true)
+	if f.traceClk.Valid() {
+		f.record(now, true)
+	}
 	if f.consumer != nil {
 		f.consumer.Wake(visible)
 	}
@@ -454,7 +471,9 @@ func (f *FIFO[T]) take(now clock.Time) {
 	f.head = f.slot(1)
 	f.n--
 	f.pops++
-	f.record(now, false)
+	if f.traceClk.Valid() {
+		f.record(now, false)
+	}
 	if f.lastDeq != now {
 		f.lastDeq, f.deqAt = now, 0
 	}
@@ -487,8 +506,10 @@ func (f *FIFO[T]) settle(now clock.Time) {
 }
 
 func (f *FIFO[T]) changed(now clock.Time) {
-	f.sigOcc.Set(now, uint64(f.n))
-	f.sigFull.SetBool(now, f.n == f.depth)
+	if f.sig != nil {
+		f.sig.occ.Set(now, uint64(f.n))
+		f.sig.full.SetBool(now, f.n == f.depth)
+	}
 	if f.highWater >= 0 && !f.hwmPending {
 		// Evaluate the mark once the picosecond has settled, so a push and
 		// a pop in the same picosecond never raise a spurious interrupt.
@@ -506,7 +527,9 @@ func (f *FIFO[T]) updateHWM(now clock.Time) {
 		return
 	}
 	f.above = above
-	f.sigHWM.SetBool(now, above)
+	if f.sig != nil {
+		f.sig.hwm.SetBool(now, above)
+	}
 	if f.onHigh != nil {
 		f.onHigh(now, above)
 	}
