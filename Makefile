@@ -6,7 +6,7 @@ NISIM    := bin/nisim
 OUT      := out
 PKGS     := ./...
 
-.PHONY: help run test regress fuzz bench lint golden build clean slurm-check
+.PHONY: help run test regress fuzz bench lint golden build clean slurm-check xval-booksim
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -69,6 +69,14 @@ bench: ## run the benchmarks and print a table of simulation rates
 	@mkdir -p $(OUT)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS) > $(OUT)/bench.txt
 	@$(GO) run ./internal/benchtable < $(OUT)/bench.txt
+
+# nisim's 8x8 mesh against a BookSim 2 build on this machine
+# (tools/xval-booksim.sh: same configuration and simulated cycles, runs
+# alternating; RATES, ROUNDS, SAMPLE_PERIOD, WARMUP_PERIODS, SEED override
+# its defaults). docs/booksim-crosscheck.md has a run's table.
+BOOKSIM ?=
+xval-booksim: build ## time nisim's 8x8 mesh against BookSim 2 (BOOKSIM=path/to/booksim), alternating runs; ratios with min/median/max
+	BOOKSIM=$(BOOKSIM) NISIM=$(NISIM) bash tools/xval-booksim.sh
 
 lint: ## check formatting (gofmt) and run go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -100,16 +100,11 @@ func main() {
 	if v, ok := get("VCDWriter", "changes/s"); ok {
 		verdict(fmt.Sprintf("VCD writer: %s value changes/s (target >= 5M)", human(v)), v >= 5e6)
 	}
-	// The same configuration in a widely used C++ cycle-accurate NoC
-	// simulator on this 2-core machine (the switch-fabric issue's figures).
-	for _, ref := range []struct {
-		name string
-		rate float64
-	}{{"Mesh88/rate=0.01", 3.3e6}, {"Mesh88/rate=0.05", 1.6e6}, {"Mesh88/rate=0.30", 0.42e6}, {"Mesh88/rate=0.40", 0.23e6}} {
-		if v, ok := get(ref.name, "router-cycles/s"); ok {
-			verdict(fmt.Sprintf("8x8 mesh %s: %s router-cycles/s, %.2fx the reference simulator's %s (minimum 1x, aim 2x)",
-				strings.TrimPrefix(ref.name, "Mesh88/"), human(v), v/ref.rate, human(ref.rate)), v >= ref.rate)
-		}
+	// The 8x8 mesh's rates appear in the table above; how they compare with
+	// BookSim 2 is measured side by side on the machine at hand by
+	// tools/xval-booksim.sh, not against figures copied from elsewhere.
+	if _, ok := get("Mesh88/rate=0.01", "router-cycles/s"); ok {
+		fmt.Println("  --   8x8 mesh against BookSim 2: make xval-booksim BOOKSIM=path/to/booksim (same cycles, alternating runs; docs/booksim-crosscheck.md)")
 	}
 	if none, ok1 := get("FIFOSignals/none", "ns/op"); ok1 {
 		if unsel, ok2 := get("FIFOSignals/unselected", "ns/op"); ok2 {
