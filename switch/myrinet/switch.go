@@ -16,9 +16,11 @@ package myrinet
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/waves"
@@ -62,7 +64,9 @@ func (b Builder) Build(name string) (*Switch, error) {
 		return nil, fmt.Errorf("%s: fall-through %d cycles must not be negative", name, b.fallThrough)
 	}
 	s := &Switch{env: b.env, fall: b.fallThrough,
-		in: make([]*input, b.ports), out: make([]*output, b.ports)}
+		in: make([]*input, b.ports), out: make([]*output, b.ports),
+		queued: newPortSet(b.ports), held: newPortSet(b.ports), wanted: newPortSet(b.ports),
+		best: make([]int, b.ports), req: make([]int, 0, b.ports)}
 	s.Ticking = clock.NewTicking(name, b.env.Engine, b.clk, s)
 	reg := b.env.Waves
 	// out<p>_owner names the input port that holds output p for its
@@ -71,6 +75,7 @@ func (b Builder) Build(name string) (*Switch, error) {
 	for p := range b.ports {
 		s.in[p] = &input{to: -1, waiting: -1, name: fmt.Sprintf("in%d", p)}
 		s.out[p] = &output{owner: -1}
+		s.best[p] = -1
 		s.out[p].sig = reg.String(name, fmt.Sprintf("out%d_owner", p))
 		s.out[p].sig.SetString(0, "-")
 	}
@@ -81,10 +86,11 @@ func (b Builder) Build(name string) (*Switch, error) {
 type input struct {
 	name    string // "in<i>", the value of an output's owner signal
 	dir     *link.Dir
-	to      int   // output held, -1
-	ready   int64 // cycle forwarding may start (fall-through)
-	waiting int   // requested output while it is busy, -1
-	discard bool  // dropping a misrouted packet until its tail
+	rx      *fifo.FIFO[link.Flit] // dir.Rx(0)
+	to      int                   // output held, -1
+	ready   int64                 // cycle forwarding may start (fall-through)
+	waiting int                   // requested output while it is busy, -1
+	discard bool                  // dropping a misrouted packet until its tail
 	blocked uint64
 }
 
@@ -103,15 +109,40 @@ type Switch struct {
 	fall int
 	in   []*input
 	out  []*output
+
+	// The inputs worth looking at, so a cycle costs the busy ports, not
+	// all of them (the arbitration is the same as a scan of every port):
+	// queued holds every input whose receive buffer may hold a flit (set
+	// when a flit arrives, cleared when connect finds the buffer empty),
+	// held every input that holds an output.
+	queued, held portSet
+	// Scratch for connect: the inputs whose head requests a busy or free
+	// output this cycle (ascending), the free outputs requested, and
+	// each requested output's round-robin winner so far (-1).
+	req    []int
+	wanted portSet
+	best   []int
 }
+
+// portSet is a set of port numbers, one bit each.
+type portSet []uint64
+
+func newPortSet(n int) portSet { return make(portSet, (n+63)/64) }
+
+func (ps portSet) add(p int)    { ps[p>>6] |= 1 << (p & 63) }
+func (ps portSet) remove(p int) { ps[p>>6] &^= 1 << (p & 63) }
 
 // Ports returns the number of ports.
 func (s *Switch) Ports() int { return len(s.in) }
 
-// ConnectInput attaches the link direction arriving at port p.
+// ConnectInput attaches the link direction arriving at port p. The switch
+// takes the direction's OnArrive callback to learn which inputs hold flits
+// (as the wormhole router does), so nothing else may set it.
 func (s *Switch) ConnectInput(p int, d *link.Dir) {
-	s.in[p].dir = d
+	in := s.in[p]
+	in.dir, in.rx = d, d.Rx(0)
 	d.SetReceiver(s)
+	d.OnArrive(func(clock.Time, int) { s.queued.add(p) })
 }
 
 // ConnectOutput attaches the link direction leaving port p.
@@ -137,9 +168,11 @@ func (s *Switch) PortStats(p int) Stats {
 func (s *Switch) Tick(now clock.Time) bool {
 	c := int64(s.Clock().CycleAt(now))
 	busy := false
-	for i, in := range s.in {
-		if in.to >= 0 {
-			busy = s.forward(now, c, i) || busy
+	for w, word := range s.held {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			busy = s.forward(now, c, w<<6|b) || busy
 		}
 	}
 	busy = s.connect(now, c) || busy
@@ -152,8 +185,8 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	if c < in.ready {
 		return true
 	}
-	f, ok := in.dir.Rx(0).PeekAt(now, 0)
-	if !ok {
+	fp := in.rx.Front(now) // in place: a flit is 144 bytes
+	if fp == nil {
 		return false // the next flit wakes us when it lands
 	}
 	o := s.out[in.to]
@@ -164,7 +197,8 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	if !o.dir.CanSend(now, 0) {
 		return false // STOP: GO wakes us
 	}
-	in.dir.Rx(0).Pop(now)
+	f := *fp
+	in.rx.Drop(now)
 	if f.Head {
 		f.Route = f.Route[1:]
 		if pk, ok := f.Meta.(interface{ AddHop() }); ok {
@@ -177,58 +211,84 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 		o.owner = -1
 		o.sig.SetString(now, "-")
 		in.to = -1
+		s.held.remove(i)
 	}
 	return true
 }
 
 // connect gives free outputs to the heads waiting for them, round-robin
-// among the inputs that want the same output.
+// among the inputs that want the same output. It looks only at the inputs
+// that may have a flit (queued) and reads their heads in place.
 func (s *Switch) connect(now clock.Time, c int64) bool {
-	busy, waiting := false, false
-	for i, in := range s.in {
-		if in.to >= 0 || in.dir == nil {
-			continue
+	busy := false
+	s.req = s.req[:0]
+	for w, word := range s.queued {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			i := w<<6 | b
+			in := s.in[i]
+			if in.to >= 0 {
+				continue
+			}
+			f := in.rx.Front(now)
+			if f == nil {
+				if in.rx.Len() == 0 {
+					s.queued.remove(i)
+				}
+				in.waiting = -1
+				continue
+			}
+			if in.discard || !f.Head || len(f.Route) == 0 || int(f.Route[0]) >= len(s.out) || s.out[f.Route[0]].dir == nil {
+				s.discard(now, i, *f)
+				busy = true
+				continue
+			}
+			in.waiting = int(f.Route[0])
+			s.req = append(s.req, i)
 		}
-		f, ok := in.dir.Rx(0).PeekAt(now, 0)
-		if !ok {
-			in.waiting = -1
-			continue
-		}
-		if in.discard || !f.Head || len(f.Route) == 0 || int(f.Route[0]) >= len(s.out) || s.out[f.Route[0]].dir == nil {
-			s.discard(now, i, f)
-			busy = true
-			continue
-		}
-		in.waiting = int(f.Route[0])
-		waiting = true
 	}
-	if !waiting {
+	if len(s.req) == 0 {
 		return busy
 	}
-	for p, o := range s.out {
+	// Each input requests one output, so each free output's winner is the
+	// requester first at or after its rr in port order: the one at the
+	// least distance (i - rr) mod n.
+	n := len(s.in)
+	for _, i := range s.req {
+		p := s.in[i].waiting
+		o := s.out[p]
 		if o.owner >= 0 {
 			continue
 		}
-		n := len(s.in)
-		for k := range n {
-			i := (o.rr + k) % n
-			in := s.in[i]
-			if in.to < 0 && in.waiting == p {
-				o.owner, o.rr = i, (i+1)%n
-				in.to, in.waiting, in.ready = p, -1, c+int64(s.fall)
-				o.sig.SetString(now, in.name)
-				busy = true
-				if s.env.Trace.Enabled() {
-					f, _ := in.dir.Rx(0).PeekAt(now, 0)
-					s.env.Trace.Emit(now, s.Clock().CycleAt(now), s.Name(), "myri.route",
-						trace.Uint("pkt", f.Packet), trace.Int("in", int64(i)), trace.Int("out", int64(p)))
-				}
-				break
+		if j := s.best[p]; j < 0 || (i-o.rr+n)%n < (j-o.rr+n)%n {
+			s.best[p] = i
+		}
+		s.wanted.add(p)
+	}
+	for w, word := range s.wanted {
+		s.wanted[w] = 0
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			p := w<<6 | b
+			i := s.best[p]
+			s.best[p] = -1
+			o, in := s.out[p], s.in[i]
+			o.owner, o.rr = i, (i+1)%n
+			in.to, in.waiting, in.ready = p, -1, c+int64(s.fall)
+			s.held.add(i)
+			o.sig.SetString(now, in.name)
+			busy = true
+			if s.env.Trace.Enabled() {
+				f := in.rx.Front(now)
+				s.env.Trace.Emit(now, s.Clock().CycleAt(now), s.Name(), "myri.route",
+					trace.Uint("pkt", f.Packet), trace.Int("in", int64(i)), trace.Int("out", int64(p)))
 			}
 		}
 	}
-	for _, in := range s.in {
-		if in.waiting >= 0 {
+	for _, i := range s.req {
+		if in := s.in[i]; in.waiting >= 0 {
 			in.blocked++
 			busy = true
 		}
@@ -240,7 +300,7 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 // port that does not exist or is not connected), reporting it once.
 func (s *Switch) discard(now clock.Time, i int, f link.Flit) {
 	in := s.in[i]
-	if _, ok := in.dir.Rx(0).Pop(now); !ok {
+	if !in.rx.Drop(now) {
 		// This cycle's pop went to the previous packet's tail (forward):
 		// the flit is discarded, and reported, next cycle, once. (It was
 		// reported here and again then.)

@@ -1,6 +1,8 @@
 package myrinet_test
 
 import (
+	"fmt"
+
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
@@ -217,5 +219,56 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		Expect(l.From(link.A).Rx(0).Len()).To(BeZero())
 		_, err = myrinet.MakeBuilder().WithEnv(e).WithClock(clk).WithPorts(1).Build("T")
 		Expect(err).To(MatchError(ContainSubstring("ports 1")))
+	})
+
+	It("arbitrates round-robin across more than 64 ports (inputs beyond the first word of the busy-input sets)", func() {
+		clk := p.Link.Clock
+		e := vtest.NewEnv(vtest.Options{Clock: clk})
+		s, err := myrinet.MakeBuilder().WithEnv(e).WithClock(clk).WithPorts(130).Build("S")
+		Expect(err).NotTo(HaveOccurred())
+		// Inputs 129, 65 and 1 (the third, second and first 64-port word)
+		// each send a 4-flit packet to output 70 at cycle 0; the heads land
+		// together, and output 70's round-robin pointer starts at input 0,
+		// so it serves 1, then 65 (the first at or after 2), then 129.
+		srcs := []int{129, 65, 1}
+		for _, in := range srcs {
+			l, err := link.MakeBuilder().WithEnv(e).WithConfig(p.Link).Build(fmt.Sprintf("L%d", in))
+			Expect(err).NotTo(HaveOccurred())
+			d := l.From(link.A)
+			s.ConnectInput(in, d)
+			sent := 0
+			a := vtest.NewAgent(e, fmt.Sprintf("Host%d", in), clk, func(now clock.Time, c clock.Cycle) bool {
+				if sent < 4 && d.CanSend(now, 0) {
+					d.Send(now, link.Flit{Packet: uint64(in), Seq: sent, Head: sent == 0, Tail: sent == 3, Route: []byte{70}, Size: 4})
+					sent++
+				}
+				return sent < 4
+			})
+			d.SetSender(a)
+			a.Start()
+		}
+		lo, err := link.MakeBuilder().WithEnv(e).WithConfig(p.Link).Build("Lo")
+		Expect(err).NotTo(HaveOccurred())
+		out := lo.From(link.A)
+		s.ConnectOutput(70, out)
+		var order []uint64
+		sink := vtest.NewAgent(e, "Sink", clk, func(now clock.Time, c clock.Cycle) bool {
+			f, ok := out.Rx(0).Pop(now)
+			if ok && f.Tail {
+				order = append(order, f.Packet)
+			}
+			return ok
+		})
+		out.SetReceiver(sink)
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(order).To(Equal([]uint64{1, 65, 129}))
+		Expect(s.PortStats(70).FlitsOut).To(Equal(uint64(12)))
+		// The later packets wait at their inputs while the earlier ones
+		// hold the output: 129 waits for two packets, 65 for one.
+		Expect(s.PortStats(1).BlockedCycles).To(BeZero())
+		Expect(s.PortStats(65).BlockedCycles).To(BeNumerically(">", 0))
+		Expect(s.PortStats(129).BlockedCycles).To(BeNumerically(">", s.PortStats(65).BlockedCycles))
+		Expect(s.Idle()).To(BeTrue())
 	})
 })
