@@ -106,11 +106,15 @@ func main() {
 	if _, ok := get("Mesh88/rate=0.01", "router-cycles/s"); ok {
 		fmt.Println("  --   8x8 mesh against BookSim 2: make xval-booksim BOOKSIM=path/to/booksim (same cycles, alternating runs; docs/booksim-crosscheck.md)")
 	}
-	if none, ok1 := get("FIFOSignals/none", "ns/op"); ok1 {
-		if unsel, ok2 := get("FIFOSignals/unselected", "ns/op"); ok2 {
-			verdict(fmt.Sprintf("FIFO push+pop with signals disabled: %.1f ns with no registry, %.1f ns with a registry that selects none of them (ratio %.2f: a nil check)",
-				none, unsel, unsel/none), unsel/none < 1.15)
-		}
+	// The paired run alternates blocks of both FIFOs in one process and
+	// takes medians, so machine load cancels; the separate none and
+	// unselected runs differ by load drift alone (0.65-1.90 on unchanged
+	// code, rtl/fifo 1d0b806).
+	if ratio, ok := get("FIFOSignals/paired", "unselected/none"); ok {
+		none, _ := get("FIFOSignals/paired", "none-ns/pair")
+		unsel, _ := get("FIFOSignals/paired", "unselected-ns/pair")
+		verdict(fmt.Sprintf("FIFO push+pop with signals disabled: %.1f ns with no registry, %.1f ns with a registry that selects none of them (paired medians, ratio %.3f; target <= 1.05)",
+			none, unsel, ratio), ratio <= 1.05)
 	}
 }
 
