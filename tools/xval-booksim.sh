@@ -82,13 +82,33 @@ trap 'rm -rf "$tmp"' EXIT
 # now_ns: the wall clock in nanoseconds.
 now_ns() { date +%s%N; }
 
+# CPU time (user + system) as well where GNU time is installed: Go's garbage
+# collector runs on other threads, so nisim may use more than one core while
+# BookSim uses one; the CPU seconds show how much (informative; the ratios
+# are by the wall clock).
+GNUTIME=""
+if [ -x /usr/bin/time ] && /usr/bin/time -f '%U' -o /dev/null true 2>/dev/null; then
+	GNUTIME=/usr/bin/time
+fi
+# timed CPUFILE CMD...: runs CMD, writing its user + system seconds to CPUFILE.
+timed() {
+	local f=$1
+	shift
+	if [ -n "$GNUTIME" ]; then
+		"$GNUTIME" -f '%U %S' -o "$f" "$@"
+	else
+		echo "- -" >"$f"
+		"$@"
+	fi
+}
+
 # booksim_run RATE OUT: one BookSim run; prints its wall seconds.
 booksim_run() {
 	local t0 t1
 	t0=$(now_ns)
 	# BookSim exits with 255 (-1) after a successful run and 0 after an
 	# unstable one, so its output, not its status, tells (checked below).
-	"$BOOKSIM" "$BOOKSIM_CONFIG" traffic=uniform injection_rate_uses_flits=1 injection_rate="$1" \
+	timed "$2.cpu" "$BOOKSIM" "$BOOKSIM_CONFIG" traffic=uniform injection_rate_uses_flits=1 injection_rate="$1" \
 		sample_period="$SAMPLE_PERIOD" warmup_periods="$WARMUP_PERIODS" \
 		max_samples=$((WARMUP_PERIODS + MEASURE_PERIODS)) stopping_thres=-1.0 acc_stopping_thres=-1.0 \
 		seed="$SEED" >"$2" 2>&1 || true
@@ -108,7 +128,7 @@ nisim_run() {
 	local t0 t1 rc=0
 	t0=$(now_ns)
 	# shellcheck disable=SC2046 # nisim_args is a list of plain words
-	"$NISIM" $(nisim_args "$1") >"$2" 2>&1 || rc=$?
+	timed "$2.cpu" "$NISIM" $(nisim_args "$1") >"$2" 2>&1 || rc=$?
 	t1=$(now_ns)
 	[ "$rc" -eq 0 ] || { cat "$2" >&2; fail "nisim failed at rate $1 (exit $rc)"; }
 	awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f\n", (b-a)/1e9}'
@@ -178,7 +198,7 @@ for r in $RATES; do
 	ncyc=$(nisim_cycles "$r")
 	[ "$ncyc" -ge "$WINDOW" ] || fail "nisim at rate $r: last delivery at cycle $ncyc, before the window's end ($WINDOW)"
 	bfig0="" nfig0=""
-	: >"$tmp/b.s"; : >"$tmp/n.s"; : >"$tmp/b.rc"; : >"$tmp/n.rc"; : >"$tmp/ratio"
+	: >"$tmp/b.s"; : >"$tmp/n.s"; : >"$tmp/b.rc"; : >"$tmp/n.rc"; : >"$tmp/ratio"; : >"$tmp/b.cpu"; : >"$tmp/n.cpu"
 	for i in $(seq 1 "$ROUNDS"); do
 		bs=$(booksim_run "$r" "$tmp/b.out")
 		bfig=$(booksim_figures "$tmp/b.out" "$r")
@@ -190,6 +210,10 @@ for r in $RATES; do
 		bcyc=${bfig%% *}
 		echo "$bs" >>"$tmp/b.s"
 		echo "$ns" >>"$tmp/n.s"
+		# The last line: GNU time writes "Command exited with non-zero
+		# status 255" before BookSim's times.
+		awk 'END { if ($1 == "-") print "-"; else printf "%.2f\n", $1 + $2 }' "$tmp/b.out.cpu" >>"$tmp/b.cpu"
+		awk 'END { if ($1 == "-") print "-"; else printf "%.2f\n", $1 + $2 }' "$tmp/n.out.cpu" >>"$tmp/n.cpu"
 		awk -v c="$bcyc" -v s="$bs" 'BEGIN{printf "%.6g\n", 64 * c / s}' >>"$tmp/b.rc"
 		awk -v c="$ncyc" -v s="$ns" 'BEGIN{printf "%.6g\n", 64 * c / s}' >>"$tmp/n.rc"
 		awk -v bc="$bcyc" -v bs="$bs" -v nc="$ncyc" -v ns="$ns" 'BEGIN{printf "%.4f\n", (64 * nc / ns) / (64 * bc / bs)}' >>"$tmp/ratio"
@@ -201,6 +225,11 @@ for r in $RATES; do
 	read -r brc1 brc2 brc3 < <(stats %.4g <"$tmp/b.rc")
 	read -r nrc1 nrc2 nrc3 < <(stats %.4g <"$tmp/n.rc")
 	read -r q1 q2 q3 < <(stats %.2f <"$tmp/ratio")
+	bcpu="-" ncpu="-"
+	if [ -n "$GNUTIME" ]; then
+		bcpu=$(stats %.2f <"$tmp/b.cpu" | awk '{ print $2 }')
+		ncpu=$(stats %.2f <"$tmp/n.cpu" | awk '{ print $2 }')
+	fi
 	echo "rate $r flits/node/cycle"
 	printf "  %-34s %20s %20s\n" "" BookSim nisim
 	printf "  %-34s %20s %20s\n" "cycles simulated (to empty)" "$bcyc" "$ncyc"
@@ -210,16 +239,17 @@ for r in $RATES; do
 	printf "  %-34s %20s %20s\n" "hops, mean" "$bh" "$nh"
 	printf "  %-34s %20s %20s\n" "accepted flits/node/cycle" "$ba" "$na"
 	printf "  %-34s %20s %20s\n" "wall s, min / median / max" "$bs1 / $bs2 / $bs3" "$ns1 / $ns2 / $ns3"
+	printf "  %-34s %20s %20s\n" "CPU s (user + system), median" "$bcpu" "$ncpu"
 	printf "  %-34s %20s %20s\n" "router-cycles/s, median" "$(awk -v v="$brc2" 'BEGIN{printf "%.3gM", v/1e6}')" "$(awk -v v="$nrc2" 'BEGIN{printf "%.3gM", v/1e6}')"
 	printf "  %-34s %s / %s / %s  (rounds: %s)\n" "nisim / BookSim router-cycles/s" \
 		"$q1" "$q2" "$q3" "$(paste -sd' ' "$tmp/ratio" | awk '{for(i=1;i<=NF;i++) printf "%s%.2f", (i>1?" ":""), $i}')"
 	echo
-	printf "| %s | %s / %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s / %s | %s / %s | %s / %s |\n" \
-		"$r" "$bcyc" "$ncyc" "$bs1" "$bs2" "$bs3" "$ns1" "$ns2" "$ns3" "$q1" "$q2" "$q3" "$bpl" "$npl" "$bnl" "$nnl" "$bfl" "$nfl" >>"$summary"
+	printf "| %s | %s / %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s / %s | %s / %s | %s / %s | %s / %s |\n" \
+		"$r" "$bcyc" "$ncyc" "$bs1" "$bs2" "$bs3" "$ns1" "$ns2" "$ns3" "$q1" "$q2" "$q3" "$bcpu" "$ncpu" "$bpl" "$npl" "$bnl" "$nnl" "$bfl" "$nfl" >>"$summary"
 done
 
 echo "summary (markdown; times in wall seconds min / median / max over the rounds, ratio = nisim / BookSim router-cycles/s of each round's pair)"
 echo
-echo "| rate | cycles BookSim / nisim | BookSim s | nisim s | ratio min / median / max | packet latency B / n | network latency B / n | flit latency B / n |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| rate | cycles BookSim / nisim | BookSim s | nisim s | ratio min / median / max | CPU s B / n, median | packet latency B / n | network latency B / n | flit latency B / n |"
+echo "|---|---|---|---|---|---|---|---|---|"
 cat "$summary"
