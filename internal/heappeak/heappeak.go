@@ -90,7 +90,21 @@ func (s *Sampler) Func(ctx sim.HookCtx) {
 }
 
 // Sample reads the heap now and updates the peaks.
-func (s *Sampler) Sample() {
+func (s *Sampler) Sample() { s.sample() }
+
+// Collect takes a reading, forces a garbage collection and takes another
+// (both count for the peaks, the collection as one of the run's) and
+// returns the second: the heap the model holds at this point, for example
+// once it is built and before it runs. The first reading counts what was
+// allocated since the last collection, garbage included (building a
+// model raises no engine events, so nothing samples it).
+func (s *Sampler) Collect() Heap {
+	s.sample()
+	runtime.GC()
+	return s.sample()
+}
+
+func (s *Sampler) sample() Heap {
 	h, gcs := s.read()
 	s.Samples++
 	s.Peak.Live = max(s.Peak.Live, h.Live)
@@ -99,6 +113,7 @@ func (s *Sampler) Sample() {
 		s.Missed += gcs - s.gcLast - 1
 	}
 	s.GCs, s.gcLast = gcs-s.gc0, gcs
+	return h
 }
 
 // Finish forces a collection at the end of the run and takes a last

@@ -143,3 +143,88 @@ func BenchmarkPeakHeapMesh(b *testing.B) { benchPeak(b, "packets", meshHeapRun) 
 // BenchmarkPeakHeapMC reports the peak heap of the Memory Channel hub star
 // at 10^5 and 10^6 deliveries.
 func BenchmarkPeakHeapMC(b *testing.B) { benchPeak(b, "deliveries", mcHeapRun) }
+
+// mesh32Periods are the measured periods of 1000 cycles of the 32x32
+// memory benchmark's two runs, after 3 warm-up periods: 4,000 and 16,000
+// cycles of traffic.
+var mesh32Periods = []int{1, 13}
+
+// mesh32Run builds and runs the 32x32 mesh of docs/performance.md's
+// scaling table as `nisim run mesh --set k=32 --set traffic=neighbor --set
+// injection_rate=0.1 --set measure_periods=M` does (BookSim's mesh88_lat
+// router, 1-cycle channels, 16-byte flits, 20-flit packets; 3 warm-up
+// periods of 1000 cycles, the drain; RunNet's checkers), with the sampler
+// hooked before the build, so building counts. It returns the sampler,
+// the heap after the build (a forced collection), and the packets sent.
+func mesh32Run(b *testing.B, seed uint64, periods int) (*heappeak.Sampler, heappeak.Heap, int) {
+	b.Helper()
+	const k, rate = 32, 0.1
+	e := env.New(env.Options{Seed: seed})
+	s := heappeak.Hook(e, 0)
+	clk := clock.MHz(1000)
+	sizes := traffic.Fixed(20)
+	inj, err := traffic.NewBernoulli(rate, sizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pat, err := traffic.New("neighbor", k*k, traffic.Options{K: k, SelfTraffic: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	win := stats.Window{Warmup: 3000, Measure: uint64(1000 * periods), DrainLimit: 30000}
+	x := fabric.NewExperiment(e, clk, k*k, win)
+	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
+		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
+		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
+	net, err := noctb.BuildNet(e, noctb.NetConfig{Topology: "mesh", K: k, Router: noctb.Mesh88Lat(), Clock: clk,
+		ChannelLatency: 1, FlitBytes: 16, Pattern: pat, Injection: inj, Sizes: sizes}, sh)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range net.Terminals {
+		x.Add(t)
+	}
+	x.Start()
+	built := s.Collect()
+	res, err := e.Run()
+	if err != nil || x.Saturated() {
+		b.Fatalf("saturated %v: %v", x.Saturated(), err)
+	}
+	sh.Packets.Finish(res.End)
+	if err := e.Monitor.Err(); err != nil {
+		b.Fatal(err)
+	}
+	s.Finish(e, x, sh, net)
+	sent, _, _ := sh.Packets.Counts()
+	return s, built, sent
+}
+
+// BenchmarkMemoryMesh32 reports the memory of the 32x32 mesh under
+// neighbour traffic at 0.10 flits/node/cycle (issue 16's target: under 64
+// MiB, with a peak heap that does not grow with the run): built-live-MiB,
+// the live heap once the network is built; peak-live-MiB and
+// peak-heap-MiB over the build and the run (internal/heappeak), for a run
+// of 4,000 and one of 16,000 cycles of traffic.
+func BenchmarkMemoryMesh32(b *testing.B) {
+	for _, m := range mesh32Periods {
+		b.Run(fmt.Sprintf("cycles=%d", 1000*(3+m)), func(b *testing.B) {
+			var worst *heappeak.Sampler
+			var built heappeak.Heap
+			got := 0
+			for i := 0; b.Loop(); i++ {
+				s, h, n := mesh32Run(b, uint64(i+1), m)
+				if worst == nil || s.Peak.Objects > worst.Peak.Objects {
+					worst, built, got = s, h, n
+				}
+			}
+			b.Logf("%d packets: %v; live after the build %.1f MiB", got, worst, float64(built.Live)/(1<<20))
+			// Not Sampler.Report: its growth per packet is over the heap
+			// before the build here.
+			mib := func(v uint64) float64 { return float64(v) / (1 << 20) }
+			b.ReportMetric(mib(built.Live), "built-live-MiB")
+			b.ReportMetric(mib(worst.Peak.Live), "peak-live-MiB")
+			b.ReportMetric(mib(worst.Peak.Objects), "peak-heap-MiB")
+			b.ReportMetric(float64(got), "packets")
+		})
+	}
+}
