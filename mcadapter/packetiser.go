@@ -95,7 +95,7 @@ func (a *Adapter) sendTx(now clock.Time) bool {
 	}
 	f := pk.flits[pk.sent]
 	f.Stamp = now
-	a.send.Send(now, f)
+	a.send.Send(now, &f)
 	if pk.sent == 0 {
 		a.counters.TxPackets++
 		a.counters.TxBytes += uint64(pk.w.Len)

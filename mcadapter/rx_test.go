@@ -108,7 +108,7 @@ func newRxRigIn(e *env.Env, cfg mcadapter.Config, lc link.Config, reversed bool)
 				if len(r.toHub) > 0 && r.toHub[0].at <= c && hubEnd.CanSend(now, 0) {
 					f := r.toHub[0].f
 					f.Stamp = now
-					hubEnd.Send(now, f)
+					hubEnd.Send(now, &f)
 					r.toHub = r.toHub[1:]
 				}
 				return len(r.toHub) > 0
@@ -595,7 +595,7 @@ func BenchmarkAdapterRx(b *testing.B) {
 		hubEnd := lnk.From(link.B)
 		vtest.NewAgent(e, "Hub", pciClk, func(now clock.Time, _ clock.Cycle) bool {
 			if len(fl) > 0 && hubEnd.CanSend(now, 0) {
-				hubEnd.Send(now, fl[0])
+				hubEnd.Send(now, &fl[0])
 				fl = fl[1:]
 			}
 			return len(fl) > 0

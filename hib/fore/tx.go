@@ -177,7 +177,7 @@ func (f *Board) tickTx(now clock.Time) bool {
 	}
 	fl := link.Flit{Packet: c.id, Head: true, Tail: true, Size: atm.CellBytes, Src: f.node,
 		Route: append([]byte(nil), c.hdr[:]...), Data: append([]byte(nil), c.payload[:]...), Stamp: now}
-	t.send.Send(now, fl)
+	t.send.Send(now, &fl)
 	f.counters.TxCells++
 	f.env.Monitor.Progress(now) // a cell left for the network
 	if f.env.Trace.Enabled() {

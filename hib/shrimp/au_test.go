@@ -263,7 +263,7 @@ func (r *auRig) run() error {
 		busy := false
 		if k < len(r.inject) && c >= r.injectAt {
 			if back.CanSend(now, 0) {
-				back.Send(now, r.inject[k])
+				back.Send(now, &r.inject[k])
 				k++
 			}
 			busy = true

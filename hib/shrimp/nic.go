@@ -247,7 +247,7 @@ func (n *NI) sendFlit(now clock.Time) bool {
 				trace.Hash("hash", p.Data))
 		}
 	}
-	nc.out.Send(now, f)
+	nc.out.Send(now, &f)
 	nc.pend = nc.pend[1:]
 	if f.Head {
 		nc.tailSent = false

@@ -93,7 +93,7 @@ func newRxRig(cfg shrimp.Config, lc link.Config, mutations map[string]int) *rxRi
 		if len(r.toNI) > 0 && r.toNI[0].at <= c && end.CanSend(now, 0) {
 			f := r.toNI[0].f
 			f.Stamp = now
-			end.Send(now, f)
+			end.Send(now, &f)
 			r.toNI = r.toNI[1:]
 		}
 		return len(r.toNI) > 0

@@ -318,10 +318,15 @@ func (f *FIFO[T]) waitForSpace(now clock.Time) {
 
 // Push adds v at now. It returns false if the FIFO had no room; that is a
 // checker violation unless the FIFO drops and counts.
-func (f *FIFO[T]) Push(now clock.Time, v T) bool { return f.push(now, now, v) }
+func (f *FIFO[T]) Push(now clock.Time, v T) bool { return f.push(now, now, &v) }
 
-// push adds v at now, visible from the first edge after visible.
-func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
+// PushPtr adds a copy of *v at now, as Push does, without passing the
+// entry by value (for large entries on hot paths); the FIFO keeps no
+// reference to v.
+func (f *FIFO[T]) PushPtr(now clock.Time, v *T) bool { return f.push(now, now, v) }
+
+// push adds a copy of *v at now, visible from the first edge after visible.
+func (f *FIFO[T]) push(now, visible clock.Time, v *T) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
 		f.env.Report(now, f.name, "fifo.rate", "more than %d pushes in one cycle", f.enqPer)
 		return false
@@ -346,7 +351,8 @@ func (f *FIFO[T]) push(now, visible clock.Time, v T) bool {
 	if f.n == len(f.buf) {
 		f.grow()
 	}
-	f.buf[f.slot(f.n)] = entry[T]{v: v, t: visible}
+	e := &f.buf[f.slot(f.n)]
+	e.v, e.t = *v, visible
 	f.n++
 	f.pushes++
 	f.changed(now)
@@ -389,6 +395,12 @@ func (f *FIFO[T]) grow() {
 // skip the events in between. The slot is taken from now on. Entries must
 // be pushed in non-decreasing visibleAfter.
 func (f *FIFO[T]) PushAt(now, visibleAfter clock.Time, v T) bool {
+	return f.PushAtPtr(now, visibleAfter, &v)
+}
+
+// PushAtPtr is PushAt with the entry passed by pointer: the FIFO copies *v
+// and keeps no reference to v.
+func (f *FIFO[T]) PushAtPtr(now, visibleAfter clock.Time, v *T) bool {
 	if visibleAfter < now {
 		visibleAfter = now
 	}

@@ -54,10 +54,13 @@ type Flit struct {
 	// Size is the flit's size on the wire in bytes (header and framing
 	// included); 0 means len(Data).
 	Size int
-	// CRC is the packet's CRC-32, written into the tail by the
-	// transmitter. Bad marks a tail whose CRC check failed at the receiver.
-	CRC uint32
+	// Bad marks a tail whose CRC check failed at the receiver (the
+	// packet's CRC-32 travels in the link's own wire record, not in the
+	// flit).
 	Bad bool
+	// mark is the link's own note on a flit it loses on the wire
+	// (markLost, markSilent); zero everywhere outside the link.
+	mark uint8
 	// Meta is the upper layer's message; links never look at it.
 	Meta any
 	// Stamp is set by the endpoint that injected the flit (its injection
@@ -214,9 +217,12 @@ const (
 	vanish // lost by the link.lose mutation: not counted
 )
 
+// arrival is a flit on the wire, with the CRC-32 its transmitter computed
+// over the packet so far (what the receiver checks at the tail).
 type arrival struct {
-	at clock.Time
-	f  Flit
+	at  clock.Time
+	f   Flit
+	crc uint32
 }
 
 type creditReturn struct {
@@ -446,7 +452,7 @@ func (d *Dir) CanSend(now clock.Time, vc int) bool {
 }
 
 // SerialCycles returns how many cycles a flit occupies the serialiser.
-func (d *Dir) SerialCycles(f Flit) int {
+func (d *Dir) SerialCycles(f *Flit) int {
 	bpc := d.l.cfg.BytesPerCycle
 	return (f.WireBytes() + bpc - 1) / bpc
 }
@@ -454,11 +460,12 @@ func (d *Dir) SerialCycles(f Flit) int {
 // Send starts f on the wire at now (the sender must have checked
 // CanSend). A flit of s serialisation cycles sent at edge t is visible to
 // the receiver from edge t + s + DelayCycles: with no wire delay a one-cycle
-// flit behaves like a register between the two components.
-func (d *Dir) Send(now clock.Time, f Flit) bool {
+// flit behaves like a register between the two components. The link copies
+// *f and never changes the caller's flit.
+func (d *Dir) Send(now clock.Time, f *Flit) bool {
 	cfg := &d.l.cfg
 	if !d.CanSend(now, f.VC) {
-		d.l.env.Report(now, d.name, "link.protocol", "send of %v without a credit or while busy", f)
+		d.l.env.Report(now, d.name, "link.protocol", "send of %v without a credit or while busy", *f)
 		return false
 	}
 	if cfg.FlowControl == Credits {
@@ -467,8 +474,11 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		d.outstand[f.VC]++
 		d.sigCredits[k].Set(now, uint64(d.credits[k]))
 	}
+	var crc uint32
 	if !d.fast { // the fast path has no errors to inject and no CRC to check
-		d.prepare(now, &f)
+		g := *f // the link's own copy: marks and corruption stay on it
+		f = &g
+		crc = d.prepare(now, f)
 	}
 	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
 		f.Data = append([]byte(nil), f.Data...)
@@ -493,10 +503,10 @@ func (d *Dir) Send(now clock.Time, f Flit) bool {
 		// Mutation: gone, and its credit with it.
 	case at <= now:
 		d.onWire[f.VC]++
-		d.arrive(now, f)
+		d.arrive(now, f, crc)
 	default:
 		d.onWire[f.VC]++
-		d.wire.Push(arrival{at: at, f: f})
+		d.wire.Push(arrival{at: at, f: *f, crc: crc})
 		d.l.WakeAt(at)
 	}
 	d.checkCredits(now, f.VC)
@@ -540,8 +550,8 @@ func (d *Dir) leak() bool {
 // land puts a flit straight into the receive buffer at send time, visible
 // after its arrival edge at (the fast path: no errors to inject, nothing to
 // trace, credits guarantee the room).
-func (d *Dir) land(now, at clock.Time, f Flit) {
-	if !d.rx[f.VC].PushAt(now, at, f) {
+func (d *Dir) land(now, at clock.Time, f *Flit) {
+	if !d.rx[f.VC].PushAtPtr(now, at, f) {
 		return // overflow reported by the FIFO
 	}
 	size := f.WireBytes()
@@ -569,8 +579,7 @@ func (d *Dir) pump(now clock.Time) bool {
 	waiting := false
 	for i := range d.tx {
 		vc := (d.rr + i) % len(d.tx)
-		f, ok := d.tx[vc].Peek(now)
-		if !ok {
+		if !d.tx[vc].CanPop(now) {
 			continue
 		}
 		waiting = true
@@ -581,9 +590,10 @@ func (d *Dir) pump(now clock.Time) bool {
 		if d.Available(now, vc) == 0 {
 			continue
 		}
-		d.tx[vc].Pop(now)
+		f := *d.tx[vc].Front(now) // copied out before the pop, as Pop does
+		d.tx[vc].Drop(now)
 		d.rr = (vc + 1) % len(d.tx)
-		d.Send(now, f)
+		d.Send(now, &f)
 		return d.pending(now)
 	}
 	if waiting && d.l.cfg.FlowControl == StopGo {
@@ -619,8 +629,10 @@ func (l *Link) Tick(now clock.Time) bool {
 	return busy
 }
 
-// prepare decides the packet's fate at its head and computes its CRC.
-func (d *Dir) prepare(now clock.Time, f *Flit) {
+// prepare decides the packet's fate at its head, marks a flit the wire
+// loses, and returns the packet's CRC-32 over its flits so far (the tail's
+// is what the receiver checks).
+func (d *Dir) prepare(now clock.Time, f *Flit) uint32 {
 	cfg := &d.l.cfg
 	if f.Head {
 		d.txCRC[f.VC] = 0
@@ -644,40 +656,42 @@ func (d *Dir) prepare(now clock.Time, f *Flit) {
 		}
 	}
 	d.txCRC[f.VC] = crc32.Update(d.txCRC[f.VC], crc32.IEEETable, f.Data)
-	if f.Tail {
-		f.CRC = d.txCRC[f.VC]
+	switch d.fate[f.VC] {
+	case lost:
+		f.mark = markLost
+	case vanish:
+		f.mark = markLost | markSilent
 	}
-	if d.fate[f.VC] == lost || d.fate[f.VC] == vanish {
-		f.Meta = lostMark{meta: f.Meta, silent: d.fate[f.VC] == vanish}
-	}
+	return d.txCRC[f.VC]
 }
 
-// lostMark wraps the upper layer's Meta of a flit lost on the wire; a
-// silent loss (the link.lose mutation) leaves no trace record.
-type lostMark struct {
-	meta   any
-	silent bool
-}
+// Flit.mark bits: a flit lost on the wire; a silent loss (the link.lose
+// mutation) leaves no trace record.
+const (
+	markLost uint8 = 1 << iota
+	markSilent
+)
 
 // deliver moves flits whose wire delay has passed into the receive buffer.
 func (d *Dir) deliver(now clock.Time) {
 	for d.wire.Len() > 0 && d.wire.Front().at <= now {
-		d.arrive(now, d.wire.Pop().f)
+		a := d.wire.Pop()
+		d.arrive(now, &a.f, a.crc)
 	}
 }
 
-func (d *Dir) arrive(now clock.Time, f Flit) {
+// arrive takes a flit off the wire; f is the link's own copy.
+func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 	cfg := &d.l.cfg
 	vc := f.VC
 	d.onWire[vc]--
-	if lm, ok := f.Meta.(lostMark); ok {
+	if f.mark&markLost != 0 {
 		// Lost on the wire: the receiver never holds it, so its slot's
 		// credit returns at once.
-		f.Meta = lm.meta
 		if cfg.FlowControl == Credits {
 			d.returnCredit(now, vc)
 		}
-		if f.Tail && !lm.silent {
+		if f.Tail && f.mark&markSilent == 0 {
 			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)))
 		}
 		return
@@ -692,7 +706,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 	if d.l.env.Trace.Enabled() {
 		d.rxData[vc] = append(d.rxData[vc], f.Data...)
 	}
-	if f.Tail && d.rxCRC[vc] != f.CRC {
+	if f.Tail && d.rxCRC[vc] != crc {
 		f.Bad = true
 		d.stats.CRCErrors++
 	}
@@ -701,7 +715,7 @@ func (d *Dir) arrive(now clock.Time, f Flit) {
 		d.l.env.Report(now, d.name, "link.overflow", "slack buffer overflow: %d + %d bytes > %d", d.rxBytes, size, cfg.SlackBytes)
 		return
 	}
-	if !d.rx[vc].Push(now, f) {
+	if !d.rx[vc].PushPtr(now, f) {
 		if cfg.FlowControl == NoFlowControl {
 			d.stats.Overflows++
 			if f.Tail {

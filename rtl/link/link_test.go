@@ -331,7 +331,7 @@ var _ = Describe("Link without flow control", func() {
 		a := vtest.NewAgent(e, "Src", clk, func(now clock.Time, c clock.Cycle) bool {
 			// One cell per cycle straight onto the wire; nobody reads.
 			Expect(d.CanSend(now, 0)).To(BeTrue())
-			d.Send(now, link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: make([]byte, 8)})
+			d.Send(now, &link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: make([]byte, 8)})
 			sent++
 			return sent < 5
 		})
@@ -361,7 +361,7 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			vc := sent % cfg.VCs
 			if sent < n && d.CanSend(now, vc) {
-				d.Send(now, link.Flit{Packet: uint64(sent), VC: vc, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				d.Send(now, &link.Flit{Packet: uint64(sent), VC: vc, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
 				sent++
 			}
 			return sent < n
@@ -406,7 +406,7 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		a := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			// Three flits on VC 1 use up the pool: VC 0 has no credit either.
 			if c < 3 {
-				d.Send(now, link.Flit{VC: 1, Head: true, Tail: true, Data: []byte{1}})
+				d.Send(now, &link.Flit{VC: 1, Head: true, Tail: true, Data: []byte{1}})
 				return true
 			}
 			refused = !d.CanSend(now, 0)

@@ -34,7 +34,7 @@ var _ = Describe("Link mutations", func() {
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			if sent < n && d.CanSend(now, 0) {
 				cons.Sent(now, uint64(sent))
-				d.Send(now, link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				d.Send(now, &link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
 				sent++
 			}
 			return sent < n

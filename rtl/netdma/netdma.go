@@ -197,7 +197,7 @@ func (s *Sender) Tick(now clock.Time) bool {
 			if f.Head {
 				f.Route = s.cur.pkt.Route
 			}
-			s.out.Send(now, f)
+			s.out.Send(now, &f)
 			s.sentOff += n
 			s.seq++
 			progress = true

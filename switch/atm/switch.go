@@ -328,7 +328,7 @@ func (s *Switch) transmit(now clock.Time) bool {
 		}
 		if f, ok := p.q.Peek(now); ok && p.out.CanSend(now, f.VC) {
 			p.q.Pop(now)
-			p.out.Send(now, f)
+			p.out.Send(now, &f)
 			p.stats.CellsOut++
 		}
 		busy = busy || p.q.Len() > 0

@@ -70,7 +70,7 @@ func (ep *endpoint) step(now clock.Time, c clock.Cycle) bool {
 	if !ep.port.Send.CanSend(now, 0) {
 		return true // the serialiser is busy: poll
 	}
-	ep.port.Send.Send(now, s.F)
+	ep.port.Send.Send(now, &s.F)
 	if ep.onSend != nil {
 		ep.onSend(now, s.F)
 	}

@@ -270,7 +270,7 @@ func (ep *ATMEndpoint) send(now clock.Time, c uint64) {
 	cell.Injected = c
 	f, _ := atm.NewCell(cell.ID, atm.Header{VCI: ATMPeerVCI(cell.Dst)}, ATMPayload(cell.ID)) // a valid header and a 48-byte payload
 	f.Src, f.Dst, f.Meta, f.Stamp = cell.Src, cell.Dst, cell, now
-	ep.port.Send.Send(now, f)
+	ep.port.Send.Send(now, &f)
 	pc := &ep.sh.ports[ep.id]
 	pc.Sent++
 	ep.sh.ports[cell.Dst].SentTo++

@@ -433,7 +433,7 @@ func (ep *MCEndpoint) send(now clock.Time, c uint64) {
 	}
 	f := ep.cur[ep.curFlit]
 	f.Stamp = now
-	ep.port.Send.Send(now, f)
+	ep.port.Send.Send(now, &f)
 	if f.Head {
 		w := f.Meta.(*mchub.Write)
 		if x := ep.sh.inflight[writeKey{ep.id, w.Seq}]; x != nil {

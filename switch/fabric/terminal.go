@@ -301,7 +301,7 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 	if f.Head {
 		p.Injected = c // the head enters the network
 	}
-	t.out.Send(now, f)
+	t.out.Send(now, &f)
 	t.sent++
 	t.curFlit++
 	if f.Tail {

@@ -412,7 +412,7 @@ func (h *Hub) reorder(now clock.Time, i int, p *port) bool {
 
 // send puts flit f of output i on its link.
 func (h *Hub) send(now clock.Time, i int, p *port, f link.Flit) {
-	p.out.Send(now, f)
+	p.out.Send(now, &f)
 	p.stats.OutFlits++
 	if h.reorderEvery > 0 && f.Head && p.mut != 3 {
 		p.heads++

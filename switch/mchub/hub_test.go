@@ -101,7 +101,7 @@ func (a *adapter) step(now clock.Time, c clock.Cycle) bool {
 		return !a.port.Send.Idle(now)
 	}
 	f := s.Flits[a.flit]
-	a.port.Send.Send(now, f)
+	a.port.Send.Send(now, &f)
 	if f.Head && a.onSend != nil {
 		a.onSend(now, f.Meta.(*mchub.Write))
 	}

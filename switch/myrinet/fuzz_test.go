@@ -128,7 +128,7 @@ func FuzzRoute(f *testing.F) {
 		sent := 0
 		host := vtest.NewAgent(e, "Host", clk, func(now clock.Time, _ clock.Cycle) bool {
 			if sent < len(flits) && n.host.CanSend(now, 0) {
-				n.host.Send(now, flits[sent])
+				n.host.Send(now, &flits[sent])
 				sent++
 			}
 			return sent < len(flits)

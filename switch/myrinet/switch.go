@@ -205,7 +205,7 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 			pk.AddHop()
 		}
 	}
-	o.dir.Send(now, f)
+	o.dir.Send(now, &f)
 	o.flits++
 	if f.Tail {
 		o.owner = -1

@@ -206,7 +206,7 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		sent := 0
 		a := vtest.NewAgent(e, "Host", clk, func(now clock.Time, c clock.Cycle) bool {
 			if sent < 2 && l.From(link.A).CanSend(now, 0) {
-				l.From(link.A).Send(now, link.Flit{Packet: 7, Seq: sent, Head: sent == 0, Tail: sent == 1, Route: []byte{9}, Size: 4})
+				l.From(link.A).Send(now, &link.Flit{Packet: 7, Seq: sent, Head: sent == 0, Tail: sent == 1, Route: []byte{9}, Size: 4})
 				sent++
 			}
 			return sent < 2
@@ -239,7 +239,7 @@ var _ = Describe("Myrinet switch and clusters", func() {
 			sent := 0
 			a := vtest.NewAgent(e, fmt.Sprintf("Host%d", in), clk, func(now clock.Time, c clock.Cycle) bool {
 				if sent < 4 && d.CanSend(now, 0) {
-					d.Send(now, link.Flit{Packet: uint64(in), Seq: sent, Head: sent == 0, Tail: sent == 3, Route: []byte{70}, Size: 4})
+					d.Send(now, &link.Flit{Packet: uint64(in), Seq: sent, Head: sent == 0, Tail: sent == 3, Route: []byte{70}, Size: 4})
 					sent++
 				}
 				return sent < 4

@@ -79,7 +79,7 @@ var _ = Describe("Star", func() {
 		ep := vtest.NewAgent(e, "Net.Host2", clk, func(now clock.Time, _ clock.Cycle) bool {
 			p := st.Ports[2]
 			if !sent && p.Send.CanSend(now, 0) {
-				p.Send.Send(now, link.Flit{Packet: 7, Head: true, Tail: true, Size: 4, Data: []byte{1, 2, 3, 4}})
+				p.Send.Send(now, &link.Flit{Packet: 7, Head: true, Tail: true, Size: 4, Data: []byte{1, 2, 3, 4}})
 				sent = true
 			}
 			return !sent

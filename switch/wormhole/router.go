@@ -707,7 +707,7 @@ func (r *Router) send(now clock.Time, c int64) {
 		}
 		o.vcs[f.VC].reserved--
 		o.reserved--
-		if !o.dir.Send(now, *f) {
+		if !o.dir.Send(now, f) {
 			o.vcs[f.VC].reserved++
 			o.reserved++
 			continue
