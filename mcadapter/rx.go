@@ -169,21 +169,21 @@ func (a *Adapter) receiveRx(now clock.Time) bool {
 	if r.cur != nil && f.Head {
 		// The packet being received lost its tail: drop it and take the
 		// new head on the next edge.
-		a.env.Report(now, a.name, "mc.protocol", "head of packet %d inside %v", f.Packet, r.cur.w)
+		a.env.Report(now, a.name, "mc.protocol", "head of packet %d inside %v", f.Packet(), r.cur.w)
 		a.rxFree(now, r.cur)
 		r.cur = nil
 		return true
 	}
 	if r.cur == nil && !r.discard {
 		if !f.Head {
-			a.env.Report(now, a.name, "mc.protocol", "packet %d: flit %d without its head", f.Packet, f.Seq)
+			a.env.Report(now, a.name, "mc.protocol", "packet %d: flit %d without its head", f.Packet(), f.Seq)
 			in.Pop(now)
 			return true
 		}
-		w, ok := f.Meta.(*mchub.Write)
+		w, ok := f.Meta().(*mchub.Write)
 		switch {
 		case !ok || w == nil:
-			a.env.Report(now, a.name, "mc.protocol", "packet %d carries %T, not a *mchub.Write", f.Packet, f.Meta)
+			a.env.Report(now, a.name, "mc.protocol", "packet %d carries %T, not a *mchub.Write", f.Packet(), f.Meta())
 			r.discard = true
 		case w.Len < 1 || w.Len > a.cfg.RxFIFOBytes:
 			a.env.Report(now, a.name, "mc.protocol", "%v: length %d does not fit the %d-byte RX FIFO", w, w.Len, a.cfg.RxFIFOBytes)

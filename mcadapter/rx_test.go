@@ -149,7 +149,7 @@ func (r *rxRig) sendAt(at clock.Cycle, order uint64, src int, seq uint64, addr u
 	fl, err := mchub.MC1().Format().Packet(w, data, r.pktID)
 	Expect(err).NotTo(HaveOccurred())
 	for i := range fl {
-		fl[i].Dst = 1
+		fl[i].Info.Dst = 1 // the packet's one shared PacketInfo
 		r.toHub = append(r.toHub, hubFlit{at: at, f: fl[i]})
 	}
 }
@@ -466,7 +466,7 @@ var _ = Describe("Adapter receive side", func() {
 	It("reports a packet without an MC write header and keeps receiving", func() {
 		r := newRxRig(mcadapter.MC1(), mchub.LinkConfig(), nil)
 		Expect(r.a.MapRx(rigGPage, rigFrame)).To(Succeed())
-		r.toHub = append(r.toHub, hubFlit{f: link.Flit{Packet: 99, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Dst: 1}})
+		r.toHub = append(r.toHub, hubFlit{f: link.Flit{Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Info: &link.PacketInfo{ID: 99, Dst: 1}}})
 		r.send(1, 0, 1, rigGPage*8192, []byte{9, 8, 7, 6})
 		_, err := r.e.Run()
 		Expect(err).To(MatchError(ContainSubstring("packet 99 carries <nil>, not a *mchub.Write")))

@@ -172,7 +172,7 @@ func (b *txBench) run() error {
 			return false
 		}
 		if f.Head {
-			w := f.Meta.(*mchub.Write)
+			w := f.Meta().(*mchub.Write)
 			cur = &txPkt{Src: w.Src, Seq: w.Seq, Addr: w.Addr, Len: w.Len, Loopback: w.Loopback}
 		}
 		cur.Data = append(cur.Data, f.Data...)

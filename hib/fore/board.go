@@ -327,8 +327,8 @@ func (f *Board) evalIRQ(now clock.Time) {
 
 // cellOf fills the hooks' view of a cell flit.
 func (f *Board) cellOf(now clock.Time, fl *link.Flit, c *Cell) {
-	*c = Cell{ID: fl.Packet, Node: f.node, At: now}
-	c.Header, _ = headerOf(fl.Route)
+	*c = Cell{ID: fl.Packet(), Node: f.node, At: now}
+	c.Header, _ = headerOf(fl.Route())
 	copy(c.Payload[:], fl.Data)
 }
 

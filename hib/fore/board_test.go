@@ -76,7 +76,7 @@ var _ = Describe("FIFOs", func() {
 	It("discards a cell with a bad HEC and one with a bad CRC-10, counting each", func() {
 		r := newRig(unitConfig(), 1, nil)
 		bad := cellFlit(1, 0)
-		bad.Route[4] ^= 0x01
+		bad.Route()[4] ^= 0x01
 		r.boards[0].Inject(0, bad)
 		crc := cellFlit(2, 0)
 		crc.Data[17] ^= 0x10

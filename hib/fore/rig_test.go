@@ -305,8 +305,8 @@ func txCell(seed byte) []byte {
 // 0-3, the HEC and three zero bytes, the payload.
 func rxImage(fl link.Flit) []byte {
 	b := make([]byte, fore.CellBytes)
-	copy(b, fl.Route[:4])
-	b[4] = fl.Route[4]
+	copy(b, fl.Route()[:4])
+	b[4] = fl.Route()[4]
 	copy(b[8:], fl.Data)
 	return b
 }

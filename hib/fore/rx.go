@@ -70,7 +70,7 @@ func (f *Board) tickRx(now clock.Time) bool {
 func (f *Board) Inject(now clock.Time, flit link.Flit) {
 	lc := f.cfg.Link.Clock
 	ready := lc.After(lc.NextEdge(now), clock.Cycle(f.cfg.CellLatency))
-	flit.Route = append([]byte(nil), flit.Route...)
+	flit.SetRoute(append([]byte(nil), flit.Route()...)) // its own copy: the caller's flit is left alone
 	flit.Data = append([]byte(nil), flit.Data...)
 	r := &f.rx
 	i := len(r.pipe)
@@ -94,7 +94,7 @@ func (f *Board) receive(now clock.Time, fl *link.Flit) {
 	var v Cell
 	f.cellOf(now, fl, &v)
 	lc := f.cfg.Link.Clock
-	_, hecOK := headerOf(fl.Route)
+	_, hecOK := headerOf(fl.Route())
 	switch {
 	case !hecOK:
 		f.counters.RxDropHEC++
@@ -109,8 +109,8 @@ func (f *Board) receive(now clock.Time, fl *link.Flit) {
 		f.rxDrop(now, &v, DropRxFull)
 		return
 	}
-	c := cellBuf{id: fl.Packet, payload: v.Payload, at: now}
-	copy(c.hdr[:], fl.Route)
+	c := cellBuf{id: fl.Packet(), payload: v.Payload, at: now}
+	copy(c.hdr[:], fl.Route())
 	f.rx.fifo.Push(now, c)
 	f.counters.RxCells++
 	f.env.Monitor.Progress(now) // a cell arrived

@@ -175,8 +175,7 @@ func (f *Board) tickTx(now clock.Time) bool {
 		f.drop(now, lc, &v, DropTest)
 		return true
 	}
-	fl := link.Flit{Packet: c.id, Head: true, Tail: true, Size: atm.CellBytes, Src: f.node,
-		Route: append([]byte(nil), c.hdr[:]...), Data: append([]byte(nil), c.payload[:]...), Stamp: now}
+	fl := link.Flit{Head: true, Tail: true, Size: atm.CellBytes, Data: append([]byte(nil), c.payload[:]...), Stamp: now, Info: &link.PacketInfo{ID: c.id, Src: f.node, Route: append([]byte(nil), c.hdr[:]...)}, Carries: link.HasRoute}
 	t.send.Send(now, &fl)
 	f.counters.TxCells++
 	f.env.Monitor.Progress(now) // a cell left for the network

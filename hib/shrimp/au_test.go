@@ -281,7 +281,7 @@ func (r *auRig) run() error {
 		if f.Head {
 			cur = &rigPkt{Head: c}
 			bytes = nil
-			if p, ok := f.Meta.(*shrimp.Packet); ok {
+			if p, ok := f.Meta().(*shrimp.Packet); ok {
 				cur.Flush = p.Flush
 			}
 		}
@@ -291,7 +291,7 @@ func (r *auRig) run() error {
 			cur.Tail = c
 			h, err := shrimp.DecodeHeader(bytes[2:10])
 			Expect(err).NotTo(HaveOccurred())
-			Expect(bytes[:2]).To(Equal([]byte{byte(f.Dst), 0}))
+			Expect(bytes[:2]).To(Equal([]byte{byte(f.Dst()), 0}))
 			cur.Hdr = h
 			cur.Data = bytes[10:]
 			r.got = append(r.got, *cur)
@@ -637,8 +637,7 @@ func inFlits(id uint64, src int, dstAddr uint64, data []byte) []link.Flit {
 	b = append(b, data...)
 	var out []link.Flit
 	for i := 0; i < len(b); i += 2 {
-		out = append(out, link.Flit{Packet: id, Seq: i / 2, Src: src, Dst: 0, Data: b[i : i+2], Size: 2, Meta: p,
-			Head: i == 0, Tail: i+2 >= len(b)})
+		out = append(out, link.Flit{Seq: int32(i / 2), Data: b[i : i+2], Size: 2, Head: i == 0, Tail: i+2 >= len(b), Info: &link.PacketInfo{ID: id, Src: src, Dst: 0, Meta: p}, Carries: link.HasMeta})
 	}
 	return out
 }

@@ -40,6 +40,7 @@ type nicPath struct {
 	// link sender: flits of the word being sent; ids numbers packets.
 	pend     []link.Flit
 	ids      uint64
+	info     *link.PacketInfo // the current packet's shared part
 	tailSent bool
 
 	// link receiver: the packet being assembled.
@@ -240,7 +241,7 @@ func (n *NI) sendFlit(now clock.Time) bool {
 	if f.Head {
 		f.Stamp = now
 		if n.env.Trace.Enabled() {
-			p := f.Meta.(*Packet)
+			p := f.Meta().(*Packet)
 			n.env.Trace.Emit(now, n.nic.Clock().CycleAt(now), n.name, "shrimp.tx", trace.Str("kind", p.Kind.String()),
 				trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)), trace.Uint("seq", p.Seq),
 				trace.Addr("addr", p.DstAddr), trace.Int("len", int64(p.Len)), trace.Int("flits", int64(c.WireFlits(p.Len))),
@@ -262,9 +263,11 @@ func (n *NI) sendFlit(now clock.Time) bool {
 // data otherwise; tail marks the packet's last data) to out.
 func (n *NI) flits(out []link.Flit, p *Packet, b []byte, head, tail bool) []link.Flit {
 	nc := &n.nc
+	if in := nc.info; in == nil || in.ID != nc.ids || in.Meta != any(p) {
+		nc.info = &link.PacketInfo{ID: nc.ids, Src: n.node, Dst: p.Dst, Meta: p} // the packet's words share it
+	}
 	for i := 0; i < len(b); i += FlitBytes {
-		f := link.Flit{Packet: nc.ids, VC: 0, Src: n.node, Dst: p.Dst, Data: b[i:min(i+FlitBytes, len(b))],
-			Size: FlitBytes, Meta: p, Head: head && i == 0, Tail: tail && i+FlitBytes >= len(b)}
+		f := link.Flit{Info: nc.info, VC: 0, Data: b[i:min(i+FlitBytes, len(b))], Size: FlitBytes, Head: head && i == 0, Tail: tail && i+FlitBytes >= len(b), Carries: link.HasMeta}
 		out = append(out, f)
 	}
 	return out
@@ -298,9 +301,9 @@ func (n *NI) recvFlit(now clock.Time) bool {
 			n.env.Report(now, n.name, "shrimp.rx", "head flit inside packet (flit %d)", nc.rxFlits)
 		}
 		nc.rxFlits, nc.rxHdr, nc.rxWord, nc.rxGot, nc.rxBad, nc.rxPkt, nc.rxWords = 0, nc.rxHdr[:0], nil, 0, false, nil, 0
-		nc.rxMeta, _ = f.Meta.(*Packet)
-		if f.Dst != n.node {
-			n.env.Report(now, n.name, "shrimp.misroute", "packet for node %d delivered to node %d", f.Dst, n.node)
+		nc.rxMeta, _ = f.Meta().(*Packet)
+		if f.Dst() != n.node {
+			n.env.Report(now, n.name, "shrimp.misroute", "packet for node %d delivered to node %d", f.Dst(), n.node)
 		}
 	}
 	nc.rxFlits++

@@ -120,8 +120,7 @@ func (r *rxRig) sendCorrupt(at clock.Cycle, p shrimp.Packet, corrupt func(hdr []
 	b = append(b, make([]byte, r.cfg.HeaderBytes-len(hdr))...)
 	b = append(b, p.Data...)
 	for i := 0; i < len(b); i += shrimp.FlitBytes {
-		f := link.Flit{Packet: r.pkts, Src: 0, Dst: 1, Data: b[i:min(i+shrimp.FlitBytes, len(b))], Size: shrimp.FlitBytes,
-			Meta: &meta, Head: i == 0, Tail: i+shrimp.FlitBytes >= len(b)}
+		f := link.Flit{Data: b[i:min(i+shrimp.FlitBytes, len(b))], Size: shrimp.FlitBytes, Head: i == 0, Tail: i+shrimp.FlitBytes >= len(b), Info: &link.PacketInfo{ID: r.pkts, Src: 0, Dst: 1, Meta: &meta}, Carries: link.HasMeta}
 		r.toNI = append(r.toNI, rxFlit{at: at, f: f})
 	}
 }

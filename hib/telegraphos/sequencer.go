@@ -234,6 +234,7 @@ func (e *sequencer) receive(name string, c Class, into **Packet) step {
 type outIf struct {
 	pkt   *Packet
 	words int
+	info  *link.PacketInfo // the packet's shared part (made at its first word)
 }
 
 // inIf is an incoming link interface of one message class: it takes a
@@ -258,8 +259,10 @@ func (h *HIB) moveOut(now clock.Time) bool {
 			continue
 		}
 		n := o.pkt.Words()
-		tx.Push(now, link.Flit{Packet: o.pkt.ID, Seq: o.words, VC: c, Head: o.words == 0, Tail: o.words == n-1,
-			Src: h.node, Dst: o.pkt.Dst, Size: WordBytes, Meta: o.pkt, Stamp: now})
+		if o.words == 0 {
+			o.info = &link.PacketInfo{ID: o.pkt.ID, Src: h.node, Dst: o.pkt.Dst, Meta: o.pkt}
+		}
+		tx.PushPtr(now, &link.Flit{Info: o.info, Seq: int32(o.words), VC: uint8(c), Head: o.words == 0, Tail: o.words == n-1, Size: WordBytes, Stamp: now, Carries: link.HasMeta})
 		o.words++
 		progress = true
 		if o.words == n {
@@ -283,13 +286,13 @@ func (h *HIB) moveIn(now clock.Time) bool {
 		}
 		progress = true
 		if f.Bad {
-			h.env.Report(now, h.Name(), "hib.crc", "packet %d failed the link CRC check", f.Packet)
+			h.env.Report(now, h.Name(), "hib.crc", "packet %d failed the link CRC check", f.Packet())
 		}
 		in.words++
 		if !f.Tail {
 			continue
 		}
-		pk, _ := f.Meta.(*Packet)
+		pk, _ := f.Meta().(*Packet)
 		switch {
 		case pk == nil:
 			h.env.Report(now, h.Name(), "hib.protocol", "flit %v without a packet", f)

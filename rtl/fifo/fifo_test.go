@@ -29,6 +29,26 @@ var _ = Describe("FIFO", func() {
 		return f
 	}
 
+	It("copies an entry pushed by pointer and keeps no reference to it", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(4))
+		// 7 is pushed at cycle 0 (visible from cycle 1), 8 at cycle 1 but
+		// visible only after the edge of cycle 3: at cycle 2 only the
+		// first is visible, at cycle 4 both.
+		v := 7
+		Expect(f.PushPtr(0, &v)).To(BeTrue())
+		v = 8
+		Expect(f.PushAtPtr(clk.TimeOf(1), clk.TimeOf(3), &v)).To(BeTrue())
+		v = 9 // changing the caller's variable changes neither entry
+		got, ok := f.PeekAt(clk.TimeOf(2), 0)
+		Expect(ok).To(BeTrue())
+		Expect(got).To(Equal(7))
+		_, ok = f.PeekAt(clk.TimeOf(2), 1)
+		Expect(ok).To(BeFalse())
+		got, ok = f.PeekAt(clk.TimeOf(4), 1)
+		Expect(ok).To(BeTrue())
+		Expect(got).To(Equal(8))
+	})
+
 	It("makes a push visible at the consumer's next edge, whatever the tick order", func() {
 		f := build(fifo.MakeBuilder[int]().WithDepth(4))
 		var log []event

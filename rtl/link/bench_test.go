@@ -29,7 +29,7 @@ func BenchmarkLink(b *testing.B) {
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			vc := sent % 2
 			if sent < packets && d.Tx(vc).CanPush(now) {
-				d.Tx(vc).Push(now, link.Flit{Packet: uint64(sent), VC: vc, Head: true, Tail: true, Data: data})
+				d.Tx(vc).Push(now, link.Flit{VC: uint8(vc), Head: true, Tail: true, Data: data, Info: &link.PacketInfo{ID: uint64(sent)}})
 				sent++
 			}
 			return sent < packets

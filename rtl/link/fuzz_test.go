@@ -40,8 +40,8 @@ func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []li
 	got := make([][]arrival, cfg.VCs)
 	i, n := 0, 0
 	snd := vtest.NewAgent(e, "Snd", clk, func(now clock.Time, _ clock.Cycle) bool {
-		if i < len(flits) && d.Tx(flits[i].VC).CanPush(now) {
-			d.Tx(flits[i].VC).Push(now, flits[i])
+		if i < len(flits) && d.Tx(int(flits[i].VC)).CanPush(now) {
+			d.Tx(int(flits[i].VC)).Push(now, flits[i])
 			i++
 		}
 		return i < len(flits)
@@ -123,7 +123,7 @@ func FuzzLink(f *testing.F) {
 					m := min(int(stream[0])%(maxFlitData+1), len(stream)-1)
 					data, stream = bytes.Clone(stream[1:1+m]), stream[1+m:]
 				}
-				flits = append(flits, link.Flit{Packet: id, Seq: s, VC: vc, Head: s == 0, Tail: s == nf-1, Data: data})
+				flits = append(flits, link.Flit{Seq: int32(s), VC: uint8(vc), Head: s == 0, Tail: s == nf-1, Data: data, Info: &link.PacketInfo{ID: id}})
 			}
 		}
 		sent := make([][]link.Flit, cfg.VCs)
@@ -141,7 +141,7 @@ func FuzzLink(f *testing.F) {
 			intact := true
 			for j, a := range got[vc] {
 				s, r := sent[vc][j], a.Flit
-				if r.Packet != s.Packet || r.Seq != s.Seq || r.Head != s.Head || r.Tail != s.Tail || r.VC != vc {
+				if r.Packet() != s.Packet() || r.Seq != s.Seq || r.Head != s.Head || r.Tail != s.Tail || int(r.VC) != vc {
 					t.Fatalf("VC %d flit %d: sent %v, got %v", vc, j, s, r)
 				}
 				if r.Head {
@@ -150,7 +150,7 @@ func FuzzLink(f *testing.F) {
 				intact = intact && bytes.Equal(r.Data, s.Data)
 				if r.Tail {
 					if r.Bad == intact {
-						t.Fatalf("VC %d packet %d: intact %v but Bad %v (corrupt %v)", vc, r.Packet, intact, r.Bad, corrupt)
+						t.Fatalf("VC %d packet %d: intact %v but Bad %v (corrupt %v)", vc, r.Packet(), intact, r.Bad, corrupt)
 					}
 					if r.Bad {
 						bad++

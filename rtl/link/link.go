@@ -35,50 +35,145 @@ var (
 			"(caught by credit conservation, link.credits; the packet it belonged to is left incomplete)")
 )
 
-// Flit is the unit a link carries. A packet is a run of flits on one VC
-// from a Head to a Tail flit (a one-flit packet has both).
-type Flit struct {
-	// Packet identifies the packet (unique per sender), Seq the flit's
-	// position in it.
-	Packet uint64
-	Seq    int
-	VC     int
-	Head   bool
-	Tail   bool
-	// Src and Dst are endpoint numbers; Route is a source route that
-	// source-routed switches consume.
+// PacketInfo is what every flit of a packet shares: one per packet (or
+// per fan-out copy a switch makes), behind one pointer so a flit fits one
+// cache line. Once the packet's head is sent it is never changed: a hop
+// that must change it (an ATM switch's VCI translation, a hub's fan-out to
+// another destination) gives its copies a new PacketInfo. The garbage
+// collector owns it; receivers may keep it after delivery.
+type PacketInfo struct {
+	// ID identifies the packet (unique per sender).
+	ID uint64
+	// Src and Dst are endpoint numbers.
 	Src, Dst int
-	Route    []byte
-	// Data is the payload the flit carries.
-	Data []byte
-	// Size is the flit's size on the wire in bytes (header and framing
-	// included); 0 means len(Data).
-	Size int
-	// Bad marks a tail whose CRC check failed at the receiver (the
-	// packet's CRC-32 travels in the link's own wire record, not in the
-	// flit).
-	Bad bool
-	// mark is the link's own note on a flit it loses on the wire
-	// (markLost, markSilent); zero everywhere outside the link.
-	mark uint8
+	// Route is a source route that source-routed switches consume (one
+	// byte per hop, counted in Flit.hop), or a cell's header.
+	Route []byte
 	// Meta is the upper layer's message; links never look at it.
 	Meta any
+}
+
+// Flit is the unit a link carries. A packet is a run of flits on one VC
+// from a Head to a Tail flit (a one-flit packet has both). It is 56 bytes
+// (a FIFO entry with its time, 64: one cache line); what the packet's
+// flits share is behind Info.
+type Flit struct {
+	// Info is the packet's shared part (nil reads as zero values).
+	Info *PacketInfo
 	// Stamp is set by the endpoint that injected the flit (its injection
 	// time); links and switches pass it on, so flit latencies can be
 	// measured end to end.
 	Stamp clock.Time
+	// Data is the payload the flit carries.
+	Data []byte
+	// Seq is the flit's position in its packet.
+	Seq int32
+	// Size is the flit's size on the wire in bytes (header and framing
+	// included); 0 means len(Data).
+	Size int32
+	// VC is the virtual channel the flit travels on (a router rewrites it
+	// on its own copy at each hop).
+	VC         uint8
+	Head, Tail bool
+	// Bad marks a tail whose CRC check failed at the receiver (the
+	// packet's CRC-32 travels in the link's own wire record, not in the
+	// flit).
+	Bad bool
+	// Carries says which of the packet's shared Route and Meta this flit
+	// carries (HasRoute, HasMeta): a producer may put them on some flits
+	// only (a head), and the others read them as nil.
+	Carries uint8
+	// mark is the link's own note on a flit it loses on the wire
+	// (markLost, markSilent); zero everywhere outside the link.
+	mark uint8
+	// hop counts the route bytes source-routed switches have consumed.
+	hop uint16
 }
+
+// MaxFlitBytes bounds a flit's size on the wire (Flit.Size), for the
+// builders of components that cut packets into flits (assumed: far above
+// any flit the modelled networks carry, 4 KB at most, and well inside
+// Size's int32).
+const MaxFlitBytes = 1 << 20
+
+// Flit.Carries bits.
+const (
+	// HasRoute: the flit carries its packet's Route.
+	HasRoute uint8 = 1 << iota
+	// HasMeta: the flit carries its packet's Meta.
+	HasMeta
+)
+
+// Packet returns the packet's ID (0 without Info).
+func (f Flit) Packet() uint64 {
+	if f.Info == nil {
+		return 0
+	}
+	return f.Info.ID
+}
+
+// Src returns the packet's source endpoint (0 without Info).
+func (f Flit) Src() int {
+	if f.Info == nil {
+		return 0
+	}
+	return f.Info.Src
+}
+
+// Dst returns the packet's destination endpoint (0 without Info).
+func (f Flit) Dst() int {
+	if f.Info == nil {
+		return 0
+	}
+	return f.Info.Dst
+}
+
+// Route returns what is left of the packet's route on a flit that
+// carries it (nil on one that does not).
+func (f Flit) Route() []byte {
+	if f.Carries&HasRoute == 0 || f.Info == nil {
+		return nil
+	}
+	return f.Info.Route[f.hop:]
+}
+
+// Meta returns the upper layer's message on a flit that carries it (nil on
+// one that does not).
+func (f Flit) Meta() any {
+	if f.Carries&HasMeta == 0 || f.Info == nil {
+		return nil
+	}
+	return f.Info.Meta
+}
+
+// SetRoute gives this copy of the flit the route r (a cell's rewritten
+// header): it gets its own copy of the packet's shared part, so other
+// flits and copies of the packet keep theirs.
+func (f *Flit) SetRoute(r []byte) {
+	var ni PacketInfo
+	if f.Info != nil {
+		ni = *f.Info
+	}
+	ni.Route = r
+	f.Info = &ni
+	f.hop = 0
+	f.Carries |= HasRoute
+}
+
+// StripRoute consumes the first byte of the flit's route (a source-routed
+// switch's hop), on this copy of the flit only.
+func (f *Flit) StripRoute() { f.hop++ }
 
 // WireBytes returns the flit's size on the wire.
 func (f Flit) WireBytes() int {
 	if f.Size > 0 {
-		return f.Size
+		return int(f.Size)
 	}
 	return max(len(f.Data), 1)
 }
 
 func (f Flit) String() string {
-	s := fmt.Sprintf("pkt %d flit %d vc %d %dB", f.Packet, f.Seq, f.VC, f.WireBytes())
+	s := fmt.Sprintf("pkt %d flit %d vc %d %dB", f.Packet(), f.Seq, f.VC, f.WireBytes())
 	if f.Head {
 		s += " head"
 	}
@@ -464,12 +559,12 @@ func (d *Dir) SerialCycles(f *Flit) int {
 // *f and never changes the caller's flit.
 func (d *Dir) Send(now clock.Time, f *Flit) bool {
 	cfg := &d.l.cfg
-	if !d.CanSend(now, f.VC) {
+	if !d.CanSend(now, int(f.VC)) {
 		d.l.env.Report(now, d.name, "link.protocol", "send of %v without a credit or while busy", *f)
 		return false
 	}
 	if cfg.FlowControl == Credits {
-		k := d.ci(f.VC)
+		k := d.ci(int(f.VC))
 		d.credits[k]--
 		d.outstand[f.VC]++
 		d.sigCredits[k].Set(now, uint64(d.credits[k]))
@@ -509,7 +604,7 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 		d.wire.Push(arrival{at: at, f: *f, crc: crc})
 		d.l.WakeAt(at)
 	}
-	d.checkCredits(now, f.VC)
+	d.checkCredits(now, int(f.VC))
 	return true
 }
 
@@ -563,7 +658,7 @@ func (d *Dir) land(now, at clock.Time, f *Flit) {
 		d.stats.Packets++
 	}
 	if d.onArrive != nil {
-		d.onArrive(at, f.VC)
+		d.onArrive(at, int(f.VC))
 	}
 }
 
@@ -683,7 +778,7 @@ func (d *Dir) deliver(now clock.Time) {
 // arrive takes a flit off the wire; f is the link's own copy.
 func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 	cfg := &d.l.cfg
-	vc := f.VC
+	vc := int(f.VC)
 	d.onWire[vc]--
 	if f.mark&markLost != 0 {
 		// Lost on the wire: the receiver never holds it, so its slot's
@@ -692,7 +787,7 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 			d.returnCredit(now, vc)
 		}
 		if f.Tail && f.mark&markSilent == 0 {
-			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)))
+			d.l.emit(now, d.name, "link.drop", trace.Uint("pkt", f.Packet()), trace.Int("src", int64(f.Src())), trace.Int("dst", int64(f.Dst())))
 		}
 		return
 	}
@@ -719,7 +814,7 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		if cfg.FlowControl == NoFlowControl {
 			d.stats.Overflows++
 			if f.Tail {
-				d.l.emit(now, d.name, "link.overflow", trace.Uint("pkt", f.Packet), trace.Int("vc", int64(vc)))
+				d.l.emit(now, d.name, "link.overflow", trace.Uint("pkt", f.Packet()), trace.Int("vc", int64(vc)))
 			}
 		}
 		return // a credit or STOP/GO overflow is reported by the FIFO
@@ -739,13 +834,13 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		}
 	}
 	if cfg.TraceFlits {
-		d.l.emit(now, d.name, "link.flit", trace.Uint("pkt", f.Packet), trace.Int("seq", int64(f.Seq)),
+		d.l.emit(now, d.name, "link.flit", trace.Uint("pkt", f.Packet()), trace.Int("seq", int64(f.Seq)),
 			trace.Int("vc", int64(vc)), trace.Int("bytes", int64(size)), trace.Bool("head", f.Head), trace.Bool("tail", f.Tail))
 	}
 	if f.Tail {
 		d.stats.Packets++
 		if d.l.env.Trace.Enabled() {
-			fields := []trace.Field{trace.Uint("pkt", f.Packet), trace.Int("src", int64(f.Src)), trace.Int("dst", int64(f.Dst)),
+			fields := []trace.Field{trace.Uint("pkt", f.Packet()), trace.Int("src", int64(f.Src())), trace.Int("dst", int64(f.Dst())),
 				trace.Int("vc", int64(vc)), trace.Int("flits", int64(d.rxFlits[vc])), trace.Hash("hash", d.rxData[vc])}
 			if f.Bad {
 				fields = append(fields, trace.Str("crc", "bad"))
@@ -774,8 +869,8 @@ func (d *Dir) popped(now clock.Time, f *Flit) {
 	d.rxBytes -= f.WireBytes()
 	switch cfg.FlowControl {
 	case Credits:
-		d.returnCredit(now, f.VC)
-		d.checkCredits(now, f.VC)
+		d.returnCredit(now, int(f.VC))
+		d.checkCredits(now, int(f.VC))
 		return
 	case NoFlowControl:
 		return

@@ -1,6 +1,8 @@
 package link_test
 
 import (
+	"unsafe"
+
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/link"
@@ -32,7 +34,7 @@ var _ = Describe("Link", func() {
 			for k := range data {
 				data[k] = byte(int(id)*31 + i*7 + k)
 			}
-			fl[i] = link.Flit{Packet: id, Seq: i, Head: i == 0, Tail: i == n-1, Data: data}
+			fl[i] = link.Flit{Seq: int32(i), Head: i == 0, Tail: i == n-1, Data: data, Info: &link.PacketInfo{ID: id}}
 		}
 		return fl
 	}
@@ -211,7 +213,7 @@ var _ = Describe("Link", func() {
 			rcv := vtest.NewAgent(e, "Rcv", clk, func(now clock.Time, c clock.Cycle) bool {
 				f, ok := d.Rx(0).Pop(now)
 				if ok && f.Tail {
-					bad[f.Packet] = f.Bad
+					bad[f.Packet()] = f.Bad
 				}
 				return ok
 			})
@@ -282,15 +284,15 @@ var _ = Describe("Link", func() {
 		var got []uint64
 		a := vtest.NewAgent(e, "EndA", clk, func(now clock.Time, c clock.Cycle) bool {
 			if !sent {
-				ab.Tx(0).Push(now, link.Flit{Packet: 1, Head: true, Tail: true, Data: []byte{1}})
-				ba.Tx(0).Push(now, link.Flit{Packet: 2, Head: true, Tail: true, Data: []byte{2}})
+				ab.Tx(0).Push(now, link.Flit{Head: true, Tail: true, Data: []byte{1}, Info: &link.PacketInfo{ID: 1}})
+				ba.Tx(0).Push(now, link.Flit{Head: true, Tail: true, Data: []byte{2}, Info: &link.PacketInfo{ID: 2}})
 				sent = true
 			}
 			if f, ok := ab.Rx(0).Pop(now); ok {
-				got = append(got, f.Packet)
+				got = append(got, f.Packet())
 			}
 			if f, ok := ba.Rx(0).Pop(now); ok {
-				got = append(got, f.Packet)
+				got = append(got, f.Packet())
 			}
 			return len(got) < 2
 		})
@@ -331,7 +333,7 @@ var _ = Describe("Link without flow control", func() {
 		a := vtest.NewAgent(e, "Src", clk, func(now clock.Time, c clock.Cycle) bool {
 			// One cell per cycle straight onto the wire; nobody reads.
 			Expect(d.CanSend(now, 0)).To(BeTrue())
-			d.Send(now, &link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: make([]byte, 8)})
+			d.Send(now, &link.Flit{Head: true, Tail: true, Data: make([]byte, 8), Info: &link.PacketInfo{ID: uint64(sent)}})
 			sent++
 			return sent < 5
 		})
@@ -361,7 +363,7 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			vc := sent % cfg.VCs
 			if sent < n && d.CanSend(now, vc) {
-				d.Send(now, &link.Flit{Packet: uint64(sent), VC: vc, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				d.Send(now, &link.Flit{VC: uint8(vc), Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Info: &link.PacketInfo{ID: uint64(sent)}})
 				sent++
 			}
 			return sent < n
@@ -418,5 +420,52 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		Expect(refused).To(BeTrue())
 		Expect(d.Rx(1).Len()).To(Equal(3))
 		Expect(err).To(MatchError(ContainSubstring("L.AB.Rx[1]: 3/3 entries"))) // nobody read them
+	})
+})
+
+var _ = Describe("Flit", func() {
+	It("fits one cache line with its FIFO time: 56 bytes", func() {
+		Expect(unsafe.Sizeof(link.Flit{})).To(BeEquivalentTo(56))
+	})
+
+	It("reads its packet's shared part, zero values without one", func() {
+		var none link.Flit
+		Expect(none.Packet()).To(BeZero())
+		Expect(none.Src()).To(BeZero())
+		Expect(none.Dst()).To(BeZero())
+		Expect(none.Route()).To(BeNil())
+		Expect(none.Meta()).To(BeNil())
+		info := &link.PacketInfo{ID: 9, Src: 2, Dst: 5, Route: []byte{3, 1, 4}, Meta: "msg"}
+		head := link.Flit{Info: info, Head: true, Carries: link.HasRoute | link.HasMeta}
+		body := link.Flit{Info: info, Seq: 1}
+		Expect([]any{head.Packet(), head.Src(), head.Dst(), head.Route(), head.Meta()}).To(Equal([]any{uint64(9), 2, 5, []byte{3, 1, 4}, any("msg")}))
+		// A flit that does not carry Route or Meta reads them as nil, as
+		// a producer that sets them on the head only means.
+		Expect(body.Packet()).To(BeEquivalentTo(9))
+		Expect(body.Route()).To(BeNil())
+		Expect(body.Meta()).To(BeNil())
+	})
+
+	It("strips a route byte on its own copy only", func() {
+		info := &link.PacketInfo{Route: []byte{3, 1, 4}}
+		f := link.Flit{Info: info, Head: true, Carries: link.HasRoute}
+		g := f
+		g.StripRoute()
+		Expect(g.Route()).To(Equal([]byte{1, 4}))
+		Expect(f.Route()).To(Equal([]byte{3, 1, 4}))
+		Expect(info.Route).To(Equal([]byte{3, 1, 4}))
+	})
+
+	It("gives a rewritten route its own shared part (copy on write)", func() {
+		info := &link.PacketInfo{ID: 4, Dst: 1, Route: []byte{3, 1}, Meta: "m"}
+		f := link.Flit{Info: info, Head: true, Carries: link.HasRoute | link.HasMeta}
+		f.StripRoute()
+		g := f
+		g.SetRoute([]byte{7, 7, 7})
+		Expect(g.Route()).To(Equal([]byte{7, 7, 7})) // hop reset with the new route
+		Expect([]any{g.Packet(), g.Dst(), g.Meta()}).To(Equal([]any{uint64(4), 1, any("m")}))
+		Expect(f.Route()).To(Equal([]byte{1}))
+		Expect(info.Route).To(Equal([]byte{3, 1}))
+		Expect(g.Info).NotTo(BeIdenticalTo(info))
 	})
 })

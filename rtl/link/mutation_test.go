@@ -34,15 +34,15 @@ var _ = Describe("Link mutations", func() {
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			if sent < n && d.CanSend(now, 0) {
 				cons.Sent(now, uint64(sent))
-				d.Send(now, &link.Flit{Packet: uint64(sent), Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				d.Send(now, &link.Flit{Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Info: &link.PacketInfo{ID: uint64(sent)}})
 				sent++
 			}
 			return sent < n
 		})
 		rcv := vtest.NewAgent(e, "R", clk, func(now clock.Time, c clock.Cycle) bool {
 			if f, ok := d.Rx(0).Pop(now); ok {
-				cons.Received(now, f.Packet)
-				got = append(got, f.Packet)
+				cons.Received(now, f.Packet())
+				got = append(got, f.Packet())
 			}
 			return d.Rx(0).Len() > 0
 		})

@@ -99,8 +99,8 @@ func (b SendBuilder) Build(name string) (*Sender, error) {
 		return nil, errors.New(name + ": send engine: no clock")
 	case b.port == nil:
 		return nil, errors.New(name + ": send engine: no memory channel")
-	case b.flitBytes < 1:
-		return nil, fmt.Errorf("%s: send engine: flit of %d bytes", name, b.flitBytes)
+	case b.flitBytes < 1 || b.flitBytes > link.MaxFlitBytes:
+		return nil, fmt.Errorf("%s: send engine: flit of %d bytes, need 1 to %d", name, b.flitBytes, link.MaxFlitBytes)
 	case b.burst < 1:
 		return nil, fmt.Errorf("%s: send engine: burst %d bytes, need at least 1", name, b.burst)
 	case b.queue < 1:
@@ -138,6 +138,7 @@ type Sender struct {
 	data    []byte // the packet's bytes read so far (a fresh array per packet: flits keep slices of it)
 	sentOff int
 	seq     int
+	info    *link.PacketInfo // the current packet's shared part
 	nextID  uint64
 
 	packets, bytes uint64
@@ -192,10 +193,12 @@ func (s *Sender) Tick(now clock.Time) bool {
 		n := min(s.flitBytes, left)
 		if len(s.data)-s.sentOff >= n {
 			end := s.sentOff + n
-			f := link.Flit{Packet: s.cur.id, Seq: s.seq, Head: s.sentOff == 0, Tail: n == left,
-				Src: s.node, Dst: s.cur.pkt.Dst, Data: s.data[s.sentOff:end:end], Size: s.flitBytes, Stamp: now}
+			if s.sentOff == 0 {
+				s.info = &link.PacketInfo{ID: s.cur.id, Src: s.node, Dst: s.cur.pkt.Dst, Route: s.cur.pkt.Route}
+			}
+			f := link.Flit{Info: s.info, Seq: int32(s.seq), Head: s.sentOff == 0, Tail: n == left, Data: s.data[s.sentOff:end:end], Size: int32(s.flitBytes), Stamp: now}
 			if f.Head {
-				f.Route = s.cur.pkt.Route
+				f.Carries = link.HasRoute // the route rides on the head
 			}
 			s.out.Send(now, &f)
 			s.sentOff += n
@@ -436,12 +439,12 @@ func (r *Receiver) Tick(now clock.Time) bool {
 			if r.got+len(take) > r.maxLen {
 				if !r.overflow {
 					r.overflow = true
-					r.env.Report(now, r.Name(), "ni.recv", "packet %d from node %d is longer than the %d-byte buffer", f.Packet, f.Src, r.maxLen)
+					r.env.Report(now, r.Name(), "ni.recv", "packet %d from node %d is longer than the %d-byte buffer", f.Packet(), f.Src(), r.maxLen)
 				}
 				take = take[:max(0, r.maxLen-r.got)]
 			}
 			if f.Head {
-				r.pkt, r.src = f.Packet, f.Src
+				r.pkt, r.src = f.Packet(), f.Src()
 			}
 			r.pending = append(r.pending, take...)
 			r.got += len(take)

@@ -190,7 +190,11 @@ var _ = Describe("Packet engines between memory and a link", func() {
 		Entry("send: zero flit", func(e *env.Env, ch *mem.Channel) error {
 			_, err := netdma.MakeSendBuilder().WithEnv(e).WithClock(clk).WithMemory(ch).Build("S")
 			return err
-		}, "S: send engine: flit of 0 bytes"),
+		}, "S: send engine: flit of 0 bytes, need 1 to 1048576"),
+		Entry("send: flit larger than a link flit can be", func(e *env.Env, ch *mem.Channel) error {
+			_, err := netdma.MakeSendBuilder().WithEnv(e).WithClock(clk).WithMemory(ch).WithFlitBytes(1<<20 + 1).Build("S")
+			return err
+		}, "S: send engine: flit of 1048577 bytes, need 1 to 1048576"),
 		Entry("send: zero queue", func(e *env.Env, ch *mem.Channel) error {
 			_, err := netdma.MakeSendBuilder().WithEnv(e).WithClock(clk).WithMemory(ch).WithFlitBytes(8).WithQueueDepth(0).Build("S")
 			return err

@@ -99,8 +99,8 @@ func HEC(b []byte) byte {
 
 // NewCell returns a cell as the one flit that carries it: Head and Tail
 // set, Size 53, Route the encoded header, Data the payload padded with
-// zeros to 48 bytes, Packet the cell id (used in traces). Src, Dst and Meta
-// are left for the caller.
+// zeros to 48 bytes, Packet the cell id (used in traces), in a fresh
+// PacketInfo of its own. Src, Dst and Meta are left for the caller.
 func NewCell(id uint64, h Header, payload []byte) (link.Flit, error) {
 	if len(payload) > PayloadBytes {
 		return link.Flit{}, fmt.Errorf("atm cell payload %d bytes is longer than %d", len(payload), PayloadBytes)
@@ -111,7 +111,7 @@ func NewCell(id uint64, h Header, payload []byte) (link.Flit, error) {
 	}
 	data := make([]byte, PayloadBytes)
 	copy(data, payload)
-	return link.Flit{Packet: id, Head: true, Tail: true, Size: CellBytes, Route: route, Data: data}, nil
+	return link.Flit{Head: true, Tail: true, Size: CellBytes, Data: data, Info: &link.PacketInfo{ID: id, Route: route}, Carries: link.HasRoute}, nil
 }
 
 // CellHeader decodes the header a cell flit carries in Route.
@@ -119,5 +119,5 @@ func CellHeader(f link.Flit) (Header, error) {
 	if !f.Head || !f.Tail {
 		return Header{}, errors.New("atm cell flit must be both head and tail")
 	}
-	return DecodeHeader(f.Route)
+	return DecodeHeader(f.Route())
 }

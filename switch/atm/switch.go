@@ -326,7 +326,7 @@ func (s *Switch) transmit(now clock.Time) bool {
 		if p.out == nil {
 			continue
 		}
-		if f, ok := p.q.Peek(now); ok && p.out.CanSend(now, f.VC) {
+		if f, ok := p.q.Peek(now); ok && p.out.CanSend(now, int(f.VC)) {
 			p.q.Pop(now)
 			p.out.Send(now, &f)
 			p.stats.CellsOut++
@@ -372,7 +372,8 @@ func (s *Switch) receive(now clock.Time) bool {
 		}
 		out := h
 		out.VCI = r.vci
-		f.Route, _ = out.Encode() // fields came from a valid header
+		hdr, _ := out.Encode() // fields came from a valid header
+		f.SetRoute(hdr)
 		at := s.Clock().After(now, clock.Cycle(s.latency))
 		c := inflight{at: at, inPort: i, inVCI: h.VCI, outPort: r.port, outVCI: r.vci, f: f}
 		skip, behind := s.mutate(&c)
@@ -442,7 +443,7 @@ func (s *Switch) land(now clock.Time) bool {
 			s.env.Trace.Emit(now, s.Clock().CycleAt(now), s.Name(), "atm.cell",
 				trace.Int("in", int64(c.inPort)), trace.Uint("invci", uint64(c.inVCI)),
 				trace.Int("out", int64(c.outPort)), trace.Uint("outvci", uint64(c.outVCI)),
-				trace.Uint("cell", c.f.Packet))
+				trace.Uint("cell", c.f.Packet()))
 		}
 	}
 	if n == 0 {
@@ -460,7 +461,7 @@ func (s *Switch) drop(now clock.Time, port int, f link.Flit, why DropReason, vci
 	if s.env.Trace.Enabled() {
 		s.env.Trace.Emit(now, s.Clock().CycleAt(now), s.Name(), "atm.drop",
 			trace.Int("port", int64(port)), trace.Str("reason", why.String()),
-			trace.Uint("cell", f.Packet), trace.Uint("vci", uint64(vci)))
+			trace.Uint("cell", f.Packet()), trace.Uint("vci", uint64(vci)))
 	}
 	if s.onDrop != nil {
 		s.onDrop(now, port, f, why)
@@ -478,5 +479,5 @@ func (s *Switch) State() string {
 	}
 	c := s.line[0]
 	return fmt.Sprintf("%d cells in the latency line; next: cell %d from port %d to port %d at %v",
-		len(s.line), c.f.Packet, c.inPort, c.outPort, c.at)
+		len(s.line), c.f.Packet(), c.inPort, c.outPort, c.at)
 }

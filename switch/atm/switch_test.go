@@ -83,7 +83,7 @@ func (ep *endpoint) step(now clock.Time, c clock.Cycle) bool {
 func (ep *endpoint) send(at clock.Cycle, id uint64, vci uint16, payload ...byte) {
 	f, err := atm.NewCell(id, atm.Header{VPI: 1, VCI: vci}, payload)
 	Expect(err).NotTo(HaveOccurred())
-	f.Src, f.Dst = ep.idx, -1
+	f.Info.Src, f.Info.Dst = ep.idx, -1 // NewCell's fresh PacketInfo
 	ep.script = append(ep.script, txCell{at, f})
 }
 
@@ -106,7 +106,7 @@ func (ep *endpoint) cycles() []clock.Cycle {
 func (ep *endpoint) ids() []uint64 {
 	var out []uint64
 	for _, r := range ep.got {
-		out = append(out, r.F.Packet)
+		out = append(out, r.F.Packet())
 	}
 	return out
 }
@@ -201,7 +201,8 @@ var _ = Describe("ATM switch", func() {
 		f, err := atm.NewCell(9, atm.Header{GFC: 3, VPI: 77, VCI: 0x1234, PT: 2, CLP: true}, payload)
 		Expect(err).NotTo(HaveOccurred())
 		meta := &struct{ op string }{"remote-write"}
-		f.Src, f.Dst, f.Meta = 1, 3, meta
+		f.Info.Src, f.Info.Dst, f.Info.Meta = 1, 3, meta
+		f.Carries |= link.HasMeta
 		eps[1].script = []txCell{{0, f}}
 		startAll(eps)
 		_, err = e.Run()
@@ -212,10 +213,10 @@ var _ = Describe("ATM switch", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(h).To(Equal(atm.Header{GFC: 3, VPI: 77, VCI: 0x0042, PT: 2, CLP: true}))
 		Expect(g.Data).To(Equal(payload))
-		Expect(g.Packet).To(Equal(uint64(9)))
-		Expect(g.Src).To(Equal(1))
-		Expect(g.Dst).To(Equal(3))
-		Expect(g.Meta).To(BeIdenticalTo(meta))
+		Expect(g.Packet()).To(Equal(uint64(9)))
+		Expect(g.Src()).To(Equal(1))
+		Expect(g.Dst()).To(Equal(3))
+		Expect(g.Meta()).To(BeIdenticalTo(meta))
 		// The sender's header bytes are untouched.
 		sent, _ := atm.CellHeader(f)
 		Expect(sent.VCI).To(Equal(uint16(0x1234)))
@@ -275,13 +276,13 @@ var _ = Describe("ATM switch", func() {
 				// Cell ids: 10*input + k (A = input 0, B = 1, C = 2).
 				eps[i].send(clock.Cycle(53*k+i), uint64(10*i+k), uint16(100+i), byte(10*i+k))
 			}
-			eps[i].onSend = func(now clock.Time, f link.Flit) { cons.Sent(now, f.Packet) }
+			eps[i].onSend = func(now clock.Time, f link.Flit) { cons.Sent(now, f.Packet()) }
 		}
-		eps[3].onRecv = func(now clock.Time, f link.Flit) { cons.Received(now, f.Packet) }
+		eps[3].onRecv = func(now clock.Time, f link.Flit) { cons.Received(now, f.Packet()) }
 		st.Switch.OnDrop(func(now clock.Time, port int, f link.Flit, why atm.DropReason) {
 			Expect(why).To(Equal(atm.QueueFull))
 			Expect(port).To(Equal(3))
-			cons.Dropped(now, f.Packet)
+			cons.Dropped(now, f.Packet())
 		})
 		startAll(eps)
 		return st, eps, cons
@@ -369,8 +370,8 @@ var _ = Describe("ATM switch", func() {
 		})
 		eps[0].send(0, 1, 101)
 		bad, _ := atm.NewCell(2, atm.Header{VCI: 100}, nil)
-		bad.Route = append([]byte(nil), bad.Route...)
-		bad.Route[4] ^= 0xff
+		bad.SetRoute(append([]byte(nil), bad.Route()...))
+		bad.Route()[4] ^= 0xff
 		eps[0].script = append(eps[0].script, txCell{53, bad})
 		eps[0].send(106, 3, 100)
 		startAll(eps)
@@ -411,7 +412,7 @@ var _ = Describe("ATM switch", func() {
 		got := 0
 		for _, ep := range eps {
 			ep.onRecv = func(now clock.Time, f link.Flit) {
-				s := seq[f.Packet]
+				s := seq[f.Packet()]
 				order.Observe(now, s[0], s[1])
 				got++
 			}
@@ -590,34 +591,34 @@ func runRandom(e *env.Env, perPort, depth int) randomResult {
 			}
 			f, err := atm.NewCell(id, atm.Header{VPI: 2, VCI: vci}, payload)
 			Expect(err).NotTo(HaveOccurred())
-			f.Src = i
+			f.Info.Src = i
 			eps[i].script = append(eps[i].script, txCell{at, f})
 			at += clock.Cycle(53 + rng.IntN(40))
 		}
 		eps[i].onSend = func(now clock.Time, f link.Flit) {
 			res.sent++
-			cons.Sent(now, f.Packet)
+			cons.Sent(now, f.Packet())
 		}
 		eps[i].onRecv = func(now clock.Time, f link.Flit) {
 			res.recv++
-			cons.Received(now, f.Packet)
-			x, ok := ref[f.Packet]
+			cons.Received(now, f.Packet())
+			x, ok := ref[f.Packet()]
 			h, err := atm.CellHeader(f)
 			switch {
 			case !ok:
-				e.Report(now, "Reference", "atm.ref", "cell %d should not have arrived", f.Packet)
+				e.Report(now, "Reference", "atm.ref", "cell %d should not have arrived", f.Packet())
 			case err != nil:
-				e.Report(now, "Reference", "atm.ref", "cell %d: %v", f.Packet, err)
+				e.Report(now, "Reference", "atm.ref", "cell %d: %v", f.Packet(), err)
 			case x.out != i || h.VCI != x.vci || h.VPI != 2 || !bytes.Equal(f.Data, x.payload):
 				e.Report(now, "Reference", "atm.ref", "cell %d arrived at port %d with %v, want port %d vci %d",
-					f.Packet, i, h, x.out, x.vci)
+					f.Packet(), i, h, x.out, x.vci)
 			default:
 				order.Observe(now, x.flow, x.seq)
 			}
 		}
 	}
 	st.Switch.OnDrop(func(now clock.Time, _ int, f link.Flit, why atm.DropReason) {
-		cons.Dropped(now, f.Packet)
+		cons.Dropped(now, f.Packet())
 		if why == atm.NoRoute {
 			res.noRoute++
 		} else {

@@ -142,7 +142,7 @@ func (sh *ATMShared) Open() int {
 func (sh *ATMShared) Finish(t clock.Time) { sh.Cells.Finish(t) }
 
 func (sh *ATMShared) dropped(now clock.Time, f link.Flit) {
-	c, ok := f.Meta.(*ATMCell)
+	c, ok := f.Meta().(*ATMCell)
 	if !ok {
 		// Not one of ours: the conservation checker knows nothing of it.
 		return
@@ -269,7 +269,9 @@ func (ep *ATMEndpoint) send(now clock.Time, c uint64) {
 	}
 	cell.Injected = c
 	f, _ := atm.NewCell(cell.ID, atm.Header{VCI: ATMPeerVCI(cell.Dst)}, ATMPayload(cell.ID)) // a valid header and a 48-byte payload
-	f.Src, f.Dst, f.Meta, f.Stamp = cell.Src, cell.Dst, cell, now
+	// NewCell made a fresh PacketInfo: fill it in.
+	f.Info.Src, f.Info.Dst, f.Info.Meta, f.Stamp = cell.Src, cell.Dst, cell, now
+	f.Carries |= link.HasMeta
 	ep.port.Send.Send(now, &f)
 	pc := &ep.sh.ports[ep.id]
 	pc.Sent++
@@ -289,9 +291,9 @@ func (ep *ATMEndpoint) receive(now clock.Time, c uint64) {
 	}
 	sh := ep.sh
 	pc := &sh.ports[ep.id]
-	cell, ok := f.Meta.(*ATMCell)
+	cell, ok := f.Meta().(*ATMCell)
 	if !ok {
-		ep.env.Report(now, ep.Name(), "atm.endpoint", "cell %d without a *fabric.ATMCell", f.Packet)
+		ep.env.Report(now, ep.Name(), "atm.endpoint", "cell %d without a *fabric.ATMCell", f.Packet())
 		return
 	}
 	if f.Bad {

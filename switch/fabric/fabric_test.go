@@ -75,7 +75,7 @@ func newSink(e *env.Env, d *link.Dir) *sink {
 					if !ok {
 						break
 					}
-					s.got = append(s.got, rxFlit{Cycle: uint64(c), VC: f.VC, Packet: f.Packet, Seq: f.Seq, Head: f.Head, Tail: f.Tail})
+					s.got = append(s.got, rxFlit{Cycle: uint64(c), VC: int(f.VC), Packet: f.Packet(), Seq: int(f.Seq), Head: f.Head, Tail: f.Tail})
 					s.flits = append(s.flits, f)
 				}
 			}
@@ -226,11 +226,11 @@ var _ = Describe("Terminal", func() {
 			}
 			Expect(s.got).To(Equal(want))
 			for _, f := range s.flits {
-				Expect(f.Src).To(Equal(0))
-				Expect(f.Dst).To(Equal(1))
+				Expect(f.Src()).To(Equal(0))
+				Expect(f.Dst()).To(Equal(1))
 				Expect(f.WireBytes()).To(Equal(flitBytes))
-				Expect(f.Meta).To(BeIdenticalTo(p))
-				Expect(clk.CycleAt(f.Stamp)).To(Equal(clock.Cycle(6 + f.Seq*((flitBytes+bpc-1)/bpc))))
+				Expect(f.Meta()).To(BeIdenticalTo(p))
+				Expect(clk.CycleAt(f.Stamp)).To(Equal(clock.Cycle(6 + int(f.Seq)*((flitBytes+bpc-1)/bpc))))
 			}
 			Expect(t.Sent()).To(Equal(uint64(flits)))
 			Expect(t.Idle()).To(BeTrue())
@@ -272,9 +272,9 @@ var _ = Describe("Terminal", func() {
 		injectAt(e, t, 0, 3)
 		run(e)
 		Expect(s.flits).To(HaveLen(3))
-		Expect(s.flits[0].Route).To(Equal([]byte{0x81, 0}))
-		Expect(s.flits[1].Route).To(BeEmpty())
-		Expect(s.flits[2].Route).To(BeEmpty())
+		Expect(s.flits[0].Route()).To(Equal([]byte{0x81, 0}))
+		Expect(s.flits[1].Route()).To(BeEmpty())
+		Expect(s.flits[2].Route()).To(BeEmpty())
 	})
 
 	It("takes VCs round-robin and frees one only when the tail's credit is back", func() {
@@ -461,7 +461,7 @@ var _ = Describe("Terminal", func() {
 		t := newTerminal(e, "T0", 0, fabric.TerminalConfig{VCs: 1, FlitBytes: 4}, nil)
 		t.Connect(l.From(link.A), l.From(link.B))
 		a := vtest.NewAgent(e, "Raw", clk, func(now clock.Time, _ clock.Cycle) bool {
-			l.From(link.B).Tx(0).Push(now, link.Flit{Packet: 9, Head: true, Tail: true, Size: 4})
+			l.From(link.B).Tx(0).Push(now, link.Flit{Head: true, Tail: true, Size: 4, Info: &link.PacketInfo{ID: 9}})
 			return false
 		})
 		a.Start()

@@ -435,7 +435,7 @@ func (ep *MCEndpoint) send(now clock.Time, c uint64) {
 	f.Stamp = now
 	ep.port.Send.Send(now, &f)
 	if f.Head {
-		w := f.Meta.(*mchub.Write)
+		w := f.Meta().(*mchub.Write)
 		if x := ep.sh.inflight[writeKey{ep.id, w.Seq}]; x != nil {
 			x.injected = c
 		}
@@ -461,11 +461,11 @@ func (ep *MCEndpoint) receive(now clock.Time, c uint64) {
 	}
 	if f.Head {
 		if ep.rxW != nil {
-			ep.env.Report(now, ep.Name(), "mc.protocol", "head of packet %d inside %v", f.Packet, ep.rxW)
+			ep.env.Report(now, ep.Name(), "mc.protocol", "head of packet %d inside %v", f.Packet(), ep.rxW)
 		}
-		w, ok := f.Meta.(*mchub.Write)
+		w, ok := f.Meta().(*mchub.Write)
 		if !ok {
-			ep.env.Report(now, ep.Name(), "mc.protocol", "packet %d carries %T, not a *mchub.Write", f.Packet, f.Meta)
+			ep.env.Report(now, ep.Name(), "mc.protocol", "packet %d carries %T, not a *mchub.Write", f.Packet(), f.Meta())
 			w = nil
 		}
 		ep.rxW, ep.rxData = w, ep.rxData[:0]
@@ -485,8 +485,8 @@ func (ep *MCEndpoint) receive(now clock.Time, c uint64) {
 		}
 		return
 	}
-	if f.Dst != ep.id {
-		ep.env.Report(now, ep.Name(), "misroute", "a flit of %v addressed to port %d", w, f.Dst)
+	if f.Dst() != ep.id {
+		ep.env.Report(now, ep.Name(), "misroute", "a flit of %v addressed to port %d", w, f.Dst())
 	}
 	ep.rxData = append(ep.rxData, f.Data...)
 	x := ep.sh.inflight[writeKey{w.Src, w.Seq}]
@@ -596,7 +596,7 @@ func (ep *MCEndpoint) State() string {
 	}
 	s := fmt.Sprintf("%d writes queued", len(ep.queue))
 	if ep.cur != nil {
-		s += fmt.Sprintf("; sending flit %d of %d of %v", ep.curFlit, len(ep.cur), ep.cur[0].Meta)
+		s += fmt.Sprintf("; sending flit %d of %d of %v", ep.curFlit, len(ep.cur), ep.cur[0].Meta())
 	}
 	if ep.rxW != nil {
 		s += fmt.Sprintf("; receiving %v (%d bytes so far)", ep.rxW, len(ep.rxData))

@@ -111,6 +111,7 @@ type Terminal struct {
 	cur      *Packet
 	curFlit  int
 	curVC    int
+	curInfo  *link.PacketInfo // the current packet's shared part (its flits carry it)
 	lastVC   int
 	vcBusy   []bool
 	vcTail   []bool
@@ -130,6 +131,9 @@ type Terminal struct {
 func NewTerminal(e *env.Env, name string, clk clock.Clock, id int, cfg TerminalConfig, sh *Shared) (*Terminal, error) {
 	if cfg.VCs < 1 || cfg.FlitBytes < 1 {
 		return nil, errors.New(name + ": a terminal needs at least one VC and one byte per flit")
+	}
+	if cfg.FlitBytes > link.MaxFlitBytes {
+		return nil, fmt.Errorf("%s: flit of %d bytes, at most %d", name, cfg.FlitBytes, link.MaxFlitBytes)
 	}
 	t := &Terminal{env: e, id: id, cfg: cfg, shared: sh, rng: e.Rand(name), lastVC: cfg.VCs - 1,
 		vcBusy: make([]bool, cfg.VCs), vcTail: make([]bool, cfg.VCs)}
@@ -287,10 +291,14 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 		return
 	}
 	p := t.cur
-	f := link.Flit{Packet: p.ID, Seq: t.curFlit, VC: t.curVC, Head: t.curFlit == 0, Tail: t.curFlit == p.Flits-1,
-		Src: p.Src, Dst: p.Dst, Size: t.cfg.FlitBytes, Meta: p, Stamp: now}
+	if t.curFlit == 0 {
+		t.curInfo = &link.PacketInfo{ID: p.ID, Src: p.Src, Dst: p.Dst, Meta: p}
+	}
+	f := link.Flit{Info: t.curInfo, Seq: int32(t.curFlit), VC: uint8(t.curVC), Head: t.curFlit == 0, Tail: t.curFlit == p.Flits-1,
+		Size: int32(t.cfg.FlitBytes), Stamp: now, Carries: link.HasMeta}
 	if f.Head && t.cfg.Route != nil {
-		f.Route = t.cfg.Route(p.Src, p.Dst)
+		t.curInfo.Route = t.cfg.Route(p.Src, p.Dst) // on the head only
+		f.Carries |= link.HasRoute
 	}
 	if t.cfg.Payload {
 		f.Data = make([]byte, t.cfg.FlitBytes)
@@ -319,7 +327,7 @@ func (t *Terminal) eject(now clock.Time, c uint64) {
 				break
 			}
 			t.received++
-			p, _ := f.Meta.(*Packet)
+			p, _ := f.Meta().(*Packet)
 			if p == nil {
 				t.env.Report(now, t.Name(), "terminal.protocol", "flit %v without a packet", f)
 				continue

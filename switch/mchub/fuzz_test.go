@@ -41,17 +41,17 @@ func FuzzPacket(f *testing.F) {
 		var got []byte
 		size := 0
 		for i, x := range fl {
-			if x.Seq != i || x.Head != (i == 0) || x.Tail != (i == len(fl)-1) || x.VC != 0 || x.Src != src || x.Dst != -1 || x.Packet != id {
+			if int(x.Seq) != i || x.Head != (i == 0) || x.Tail != (i == len(fl)-1) || x.VC != 0 || x.Src() != src || x.Dst() != -1 || x.Packet() != id {
 				t.Fatalf("flit %d of %d: %v", i, len(fl), x)
 			}
 			if len(x.Data) > flitBytes || (i < len(fl)-1 && len(x.Data) != flitBytes) {
 				t.Fatalf("flit %d carries %d bytes with %d-byte flits", i, len(x.Data), flitBytes)
 			}
-			if (i == 0) != (x.Meta != nil) || (i == 0 && x.Meta.(*mchub.Write) != w) {
-				t.Fatalf("flit %d has Meta %v", i, x.Meta)
+			if (i == 0) != (x.Meta() != nil) || (i == 0 && x.Meta().(*mchub.Write) != w) {
+				t.Fatalf("flit %d has Meta %v", i, x.Meta())
 			}
 			got = append(got, x.Data...)
-			size += x.Size
+			size += int(x.Size)
 		}
 		if !bytes.Equal(got, data) {
 			t.Fatalf("the flits carry %x, the write %x", got, data)

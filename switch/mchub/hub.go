@@ -252,6 +252,9 @@ type xfer struct {
 	granted bool
 	picked  clock.Time
 	data    []byte // for the trace
+	// infos are the forwarded copies' shared parts, one per destination
+	// (made at the first flit forwarded).
+	infos []link.PacketInfo
 }
 
 type landing struct {
@@ -361,7 +364,7 @@ func (h *Hub) transmit(now clock.Time) bool {
 			busy = busy || p.q.Len() > 0
 			continue
 		}
-		if !p.out.CanSend(now, f.VC) {
+		if !p.out.CanSend(now, int(f.VC)) {
 			busy = busy || !p.out.Idle(now)
 			continue
 		}
@@ -398,7 +401,7 @@ func (h *Hub) reorder(now clock.Time, i int, p *port) bool {
 		}
 		return true
 	case 3:
-		if p.out.CanSend(now, p.held[0].VC) {
+		if p.out.CanSend(now, int(p.held[0].VC)) {
 			h.send(now, i, p, p.held[0])
 			p.held = p.held[1:]
 			if len(p.held) == 0 {
@@ -421,7 +424,7 @@ func (h *Hub) send(now clock.Time, i int, p *port, f link.Flit) {
 		p.mut = 3 // the next write has gone: now the held one
 	}
 	if f.Head {
-		p.txW, _ = f.Meta.(*Write)
+		p.txW, _ = f.Meta().(*Write)
 		p.txData = p.txData[:0]
 	}
 	if h.env.Trace.Enabled() {
@@ -490,7 +493,7 @@ func (h *Hub) copy(now clock.Time) bool {
 	h.busy += uint64(k)
 	lag := h.delay + k - 1
 	if x.moved > 0 && f.Head {
-		h.env.Report(now, h.Name(), "mc.protocol", "port %d: head flit of packet %d inside packet %d", x.in, f.Packet, x.pkt)
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: head flit of packet %d inside packet %d", x.in, f.Packet(), x.pkt)
 	}
 	if h.env.Trace.Enabled() {
 		x.data = append(x.data, f.Data...)
@@ -498,11 +501,24 @@ func (h *Hub) copy(now clock.Time) bool {
 	if x.kind == forward {
 		if x.moved < x.flits {
 			at := h.Clock().After(now, clock.Cycle(lag))
-			for _, d := range x.dests {
+			if x.infos == nil {
+				x.infos = make([]link.PacketInfo, len(x.dests))
+				for k, d := range x.dests {
+					x.infos[k] = link.PacketInfo{ID: f.Packet(), Src: f.Src(), Dst: d, Meta: x.w}
+					if f.Info != nil {
+						x.infos[k].Route = f.Info.Route
+					}
+				}
+			}
+			for k, d := range x.dests {
+				// Each destination's copy: its own Dst, and the ordered
+				// write on its head (the other flits carry no Meta, as
+				// the adapters send them).
 				g := f
-				g.Dst = d
+				g.Info = &x.infos[k]
+				g.Carries &^= link.HasMeta
 				if g.Head {
-					g.Meta = x.w
+					g.Carries |= link.HasMeta
 				}
 				if at <= now {
 					h.push(now, d, g)
@@ -589,25 +605,25 @@ func (h *Hub) arbitrate(now clock.Time) bool {
 // pick makes the write whose head flit f waits at input pi the hub's
 // current one and, if it is forwarded, gives it its global order.
 func (h *Hub) pick(now clock.Time, pi int, f link.Flit) {
-	x := &xfer{in: pi, pkt: f.Packet, picked: now, kind: invalid, granted: true}
+	x := &xfer{in: pi, pkt: f.Packet(), picked: now, kind: invalid, granted: true}
 	h.cur = x
-	w, ok := f.Meta.(*Write)
+	w, ok := f.Meta().(*Write)
 	switch {
 	case !f.Head:
 		h.env.Report(now, h.Name(), "mc.protocol", "port %d: flit %v without a head; dropped up to its tail", pi, f)
 		return
 	case !ok:
-		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d carries %T, not a *mchub.Write; dropped", pi, f.Packet, f.Meta)
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d carries %T, not a *mchub.Write; dropped", pi, f.Packet(), f.Meta())
 		return
 	}
 	x.orig = w
 	if err := w.Validate(); err != nil {
-		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d: %v; dropped", pi, f.Packet, err)
+		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d: %v; dropped", pi, f.Packet(), err)
 		return
 	}
 	if n := h.format.Flits(w.Len); n > h.depth {
 		h.env.Report(now, h.Name(), "mc.protocol", "port %d: packet %d: a write of %d bytes (%d flits) does not fit an output queue of %d flits; dropped",
-			pi, f.Packet, w.Len, n, h.depth)
+			pi, f.Packet(), w.Len, n, h.depth)
 		return
 	}
 	x.dests = h.everyone(pi, w.Loopback)

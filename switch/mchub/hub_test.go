@@ -71,7 +71,7 @@ func (a *adapter) step(now clock.Time, c clock.Cycle) bool {
 		if f, ok := rx.Pop(now); ok {
 			a.nextPop = c + a.popEvery
 			if f.Head {
-				a.cur, _ = f.Meta.(*mchub.Write)
+				a.cur, _ = f.Meta().(*mchub.Write)
 				a.buf = nil
 			}
 			a.buf = append(a.buf, f.Data...)
@@ -103,7 +103,7 @@ func (a *adapter) step(now clock.Time, c clock.Cycle) bool {
 	f := s.Flits[a.flit]
 	a.port.Send.Send(now, &f)
 	if f.Head && a.onSend != nil {
-		a.onSend(now, f.Meta.(*mchub.Write))
+		a.onSend(now, f.Meta().(*mchub.Write))
 	}
 	a.flit++
 	if a.flit == len(s.Flits) {
@@ -262,7 +262,7 @@ var _ = Describe("Memory Channel hub", func() {
 		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true})
 		_, as := buildStar(e, mchub.MC1().WithPorts(2), mchub.LinkConfig())
 		w := &mchub.Write{Src: 0, Addr: mchub.PageSize - 8, Len: 16}
-		f := link.Flit{Packet: 1, Head: true, Tail: true, Data: make([]byte, 16), Meta: w}
+		f := link.Flit{Head: true, Tail: true, Data: make([]byte, 16), Info: &link.PacketInfo{ID: 1, Meta: w}, Carries: link.HasMeta}
 		as[0].script = []txWrite{{0, []link.Flit{f}}}
 		startAll(as)
 		_, err := e.Run()
@@ -326,13 +326,13 @@ var _ = Describe("Memory Channel write packets", func() {
 			data = append(data, x.Data...)
 			Expect(x.Head).To(Equal(i == 0))
 			Expect(x.Tail).To(Equal(i == 2))
-			Expect(x.Packet).To(Equal(uint64(42)))
-			Expect(x.Src).To(Equal(3))
+			Expect(x.Packet()).To(Equal(uint64(42)))
+			Expect(x.Src()).To(Equal(3))
 		}
 		Expect(sizes).To(Equal([]int{40, 32, 6}))
 		Expect(data).To(Equal(fill(1, 70)))
-		Expect(fl[0].Meta).To(BeIdenticalTo(w))
-		Expect(fl[1].Meta).To(BeNil())
+		Expect(fl[0].Meta()).To(BeIdenticalTo(w))
+		Expect(fl[1].Meta()).To(BeNil())
 	})
 
 	DescribeTable("rejects bad writes",

@@ -73,6 +73,8 @@ func (f Format) Validate() error {
 		return fmt.Errorf("mc flit size %d bytes must be at least 1", f.FlitBytes)
 	case f.HeaderBytes < 0:
 		return fmt.Errorf("mc header size %d bytes must not be negative", f.HeaderBytes)
+	case f.FlitBytes+f.HeaderBytes > link.MaxFlitBytes:
+		return fmt.Errorf("mc flit of %d + %d header bytes is more than %d", f.FlitBytes, f.HeaderBytes, link.MaxFlitBytes)
 	}
 	return nil
 }
@@ -98,14 +100,15 @@ func (f Format) Packet(w *Write, data []byte, id uint64) ([]link.Flit, error) {
 	}
 	n := f.Flits(w.Len)
 	fl := make([]link.Flit, n)
+	info := &link.PacketInfo{ID: id, Src: w.Src, Dst: -1, Meta: w}
 	for i := range fl {
 		d := data[i*f.FlitBytes : min((i+1)*f.FlitBytes, len(data))]
 		size := len(d)
 		if i == 0 {
 			size += f.HeaderBytes
 		}
-		fl[i] = link.Flit{Packet: id, Seq: i, Head: i == 0, Tail: i == n-1, Src: w.Src, Dst: -1, Data: d, Size: size}
+		fl[i] = link.Flit{Info: info, Seq: int32(i), Head: i == 0, Tail: i == n-1, Data: d, Size: int32(size)}
 	}
-	fl[0].Meta = w
+	fl[0].Carries = link.HasMeta // the write rides on the head
 	return fl, nil
 }

@@ -116,10 +116,9 @@ func FuzzRoute(f *testing.F) {
 			}
 			pks = append(pks, pk)
 			for s := range pk.flits {
-				fl := link.Flit{Packet: id, Seq: s, Head: s == 0, Tail: s == pk.flits-1, Size: p.FlitBytes,
-					Data: []byte{byte(id), byte(s)}}
+				fl := link.Flit{Seq: int32(s), Head: s == 0, Tail: s == pk.flits-1, Size: int32(p.FlitBytes), Data: []byte{byte(id), byte(s)}, Info: &link.PacketInfo{ID: id}}
 				if s == 0 {
-					fl.Route = slices.Clone(route)
+					fl.SetRoute(slices.Clone(route))
 				}
 				flits = append(flits, fl)
 			}
@@ -168,18 +167,18 @@ func FuzzRoute(f *testing.F) {
 		for j := range n.sinks {
 			var ids []uint64
 			for k, f := range got[j] {
-				pk := byID[f.Packet]
+				pk := byID[f.Packet()]
 				if pk.sink != j {
-					t.Fatalf("packet %d (route %v) reached sink %d, want %d", f.Packet, pk.route, j, pk.sink)
+					t.Fatalf("packet %d (route %v) reached sink %d, want %d", f.Packet(), pk.route, j, pk.sink)
 				}
-				if f.Data[0] != byte(f.Packet) || f.Data[1] != byte(f.Seq) || f.Bad {
+				if f.Data[0] != byte(f.Packet()) || f.Data[1] != byte(f.Seq) || f.Bad {
 					t.Fatalf("sink %d flit %d: %v data %v", j, k, f, f.Data)
 				}
 				if f.Head {
-					if !slices.Equal(f.Route, pk.remain) && !(len(f.Route) == 0 && len(pk.remain) == 0) {
-						t.Fatalf("packet %d (route %v) arrived with route %v, want %v", f.Packet, pk.route, f.Route, pk.remain)
+					if !slices.Equal(f.Route(), pk.remain) && !(len(f.Route()) == 0 && len(pk.remain) == 0) {
+						t.Fatalf("packet %d (route %v) arrived with route %v, want %v", f.Packet(), pk.route, f.Route(), pk.remain)
 					}
-					ids = append(ids, f.Packet)
+					ids = append(ids, f.Packet())
 				}
 			}
 			if !slices.Equal(ids, want[j]) {

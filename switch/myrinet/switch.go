@@ -200,8 +200,8 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	f := *fp
 	in.rx.Drop(now)
 	if f.Head {
-		f.Route = f.Route[1:]
-		if pk, ok := f.Meta.(interface{ AddHop() }); ok {
+		f.StripRoute()
+		if pk, ok := f.Meta().(interface{ AddHop() }); ok {
 			pk.AddHop()
 		}
 	}
@@ -239,12 +239,12 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 				in.waiting = -1
 				continue
 			}
-			if in.discard || !f.Head || len(f.Route) == 0 || int(f.Route[0]) >= len(s.out) || s.out[f.Route[0]].dir == nil {
+			if in.discard || !f.Head || len(f.Route()) == 0 || int(f.Route()[0]) >= len(s.out) || s.out[f.Route()[0]].dir == nil {
 				s.discard(now, i, *f)
 				busy = true
 				continue
 			}
-			in.waiting = int(f.Route[0])
+			in.waiting = int(f.Route()[0])
 			s.req = append(s.req, i)
 		}
 	}
@@ -283,7 +283,7 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 			if s.env.Trace.Enabled() {
 				f := in.rx.Front(now)
 				s.env.Trace.Emit(now, s.Clock().CycleAt(now), s.Name(), "myri.route",
-					trace.Uint("pkt", f.Packet), trace.Int("in", int64(i)), trace.Int("out", int64(p)))
+					trace.Uint("pkt", f.Packet()), trace.Int("in", int64(i)), trace.Int("out", int64(p)))
 			}
 		}
 	}
@@ -307,7 +307,7 @@ func (s *Switch) discard(now clock.Time, i int, f link.Flit) {
 		return
 	}
 	if !in.discard {
-		s.env.Report(now, s.Name(), "myri.route", "input %d: packet %d has no valid route byte (%v)", i, f.Packet, f.Route)
+		s.env.Report(now, s.Name(), "myri.route", "input %d: packet %d has no valid route byte (%v)", i, f.Packet(), f.Route())
 	}
 	in.discard = !f.Tail
 }

@@ -206,7 +206,7 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		sent := 0
 		a := vtest.NewAgent(e, "Host", clk, func(now clock.Time, c clock.Cycle) bool {
 			if sent < 2 && l.From(link.A).CanSend(now, 0) {
-				l.From(link.A).Send(now, &link.Flit{Packet: 7, Seq: sent, Head: sent == 0, Tail: sent == 1, Route: []byte{9}, Size: 4})
+				l.From(link.A).Send(now, &link.Flit{Seq: int32(sent), Head: sent == 0, Tail: sent == 1, Size: 4, Info: &link.PacketInfo{ID: 7, Route: []byte{9}}, Carries: link.HasRoute})
 				sent++
 			}
 			return sent < 2
@@ -239,7 +239,7 @@ var _ = Describe("Myrinet switch and clusters", func() {
 			sent := 0
 			a := vtest.NewAgent(e, fmt.Sprintf("Host%d", in), clk, func(now clock.Time, c clock.Cycle) bool {
 				if sent < 4 && d.CanSend(now, 0) {
-					d.Send(now, &link.Flit{Packet: uint64(in), Seq: sent, Head: sent == 0, Tail: sent == 3, Route: []byte{70}, Size: 4})
+					d.Send(now, &link.Flit{Seq: int32(sent), Head: sent == 0, Tail: sent == 3, Size: 4, Info: &link.PacketInfo{ID: uint64(in), Route: []byte{70}}, Carries: link.HasRoute})
 					sent++
 				}
 				return sent < 4
@@ -255,7 +255,7 @@ var _ = Describe("Myrinet switch and clusters", func() {
 		sink := vtest.NewAgent(e, "Sink", clk, func(now clock.Time, c clock.Cycle) bool {
 			f, ok := out.Rx(0).Pop(now)
 			if ok && f.Tail {
-				order = append(order, f.Packet)
+				order = append(order, f.Packet())
 			}
 			return ok
 		})

@@ -29,7 +29,7 @@ func newCenter(e *env.Env, clk clock.Clock, ports int) *center {
 	c.Agent = vtest.NewAgent(e, "Net.Center", clk, func(now clock.Time, cy clock.Cycle) bool {
 		for p, d := range c.in {
 			if f, ok := d.Rx(0).Pop(now); ok {
-				c.got = append(c.got, fmt.Sprintf("port %d: packet %d at %d", p, f.Packet, cy))
+				c.got = append(c.got, fmt.Sprintf("port %d: packet %d at %d", p, f.Packet(), cy))
 			}
 		}
 		return false
@@ -79,7 +79,7 @@ var _ = Describe("Star", func() {
 		ep := vtest.NewAgent(e, "Net.Host2", clk, func(now clock.Time, _ clock.Cycle) bool {
 			p := st.Ports[2]
 			if !sent && p.Send.CanSend(now, 0) {
-				p.Send.Send(now, &link.Flit{Packet: 7, Head: true, Tail: true, Size: 4, Data: []byte{1, 2, 3, 4}})
+				p.Send.Send(now, &link.Flit{Head: true, Tail: true, Size: 4, Data: []byte{1, 2, 3, 4}, Info: &link.PacketInfo{ID: 7}})
 				sent = true
 			}
 			return !sent

@@ -394,7 +394,7 @@ func (r *Router) startPacket(in, vc int, f *link.Flit) {
 		r.rcQ = append(r.rcQ, entry{t: -1, in: in, vc: vc})
 		return
 	}
-	v.route = r.routeOf(in, vc, f.Dst)
+	v.route = r.routeOf(in, vc, f.Dst())
 	v.state = vcAlloc
 	r.vaQ = append(r.vaQ, entry{t: -1, in: in, vc: vc, grant: -1})
 }
@@ -417,7 +417,7 @@ func (r *Router) routeUpdate(now clock.Time, c int64) {
 		}
 		f := r.front(now, e.in, e.vc)
 		v := &r.in[e.in].vcs[e.vc]
-		v.route = r.routeOf(e.in, e.vc, f.Dst)
+		v.route = r.routeOf(e.in, e.vc, f.Dst())
 		v.state = vcAlloc
 		r.vaQ = append(r.vaQ, entry{t: -1, in: e.in, vc: e.vc, grant: -1})
 	}
@@ -469,7 +469,7 @@ func (r *Router) vaEvaluate(now clock.Time, c int64) {
 }
 
 func (r *Router) packetFlits(now clock.Time, in, vc int) int {
-	if p, ok := r.front(now, in, vc).Meta.(Packet); ok {
+	if p, ok := r.front(now, in, vc).Meta().(Packet); ok {
 		return p.NumFlits()
 	}
 	return 1
@@ -663,11 +663,11 @@ func (r *Router) traverse(now clock.Time, c int64, e entry) {
 	rx.Drop(now) // returns the credit upstream
 	f := &r.out[p].queue.At(r.out[p].queue.Len() - 1).f
 	if f.Head {
-		if pk, ok := f.Meta.(Packet); ok {
+		if pk, ok := f.Meta().(Packet); ok {
 			pk.AddHop()
 		}
 	}
-	f.VC = v.outVC
+	f.VC = uint8(v.outVC)
 	o := &r.out[p].vcs[v.outVC]
 	o.reserved++
 	r.out[p].reserved++
@@ -714,7 +714,7 @@ func (r *Router) send(now clock.Time, c int64) {
 		}
 		if r.env.Trace.Enabled() && f.Head {
 			r.env.Trace.Emit(now, r.Clock().CycleAt(now), r.Name(), "router.head",
-				trace.Uint("pkt", f.Packet), trace.Int("out", int64(p)), trace.Int("vc", int64(f.VC)), trace.Int("dst", int64(f.Dst)))
+				trace.Uint("pkt", f.Packet()), trace.Int("out", int64(p)), trace.Int("vc", int64(f.VC)), trace.Int("dst", int64(f.Dst())))
 		}
 		o.queue.Discard()
 		o.flits++

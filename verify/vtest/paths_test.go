@@ -25,7 +25,7 @@ var _ = Describe("TracedAndUntraced", func() {
 		var pops []clock.Cycle
 		snd := vtest.NewAgent(e, "S", clk, func(now clock.Time, c clock.Cycle) bool {
 			if sent < 20 && d.CanSend(now, sent%2) {
-				d.Send(now, &link.Flit{Packet: uint64(sent), VC: sent % 2, Head: true, Tail: true, Data: []byte{1, 2, 3, 4}})
+				d.Send(now, &link.Flit{VC: uint8(sent % 2), Head: true, Tail: true, Data: []byte{1, 2, 3, 4}, Info: &link.PacketInfo{ID: uint64(sent)}})
 				sent++
 			}
 			return sent < 20

@@ -202,7 +202,7 @@ func (c *Checker) report(now clock.Time, nc *nodeChk, rule, format string, args 
 // checks. Its Packet must not be an id a board gives (node<<40|seq:
 // choose a node above the cluster's).
 func (c *Checker) Forge(now clock.Time, node int, flit link.Flit) {
-	c.forged[flit.Packet] = true
+	c.forged[flit.Packet()] = true
 	c.ref.stats.Forged++
 	c.nodes[node].Board.Inject(now, flit)
 }
@@ -322,11 +322,11 @@ func (c *Checker) drop(now clock.Time, nc *nodeChk, cell *fore.Cell, why fore.Dr
 
 func (c *Checker) switchDrop(now clock.Time, f link.Flit) {
 	c.ref.stats.LostSwitch++
-	if r := c.cells[f.Packet]; r != nil && r.state == onWire {
-		delete(c.cells, f.Packet)
+	if r := c.cells[f.Packet()]; r != nil && r.state == onWire {
+		delete(c.cells, f.Packet())
 		return
 	}
-	c.env.Report(now, "ATM.Check", RuleCells, "the switch dropped cell %#x, which was not on its way", f.Packet)
+	c.env.Report(now, "ATM.Check", RuleCells, "the switch dropped cell %#x, which was not on its way", f.Packet())
 }
 
 // event takes node nc's kernel events.

@@ -88,7 +88,7 @@ func (r *negRig) forge(now clock.Time, id uint64, src, dst int, b [48]byte, spoi
 	f, err := atm.NewCell(0x7f<<40|id, atm.Header{VCI: rma.VCI(src, dst)}, b[:])
 	Expect(err).NotTo(HaveOccurred())
 	if spoil != nil {
-		spoil(f.Route, f.Data)
+		spoil(f.Route(), f.Data)
 	}
 	atmtb.Checks(r.cl).Forge(now, dst, f)
 }

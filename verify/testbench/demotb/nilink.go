@@ -29,6 +29,7 @@ type LinkOut struct {
 	pkt      uint64
 	inPkt    int // bytes of the current packet already sent
 	seq      int
+	info     *link.PacketInfo // the current packet's shared part
 	sigState *waves.Signal
 	packets  *check.Conservation[uint64] // shared with LinkIn
 }
@@ -72,15 +73,17 @@ func (o *LinkOut) send(now clock.Time) bool {
 	if len(o.buf) < n || !o.out.Tx(0).CanPush(now) {
 		return false
 	}
-	f := link.Flit{Packet: o.pkt, Seq: o.seq, Head: o.inPkt == 0, Tail: n == pktLeft,
-		Src: 0, Dst: 1, Data: append([]byte(nil), o.buf[:n]...)}
+	if o.inPkt == 0 {
+		o.info = &link.PacketInfo{ID: o.pkt, Src: 0, Dst: 1}
+	}
+	f := link.Flit{Info: o.info, Seq: int32(o.seq), Head: o.inPkt == 0, Tail: n == pktLeft, Data: append([]byte(nil), o.buf[:n]...)}
 	o.out.Tx(0).Push(now, f)
 	o.buf = o.buf[n:]
 	o.sent += n
 	o.inPkt += n
 	o.seq++
 	if f.Tail {
-		o.packets.Sent(now, f.Packet)
+		o.packets.Sent(now, f.Packet())
 		o.pkt++
 		o.inPkt, o.seq = 0, 0
 	}
@@ -129,11 +132,11 @@ func (i *LinkIn) Tick(now clock.Time) bool {
 	if len(i.pending) == 0 {
 		if f, ok := i.in.Rx(0).Pop(now); ok {
 			if f.Bad {
-				i.env.Report(now, i.Name(), "demo.crc", "packet %d failed the link CRC check", f.Packet)
+				i.env.Report(now, i.Name(), "demo.crc", "packet %d failed the link CRC check", f.Packet())
 			}
 			if f.Tail {
-				i.packets.Received(now, f.Packet)
-				i.order.Observe(now, f.Src, f.Packet)
+				i.packets.Received(now, f.Packet())
+				i.order.Observe(now, f.Src(), f.Packet())
 			}
 			i.pending = append(i.pending, f.Data...)
 			progress = true
