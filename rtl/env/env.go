@@ -98,8 +98,12 @@ func New(o Options) *Env {
 	if stall < 0 {
 		stall = 0
 	}
+	g := &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit, mon: mon, stall: stall, progress: o.Progress}
+	// The first hook, so that the time it sets before each event is in
+	// place for every hook added later.
+	g.SerialEngine.AcceptHook(&eventCounter{g: g})
 	return &Env{
-		Engine:    &Engine{SerialEngine: sim.NewSerialEngine(), limit: o.TimeLimit, mon: mon, stall: stall, progress: o.Progress},
+		Engine:    g,
 		Waves:     o.Waves,
 		Trace:     o.Trace,
 		Monitor:   mon,
@@ -142,7 +146,7 @@ func (e *Env) AllowQuiet(d clock.Time) {
 func (e *Env) StallLimit() clock.Time { return e.Engine.stall }
 
 // Now returns the current simulated time.
-func (e *Env) Now() clock.Time { return clock.FromSim(e.Engine.CurrentTime()) }
+func (e *Env) Now() clock.Time { return e.Engine.now }
 
 // Rand returns a random stream for the named component, derived from the
 // run seed and the name only, so that adding a component does not change
@@ -215,7 +219,7 @@ type Engine struct {
 	*sim.SerialEngine
 	limit   clock.Time // 0: none
 	stopped bool
-	hooked  bool
+	now     clock.Time // FromSim(CurrentTime()), set before each event
 	last    clock.Time
 	events  uint64
 	domains clock.Domains
@@ -226,6 +230,12 @@ type Engine struct {
 
 	progress func(now clock.Time, events uint64) // Options.Progress
 }
+
+// NowPS implements clock.NowSource: the current time in picoseconds, which
+// the engine's hook sets from each event's time before the event runs
+// (when Akita's SerialEngine has just set its own), so that components
+// read it without Akita's lock and float conversion.
+func (g *Engine) NowPS() *clock.Time { return &g.now }
 
 // ClockDomain implements clock.DomainOwner: the components of one clock
 // share one tick event per edge.
@@ -243,10 +253,6 @@ func (g *Engine) Schedule(evt sim.Event) {
 
 // Run implements sim.Engine and counts the events.
 func (g *Engine) Run() error {
-	if !g.hooked {
-		g.hooked = true
-		g.SerialEngine.AcceptHook(&eventCounter{g: g})
-	}
 	return g.SerialEngine.Run()
 }
 
@@ -296,13 +302,22 @@ func (e *stepEvent) Handle(sim.Event) error {
 type eventCounter struct{ g *Engine }
 
 func (h *eventCounter) Func(ctx sim.HookCtx) {
+	if ctx.Pos == sim.HookPosBeforeEvent {
+		// The serial engine has just set its time to the event's; the
+		// event is not handled yet, so its time is still the one it was
+		// scheduled at.
+		if ev, ok := ctx.Item.(sim.Event); ok {
+			h.g.now = clock.FromSim(ev.Time())
+		}
+		return
+	}
 	if ctx.Pos != sim.HookPosAfterEvent {
 		return
 	}
-	// The event's time is the engine's current time; reading the clock
+	// The engine's current time, set before the event ran; reading it
 	// rather than the event keeps this hook independent of how handlers
 	// manage their event objects.
-	t := clock.FromSim(h.g.CurrentTime())
+	t := h.g.now
 	if h.g.limit > 0 && t > h.g.limit {
 		// Scheduled before a Stop, run after it: components ignore it
 		// (Stopped), so it neither counts nor moves End past the stop.

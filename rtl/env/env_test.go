@@ -54,6 +54,44 @@ var _ = Describe("Env", func() {
 		Expect(a.Ticks()).To(Equal(uint64(5)))
 	})
 
+	It("keeps the current time where components read it without Akita's lock, equal to the engine's", func() {
+		e := env.New(env.Options{})
+		Expect(e.Engine.NowPS()).NotTo(BeNil())
+		// A 33.33 MHz clock (period 30,000 ps exactly) and a 300 MHz one
+		// (edges at ceil(n*10000/3) ps: 0, 3334, 6667, 10000) interleave;
+		// AfterStep callbacks are secondary events at A's times.
+		var seen, want []clock.Time
+		check := func(now clock.Time) {
+			seen = append(seen, e.Now(), *e.Engine.NowPS())
+			want = append(want, now, clock.FromSim(e.Engine.CurrentTime()))
+		}
+		var a, b *vtest.Agent
+		pci, err := clock.Ratio(100_000_000, 3)
+		Expect(err).NotTo(HaveOccurred())
+		a = vtest.NewAgent(e, "Demo.A", pci, func(now clock.Time, c clock.Cycle) bool {
+			check(now)
+			Expect(a.Now()).To(Equal(now))
+			e.Engine.AfterStep(now, check)
+			return c < 5
+		})
+		b = vtest.NewAgent(e, "Demo.B", clock.Hz(300_000_000), func(now clock.Time, c clock.Cycle) bool {
+			check(now)
+			Expect(b.Now()).To(Equal(now))
+			return c < 3
+		})
+		a.Start()
+		b.Start()
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(want).To(ContainElements(3334*clock.Picosecond, 6667*clock.Picosecond, 10000*clock.Picosecond))
+		// A ticks 6 times and B 4 times, A's 6 callbacks: 16 checks of 2.
+		Expect(seen).To(HaveLen(32))
+		Expect(seen).To(Equal(want))
+		// After the run: the last event's time, A's edge 5 at 5 x 30 ns.
+		Expect(e.Now()).To(Equal(150 * clock.Nanosecond))
+		Expect(e.Now()).To(Equal(clock.FromSim(e.Engine.CurrentTime())))
+	})
+
 	It("calls Progress after every ProgressEvery-th event with the time of that event", func() {
 		type call struct {
 			now    clock.Time
