@@ -18,10 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/rtl/fifo"
 	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/switch/stats"
 	"github.com/nisim/nisim/switch/traffic"
@@ -103,6 +105,9 @@ type Terminal struct {
 	rng    *rand.Rand
 	out    *link.Dir
 	in     *link.Dir
+	// rxVCs has bit v set while ejection VC v may hold a flit (set when
+	// one lands, cleared when eject empties it): eject looks only there.
+	rxVCs uint64
 
 	nextGen  uint64 // cycle of the next Bernoulli success
 	replayAt int
@@ -156,6 +161,7 @@ func (t *Terminal) Connect(out, in *link.Dir) {
 	t.out, t.in = out, in
 	out.SetSender(t)
 	in.SetReceiver(t)
+	in.OnArrive(func(_ clock.Time, vc int) { t.rxVCs |= 1 << uint(vc) }) // a link has at most 64 VCs
 }
 
 // Start begins generating and replaying traffic; call it before the
@@ -319,61 +325,72 @@ func (t *Terminal) inject(now clock.Time, c uint64) {
 }
 
 func (t *Terminal) eject(now clock.Time, c uint64) {
-	for v := range t.in.VCs() {
+	// The VCs in ascending order, as a scan of all of them, skipping those
+	// with nothing received.
+	for m := t.rxVCs; m != 0; m &= m - 1 {
+		v := bits.TrailingZeros64(m)
 		rx := t.in.Rx(v)
-		for rx.Front(now) != nil {
-			f, ok := rx.Pop(now)
-			if !ok {
-				break
+		t.ejectVC(now, c, rx)
+		if rx.Len() == 0 {
+			t.rxVCs &^= 1 << uint(v)
+		}
+	}
+}
+
+// ejectVC takes the visible flits of one ejection VC.
+func (t *Terminal) ejectVC(now clock.Time, c uint64, rx *fifo.FIFO[link.Flit]) {
+	for rx.Front(now) != nil {
+		f, ok := rx.Pop(now)
+		if !ok {
+			break
+		}
+		t.received++
+		p, _ := f.Meta().(*Packet)
+		if p == nil {
+			t.env.Report(now, t.Name(), "terminal.protocol", "flit %v without a packet", f)
+			continue
+		}
+		if p.Dst != t.id {
+			t.env.Report(now, t.Name(), "misroute", "%v delivered to terminal %d", p, t.id)
+		}
+		sh := t.shared
+		if sh != nil && sh.Stats != nil {
+			sh.Stats.FlitArrived(c, uint64(t.Clock().CycleAt(f.Stamp)), p.Created)
+		}
+		if !f.Tail {
+			continue
+		}
+		if f.Bad {
+			// The CRC caught an error on the way: counted, never
+			// delivered.
+			t.crcDrops++
+			if sh != nil && sh.Packets != nil {
+				sh.Packets.Dropped(now, p.ID)
 			}
-			t.received++
-			p, _ := f.Meta().(*Packet)
-			if p == nil {
-				t.env.Report(now, t.Name(), "terminal.protocol", "flit %v without a packet", f)
-				continue
-			}
-			if p.Dst != t.id {
-				t.env.Report(now, t.Name(), "misroute", "%v delivered to terminal %d", p, t.id)
-			}
-			sh := t.shared
 			if sh != nil && sh.Stats != nil {
-				sh.Stats.FlitArrived(c, uint64(t.Clock().CycleAt(f.Stamp)), p.Created)
+				sh.Stats.Dropped(p.Created)
 			}
-			if !f.Tail {
-				continue
+			if sh != nil && sh.OnDrop != nil {
+				sh.OnDrop(now, p)
 			}
-			if f.Bad {
-				// The CRC caught an error on the way: counted, never
-				// delivered.
-				t.crcDrops++
-				if sh != nil && sh.Packets != nil {
-					sh.Packets.Dropped(now, p.ID)
-				}
-				if sh != nil && sh.Stats != nil {
-					sh.Stats.Dropped(p.Created)
-				}
-				if sh != nil && sh.OnDrop != nil {
-					sh.OnDrop(now, p)
-				}
-				if t.env.Trace.Enabled() {
-					t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.crcdrop", trace.Uint("pkt", p.ID),
-						trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)))
-				}
-				continue
+			if t.env.Trace.Enabled() {
+				t.env.Trace.Emit(now, t.Clock().CycleAt(now), t.Name(), "net.crcdrop", trace.Uint("pkt", p.ID),
+					trace.Int("src", int64(p.Src)), trace.Int("dst", int64(p.Dst)))
 			}
-			t.ejected++
-			switch {
-			case t.swapEvery > 0 && t.held[p.Src] == nil && t.ejected%t.swapEvery == 0:
-				t.held[p.Src] = p // mutation: delivered after the next one
-			case t.swapEvery > 0 && t.held[p.Src] != nil:
-				t.deliver(now, c, p)
-				t.deliver(now, c, t.held[p.Src])
-				delete(t.held, p.Src)
-			default:
-				t.deliver(now, c, p)
-				if t.dupEvery > 0 && t.ejected%t.dupEvery == 0 {
-					t.deliver(now, c, p) // mutation
-				}
+			continue
+		}
+		t.ejected++
+		switch {
+		case t.swapEvery > 0 && t.held[p.Src] == nil && t.ejected%t.swapEvery == 0:
+			t.held[p.Src] = p // mutation: delivered after the next one
+		case t.swapEvery > 0 && t.held[p.Src] != nil:
+			t.deliver(now, c, p)
+			t.deliver(now, c, t.held[p.Src])
+			delete(t.held, p.Src)
+		default:
+			t.deliver(now, c, p)
+			if t.dupEvery > 0 && t.ejected%t.dupEvery == 0 {
+				t.deliver(now, c, p) // mutation
 			}
 		}
 	}
