@@ -185,7 +185,7 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	if c < in.ready {
 		return true
 	}
-	fp := in.rx.Front(now) // in place: a flit is 144 bytes
+	fp := in.rx.Front(now) // in place, not copied out
 	if fp == nil {
 		return false // the next flit wakes us when it lands
 	}
