@@ -145,6 +145,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("page counter bits %d must be in 1..32", c.PageCounterBits)
 	case c.Link.FlowControl != link.Credits || c.Link.VCs < int(numClasses):
 		return fmt.Errorf("link: needs credit flow control and %d VCs (one per message class)", numClasses)
+	case c.Link.TxDepth < 1:
+		return fmt.Errorf("link: transmit queue depth %d must be at least 1 (the outgoing link interfaces push into it)", c.Link.TxDepth)
 	}
 	if err := c.Link.Validate(); err != nil {
 		return fmt.Errorf("link: %w", err)

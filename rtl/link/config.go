@@ -59,7 +59,9 @@ type Config struct {
 	SlackBytes int
 	// StopAt and GoAt are the slack thresholds in bytes (StopGo).
 	StopAt, GoAt int
-	// TxDepth is the depth of each VC's transmit queue in flits.
+	// TxDepth is the depth of each VC's transmit queue in flits; 0 builds
+	// none, for a sender that drives the link itself with CanSend and Send
+	// (a router, a network terminal), whose queues would never be pushed.
 	TxDepth int
 	// CorruptProb is the probability that a packet has one bit flipped on
 	// the wire; DropProb that it is lost. Both need a seeded Env.
@@ -85,8 +87,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("link bytes per cycle %d must be at least 1", c.BytesPerCycle)
 	case c.DelayCycles < 0:
 		return fmt.Errorf("link delay %d cycles must not be negative", c.DelayCycles)
-	case c.TxDepth < 1:
-		return fmt.Errorf("link transmit queue depth %d must be at least 1", c.TxDepth)
+	case c.TxDepth < 0:
+		return fmt.Errorf("link transmit queue depth %d must not be negative", c.TxDepth)
 	case c.CorruptProb < 0 || c.CorruptProb > 1 || c.DropProb < 0 || c.DropProb > 1:
 		return fmt.Errorf("link error probabilities (corrupt %g, drop %g) must be in [0, 1]", c.CorruptProb, c.DropProb)
 	}

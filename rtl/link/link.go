@@ -365,10 +365,21 @@ func newDir(l *Link, name string) (*Dir, error) {
 	}
 	reg := l.env.Waves
 	for vc := range cfg.VCs {
-		tx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(cfg.TxDepth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
-			Build(fmt.Sprintf("%s.Tx[%d]", name, vc))
-		if err != nil {
-			return nil, err
+		if cfg.TxDepth > 0 {
+			tx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(cfg.TxDepth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
+				Build(fmt.Sprintf("%s.Tx[%d]", name, vc))
+			if err != nil {
+				return nil, err
+			}
+			tx.SetConsumer(l)
+			d.tx = append(d.tx, tx)
+		} else if reg != nil {
+			// No transmit queue: waveforms show it as the queue of depth 1
+			// a router's link had before, always empty (the signals a FIFO
+			// declares, never set), so that a mesh's VCD keeps its rows.
+			txName := fmt.Sprintf("%s.Tx[%d]", name, vc)
+			reg.Integer(txName, "occupancy", waves.WidthFor(1))
+			reg.Wire(txName, "full", 1)
 		}
 		rxb := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(depth).WithWidth(8 * max(cfg.BytesPerCycle, 1))
 		if cfg.FlowControl == NoFlowControl {
@@ -378,9 +389,7 @@ func newDir(l *Link, name string) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx.SetConsumer(l)
 		rx.OnPop(d.popped)
-		d.tx = append(d.tx, tx)
 		d.rx = append(d.rx, rx)
 		d.credits = append(d.credits, cfg.BufferFlits)
 		if cfg.FlowControl == Credits {
@@ -420,8 +429,19 @@ func (d *Dir) Name() string { return d.name }
 
 // Tx returns the transmit queue of a VC, for senders that hand flits to the
 // link's own transmitter. (A router that drives the link itself uses
-// CanSend and Send instead.)
-func (d *Dir) Tx(vc int) *fifo.FIFO[Flit] { return d.tx[vc] }
+// CanSend and Send instead.) A link built with TxDepth 0 has no transmit
+// queues: a component that needs them checks HasTx, or its configuration's
+// TxDepth, when it is built; Tx on such a link is a wiring bug and panics
+// with a message naming the direction.
+func (d *Dir) Tx(vc int) *fifo.FIFO[Flit] {
+	if d.tx == nil {
+		panic(fmt.Sprintf("link %s: Tx(%d): the link was built with TxDepth 0 (no transmit queues); its sender must use CanSend and Send", d.name, vc))
+	}
+	return d.tx[vc]
+}
+
+// HasTx reports whether the direction has transmit queues (TxDepth > 0).
+func (d *Dir) HasTx() bool { return d.tx != nil }
 
 // Rx returns the receive buffer of a VC; the receiver pops flits from it,
 // and each pop returns a credit (or frees slack) towards the sender.
@@ -431,9 +451,11 @@ func (d *Dir) Rx(vc int) *fifo.FIFO[Flit] { return d.rx[vc] }
 // returns or GO arrives) and the receiver (woken when a flit arrives).
 func (d *Dir) Connect(sender, receiver clock.Waker) {
 	d.sender, d.receiver = sender, receiver
-	for vc := range d.tx {
-		d.tx[vc].SetProducer(sender)
-		d.rx[vc].SetConsumer(receiver)
+	for _, t := range d.tx {
+		t.SetProducer(sender)
+	}
+	for _, r := range d.rx {
+		r.SetConsumer(receiver)
 	}
 }
 

@@ -397,6 +397,27 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		Expect(fast).To(HaveLen(40))
 	})
 
+	It("builds no transmit queues for TxDepth 0, and times Send the same", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BytesPerCycle, cfg.DelayCycles, cfg.VCs, cfg.BufferFlits, cfg.CreditDelay, cfg.TraceFlits = 4, 3, 2, 3, 2, false
+		queued := stream(env.New(env.Options{}), cfg, 40, 5)
+		cfg.TxDepth = 0
+		Expect(cfg.Validate()).To(Succeed())
+		bare := stream(env.New(env.Options{}), cfg, 40, 5)
+		Expect(bare).To(Equal(queued))
+
+		l, err := link.MakeBuilder().WithEnv(env.New(env.Options{})).WithConfig(cfg).Build("L")
+		Expect(err).NotTo(HaveOccurred())
+		d := l.From(link.B)
+		Expect(d.HasTx()).To(BeFalse())
+		Expect(l.From(link.A).HasTx()).To(BeFalse())
+		Expect(func() { d.Tx(1) }).To(PanicWith(
+			"link L.BA: Tx(1): the link was built with TxDepth 0 (no transmit queues); its sender must use CanSend and Send"))
+
+		cfg.TxDepth = -1
+		Expect(cfg.Validate()).To(MatchError("link transmit queue depth -1 must not be negative"))
+	})
+
 	It("lets VCs share one pool of credits", func() {
 		cfg := link.DefaultCredit(clk)
 		cfg.BytesPerCycle, cfg.VCs, cfg.BufferFlits, cfg.SharedBuffer = 4, 2, 3, true

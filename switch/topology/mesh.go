@@ -96,7 +96,10 @@ func routerLink(c MeshConfig, terminal bool) link.Config {
 	r := c.Router
 	lc := link.Config{Clock: c.Clock, BytesPerCycle: c.FlitBytes, DelayCycles: c.ChannelLatency,
 		VCs: r.NumVCs, FlowControl: link.Credits, BufferFlits: r.BufferFlits(),
-		SharedBuffer: r.BufferPolicy == "shared", TxDepth: 1,
+		SharedBuffer: r.BufferPolicy == "shared",
+		// TxDepth 0: routers and terminals drive their links with CanSend
+		// and Send, so transmit queues would never be pushed.
+		TxDepth:     0,
 		CreditDelay: 1 + c.ChannelLatency + r.CreditDelay, TraceFlits: c.TraceFlits}
 	if terminal {
 		lc.CreditDelay = 1 + c.ChannelLatency                   // back to the terminal
