@@ -12,6 +12,7 @@ import (
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 	"github.com/nisim/nisim/waves"
+	"github.com/sarchlab/akita/v3/sim"
 )
 
 // work is a unit for the watchdog holding a number of pending items.
@@ -90,6 +91,51 @@ var _ = Describe("Env", func() {
 		// After the run: the last event's time, A's edge 5 at 5 x 30 ns.
 		Expect(e.Now()).To(Equal(150 * clock.Nanosecond))
 		Expect(e.Now()).To(Equal(clock.FromSim(e.Engine.CurrentTime())))
+	})
+
+	It("runs events in the order of Akita's SerialEngine, also at equal times and for secondary events", func() {
+		// A tree of events: each handled event logs its id and schedules
+		// up to three more, primary or secondary, 0-2 ns after the current
+		// time (many equal times), chosen from its id alone. Both engines
+		// must handle the same ids in the same order.
+		run := func(eng sim.Engine) []int {
+			var log []int
+			next := 1
+			var h probeHandler
+			h = func(ev sim.Event) {
+				p := ev.(*probe)
+				log = append(log, p.id)
+				if len(log) > 3000 {
+					return
+				}
+				r := uint64(p.id)*2654435761 + 12345
+				for k := range 3 {
+					r = r*6364136223846793005 + 1442695040888963407
+					if r>>60 < 4 && k > 0 {
+						continue
+					}
+					dt := sim.VTimeInSec(float64((r>>40)%3) * 1e-9)
+					eng.Schedule(&probe{t: eng.CurrentTime() + dt, id: next, sec: (r>>20)%4 == 0, h: h})
+					next++
+				}
+			}
+			eng.Schedule(&probe{t: 0, id: 0, h: h})
+			Expect(eng.Run()).To(Succeed())
+			return log
+		}
+		akita := run(sim.NewSerialEngine())
+		ours := run(env.New(env.Options{StallLimit: -1}).Engine)
+		Expect(len(akita)).To(BeNumerically(">", 3000))
+		Expect(ours).To(Equal(akita))
+	})
+
+	It("panics on an event scheduled in the past, as Akita's engine does", func() {
+		e := env.New(env.Options{})
+		var h probeHandler = func(sim.Event) {}
+		e.Engine.Schedule(&probe{t: 2e-9, h: func(sim.Event) {
+			Expect(func() { e.Engine.Schedule(&probe{t: 1e-9, h: h}) }).To(PanicWith(ContainSubstring("earlier than the current time")))
+		}})
+		Expect(e.Engine.Run()).To(Succeed())
 	})
 
 	It("calls Progress after every ProgressEvery-th event with the time of that event", func() {
@@ -498,3 +544,19 @@ var _ = Describe("progress watchdog", func() {
 		Expect(res).To(Equal(env.Result{End: clock.Microsecond, Events: 101}))
 	})
 })
+
+// probe is a test event that calls its handler function.
+type probe struct {
+	t   sim.VTimeInSec
+	id  int
+	sec bool
+	h   probeHandler
+}
+
+func (p *probe) Time() sim.VTimeInSec { return p.t }
+func (p *probe) Handler() sim.Handler { return p.h }
+func (p *probe) IsSecondary() bool    { return p.sec }
+
+type probeHandler func(sim.Event)
+
+func (f probeHandler) Handle(e sim.Event) error { f(e); return nil }
