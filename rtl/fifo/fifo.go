@@ -121,12 +121,17 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 	f := &FIFO[T]{
 		name: name, env: b.env, buf: make([]entry[T], min(b.depth, initialSlots)),
 		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
-		highWater: b.highWater, overflow: b.overflow,
-		lastEnq: -1, lastDeq: -1, lastChange: -1,
-		noFull: b.env.Mutation(mutNoFull), noRate: b.env.Mutation(mutNoRate),
+		overflow: b.overflow,
+		lastEnq:  -1, lastDeq: -1, lastChange: -1,
 	}
-	if b.traceClk.Valid() && b.env.Trace.Enabled() {
-		f.traceClk = b.traceClk
+	noFull, noRate := b.env.Mutation(mutNoFull), b.env.Mutation(mutNoRate)
+	traced := b.traceClk.Valid() && b.env.Trace.Enabled()
+	if b.highWater >= 0 || b.overflow == Drop || traced || noFull > 0 || noRate > 0 {
+		x := f.cold()
+		x.highWater, x.noFull, x.noRate = b.highWater, noFull, noRate
+		if traced {
+			x.traceClk = b.traceClk
+		}
 	}
 	reg := b.env.Waves
 	// occupancy: entries held; full: no room; hwm: occupancy above the
@@ -167,33 +172,55 @@ type FIFO[T any] struct {
 	enqPer    int
 	deqPer    int
 	overflow  Overflow
+	// producerWaiting: the producer found the FIFO full and waits for a
+	// pop to wake it.
+	producerWaiting bool
 
 	lastEnq, lastDeq clock.Time
 	enqAt, deqAt     int // operations at lastEnq / lastDeq
 
-	highWater int
-	above     bool
-	onHigh    func(now clock.Time, above bool)
-	onPop     func(now clock.Time, v *T)
+	onPop func(now clock.Time, v *T)
 
 	producer, consumer clock.Waker
-	producerWaiting    bool
 
+	pushes, pops uint64
+	maxOcc       int        // largest settled occupancy
+	lastChange   clock.Time // time of the last push or pop
+
+	sig *signals // nil when no registry or none of them selected
+	x   *cold    // nil when the FIFO uses none of what it holds
+}
+
+// cold is what few FIFOs use: a high-water mark, the drop count of a
+// dropping FIFO, the trace, the test-only faults. A FIFO with none of them
+// (most: every receive buffer of every link) keeps none, so that it stays
+// small (issue 16: 48,128 of them in a 32x32 mesh).
+type cold struct {
+	highWater  int
+	above      bool
 	hwmPending bool // a settle event is scheduled for lastChange
+	onHigh     func(now clock.Time, above bool)
 
-	pushes, pops, drops uint64
-	maxOcc              int        // largest settled occupancy
-	lastChange          clock.Time // time of the last push or pop
+	drops uint64
 
 	traceClk          clock.Clock // valid when pushes and pops are traced
 	stepPush, stepPop int         // of the current picosecond, for the trace
-
-	sig *signals // nil when no registry or none of them selected
 
 	// test-only faults: every noFull-th / noRate-th refusal is a yes
 	noFull, noRate           int
 	fullRefused, rateRefused int
 }
+
+// cold returns f's cold part, made (with no high-water mark) on first use.
+func (f *FIFO[T]) cold() *cold {
+	if f.x == nil {
+		f.x = &cold{highWater: -1}
+	}
+	return f.x
+}
+
+// traced reports whether pushes and pops are traced.
+func (f *FIFO[T]) traced() bool { return f.x != nil && f.x.traceClk.Valid() }
 
 // signals are a FIFO's waveforms; any of them may be nil (not selected).
 type signals struct {
@@ -201,21 +228,22 @@ type signals struct {
 }
 
 // record counts a push or pop for the fifo.step trace record, when the
-// FIFO is traced (the caller checks f.traceClk.Valid(), so an untraced
-// FIFO pays one comparison and no call).
+// FIFO is traced (the caller checks f.traced(), so an untraced FIFO pays
+// a nil check and no call).
 func (f *FIFO[T]) record(now clock.Time, push bool) {
+	x := f.x
 	if push {
-		f.stepPush++
+		x.stepPush++
 	} else {
-		f.stepPop++
+		x.stepPop++
 	}
-	if f.stepPush+f.stepPop > 1 {
+	if x.stepPush+x.stepPop > 1 {
 		return // the step's record is already scheduled
 	}
 	f.env.Engine.AfterStep(now, func(t clock.Time) {
-		f.env.Trace.Emit(t, f.traceClk.CycleAt(t), f.name, "fifo.step",
-			trace.Int("pushes", int64(f.stepPush)), trace.Int("pops", int64(f.stepPop)), trace.Int("occ", int64(f.n)))
-		f.stepPush, f.stepPop = 0, 0
+		f.env.Trace.Emit(t, x.traceClk.CycleAt(t), f.name, "fifo.step",
+			trace.Int("pushes", int64(x.stepPush)), trace.Int("pops", int64(x.stepPop)), trace.Int("occ", int64(f.n)))
+		x.stepPush, x.stepPop = 0, 0
 	})
 }
 
@@ -246,7 +274,7 @@ func (f *FIFO[T]) SetConsumer(w clock.Waker) { f.consumer = w }
 
 // OnHighWater sets the callback run when occupancy crosses the high-water
 // mark (above == true) and when it falls back.
-func (f *FIFO[T]) OnHighWater(fn func(now clock.Time, above bool)) { f.onHigh = fn }
+func (f *FIFO[T]) OnHighWater(fn func(now clock.Time, above bool)) { f.cold().onHigh = fn }
 
 // OnPop sets a callback run on every pop (a link uses it to return a
 // credit), with the entry popped; the pointer is valid during the call.
@@ -254,7 +282,7 @@ func (f *FIFO[T]) OnPop(fn func(now clock.Time, v *T)) { f.onPop = fn }
 
 // SetHighWater reprograms the high-water mark at time now.
 func (f *FIFO[T]) SetHighWater(now clock.Time, n int) {
-	f.highWater = n
+	f.cold().highWater = n
 	f.updateHWM(now)
 }
 
@@ -281,8 +309,8 @@ func (f *FIFO[T]) Free(now clock.Time) int {
 // false answer registers the producer for a wake-up when space frees.
 func (f *FIFO[T]) CanPush(now clock.Time) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
-		if f.noRate > 0 {
-			if f.rateRefused++; f.rateRefused%f.noRate == 0 {
+		if x := f.x; x != nil && x.noRate > 0 {
+			if x.rateRefused++; x.rateRefused%x.noRate == 0 {
 				return true // mutation
 			}
 		}
@@ -292,8 +320,8 @@ func (f *FIFO[T]) CanPush(now clock.Time) bool {
 		return false
 	}
 	if f.Free(now) == 0 {
-		if f.noFull > 0 {
-			if f.fullRefused++; f.fullRefused%f.noFull == 0 {
+		if x := f.x; x != nil && x.noFull > 0 {
+			if x.fullRefused++; x.fullRefused%x.noFull == 0 {
 				return true // mutation
 			}
 		}
@@ -334,9 +362,9 @@ func (f *FIFO[T]) push(now, visible clock.Time, v *T) bool {
 	if f.Free(now) == 0 {
 		f.waitForSpace(now)
 		if f.overflow == Drop {
-			f.drops++
+			f.x.drops++ // a Drop FIFO has its cold part (Build)
 			if f.sig != nil {
-				f.sig.drops.Set(now, f.drops)
+				f.sig.drops.Set(now, f.x.drops)
 			}
 			return false
 		}
@@ -356,7 +384,7 @@ func (f *FIFO[T]) push(now, visible clock.Time, v *T) bool {
 	f.n++
 	f.pushes++
 	f.changed(now)
-	if f.traceClk.Valid() {
+	if f.traced() {
 		f.record(now, true)
 	}
 	if f.consumer != nil {
@@ -483,7 +511,7 @@ func (f *FIFO[T]) take(now clock.Time) {
 	f.head = f.slot(1)
 	f.n--
 	f.pops++
-	if f.traceClk.Valid() {
+	if f.traced() {
 		f.record(now, false)
 	}
 	if f.lastDeq != now {
@@ -522,33 +550,37 @@ func (f *FIFO[T]) changed(now clock.Time) {
 		f.sig.occ.Set(now, uint64(f.n))
 		f.sig.full.SetBool(now, f.n == f.depth)
 	}
-	if f.highWater >= 0 && !f.hwmPending {
+	if x := f.x; x != nil && x.highWater >= 0 && !x.hwmPending {
 		// Evaluate the mark once the picosecond has settled, so a push and
 		// a pop in the same picosecond never raise a spurious interrupt.
-		f.hwmPending = true
+		x.hwmPending = true
 		f.env.Engine.AfterStep(now, func(t clock.Time) {
-			f.hwmPending = false
+			x.hwmPending = false
 			f.updateHWM(t)
 		})
 	}
 }
 
 func (f *FIFO[T]) updateHWM(now clock.Time) {
-	above := f.highWater >= 0 && f.n > f.highWater
-	if above == f.above {
+	x := f.x
+	if x == nil {
+		return // no mark: never above
+	}
+	above := x.highWater >= 0 && f.n > x.highWater
+	if above == x.above {
 		return
 	}
-	f.above = above
+	x.above = above
 	if f.sig != nil {
 		f.sig.hwm.SetBool(now, above)
 	}
-	if f.onHigh != nil {
-		f.onHigh(now, above)
+	if x.onHigh != nil {
+		x.onHigh(now, above)
 	}
 }
 
 // AboveHighWater reports whether occupancy exceeds the high-water mark.
-func (f *FIFO[T]) AboveHighWater() bool { return f.above }
+func (f *FIFO[T]) AboveHighWater() bool { return f.x != nil && f.x.above }
 
 // Stats are a FIFO's counters. MaxOccupancy is the largest occupancy at
 // the end of a picosecond (the registered value hardware would show).
@@ -559,7 +591,11 @@ type Stats struct {
 
 // Stats returns the counters.
 func (f *FIFO[T]) Stats() Stats {
-	return Stats{Pushes: f.pushes, Pops: f.pops, Drops: f.drops, MaxOccupancy: max(f.maxOcc, f.n)}
+	var drops uint64
+	if f.x != nil {
+		drops = f.x.drops
+	}
+	return Stats{Pushes: f.pushes, Pops: f.pops, Drops: drops, MaxOccupancy: max(f.maxOcc, f.n)}
 }
 
 // Idle implements check.Unit: an entry left in a FIFO is unfinished work.

@@ -1,6 +1,8 @@
 package fifo_test
 
 import (
+	"unsafe"
+
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/rtl/fifo"
@@ -227,6 +229,42 @@ var _ = Describe("FIFO", func() {
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(crossings).To(Equal([]event{{2, "hwm", 1}, {6, "hwm", 0}}))
+	})
+
+	It("takes a high-water mark set at run time on a FIFO built without one", func() {
+		f := build(fifo.MakeBuilder[int]().WithDepth(8))
+		var crossings []event
+		f.OnHighWater(func(now clock.Time, above bool) {
+			crossings = append(crossings, event{clk.CycleAt(now), "hwm", map[bool]int{false: 0, true: 1}[above]})
+		})
+		// Push on cycles 0..2 (occupancy 3 from c2); no mark: no crossing.
+		// The mark 1 set at c4 is exceeded at once (3 > 1); pops at c5 and
+		// c6 leave 2 and 1: it falls at c6.
+		a := vtest.NewAgent(e, "Drv", clk, func(now clock.Time, c clock.Cycle) bool {
+			switch {
+			case c <= 2:
+				f.Push(now, int(c))
+			case c == 4:
+				Expect(f.AboveHighWater()).To(BeFalse())
+				f.SetHighWater(now, 1)
+			case c >= 5:
+				f.Pop(now)
+			}
+			return f.Len() > 0 || c < 5
+		})
+		a.Start()
+		_, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(crossings).To(Equal([]event{{4, "hwm", 1}, {6, "hwm", 0}}))
+	})
+
+	It("stays small: what few FIFOs use sits behind one pointer", func() {
+		// issue 16: a 32x32 mesh holds 48,128 receive buffers. The FIFO is
+		// 224 bytes on 64-bit (a malloc size class): name 16, env 8, buf 24,
+		// head/n/depth/width/enq/deq 48, overflow+producerWaiting 8,
+		// lastEnq/lastDeq/enqAt/deqAt 32, onPop 8, producer/consumer 32,
+		// pushes/pops 16, maxOcc/lastChange 16, sig 8, cold 8.
+		Expect(int(unsafe.Sizeof(fifo.FIFO[uint64]{}))).To(BeNumerically("<=", 224))
 	})
 
 	DescribeTable("rejects impossible parameters",
