@@ -3,6 +3,7 @@ package link
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/nisim/nisim/rtl/clock"
 )
@@ -99,6 +100,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("link VCs %d must be in 1..64", c.VCs)
 		case c.BufferFlits < 1:
 			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
+		case c.BufferFlits > math.MaxInt32: // the credit counters are int32
+			return fmt.Errorf("link VC buffer %d flits must be at most %d", c.BufferFlits, math.MaxInt32)
 		case c.CreditDelay < 1 || c.CreditDelayBA < 0:
 			return fmt.Errorf("link credit delay %d (B to A: %d) cycles must be at least 1", c.CreditDelay, c.CreditDelayBA)
 		}
@@ -108,6 +111,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("link VCs %d must be in 1..64", c.VCs)
 		case c.BufferFlits < 1:
 			return fmt.Errorf("link VC buffer %d flits must be at least 1", c.BufferFlits)
+		case c.BufferFlits > math.MaxInt32: // the credit counters are int32
+			return fmt.Errorf("link VC buffer %d flits must be at most %d", c.BufferFlits, math.MaxInt32)
 		}
 	case StopGo:
 		switch {

@@ -254,8 +254,8 @@ func (l *Link) From(s Side) *Dir { return l.dirs[s] }
 type Dir struct {
 	l    *Link
 	name string
-	tx   []*fifo.FIFO[Flit]
-	rx   []*fifo.FIFO[Flit]
+	tx   []*fifo.FIFO[Flit] // nil when TxDepth is 0
+	vc   []dirVC
 	rng  *rand.Rand
 
 	sender, receiver clock.Waker
@@ -267,28 +267,18 @@ type Dir struct {
 
 	// transmitter
 	busyUntil clock.Time // first edge the serialiser is free
-	credits   []int
-	waitCred  []bool // the sender found no credit and wants a wake-up
-	stopped   bool   // STOP seen by the sender
+	stopped   bool       // STOP seen by the sender
 	waitGo    bool
 	rr        int
-	txCRC     []uint32
-	fate      []fate // per VC: what happens to the packet being sent
 
 	// wire and return path, each in time order
-	wire      queue.Queue[arrival]
-	creditQ   queue.Queue[creditReturn]
-	controlQ  queue.Queue[control]
-	onWire    []int // per VC: flits on the wire
-	returning []int // per credit counter: credits on their way back
-	outstand  []int // per VC: flits sent whose credit has not been applied
+	wire     queue.Queue[arrival]
+	creditQ  queue.Queue[creditReturn]
+	controlQ queue.Queue[control]
 
 	// receiver
 	rxBytes  int
 	stopSent bool
-	rxCRC    []uint32
-	rxFlits  []int // per VC: flits of the packet being received
-	rxData   [][]byte
 
 	stats Stats
 
@@ -299,8 +289,28 @@ type Dir struct {
 	// (0: none armed).
 	corruptIn int
 
-	sigBusy, sigVC, sigStop *waves.Signal
-	sigCredits, sigRxOcc    []*waves.Signal
+	sigBusy, sigVC, sigStop, sigSlack *waves.Signal
+}
+
+// dirVC is a direction's state of one VC, in one slice (one allocation per
+// direction rather than one per field: issue 16, a 32x32 mesh has 6,016
+// directions). The credit fields of a shared buffer live in VC 0's entry
+// (Dir.ci). Counts are int32: credits are bounded by BufferFlits, which
+// Config.Validate keeps below 2^31.
+type dirVC struct {
+	rx         *fifo.FIFO[Flit]
+	sigCredits *waves.Signal // nil unless selected (Credits only)
+	rxData     []byte        // the packet being received, for its trace hash
+
+	credits   int32 // per credit counter: the sender's credits
+	returning int32 // per credit counter: credits on their way back
+	onWire    int32 // flits on the wire
+	outstand  int32 // flits sent whose credit has not been applied
+	rxFlits   int32 // flits of the packet being received
+	txCRC     uint32
+	rxCRC     uint32
+	waitCred  bool // per credit counter: the sender found no credit and wants a wake-up
+	fate      fate // what happens to the packet being sent
 }
 
 type fate uint8
@@ -364,7 +374,10 @@ func newDir(l *Link, name string) (*Dir, error) {
 		depth = cfg.SlackBytes // a flit is at least one byte
 	}
 	reg := l.env.Waves
+	d.vc = make([]dirVC, cfg.VCs)
+	pop := d.popped // one method value for all receive buffers
 	for vc := range cfg.VCs {
+		v := &d.vc[vc]
 		if cfg.TxDepth > 0 {
 			tx, err := fifo.MakeBuilder[Flit]().WithEnv(l.env).WithDepth(cfg.TxDepth).WithWidth(8 * max(cfg.BytesPerCycle, 1)).
 				Build(fmt.Sprintf("%s.Tx[%d]", name, vc))
@@ -389,28 +402,14 @@ func newDir(l *Link, name string) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		rx.OnPop(d.popped)
-		d.rx = append(d.rx, rx)
-		d.credits = append(d.credits, cfg.BufferFlits)
-		if cfg.FlowControl == Credits {
-			var s *waves.Signal
-			if vc == 0 || !d.shared {
-				s = reg.Integer(name, fmt.Sprintf("credits%d", vc), waves.WidthFor(uint64(cfg.BufferFlits)))
-				s.Set(0, uint64(cfg.BufferFlits))
-			}
-			d.sigCredits = append(d.sigCredits, s)
+		rx.OnPop(pop)
+		v.rx = rx
+		v.credits = int32(cfg.BufferFlits)
+		if cfg.FlowControl == Credits && (vc == 0 || !d.shared) && reg != nil {
+			v.sigCredits = reg.Integer(name, fmt.Sprintf("credits%d", vc), waves.WidthFor(uint64(cfg.BufferFlits)))
+			v.sigCredits.Set(0, uint64(cfg.BufferFlits))
 		}
 	}
-	n := cfg.VCs
-	d.waitCred = make([]bool, n)
-	d.txCRC = make([]uint32, n)
-	d.rxCRC = make([]uint32, n)
-	d.fate = make([]fate, n)
-	d.rxFlits = make([]int, n)
-	d.rxData = make([][]byte, n)
-	d.onWire = make([]int, n)
-	d.returning = make([]int, n)
-	d.outstand = make([]int, n)
 	// busy: a flit is being serialised; vc: the number of the virtual
 	// channel whose flit it is (tx<vc>, credits<vc>); stop and slack (STOP/
 	// GO links): the receiver's STOP line and the free bytes of its slack
@@ -419,7 +418,7 @@ func newDir(l *Link, name string) (*Dir, error) {
 	d.sigVC = reg.Integer(name, "vc", waves.WidthFor(uint64(cfg.VCs)))
 	if cfg.FlowControl == StopGo {
 		d.sigStop = reg.Wire(name, "stop", 1)
-		d.sigRxOcc = []*waves.Signal{reg.Integer(name, "slack", waves.WidthFor(uint64(cfg.SlackBytes)))}
+		d.sigSlack = reg.Integer(name, "slack", waves.WidthFor(uint64(cfg.SlackBytes)))
 	}
 	return d, nil
 }
@@ -445,7 +444,7 @@ func (d *Dir) HasTx() bool { return d.tx != nil }
 
 // Rx returns the receive buffer of a VC; the receiver pops flits from it,
 // and each pop returns a credit (or frees slack) towards the sender.
-func (d *Dir) Rx(vc int) *fifo.FIFO[Flit] { return d.rx[vc] }
+func (d *Dir) Rx(vc int) *fifo.FIFO[Flit] { return d.vc[vc].rx }
 
 // Connect names the sender (woken when a transmit queue has room, a credit
 // returns or GO arrives) and the receiver (woken when a flit arrives).
@@ -454,8 +453,8 @@ func (d *Dir) Connect(sender, receiver clock.Waker) {
 	for _, t := range d.tx {
 		t.SetProducer(sender)
 	}
-	for _, r := range d.rx {
-		r.SetConsumer(receiver)
+	for i := range d.vc {
+		d.vc[i].rx.SetConsumer(receiver)
 	}
 }
 
@@ -484,8 +483,8 @@ func (d *Dir) SetSender(w clock.Waker) {
 // SetReceiver names only the receiver (see Connect).
 func (d *Dir) SetReceiver(w clock.Waker) {
 	d.receiver = w
-	for _, r := range d.rx {
-		r.SetConsumer(w)
+	for i := range d.vc {
+		d.vc[i].rx.SetConsumer(w)
 	}
 }
 
@@ -495,7 +494,7 @@ func (d *Dir) BusyUntil() clock.Time { return d.busyUntil }
 
 // Credits returns the sender's credits for a VC as last applied (for
 // inspection; senders use Available).
-func (d *Dir) Credits(vc int) int { return d.credits[vc] }
+func (d *Dir) Credits(vc int) int { return int(d.vc[vc].credits) }
 
 // Available returns the credits for vc usable at now: those returned by
 // now are applied first. With Credits flow control, a zero answer
@@ -523,24 +522,24 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 		return 1
 	}
 	k := d.ci(vc)
-	c := d.credits[k]
-	if c == 0 {
-		if !d.waitCred[k] {
-			d.waitCred[k] = true
+	c := &d.vc[k]
+	if c.credits == 0 {
+		if !c.waitCred {
+			c.waitCred = true
 			d.stats.CreditStalls++
 		}
 		if d.creditQ.Len() > 0 {
 			d.wakeSenderForCredit(k)
 		}
 	}
-	return c
+	return int(c.credits)
 }
 
 // Outstanding returns the flits sent on vc whose credits the sender has not
 // got back by now: the downstream occupancy of the VC as the sender knows it.
 func (d *Dir) Outstanding(now clock.Time, vc int) int {
 	d.applyReturns(now)
-	return d.outstand[vc]
+	return int(d.vc[vc].outstand)
 }
 
 // wakeSenderForCredit schedules the sender at the first pending return for
@@ -586,10 +585,10 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 		return false
 	}
 	if cfg.FlowControl == Credits {
-		k := d.ci(int(f.VC))
-		d.credits[k]--
-		d.outstand[f.VC]++
-		d.sigCredits[k].Set(now, uint64(d.credits[k]))
+		c := &d.vc[d.ci(int(f.VC))]
+		c.credits--
+		d.vc[f.VC].outstand++
+		c.sigCredits.Set(now, uint64(c.credits))
 	}
 	var crc uint32
 	if !d.fast { // the fast path has no errors to inject and no CRC to check
@@ -597,11 +596,11 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 		f = &g
 		crc = d.prepare(now, f)
 	}
-	if d.fate[f.VC] == corrupt && len(f.Data) > 0 {
+	if v := &d.vc[f.VC]; v.fate == corrupt && len(f.Data) > 0 {
 		f.Data = append([]byte(nil), f.Data...)
 		bit := d.rng.IntN(8 * len(f.Data))
 		f.Data[bit/8] ^= 1 << (bit % 8)
-		d.fate[f.VC] = intact // one flipped bit per packet
+		v.fate = intact // one flipped bit per packet
 	}
 	s := d.SerialCycles(f)
 	clk := cfg.Clock
@@ -619,10 +618,10 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 	case d.leak():
 		// Mutation: gone, and its credit with it.
 	case at <= now:
-		d.onWire[f.VC]++
+		d.vc[f.VC].onWire++
 		d.arrive(now, f, crc)
 	default:
-		d.onWire[f.VC]++
+		d.vc[f.VC].onWire++
 		d.wire.Push(arrival{at: at, f: *f, crc: crc})
 		d.l.WakeAt(at)
 	}
@@ -668,7 +667,7 @@ func (d *Dir) leak() bool {
 // after its arrival edge at (the fast path: no errors to inject, nothing to
 // trace, credits guarantee the room).
 func (d *Dir) land(now, at clock.Time, f *Flit) {
-	if !d.rx[f.VC].PushAtPtr(now, at, f) {
+	if !d.vc[f.VC].rx.PushAtPtr(now, at, f) {
 		return // overflow reported by the FIFO
 	}
 	size := f.WireBytes()
@@ -751,35 +750,36 @@ func (l *Link) Tick(now clock.Time) bool {
 // is what the receiver checks).
 func (d *Dir) prepare(now clock.Time, f *Flit) uint32 {
 	cfg := &d.l.cfg
+	v := &d.vc[f.VC]
 	if f.Head {
-		d.txCRC[f.VC] = 0
-		d.fate[f.VC] = intact
+		v.txCRC = 0
+		v.fate = intact
 		d.heads++
 		if d.loseEvery > 0 && d.heads%d.loseEvery == 0 {
-			d.fate[f.VC] = vanish
+			v.fate = vanish
 		} else if cfg.DropProb > 0 && d.rng.Float64() < cfg.DropProb {
-			d.fate[f.VC] = lost
+			v.fate = lost
 			d.stats.Dropped++
 		} else if cfg.CorruptProb > 0 && d.rng.Float64() < cfg.CorruptProb {
-			d.fate[f.VC] = corrupt
+			v.fate = corrupt
 			d.stats.Corrupted++
 		}
 		if d.corruptIn > 0 {
 			d.corruptIn--
-			if d.corruptIn == 0 && d.fate[f.VC] == intact {
-				d.fate[f.VC] = corrupt
+			if d.corruptIn == 0 && v.fate == intact {
+				v.fate = corrupt
 				d.stats.Corrupted++
 			}
 		}
 	}
-	d.txCRC[f.VC] = crc32.Update(d.txCRC[f.VC], crc32.IEEETable, f.Data)
-	switch d.fate[f.VC] {
+	v.txCRC = crc32.Update(v.txCRC, crc32.IEEETable, f.Data)
+	switch v.fate {
 	case lost:
 		f.mark = markLost
 	case vanish:
 		f.mark = markLost | markSilent
 	}
-	return d.txCRC[f.VC]
+	return v.txCRC
 }
 
 // Flit.mark bits: a flit lost on the wire; a silent loss (the link.lose
@@ -801,7 +801,8 @@ func (d *Dir) deliver(now clock.Time) {
 func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 	cfg := &d.l.cfg
 	vc := int(f.VC)
-	d.onWire[vc]--
+	v := &d.vc[vc]
+	v.onWire--
 	if f.mark&markLost != 0 {
 		// Lost on the wire: the receiver never holds it, so its slot's
 		// credit returns at once.
@@ -814,16 +815,16 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		return
 	}
 	if f.Head {
-		d.rxCRC[vc] = 0
-		d.rxFlits[vc] = 0
-		d.rxData[vc] = d.rxData[vc][:0]
+		v.rxCRC = 0
+		v.rxFlits = 0
+		v.rxData = v.rxData[:0]
 	}
-	d.rxCRC[vc] = crc32.Update(d.rxCRC[vc], crc32.IEEETable, f.Data)
-	d.rxFlits[vc]++
+	v.rxCRC = crc32.Update(v.rxCRC, crc32.IEEETable, f.Data)
+	v.rxFlits++
 	if d.l.env.Trace.Enabled() {
-		d.rxData[vc] = append(d.rxData[vc], f.Data...)
+		v.rxData = append(v.rxData, f.Data...)
 	}
-	if f.Tail && d.rxCRC[vc] != crc {
+	if f.Tail && v.rxCRC != crc {
 		f.Bad = true
 		d.stats.CRCErrors++
 	}
@@ -832,7 +833,7 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		d.l.env.Report(now, d.name, "link.overflow", "slack buffer overflow: %d + %d bytes > %d", d.rxBytes, size, cfg.SlackBytes)
 		return
 	}
-	if !d.rx[vc].PushPtr(now, f) {
+	if !v.rx.PushPtr(now, f) {
 		if cfg.FlowControl == NoFlowControl {
 			d.stats.Overflows++
 			if f.Tail {
@@ -849,7 +850,7 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		d.onArrive(now, vc)
 	}
 	if cfg.FlowControl == StopGo {
-		d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
+		d.sigSlack.Set(now, uint64(d.rxBytes))
 		if !d.stopSent && d.rxBytes > cfg.StopAt {
 			d.stopSent = true
 			d.signal(now, true)
@@ -863,7 +864,7 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 		d.stats.Packets++
 		if d.l.env.Trace.Enabled() {
 			fields := []trace.Field{trace.Uint("pkt", f.Packet()), trace.Int("src", int64(f.Src())), trace.Int("dst", int64(f.Dst())),
-				trace.Int("vc", int64(vc)), trace.Int("flits", int64(d.rxFlits[vc])), trace.Hash("hash", d.rxData[vc])}
+				trace.Int("vc", int64(vc)), trace.Int("flits", int64(v.rxFlits)), trace.Hash("hash", v.rxData)}
 			if f.Bad {
 				fields = append(fields, trace.Str("crc", "bad"))
 			}
@@ -897,7 +898,7 @@ func (d *Dir) popped(now clock.Time, f *Flit) {
 	case NoFlowControl:
 		return
 	}
-	d.sigRxOcc[0].Set(now, uint64(d.rxBytes))
+	d.sigSlack.Set(now, uint64(d.rxBytes))
 	if d.stopSent && d.rxBytes < cfg.GoAt {
 		d.stopSent = false
 		d.signal(now, false)
@@ -907,17 +908,17 @@ func (d *Dir) popped(now clock.Time, f *Flit) {
 // returnCredit sends a credit back: usable by the sender CreditDelay
 // cycles (at least one) after now.
 func (d *Dir) returnCredit(now clock.Time, vc int) {
-	k := d.ci(vc)
+	c := &d.vc[d.ci(vc)]
 	at := d.l.cfg.Clock.After(now, clock.Cycle(d.creditDelay))
 	d.creditQ.Push(creditReturn{at: at, vc: vc})
-	d.returning[k]++
-	if d.waitCred[k] && d.sender != nil {
+	c.returning++
+	if c.waitCred && d.sender != nil {
 		d.sender.WakeAt(at)
 	}
-	if d.waitCred[k] && d.pending(0) {
+	if c.waitCred && d.pending(0) {
 		d.l.WakeAt(at) // the link's own transmitter waits for the credit
 	}
-	if d.sigCredits[k] != nil {
+	if c.sigCredits != nil {
 		d.l.WakeAt(at) // draw the credit when it lands (a queued flit keeps the link ticking anyway)
 	}
 }
@@ -930,12 +931,12 @@ func (d *Dir) applyReturns(now clock.Time) {
 	}
 	for d.creditQ.Len() > 0 && d.creditQ.Front().at <= now {
 		c := d.creditQ.Pop()
-		k := d.ci(c.vc)
-		d.credits[k]++
-		d.returning[k]--
-		d.outstand[c.vc]--
-		d.waitCred[k] = false
-		d.sigCredits[k].Set(c.at, uint64(d.credits[k]))
+		k := &d.vc[d.ci(c.vc)]
+		k.credits++
+		k.returning--
+		d.vc[c.vc].outstand--
+		k.waitCred = false
+		k.sigCredits.Set(c.at, uint64(k.credits))
 	}
 	for d.controlQ.Len() > 0 && d.controlQ.Front().at <= now {
 		c := d.controlQ.Pop()
@@ -955,17 +956,17 @@ func (d *Dir) checkCredits(now clock.Time, vc int) {
 	if cfg.FlowControl != Credits {
 		return
 	}
-	k := d.ci(vc)
-	held := d.onWire[vc] + d.rx[vc].Len()
+	c := &d.vc[d.ci(vc)]
+	held := int(d.vc[vc].onWire) + d.vc[vc].rx.Len()
 	if d.shared {
 		held = 0
-		for v := range d.rx {
-			held += d.onWire[v] + d.rx[v].Len()
+		for i := range d.vc {
+			held += int(d.vc[i].onWire) + d.vc[i].rx.Len()
 		}
 	}
-	if sum := d.credits[k] + held + d.returning[k]; sum != cfg.BufferFlits {
+	if sum := int(c.credits) + held + int(c.returning); sum != cfg.BufferFlits {
 		d.l.env.Report(now, d.name, "link.credits", "VC %d: credits %d + on the wire or buffered %d + returning %d = %d, want %d",
-			vc, d.credits[k], held, d.returning[k], sum, cfg.BufferFlits)
+			vc, c.credits, held, c.returning, sum, cfg.BufferFlits)
 	}
 }
 
@@ -990,7 +991,11 @@ func (l *Link) Idle() bool {
 func (l *Link) State() string {
 	s := ""
 	for _, d := range l.dirs {
-		s += fmt.Sprintf("%s: busy until %v, %d on the wire, credits %v, stopped %v; ", d.name, d.busyUntil, d.wire.Len(), d.credits, d.stopped)
+		credits := make([]int, len(d.vc))
+		for i := range d.vc {
+			credits[i] = int(d.vc[i].credits)
+		}
+		s += fmt.Sprintf("%s: busy until %v, %d on the wire, credits %v, stopped %v; ", d.name, d.busyUntil, d.wire.Len(), credits, d.stopped)
 	}
 	return s
 }
@@ -999,4 +1004,4 @@ func (l *Link) State() string {
 func (d *Dir) Stats() Stats { return d.stats }
 
 // VCs returns the number of virtual channels.
-func (d *Dir) VCs() int { return len(d.rx) }
+func (d *Dir) VCs() int { return len(d.vc) }

@@ -418,6 +418,18 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		Expect(cfg.Validate()).To(MatchError("link transmit queue depth -1 must not be negative"))
 	})
 
+	It("bounds the VC buffer by its int32 credit counters, and keeps a direction small", func() {
+		cfg := link.DefaultCredit(clk)
+		cfg.BufferFlits = 1 << 31
+		Expect(cfg.Validate()).To(MatchError("link VC buffer 2147483648 flits must be at most 2147483647"))
+		cfg.BufferFlits--
+		Expect(cfg.Validate()).To(Succeed())
+		// issue 16: a 32x32 mesh has 6,016 directions. Per-VC state is one
+		// slice of structs; the direction itself is 456 bytes on 64-bit
+		// (a 480-byte malloc class; it was 736 with 13 per-VC slices).
+		Expect(int(unsafe.Sizeof(link.Dir{}))).To(BeNumerically("<=", 480))
+	})
+
 	It("lets VCs share one pool of credits", func() {
 		cfg := link.DefaultCredit(clk)
 		cfg.BytesPerCycle, cfg.VCs, cfg.BufferFlits, cfg.SharedBuffer = 4, 2, 3, true
