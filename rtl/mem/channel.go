@@ -159,6 +159,9 @@ func (c *Channel) ConnectTarget(t clock.Waker) {
 // It returns the chunk lengths.
 func Chunks(addr uint64, n, width int) []int {
 	var out []int
+	if k := chunkCount(addr, n, width); k > 0 {
+		out = make([]int, 0, k)
+	}
 	for n > 0 {
 		room := width - int(addr%uint64(width))
 		c := min(room, n)
@@ -169,6 +172,15 @@ func Chunks(addr uint64, n, width int) []int {
 	return out
 }
 
+// chunkCount is len(Chunks(addr, n, width)) without building the list.
+func chunkCount(addr uint64, n, width int) int {
+	if n <= 0 {
+		return 0
+	}
+	first := FirstChunk(addr, n, width)
+	return 1 + (n-first+width-1)/width
+}
+
 // FirstChunk is Chunks(addr, n, width)[0] without building the list.
 func FirstChunk(addr uint64, n, width int) int {
 	return min(width-int(addr%uint64(width)), n)
@@ -177,11 +189,13 @@ func FirstChunk(addr uint64, n, width int) int {
 // WriteBeats returns the downstream beats of a write of data at req.Addr
 // over a channel of the given width.
 func WriteBeats(req *Req, data []byte, width int) []Beat {
-	chunks := Chunks(req.Addr, len(data), width)
-	beats := make([]Beat, len(chunks))
-	off := 0
-	for i, c := range chunks {
-		beats[i] = Beat{Req: req, Data: data[off : off+c], First: i == 0, Last: i == len(chunks)-1}
+	// The beats of Chunks(req.Addr, len(data), width), in one allocation.
+	beats := make([]Beat, chunkCount(req.Addr, len(data), width))
+	addr, off := req.Addr, 0
+	for i := range beats {
+		c := FirstChunk(addr, len(data)-off, width)
+		beats[i] = Beat{Req: req, Data: data[off : off+c], First: i == 0, Last: i == len(beats)-1}
+		addr += uint64(c)
 		off += c
 	}
 	return beats

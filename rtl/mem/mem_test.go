@@ -2,6 +2,7 @@ package mem_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -37,10 +38,96 @@ var _ = Describe("Storage", func() {
 		Expect(s.Write(1<<20-2, []byte{1, 2, 3})).To(MatchError(ContainSubstring("outside memory")))
 	})
 
+	It("agrees with a flat byte array over random reads, writes and views that hop between pages", func() {
+		// The storage remembers the last page it found; the accesses below
+		// alternate between pages, reread unwritten ones (which must stay
+		// zero and unallocated) and write through views.
+		const size = 8 * 4096
+		s := mem.NewStorage(size)
+		flat := make([]byte, size)
+		r := rand.New(rand.NewPCG(1, 2))
+		written := map[uint64]bool{}
+		for range 5000 {
+			addr := uint64(r.IntN(size))
+			n := r.IntN(min(600, size-int(addr)) + 1)
+			switch r.IntN(3) {
+			case 0:
+				data := make([]byte, n)
+				for i := range data {
+					data[i] = byte(r.Uint32())
+				}
+				Expect(s.Write(addr, data)).To(Succeed())
+				copy(flat[addr:], data)
+				for a := addr; a < addr+uint64(n); a++ {
+					written[a>>12] = true
+				}
+			case 1:
+				back, err := s.Bytes(addr, n)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(back).To(Equal(flat[addr : addr+uint64(n)]))
+			default:
+				n = min(n, 4096-int(addr&4095))
+				v, err := s.View(addr, n)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(v).To(Equal(flat[addr : addr+uint64(n)]))
+				if n > 0 {
+					v[0]++
+					flat[addr]++
+				}
+				written[addr>>12] = true
+			}
+		}
+		var want []uint64
+		for p := range uint64(size / 4096) {
+			if written[p] {
+				want = append(want, p)
+			}
+		}
+		Expect(s.Pages()).To(Equal(want))
+		all, _ := s.Bytes(0, size)
+		Expect(all).To(Equal(flat))
+	})
+
 	It("splits transfers at width-aligned boundaries", func() {
 		Expect(mem.Chunks(0x1006, 20, 8)).To(Equal([]int{2, 8, 8, 2}))
 		Expect(mem.Chunks(0x1000, 16, 8)).To(Equal([]int{8, 8}))
 		Expect(mem.Chunks(0x1000, 3, 4)).To(Equal([]int{3}))
+		Expect(mem.Chunks(0x1000, 0, 4)).To(BeNil())
+	})
+
+	It("gives the beats of a write one per chunk, first and last marked", func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		for range 2000 {
+			width := []int{1, 4, 8, 32}[r.IntN(4)]
+			addr := uint64(r.IntN(1 << 16))
+			data := make([]byte, r.IntN(300))
+			for i := range data {
+				data[i] = byte(r.Uint32())
+			}
+			req := &mem.Req{Op: mem.Write, Addr: addr, Len: len(data)}
+			// The reference: every beat ends at a width boundary or at
+			// the end of the data.
+			var want []mem.Beat
+			for off := 0; off < len(data); {
+				end := off + 1
+				for end < len(data) && (addr+uint64(end))%uint64(width) != 0 {
+					end++
+				}
+				want = append(want, mem.Beat{Req: req, Data: data[off:end], First: off == 0, Last: end == len(data)})
+				off = end
+			}
+			beats := mem.WriteBeats(req, data, width)
+			Expect(beats).To(HaveLen(len(want)))
+			if len(want) > 0 {
+				Expect(beats).To(Equal(want))
+			}
+			chunks := mem.Chunks(addr, len(data), width)
+			Expect(chunks).To(HaveLen(len(want)))
+			for i, b := range want {
+				Expect(chunks[i]).To(Equal(len(b.Data)))
+			}
+			Expect(cap(chunks)).To(Equal(len(chunks)))
+		}
 	})
 })
 

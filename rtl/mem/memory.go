@@ -440,10 +440,6 @@ func (s *Storage) View(addr uint64, n int) ([]byte, error) {
 	if off+n > pageSize {
 		return nil, fmt.Errorf("view [%#x, %#x) crosses a %d-byte page", addr, addr+uint64(n), pageSize)
 	}
-	p := s.pages[addr>>pageBits]
-	if p == nil {
-		p = new([pageSize]byte)
-		s.pages[addr>>pageBits] = p
-	}
+	p := s.pageForWrite(addr >> pageBits)
 	return p[off : off+n : off+n], nil
 }

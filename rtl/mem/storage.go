@@ -13,6 +13,36 @@ const pageSize = 1 << pageBits
 type Storage struct {
 	size  uint64
 	pages map[uint64]*[pageSize]byte // lookup only; Pages() sorts
+	// lastN, lastP: the page found by the last lookup that found one
+	// (lastP nil before the first). Consecutive beats of a transfer fall
+	// in one page, and pages are never freed, so most lookups need no map
+	// access (the map was 2% of a 64-node LCI run, issue 16).
+	lastN uint64
+	lastP *[pageSize]byte
+}
+
+// page returns page number n, nil when it was never written.
+func (s *Storage) page(n uint64) *[pageSize]byte {
+	if s.lastP != nil && s.lastN == n {
+		return s.lastP
+	}
+	p := s.pages[n]
+	if p != nil {
+		s.lastN, s.lastP = n, p
+	}
+	return p
+}
+
+// pageForWrite returns page number n, allocating it when it was never
+// written.
+func (s *Storage) pageForWrite(n uint64) *[pageSize]byte {
+	p := s.page(n)
+	if p == nil {
+		p = new([pageSize]byte)
+		s.pages[n] = p
+		s.lastN, s.lastP = n, p
+	}
+	return p
 }
 
 // NewStorage returns an empty storage of size bytes.
@@ -40,7 +70,7 @@ func (s *Storage) Read(addr uint64, buf []byte) error {
 		a := addr + uint64(done)
 		off := int(a & (pageSize - 1))
 		n := min(pageSize-off, len(buf)-done)
-		if p := s.pages[a>>pageBits]; p != nil {
+		if p := s.page(a >> pageBits); p != nil {
 			copy(buf[done:done+n], p[off:off+n])
 		} else {
 			clear(buf[done : done+n])
@@ -59,11 +89,7 @@ func (s *Storage) Write(addr uint64, data []byte) error {
 		a := addr + uint64(done)
 		off := int(a & (pageSize - 1))
 		n := min(pageSize-off, len(data)-done)
-		p := s.pages[a>>pageBits]
-		if p == nil {
-			p = new([pageSize]byte)
-			s.pages[a>>pageBits] = p
-		}
+		p := s.pageForWrite(a >> pageBits)
 		copy(p[off:off+n], data[done:done+n])
 		done += n
 	}
