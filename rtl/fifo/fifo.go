@@ -15,6 +15,7 @@ package fifo
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -112,14 +113,43 @@ func (b Builder[T]) Validate() error {
 	return nil
 }
 
+// Namer names the FIFOs a component builds in bulk (a link's receive
+// buffers): FIFOName(i) is the name of its FIFO number i. A FIFO built with
+// BuildNamed keeps the namer and i instead of a name string and makes its
+// name when asked (a report, a trace record, the watchdog), so that the
+// 48,128 receive buffers of a 32x32 mesh hold no names (issue 16).
+type Namer interface {
+	FIFOName(i int) string
+}
+
+// fixedName is the Namer of a FIFO built with a name.
+type fixedName string
+
+// FIFOName implements Namer.
+func (s fixedName) FIFOName(int) string { return string(s) }
+
 // Build creates the FIFO named name (a hierarchical component name such as
 // "Demo.NI.TxFifo") and registers it with the watchdog.
 func (b Builder[T]) Build(name string) (*FIFO[T], error) {
+	return b.build(fixedName(name), 0)
+}
+
+// BuildNamed creates the FIFO named n.FIFOName(i), asking n for the name
+// only when it is needed, and registers it with the watchdog. i must be in
+// 0..2^31-1.
+func (b Builder[T]) BuildNamed(n Namer, i int) (*FIFO[T], error) {
+	if n == nil || i < 0 || i > math.MaxInt32 {
+		return nil, fmt.Errorf("fifo: namer %v and index %d: want a namer and an index in 0..%d", n, i, math.MaxInt32)
+	}
+	return b.build(n, int32(i))
+}
+
+func (b Builder[T]) build(n Namer, i int32) (*FIFO[T], error) {
 	if err := b.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", n.FIFOName(int(i)), err)
 	}
 	f := &FIFO[T]{
-		name: name, env: b.env, buf: make([]entry[T], min(b.depth, initialSlots)),
+		name: n, nameIdx: i, env: b.env, buf: make([]entry[T], min(b.depth, initialSlots)),
 		depth: b.depth, widthBits: b.widthBits, enqPer: b.enqPer, deqPer: b.deqPer,
 		overflow: b.overflow,
 		lastEnq:  -1, lastDeq: -1, lastChange: -1,
@@ -133,24 +163,26 @@ func (b Builder[T]) Build(name string) (*FIFO[T], error) {
 			x.traceClk = b.traceClk
 		}
 	}
-	reg := b.env.Waves
-	// occupancy: entries held; full: no room; hwm: occupancy above the
-	// high-water mark; drops: entries dropped so far (Drop overflow).
-	var s signals
-	s.occ = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
-	s.full = reg.Wire(name, "full", 1)
-	if b.highWater >= 0 {
-		s.hwm = reg.Wire(name, "hwm", 1)
-	}
-	if b.overflow == Drop {
-		s.drops = reg.Integer(name, "drops", 32)
-	}
-	// The registry decides selection when a signal is declared (a nil
-	// signal is one it left out), so a FIFO none of whose signals are
-	// selected keeps no signals at all and each push or pop pays one nil
-	// check for them, as with no registry.
-	if s != (signals{}) {
-		f.sig = &s
+	if reg := b.env.Waves; reg != nil {
+		// occupancy: entries held; full: no room; hwm: occupancy above the
+		// high-water mark; drops: entries dropped so far (Drop overflow).
+		name := f.Name()
+		var s signals
+		s.occ = reg.Integer(name, "occupancy", waves.WidthFor(uint64(b.depth)))
+		s.full = reg.Wire(name, "full", 1)
+		if b.highWater >= 0 {
+			s.hwm = reg.Wire(name, "hwm", 1)
+		}
+		if b.overflow == Drop {
+			s.drops = reg.Integer(name, "drops", 32)
+		}
+		// The registry decides selection when a signal is declared (a nil
+		// signal is one it left out), so a FIFO none of whose signals are
+		// selected keeps no signals at all and each push or pop pays one
+		// nil check for them, as with no registry.
+		if s != (signals{}) {
+			f.sig = &s
+		}
 	}
 	b.env.Register(f)
 	return f, nil
@@ -163,7 +195,7 @@ type entry[T any] struct {
 
 // FIFO is a hardware FIFO of entries of type T.
 type FIFO[T any] struct {
-	name      string
+	name      Namer // the name is name.FIFOName(nameIdx)
 	env       *env.Env
 	buf       []entry[T]
 	head, n   int
@@ -175,6 +207,7 @@ type FIFO[T any] struct {
 	// producerWaiting: the producer found the FIFO full and waits for a
 	// pop to wake it.
 	producerWaiting bool
+	nameIdx         int32
 
 	lastEnq, lastDeq clock.Time
 	enqAt, deqAt     int // operations at lastEnq / lastDeq
@@ -241,14 +274,14 @@ func (f *FIFO[T]) record(now clock.Time, push bool) {
 		return // the step's record is already scheduled
 	}
 	f.env.Engine.AfterStep(now, func(t clock.Time) {
-		f.env.Trace.Emit(t, x.traceClk.CycleAt(t), f.name, "fifo.step",
+		f.env.Trace.Emit(t, x.traceClk.CycleAt(t), f.Name(), "fifo.step",
 			trace.Int("pushes", int64(x.stepPush)), trace.Int("pops", int64(x.stepPop)), trace.Int("occ", int64(f.n)))
 		x.stepPush, x.stepPop = 0, 0
 	})
 }
 
 // Name returns the FIFO's name.
-func (f *FIFO[T]) Name() string { return f.name }
+func (f *FIFO[T]) Name() string { return f.name.FIFOName(int(f.nameIdx)) }
 
 // Depth returns the number of entries.
 func (f *FIFO[T]) Depth() int { return f.depth }
@@ -356,7 +389,7 @@ func (f *FIFO[T]) PushPtr(now clock.Time, v *T) bool { return f.push(now, now, v
 // push adds a copy of *v at now, visible from the first edge after visible.
 func (f *FIFO[T]) push(now, visible clock.Time, v *T) bool {
 	if f.lastEnq == now && f.enqAt >= f.enqPer {
-		f.env.Report(now, f.name, "fifo.rate", "more than %d pushes in one cycle", f.enqPer)
+		f.env.Report(now, f.Name(), "fifo.rate", "more than %d pushes in one cycle", f.enqPer)
 		return false
 	}
 	if f.Free(now) == 0 {
@@ -368,7 +401,7 @@ func (f *FIFO[T]) push(now, visible clock.Time, v *T) bool {
 			}
 			return false
 		}
-		f.env.Report(now, f.name, "fifo.overflow", "push into a full FIFO (%d entries)", f.depth)
+		f.env.Report(now, f.Name(), "fifo.overflow", "push into a full FIFO (%d entries)", f.depth)
 		return false
 	}
 	if f.lastEnq != now {
@@ -434,7 +467,7 @@ func (f *FIFO[T]) PushAtPtr(now, visibleAfter clock.Time, v *T) bool {
 	}
 	if f.n > 0 {
 		if last := f.buf[f.slot(f.n-1)].t; visibleAfter < last {
-			f.env.Report(now, f.name, "fifo.order", "entry visible after %v pushed behind one visible after %v", visibleAfter, last)
+			f.env.Report(now, f.Name(), "fifo.order", "entry visible after %v pushed behind one visible after %v", visibleAfter, last)
 		}
 	}
 	return f.push(now, visibleAfter, v)

@@ -1,6 +1,7 @@
 package fifo_test
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/nisim/nisim/rtl/clock"
@@ -267,6 +268,19 @@ var _ = Describe("FIFO", func() {
 		Expect(int(unsafe.Sizeof(fifo.FIFO[uint64]{}))).To(BeNumerically("<=", 224))
 	})
 
+	It("asks a namer for its name only when it needs it", func() {
+		n := &countingNamer{}
+		f, err := fifo.MakeBuilder[int]().WithEnv(e).WithDepth(1).BuildNamed(n, 3)
+		Expect(err).NotTo(HaveOccurred())
+		asked := n.asked // the test env may have a waves registry
+		Expect(f.Name()).To(Equal("Bulk[3]"))
+		Expect(n.asked).To(Equal(asked + 1))
+		_, err = fifo.MakeBuilder[int]().WithEnv(e).WithDepth(0).BuildNamed(n, 4)
+		Expect(err).To(MatchError("Bulk[4]: fifo depth 0 must be at least 1"))
+		_, err = fifo.MakeBuilder[int]().WithEnv(e).BuildNamed(n, -1)
+		Expect(err).To(MatchError(ContainSubstring("index -1")))
+	})
+
 	DescribeTable("rejects impossible parameters",
 		func(b fifo.Builder[int], msg string) {
 			_, err := b.WithEnv(e).Build("Bad")
@@ -308,3 +322,11 @@ var _ = Describe("FIFO tracing", func() {
 		}))
 	})
 })
+
+// countingNamer names FIFOs "Bulk[i]" and counts the requests.
+type countingNamer struct{ asked int }
+
+func (n *countingNamer) FIFOName(i int) string {
+	n.asked++
+	return fmt.Sprintf("Bulk[%d]", i)
+}

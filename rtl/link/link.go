@@ -398,7 +398,7 @@ func newDir(l *Link, name string) (*Dir, error) {
 		if cfg.FlowControl == NoFlowControl {
 			rxb = rxb.WithOverflow(fifo.Drop)
 		}
-		rx, err := rxb.Build(fmt.Sprintf("%s.Rx[%d]", name, vc))
+		rx, err := rxb.BuildNamed(d, vc) // named on demand (FIFOName)
 		if err != nil {
 			return nil, err
 		}
@@ -425,6 +425,10 @@ func newDir(l *Link, name string) (*Dir, error) {
 
 // Name returns the direction's name.
 func (d *Dir) Name() string { return d.name }
+
+// FIFOName implements fifo.Namer for the receive buffers: VC i's is
+// "<direction>.Rx[i]". (They keep no name strings: a 32x32 mesh has 48,128.)
+func (d *Dir) FIFOName(i int) string { return fmt.Sprintf("%s.Rx[%d]", d.name, i) }
 
 // Tx returns the transmit queue of a VC, for senders that hand flits to the
 // link's own transmitter. (A router that drives the link itself uses
