@@ -29,6 +29,13 @@ type Domain struct {
 	slots   []*slot // pending edges, ascending, each with an engine event
 	free    []*slot
 	retired *slot // handled last; the engine's hooks may still read it
+
+	// While run ticks the members of an edge: the next edge and, once a
+	// member asked for it, its slot, so that members whose Tick wants the
+	// next edge (most of them in a busy domain) are marked there without
+	// computing the edge and searching the pending slots each (wakeNext).
+	nextAt   Time
+	nextSlot *slot
 }
 
 // DomainOwner is an engine that keeps one Domain per clock.
@@ -84,7 +91,21 @@ func (d *Domain) add(c *Ticking) int {
 
 // wake marks member i for the edge at t, scheduling the edge if it is new.
 func (d *Domain) wake(i int, t Time) {
-	s := d.slotAt(t)
+	d.slotAt(t).mark(i)
+}
+
+// wakeNext marks member i for the edge after the one run is ticking: what
+// wake(i, d.clk.NextEdge(now)) does, with the edge computed once per run
+// and its slot looked up once.
+func (d *Domain) wakeNext(i int) {
+	if d.nextSlot == nil {
+		d.nextSlot = d.slotAt(d.nextAt)
+	}
+	d.nextSlot.mark(i)
+}
+
+// mark sets member i's bit.
+func (s *slot) mark(i int) {
 	if w := i >> 6; w >= len(s.bits) {
 		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
 	}
@@ -136,6 +157,9 @@ func (d *Domain) run(s *slot) {
 	}
 	d.retired = s
 	now := s.t
+	// The slot of the next edge is pending (not yet run, so not recycled)
+	// for as long as this run lasts.
+	d.nextAt, d.nextSlot = d.clk.NextEdge(now), nil
 	stopped := d.stop != nil && d.stop.Stopped(now)
 	for again := true; again; {
 		again = false
@@ -150,6 +174,7 @@ func (d *Domain) run(s *slot) {
 			}
 		}
 	}
+	d.nextSlot = nil
 	if i := slices.Index(d.slots, s); i >= 0 {
 		d.slots = slices.Delete(d.slots, i, i+1)
 	}

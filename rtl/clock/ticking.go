@@ -159,8 +159,10 @@ func (c *Ticking) tickAt(now Time) {
 	}
 	c.last = now
 	c.ticks++
-	if c.ticker.Tick(now) {
-		c.Wake(now)
+	if c.ticker.Tick(now) && now != c.wokeAt {
+		// Wake(now), with the next edge its domain's run has at hand.
+		c.wokeAt = now
+		c.dom.wakeNext(c.idx)
 	}
 }
 

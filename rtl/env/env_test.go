@@ -2,6 +2,7 @@ package env_test
 
 import (
 	"fmt"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -136,6 +137,58 @@ var _ = Describe("Env", func() {
 			Expect(func() { e.Engine.Schedule(&probe{t: 1e-9, h: h}) }).To(PanicWith(ContainSubstring("earlier than the current time")))
 		}})
 		Expect(e.Engine.Run()).To(Succeed())
+	})
+
+	It("ticks components of shared clocks (clock.Domain) at exactly the edges they would tick at alone", func() {
+		// Components on two clocks that keep ticking, sleep, wake each
+		// other for the next edge and set timers, each choice drawn from
+		// the component's name and cycle. On Akita's plain SerialEngine
+		// every component schedules its own events; on env's engine they
+		// share one event per edge per clock. Both must tick every
+		// component at the same edges.
+		run := func(eng sim.Engine) []string {
+			var log []string
+			pci, err := clock.Ratio(100_000_000, 3)
+			Expect(err).NotTo(HaveOccurred())
+			clks := []clock.Clock{clock.MHz(100), pci}
+			var comps []*clock.Ticking
+			for i := range 8 {
+				clk := clks[i%2]
+				var c *clock.Ticking
+				c = clock.NewTicking(fmt.Sprintf("C%d", i), eng, clk, tickFunc(func(now clock.Time) bool {
+					log = append(log, fmt.Sprintf("%09d %s", now, c.Name()))
+					n := clk.CycleAt(now)
+					if n > 3000 {
+						return false
+					}
+					r := (uint64(i)+1)*0x9E3779B97F4A7C15 ^ uint64(n)*0xBF58476D1CE4E5B9
+					r ^= r >> 29
+					r *= 0x94D049BB133111EB
+					r ^= r >> 32
+					switch r % 8 {
+					case 0:
+						comps[(i+int(r>>8)%7+1)%8].Wake(now)
+					case 1:
+						comps[(i+int(r>>8)%7+1)%8].WakeAt(now + clock.Time(r>>16%50_000))
+					case 2:
+						c.WakeAt(now + clock.Time(r>>16%90_000))
+						return false
+					}
+					return (r>>40)%16 != 0
+				}))
+				comps = append(comps, c)
+			}
+			for _, c := range comps {
+				c.Start()
+			}
+			Expect(eng.Run()).To(Succeed())
+			slices.Sort(log)
+			return log
+		}
+		alone := run(sim.NewSerialEngine())
+		shared := run(env.New(env.Options{StallLimit: -1}).Engine)
+		Expect(len(alone)).To(BeNumerically(">", 2000))
+		Expect(shared).To(Equal(alone))
 	})
 
 	It("calls Progress after every ProgressEvery-th event with the time of that event", func() {
@@ -560,3 +613,8 @@ func (p *probe) IsSecondary() bool    { return p.sec }
 type probeHandler func(sim.Event)
 
 func (f probeHandler) Handle(e sim.Event) error { f(e); return nil }
+
+// tickFunc is a clock.Ticker made of a function.
+type tickFunc func(now clock.Time) bool
+
+func (f tickFunc) Tick(now clock.Time) bool { return f(now) }
