@@ -91,6 +91,10 @@ type input struct {
 	ready   int64                 // cycle forwarding may start (fall-through)
 	waiting int                   // requested output while it is busy, -1
 	discard bool                  // dropping a misrouted packet until its tail
+	// landed counts the flits in rx (landed, not yet taken), so a
+	// connected input waiting for its next flit costs no look at the
+	// FIFO.
+	landed  int
 	blocked uint64
 }
 
@@ -142,7 +146,10 @@ func (s *Switch) ConnectInput(p int, d *link.Dir) {
 	in := s.in[p]
 	in.dir, in.rx = d, d.Rx(0)
 	d.SetReceiver(s)
-	d.OnArrive(func(clock.Time, int) { s.queued.add(p) })
+	d.OnArrive(func(clock.Time, int) {
+		in.landed++
+		s.queued.add(p)
+	})
 }
 
 // ConnectOutput attaches the link direction leaving port p.
@@ -185,6 +192,9 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	if c < in.ready {
 		return true
 	}
+	if in.landed == 0 {
+		return false // the next flit wakes us when it lands
+	}
 	fp := in.rx.Front(now) // in place, not copied out
 	if fp == nil {
 		return false // the next flit wakes us when it lands
@@ -198,7 +208,9 @@ func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 		return false // STOP: GO wakes us
 	}
 	f := *fp
-	in.rx.Drop(now)
+	if in.rx.Drop(now) {
+		in.landed--
+	}
 	if f.Head {
 		f.StripRoute()
 		if pk, ok := f.Meta().(interface{ AddHop() }); ok {
@@ -306,6 +318,7 @@ func (s *Switch) discard(now clock.Time, i int, f link.Flit) {
 		// reported here and again then.)
 		return
 	}
+	in.landed--
 	if !in.discard {
 		s.env.Report(now, s.Name(), "myri.route", "input %d: packet %d has no valid route byte (%v)", i, f.Packet(), f.Route())
 	}
