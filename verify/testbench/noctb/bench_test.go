@@ -29,33 +29,59 @@ var heapWindows = []string{"window", "run"}
 
 // meshHeapRun runs BookSim's mesh88_lat router on the 8x8 mesh under
 // uniform traffic of 2-flit packets at 0.3 flits/node/cycle (9.6 packets a
-// cycle) for about tx packets, as RunNet runs it (packet conservation, the
-// experiment's drain, the watchdog; the sampler hooked after the build),
+// cycle) for about tx packets, with the sampler hooked after the build,
 // and returns the sampler and the packets sent.
 func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sampler, int) {
 	b.Helper()
 	const k, flits, rate, lastMeasured = 8, 2, 0.3, 1000
-	e := env.New(env.Options{Seed: seed})
-	clk := clock.MHz(1000)
-	sizes := traffic.Fixed(flits)
-	inj, err := traffic.NewBernoulli(rate, sizes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pat, err := traffic.New("uniform", k*k, traffic.Options{SelfTraffic: true})
-	if err != nil {
-		b.Fatal(err)
-	}
 	cycles := uint64(float64(tx) / (k * k * rate / flits))
 	win := stats.Window{Warmup: cycles - lastMeasured, Measure: lastMeasured, DrainLimit: 30000}
 	if window == "run" {
 		win.Warmup, win.Measure = 0, cycles
 	}
-	x := fabric.NewExperiment(e, clk, k*k, win)
+	s, _, sent := runMesh(b, seed, meshRun{k: k, flits: flits, rate: rate, pattern: "uniform", win: win})
+	return s, sent
+}
+
+// meshRun is one mesh run of the memory benchmarks: BookSim's mesh88_lat
+// router on a k x k mesh, 1-cycle channels, 16-byte flits, packets of
+// flits flits at rate flits/node/cycle.
+type meshRun struct {
+	k, flits int
+	rate     float64
+	pattern  string
+	win      stats.Window
+	// hookFirst hooks the sampler before the build, so building counts,
+	// and reads the heap once it is built; otherwise the sampler is
+	// hooked after the build.
+	hookFirst bool
+}
+
+// runMesh runs m as RunNet runs it (packet conservation, the experiment's
+// drain, the watchdog) and returns the sampler, the heap after the build
+// (hookFirst only, a forced collection) and the packets sent.
+func runMesh(b *testing.B, seed uint64, m meshRun) (*heappeak.Sampler, heappeak.Heap, int) {
+	b.Helper()
+	e := env.New(env.Options{Seed: seed})
+	var s *heappeak.Sampler
+	if m.hookFirst {
+		s = heappeak.Hook(e, 0)
+	}
+	clk := clock.MHz(1000)
+	sizes := traffic.Fixed(m.flits)
+	inj, err := traffic.NewBernoulli(m.rate, sizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pat, err := traffic.New(m.pattern, m.k*m.k, traffic.Options{K: m.k, SelfTraffic: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := fabric.NewExperiment(e, clk, m.k*m.k, m.win)
 	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
 		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
 		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
-	net, err := noctb.BuildNet(e, noctb.NetConfig{Topology: "mesh", K: k, Router: noctb.Mesh88Lat(), Clock: clk,
+	net, err := noctb.BuildNet(e, noctb.NetConfig{Topology: "mesh", K: m.k, Router: noctb.Mesh88Lat(), Clock: clk,
 		ChannelLatency: 1, FlitBytes: 16, Pattern: pat, Injection: inj, Sizes: sizes}, sh)
 	if err != nil {
 		b.Fatal(err)
@@ -64,7 +90,12 @@ func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sa
 		x.Add(t)
 	}
 	x.Start()
-	s := heappeak.Hook(e, 0)
+	var built heappeak.Heap
+	if m.hookFirst {
+		built = s.Collect()
+	} else {
+		s = heappeak.Hook(e, 0)
+	}
 	res, err := e.Run()
 	if err != nil || x.Saturated() {
 		b.Fatalf("saturated %v: %v", x.Saturated(), err)
@@ -75,7 +106,7 @@ func meshHeapRun(b *testing.B, seed uint64, tx int, window string) (*heappeak.Sa
 	}
 	s.Finish(e, x, sh, net)
 	sent, _, _ := sh.Packets.Counts()
-	return s, sent
+	return s, built, sent
 }
 
 // mcHeapRun runs the Memory Channel star of the mchub-star scenario's
@@ -151,52 +182,14 @@ var mesh32Periods = []int{1, 13}
 
 // mesh32Run builds and runs the 32x32 mesh of docs/performance.md's
 // scaling table as `nisim run mesh --set k=32 --set traffic=neighbor --set
-// injection_rate=0.1 --set measure_periods=M` does (BookSim's mesh88_lat
-// router, 1-cycle channels, 16-byte flits, 20-flit packets; 3 warm-up
-// periods of 1000 cycles, the drain; RunNet's checkers), with the sampler
-// hooked before the build, so building counts. It returns the sampler,
-// the heap after the build (a forced collection), and the packets sent.
+// injection_rate=0.1 --set measure_periods=M` does (20-flit packets; 3
+// warm-up periods of 1000 cycles, the drain), with the sampler hooked
+// before the build. It returns the sampler, the heap after the build, and
+// the packets sent.
 func mesh32Run(b *testing.B, seed uint64, periods int) (*heappeak.Sampler, heappeak.Heap, int) {
 	b.Helper()
-	const k, rate = 32, 0.1
-	e := env.New(env.Options{Seed: seed})
-	s := heappeak.Hook(e, 0)
-	clk := clock.MHz(1000)
-	sizes := traffic.Fixed(20)
-	inj, err := traffic.NewBernoulli(rate, sizes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pat, err := traffic.New("neighbor", k*k, traffic.Options{K: k, SelfTraffic: true})
-	if err != nil {
-		b.Fatal(err)
-	}
 	win := stats.Window{Warmup: 3000, Measure: uint64(1000 * periods), DrainLimit: 30000}
-	x := fabric.NewExperiment(e, clk, k*k, win)
-	sh := &fabric.Shared{Stats: x.Stats(), Packets: check.NewConservation[uint64](e.Monitor, "Network.Packets"),
-		OnDeliver: func(now clock.Time, _ *fabric.Packet) { x.Delivered(now) },
-		OnDrop:    func(now clock.Time, _ *fabric.Packet) { x.Dropped(now) }}
-	net, err := noctb.BuildNet(e, noctb.NetConfig{Topology: "mesh", K: k, Router: noctb.Mesh88Lat(), Clock: clk,
-		ChannelLatency: 1, FlitBytes: 16, Pattern: pat, Injection: inj, Sizes: sizes}, sh)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, t := range net.Terminals {
-		x.Add(t)
-	}
-	x.Start()
-	built := s.Collect()
-	res, err := e.Run()
-	if err != nil || x.Saturated() {
-		b.Fatalf("saturated %v: %v", x.Saturated(), err)
-	}
-	sh.Packets.Finish(res.End)
-	if err := e.Monitor.Err(); err != nil {
-		b.Fatal(err)
-	}
-	s.Finish(e, x, sh, net)
-	sent, _, _ := sh.Packets.Counts()
-	return s, built, sent
+	return runMesh(b, seed, meshRun{k: 32, flits: 20, rate: 0.1, pattern: "neighbor", win: win, hookFirst: true})
 }
 
 // BenchmarkMemoryMesh32 reports the memory of the 32x32 mesh under
