@@ -251,12 +251,13 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 				in.waiting = -1
 				continue
 			}
-			if in.discard || !f.Head || len(f.Route()) == 0 || int(f.Route()[0]) >= len(s.out) || s.out[f.Route()[0]].dir == nil {
+			r := f.Route()
+			if in.discard || !f.Head || len(r) == 0 || int(r[0]) >= len(s.out) || s.out[r[0]].dir == nil {
 				s.discard(now, i, *f)
 				busy = true
 				continue
 			}
-			in.waiting = int(f.Route()[0])
+			in.waiting = int(r[0])
 			s.req = append(s.req, i)
 		}
 	}
