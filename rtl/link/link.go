@@ -347,8 +347,9 @@ type Stats struct {
 	// count the injected errors.
 	CRCErrors, Corrupted, Dropped uint64
 	// CreditStalls counts the times a sender ran out of credits for a VC
-	// (once per wait, however long); StopStalls the queries that found
-	// the sender stopped.
+	// (once per wait, however long); StopStalls the times a sender found
+	// itself stopped (once per wait for GO, however long, so the count does
+	// not depend on how often a sender asks).
 	CreditStalls, StopStalls uint64
 	BusyCycles               uint64
 	MaxRxBytes               int
@@ -511,8 +512,10 @@ func (d *Dir) Available(now clock.Time, vc int) int {
 	}
 	if d.l.cfg.FlowControl == StopGo {
 		if d.stopped {
-			d.waitGo = true
-			d.stats.StopStalls++
+			if !d.waitGo {
+				d.waitGo = true
+				d.stats.StopStalls++
+			}
 			// A GO already on its way (sent before this query, in the
 			// same picosecond or earlier) must wake the sender too.
 			for i := range d.controlQ.Len() {
