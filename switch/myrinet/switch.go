@@ -73,7 +73,7 @@ func (b Builder) Build(name string) (*Switch, error) {
 	// packet ("in<i>", the port number of the input's link), "-" while
 	// the output is free.
 	for p := range b.ports {
-		s.in[p] = &input{to: -1, waiting: -1, name: fmt.Sprintf("in%d", p)}
+		s.in[p] = &input{to: -1, waiting: -1, blockedFrom: -1, name: fmt.Sprintf("in%d", p)}
 		s.out[p] = &output{owner: -1}
 		s.best[p] = -1
 		s.out[p].sig = reg.String(name, fmt.Sprintf("out%d_owner", p))
@@ -94,8 +94,12 @@ type input struct {
 	// landed counts the flits in rx (landed, not yet taken), so a
 	// connected input waiting for its next flit costs no look at the
 	// FIFO.
-	landed  int
-	blocked uint64
+	landed int
+	// blocked counts the cycles the head waited for a busy output in
+	// finished waits; blockedFrom is the first cycle of the current wait
+	// (-1: not waiting), so a waiting head costs no tick.
+	blocked     uint64
+	blockedFrom int64
 }
 
 type output struct {
@@ -167,7 +171,14 @@ type Stats struct {
 
 // PortStats returns port p's counters.
 func (s *Switch) PortStats(p int) Stats {
-	return Stats{FlitsOut: s.out[p].flits, BlockedCycles: s.in[p].blocked}
+	in := s.in[p]
+	b := in.blocked
+	if in.blockedFrom >= 0 {
+		// Still waiting: every cycle from the first it lost through the
+		// current one.
+		b += uint64(int64(s.Clock().CycleAt(s.Now())) - in.blockedFrom + 1)
+	}
+	return Stats{FlitsOut: s.out[p].flits, BlockedCycles: b}
 }
 
 // Tick implements clock.Ticker: forward flits on the paths held, then
@@ -190,7 +201,10 @@ func (s *Switch) Tick(now clock.Time) bool {
 func (s *Switch) forward(now clock.Time, c int64, i int) bool {
 	in := s.in[i]
 	if c < in.ready {
-		return true
+		// Falling through: nothing to do until the cycle forwarding may
+		// start (the switch sleeps unless another port wakes it).
+		s.WakeAt(s.Clock().TimeOf(clock.Cycle(in.ready)))
+		return false
 	}
 	if in.landed == 0 {
 		return false // the next flit wakes us when it lands
@@ -290,6 +304,10 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 			o, in := s.out[p], s.in[i]
 			o.owner, o.rr = i, (i+1)%n
 			in.to, in.waiting, in.ready = p, -1, c+int64(s.fall)
+			if in.blockedFrom >= 0 {
+				in.blocked += uint64(c - in.blockedFrom)
+				in.blockedFrom = -1
+			}
 			s.held.add(i)
 			o.sig.SetString(now, in.name)
 			busy = true
@@ -300,10 +318,12 @@ func (s *Switch) connect(now clock.Time, c int64) bool {
 			}
 		}
 	}
+	// A head that lost waits asleep: its output is freed only by a tail
+	// this switch forwards, in a tick whose connect sees it. Its blocked
+	// cycles run from the first cycle it lost to the cycle it wins.
 	for _, i := range s.req {
-		if in := s.in[i]; in.waiting >= 0 {
-			in.blocked++
-			busy = true
+		if in := s.in[i]; in.waiting >= 0 && in.blockedFrom < 0 {
+			in.blockedFrom = c
 		}
 	}
 	return busy

@@ -260,15 +260,35 @@ var _ = Describe("Myrinet switch and clusters", func() {
 			return ok
 		})
 		out.SetReceiver(sink)
+		// A probe reads input 65's count every cycle while the run goes on.
+		var seen []uint64
+		probe := vtest.NewAgent(e, "Probe", clk, func(now clock.Time, c clock.Cycle) bool {
+			seen = append(seen, s.PortStats(65).BlockedCycles)
+			return c < 80
+		})
+		probe.Start()
 		_, err = e.Run()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(order).To(Equal([]uint64{1, 65, 129}))
+		// Read during its wait, the count grows by one a cycle, though the
+		// switch does not tick then, and stops at the wait's 20 cycles.
+		Expect(seen[len(seen)-1]).To(Equal(uint64(20)))
+		steps := map[uint64]int{}
+		for k := 1; k < len(seen); k++ {
+			steps[seen[k]-seen[k-1]]++
+		}
+		Expect(steps).To(Equal(map[uint64]int{0: len(seen) - 1 - 20, 1: 20}))
 		Expect(s.PortStats(70).FlitsOut).To(Equal(uint64(12)))
 		// The later packets wait at their inputs while the earlier ones
-		// hold the output: 129 waits for two packets, 65 for one.
+		// hold the output. Input 1 wins at cycle c (its head landed): it
+		// forwards after the 8-cycle fall-through, one 4-byte flit per 4
+		// cycles at 1 byte a cycle, its tail at c+8+3*4 = c+20, and in that
+		// cycle's connect 65 wins: 65 lost cycles c..c+19, 20 cycles, and
+		// 129 a second packet more, 40. (The switch sleeps while they wait:
+		// the counts come from the cycle each wait began.)
 		Expect(s.PortStats(1).BlockedCycles).To(BeZero())
-		Expect(s.PortStats(65).BlockedCycles).To(BeNumerically(">", 0))
-		Expect(s.PortStats(129).BlockedCycles).To(BeNumerically(">", s.PortStats(65).BlockedCycles))
+		Expect(s.PortStats(65).BlockedCycles).To(Equal(uint64(20)))
+		Expect(s.PortStats(129).BlockedCycles).To(Equal(uint64(40)))
 		Expect(s.Idle()).To(BeTrue())
 	})
 })
