@@ -231,6 +231,19 @@ func (r *rig) send(d lci.Desc) {
 	r.pokeSendQ()
 }
 
+// writeFetch writes an I-sdma send's address and size field (the data of
+// descriptor d at host address at) into its send buffer, as host/lcilib
+// does before the descriptor.
+func (r *rig) writeFetch(d lci.Desc, at uint64) {
+	r.sramWrite(r.l.SendBuf(int(d.Buf)), lci.Fetch{Addr: uint32(at), Len: uint32(d.Len)}.Encode())
+}
+
+// sendFrom is send of an I-sdma packet whose data is at host address at.
+func (r *rig) sendFrom(d lci.Desc, at uint64) {
+	r.writeFetch(d, at)
+	r.send(d)
+}
+
 // writeFree gives host buffer addr back (a Recv Completions record).
 func (r *rig) writeFree(addr uint64) {
 	f := lci.Free{Seq: r.freeSeq, Addr: addr}

@@ -149,32 +149,33 @@ func DecodeHeader(b []byte) Header {
 const DescBytes = 32
 
 // Desc is a send descriptor, written by the host into the send queue in
-// NI memory («it writes an address and size field ... and enqueues a Send
-// Descriptor in NI memory, which triggers the send», section 4.1):
+// NI memory: «the sending process invokes a send call that adds a packet
+// header and enqueues a Send Descriptor in NI memory, which triggers the
+// send. The send descriptor specifies the destination and contains a
+// pointer to the send buffer» (section 4.1). The host address of an
+// I-sdma packet's data is not in it: it is the send buffer's Fetch field.
 //
-//	[0:8] host address of the data (I-sdma)  [8] type  [9] destination
-//	[10:12] length  [12:16] NI send buffer  [16:20] sender's tag (the
-//	addend of an F&A)  [20:28] unused  [28:32] sequence (the n-th
-//	descriptor the host wrote, from 1)
+//	[0:8] unused  [8] type  [9] destination  [10:12] length
+//	[12:16] NI send buffer  [16:20] sender's tag (the addend of an F&A)
+//	[20:28] unused  [28:32] sequence (the n-th descriptor the host
+//	wrote, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
 // write-combined burst writes ascending addresses, so a control program
 // that sees the mark sees the whole descriptor (the mark first would let
 // it read a half-written slot).
 type Desc struct {
-	Seq     uint32
-	Type    uint8
-	Dst     uint8
-	Len     uint16
-	Buf     uint32
-	Tag     uint32
-	HostBuf uint64
+	Seq  uint32
+	Type uint8
+	Dst  uint8
+	Len  uint16
+	Buf  uint32
+	Tag  uint32
 }
 
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
-	binary.LittleEndian.PutUint64(b[0:], d.HostBuf)
 	b[8], b[9] = d.Type, d.Dst
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
@@ -185,8 +186,43 @@ func (d Desc) Encode() []byte {
 
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
-	return Desc{HostBuf: binary.LittleEndian.Uint64(b[0:]), Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
+	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
 		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Seq: binary.LittleEndian.Uint32(b[28:])}
+}
+
+// FetchBytes is the size of an I-sdma send buffer's address and size
+// field.
+const FetchBytes = 8
+
+// Fetch is the address and size field of an I-sdma send: «a user process
+// allocates a free, NI-resident Send Buffer (see Figure 4), and it writes
+// an address and size field, instructing the NI to transfer the user data
+// to the buffer using DMA» (section 4.1). The host writes it by PIO into
+// the first FetchBytes of the send buffer (the header space, where the
+// control program writes the packet header once the data is in), before
+// the descriptor; Host Send Queue Mgt reads it there when it finds the
+// descriptor:
+//
+//	[0:4] host bus address of the data  [4:8] size in bytes
+//
+// derived: 32-bit fields: the hosts' bus addresses are 32 bits (Table I's
+// PCI buses; host memory and the card's window are below 4 GB).
+type Fetch struct {
+	Addr uint32
+	Len  uint32
+}
+
+// Encode returns the field's bytes.
+func (f Fetch) Encode() []byte {
+	b := make([]byte, FetchBytes)
+	binary.LittleEndian.PutUint32(b[0:], f.Addr)
+	binary.LittleEndian.PutUint32(b[4:], f.Len)
+	return b
+}
+
+// DecodeFetch reads the field.
+func DecodeFetch(b []byte) Fetch {
+	return Fetch{Addr: binary.LittleEndian.Uint32(b[0:]), Len: binary.LittleEndian.Uint32(b[4:])}
 }
 
 // FreeBytes is the size of a free host buffer record.

@@ -43,15 +43,17 @@ var _ = Describe("an LCI host on the platform", func() {
 			Expect(present).To(BeTrue(), "line %#x", a)
 			Expect(dirty).To(BeFalse(), "line %#x", a)
 		}
-		// Every store of either host went to the card (uncached, I/O
+		// Every PIO store of either host went to the card (uncached, I/O
 		// space) and through the bridge's posted-write buffer: node 0's
-		// 32-byte descriptor, node 1's 16-byte buffer return.
-		Expect(cl.Nodes[0].Cache.Stats().Uncached).To(Equal(uint64(1)))
+		// 8-byte address and size field (section 4.1: «it writes an
+		// address and size field») and 32-byte descriptor, 40 bytes;
+		// node 1's 16-byte buffer return.
+		Expect(cl.Nodes[0].Cache.Stats().Uncached).To(Equal(uint64(2)))
 		Expect(cl.Nodes[1].Cache.Stats().Uncached).To(Equal(uint64(1)))
 		down, _ := cl.Nodes[1].Bridge.Stats()
 		Expect(down.BytesWritten).To(Equal(uint64(16)))
 		down, up := cl.Nodes[0].Bridge.Stats()
-		Expect(down.BytesWritten).To(Equal(uint64(32)))
+		Expect(down.BytesWritten).To(Equal(uint64(8 + 32)))
 		// Node 0's NI read the 16 data bytes through the bridge (and
 		// wrote its own send completion's slot header through it).
 		Expect(up.BytesRead).To(Equal(uint64(16)))
