@@ -44,6 +44,25 @@ var _ = Describe("Records", func() {
 		Expect(cmp.Diff(f, lci.DecodeFree(b))).To(BeEmpty())
 	})
 
+	DescribeTable("place a host slot's header 16 bytes into a 32-byte block, so that 16 bytes of data share it",
+		func(mtu, hdr, size int) {
+			Expect(lci.SlotHeaderAt(mtu)).To(Equal(hdr))
+			Expect(hdr % lci.SlotLineBytes).To(Equal(lci.SlotInlineBytes))
+			Expect(hdr).To(BeNumerically(">=", mtu), "an MTU of data fits before the header")
+			Expect(lci.SlotBytes(mtu)).To(Equal(size))
+			Expect(size % 64).To(BeZero())
+		},
+		// roundup(2048, 32) + 16 = 2064; 2064 + 16 = 2080 -> 2112.
+		Entry("the 2 KB MTU", 2048, 2064, 2112),
+		// 64 + 16 = 80; 96 -> 128.
+		Entry("the firmware specs' MTU", 64, 80, 128),
+		// roundup(100, 32) = 128, + 16 = 144; 160 -> 192.
+		Entry("an MTU that is not a multiple of 32", 100, 144, 192),
+		// 1024 + 16 = 1040, 1056 -> 1088; 4096 + 16 = 4112, 4128 -> 4160.
+		Entry("1 KB", 1024, 1040, 1088),
+		Entry("4 KB", 4096, 4112, 4160),
+	)
+
 	It("encode a slot header with the full flag last", func() {
 		h := lci.SlotHeader{Type: lci.TypeCompl, Src: 3, Len: 0x0102, Tag: 0x03040506, Arg: 0x0708090a, Flag: 0x0b0c0d0e}
 		b := h.Encode()

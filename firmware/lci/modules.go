@@ -564,7 +564,7 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 	}
 	p.freeNext++
 	p.delivered++
-	hdrAt := f.Addr + uint64(p.cfg.MTU)
+	hdrAt := f.Addr + uint64(SlotHeaderAt(p.cfg.MTU))
 	if ref < 0 {
 		buf := -ref - 1
 		sh := SlotHeader{Type: TypeCompl, Src: uint8(p.node), Tag: uint32(buf), Flag: p.delivered}

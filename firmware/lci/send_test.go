@@ -48,7 +48,7 @@ var _ = Describe("Send path", func() {
 			Expect(r.state("tx")).To(BeEquivalentTo("IDLE"))
 			Expect(r.ni.dmas).To(HaveLen(2))
 			d := r.ni.lastDMA()
-			Expect(d).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU), SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}))
+			Expect(d).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.hdrAt(0), SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}))
 			Expect(lci.DecodeSlotHeader(r.sramRead(d.SRAM, lci.HeaderBytes))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 3, Flag: 1}))
 			r.dmaDone()
 			Expect(r.slotHeader(r.slot(0))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 3, Flag: 1}))

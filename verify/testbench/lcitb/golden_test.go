@@ -104,10 +104,14 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 			"send engine puts 32 bytes on the link; SendDone posts the send completion into node 0's own",
 			"receive queue (a 16-byte slot header). Receiver: RecvDone re-arms the engine, hrq takes a",
 			"host buffer from the Recv Completions queue and one DMA writes the data and the slot header",
-			"behind it (the full flag last); its completion releases the NI buffer and counts one credit",
-			"owed to node 0 (no ack yet: W/2 = 2). Node 1's process wakes on the flag, loads the header",
-			"and the data (both lines miss: fill.read of 0x100800 and 0x1007e0), takes the upcall (422",
-			"cycles) and returns the buffer by PIO (HostWrite on the Recv Completions ring, Replenish).",
+			"behind it (the full flag last): slot 0's header is at 0x100000 + 2064 = 0x100810, 16 bytes",
+			"into the 32-byte line 0x100800 whose first 16 bytes take the data (lci.SlotHeaderAt), so the",
+			"DMA is one 32-byte burst on PCI and one line write on the memory bus; its completion",
+			"releases the NI buffer and counts one credit owed to node 0 (no ack yet: W/2 = 2). Node 1's",
+			"process wakes on the flag and loads the header's line, which holds the data too (one miss:",
+			"fill.read of 0x100800), takes the upcall (422 cycles) and returns the buffer by PIO",
+			"(HostWrite on the Recv Completions ring, Replenish). Node 0's send completion goes to its",
+			"own slot 0's header, 0x100810.",
 			"CPU cycles (host/cpu: an operation of n >= 1 cycles that executes in cycle e lets the next",
 			"begin in e+1; a 0-cycle Wait lets it begin in the cycle it retires; a load's successor begins",
 			"in the cycle its data arrives; a store that finds the write buffer full executes in the",
@@ -135,11 +139,23 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 			"716-722 and 724-729, N0's 728-734, N1's buffer return 827-835) and the memory-bus records",
 			"+14 cycles (210 ns: N0's read-ahead 1078-1089 ... 1223-1231, N1's DMA writes 1448-1451 and",
 			"1462-1465, N0's 1472-1475, N1's fills 1471-1484 and 1488-1501, its buffer return",
-			"1645-1648). Node 1's CPU cycles move by the same 210 ns, 42 cycles: the flag lands at",
-			"21.975 us, the second load's data arrives at 4505, the upcall's Compute(422) runs",
-			"4505-4926, the release's store begins in 4927 and executes in 4928 (24.640 us); its",
-			"pio.write tenure starts 2 bus cycles after the next bus edge (ceil(24640/15) = 1643): 1645,",
-			"data at 1648 (24.720 us).")).To(Succeed())
+			"1645-1648, 42 CPU cycles later).",
+			"Node 1 now (the receive slot layout of lci.SlotHeaderAt): node 1's DMA of 16 bytes of data",
+			"and the slot header to [0x100800, 0x100820) is one PCI burst, 718-728, where the old slot's",
+			"[0x1007f0, 0x100810) crossed the LANai host DMA engine's 256-byte burst boundary 0x100800",
+			"(lanai HostDMABurst) and went as two, 716-722 and 724-729; the engine stages the 32 bytes",
+			"before its bus request, so dma.done is at 718 (was 716) and HostDMADone, the release and",
+			"freed at 719 (was 717), 2 LANai cycles later. On the memory bus the bridge writes the one",
+			"line, 1460-1467 (waits=2), where it wrote 1448-1451 and 1462-1465: the flag lands at 22.005",
+			"us, 30 ns later. One load, one fill: fill.read of 0x100800, 1471-1484 (its hash now the",
+			"data and the header), data at 22.260 us = CPU cycle 4452, in the CPU in 4454; the fill of",
+			"0x1007e0 (1488-1501) is gone. The upcall's Compute(422) runs 4454-4875, the release's store",
+			"begins in 4876 and executes in 4877 (24.385 us); its pio.write tenure starts 2 bus cycles",
+			"after the next bus edge (ceil(24385/15) = 1626): 1628, data at 1631 (24.465 us), 17 bus",
+			"cycles (255 ns: from the first fill's end, 1484, to the gone second's, 1501) before",
+			"1645-1648; PCI 818-826 (was 827-835) and HostWrite/Replenish at LANai 820 (24.848 us, was",
+			"829). Node 0's send completion DMA goes to 0x100810 at the same cycles (PCI 728-734, memory",
+			"bus 1472-1475).")).To(Succeed())
 	})
 
 	It("shows a credit stall and its release (W = 2)", func() {
@@ -187,7 +203,14 @@ var _ = Describe("LCI goldens", Label("golden"), func() {
 			"Hosts on the memory bus and PCI bridge (host/platform's PPro): the same records as with the",
 			"folded bridge, 0.1 to 0.4 us later (PIO crosses the bridge, the receiver's loads miss and",
 			"fill over the memory bus), and node 1's RecvDone of the second packet after node 0's",
-			"SendDone of it rather than before.")).To(Succeed())
+			"SendDone of it rather than before. Host receive slots with the header 16 bytes into a",
+			"32-byte line (lci.SlotHeaderAt): node 1's first delivery, 4 bytes and the header to slot 0",
+			"([0x10080c, 0x100820)), is one DMA burst where [0x1007fc, 0x100810) crossed the LANai host",
+			"DMA engine's 256-byte burst boundary 0x100800 and went as two; it completes 1 LANai cycle",
+			"later (HostDMADone 589 -> 590), and with it every later record of node 1 (30.3 ns; its",
+			"ni.sent records 5 link cycles) and the acks' arrivals at node 0 (ni.received 4-5 link",
+			"cycles later); node 0's RecvDone of the first three acks (814, 1027, 1278) stays where it",
+			"was, that of the fourth moves 1523 -> 1524.")).To(Succeed())
 	})
 })
 
