@@ -20,14 +20,21 @@ var _ = Describe("Records", func() {
 	})
 
 	It("encode a send descriptor with its sequence, the valid mark, last", func() {
-		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeFAReq, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e, HostBuf: 0x1112131415161718}
+		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeFAReq, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e}
 		b := d.Encode()
 		Expect(b).To(HaveLen(lci.DescBytes))
-		Expect(b[0:8]).To(Equal([]byte{0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11}))
+		Expect(b[0:8]).To(Equal(make([]byte, 8)), "no host address: it is the send buffer's address and size field")
 		Expect(b[8:20]).To(Equal([]byte{0x03, 0x07, 0x06, 0x05, 0x0a, 0x09, 0x08, 0x07, 0x0e, 0x0d, 0x0c, 0x0b}))
 		Expect(b[20:28]).To(Equal(make([]byte, 8)))
 		Expect(b[28:32]).To(Equal([]byte{0x04, 0x03, 0x02, 0x01}))
 		Expect(cmp.Diff(d, lci.DecodeDesc(b))).To(BeEmpty())
+	})
+
+	It("encode an I-sdma send buffer's address and size field", func() {
+		f := lci.Fetch{Addr: 0x01020304, Len: 0x05060708}
+		b := f.Encode()
+		Expect(b).To(Equal([]byte{0x04, 0x03, 0x02, 0x01, 0x08, 0x07, 0x06, 0x05}))
+		Expect(cmp.Diff(f, lci.DecodeFetch(b))).To(BeEmpty())
 	})
 
 	It("encode a Free record with its sequence last", func() {
@@ -36,6 +43,25 @@ var _ = Describe("Records", func() {
 		Expect(b).To(Equal([]byte{0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0, 0xd0, 0xc0, 0xb0, 0xa0}))
 		Expect(cmp.Diff(f, lci.DecodeFree(b))).To(BeEmpty())
 	})
+
+	DescribeTable("place a host slot's header 16 bytes into a 32-byte block, so that 16 bytes of data share it",
+		func(mtu, hdr, size int) {
+			Expect(lci.SlotHeaderAt(mtu)).To(Equal(hdr))
+			Expect(hdr % lci.SlotLineBytes).To(Equal(lci.SlotInlineBytes))
+			Expect(hdr).To(BeNumerically(">=", mtu), "an MTU of data fits before the header")
+			Expect(lci.SlotBytes(mtu)).To(Equal(size))
+			Expect(size % 64).To(BeZero())
+		},
+		// roundup(2048, 32) + 16 = 2064; 2064 + 16 = 2080 -> 2112.
+		Entry("the 2 KB MTU", 2048, 2064, 2112),
+		// 64 + 16 = 80; 96 -> 128.
+		Entry("the firmware specs' MTU", 64, 80, 128),
+		// roundup(100, 32) = 128, + 16 = 144; 160 -> 192.
+		Entry("an MTU that is not a multiple of 32", 100, 144, 192),
+		// 1024 + 16 = 1040, 1056 -> 1088; 4096 + 16 = 4112, 4128 -> 4160.
+		Entry("1 KB", 1024, 1040, 1088),
+		Entry("4 KB", 4096, 4112, 4160),
+	)
 
 	It("encode a slot header with the full flag last", func() {
 		h := lci.SlotHeader{Type: lci.TypeCompl, Src: 3, Len: 0x0102, Tag: 0x03040506, Arg: 0x0708090a, Flag: 0x0b0c0d0e}
@@ -47,12 +73,12 @@ var _ = Describe("Records", func() {
 
 // FuzzDesc checks that a descriptor survives encoding, and that decoding
 // any 32 bytes and encoding again gives them back but for the unused
-// bytes [20:28].
+// bytes [0:8] and [20:28].
 func FuzzDesc(f *testing.F) {
-	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), uint64(0x0100_0000), make([]byte, lci.DescBytes))
-	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), ^uint64(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
-	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, host uint64, raw []byte) {
-		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag, HostBuf: host}
+	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), make([]byte, lci.DescBytes))
+	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
+	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, raw []byte) {
+		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag}
 		b := d.Encode()
 		if len(b) != lci.DescBytes {
 			t.Fatalf("%d bytes", len(b))
@@ -65,6 +91,7 @@ func FuzzDesc(f *testing.F) {
 		}
 		raw = raw[:lci.DescBytes]
 		want := bytes.Clone(raw)
+		clear(want[0:8])
 		clear(want[20:28])
 		if got := lci.DecodeDesc(raw).Encode(); !bytes.Equal(got, want) {
 			t.Fatalf("decode-encode of %x gave %x", raw, got)

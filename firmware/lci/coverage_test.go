@@ -28,9 +28,11 @@ var _ = Describe("Coverage of the module tables", func() {
 		for i := range 4 {
 			Expect(r.host.Write(sendData+uint64(64*i), le4(uint32(i+1)))).To(Succeed())
 		}
-		r.send(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: 0, HostBuf: sendData}) // hsq IDLE poll, IDLE fetch
+		r.sendFrom(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: 0}, sendData) // hsq IDLE poll, IDLE fetch
 		for i := 1; i < 4; i++ {
-			r.writeDesc(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: uint32(i), HostBuf: sendData + uint64(64*i)})
+			d := lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: uint32(i)}
+			r.writeFetch(d, sendData+uint64(64*i))
+			r.writeDesc(d)
 		}
 		r.writeDesc(lci.Desc{Type: lci.TypeData, Dst: 3, Len: 0, Buf: 4})
 		r.pokeSendQ() // FETCH poll, FETCH fetch x3, FETCH pass

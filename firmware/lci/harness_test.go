@@ -157,11 +157,16 @@ func newRig(cfg lci.Config, node, nodes int) *rig {
 		host: mem.NewStorage(hostBytes), descSeq: 1, freeSeq: 1}
 }
 
-// slot is the host address of host receive slot i (host/lcilib's layout: a
-// slot is MTU + header rounded up to 64 bytes).
+// slot is the host address of host receive slot i (host/lcilib's layout:
+// contiguous slots of lci.SlotBytes).
 func (r *rig) slot(i int) uint64 {
-	return slotsBase + uint64(i)*uint64((r.cfg.MTU+lci.HeaderBytes+63)&^63)
+	return slotsBase + uint64(i)*uint64(lci.SlotBytes(r.cfg.MTU))
 }
+
+// hdrAt is the host address of slot i's header: lci.SlotHeaderAt bytes in,
+// 64 + 16 = 80 with the test MTU of 64 (a 32-byte block holds 16 bytes
+// of data and the header).
+func (r *rig) hdrAt(i int) uint64 { return r.slot(i) + uint64(lci.SlotHeaderAt(r.cfg.MTU)) }
 
 // hostInit writes what host/lcilib's init writes before the card boots: the
 // control block (bit 0: interrupts), slots free host buffers and the
@@ -231,6 +236,19 @@ func (r *rig) send(d lci.Desc) {
 	r.pokeSendQ()
 }
 
+// writeFetch writes an I-sdma send's address and size field (the data of
+// descriptor d at host address at) into its send buffer, as host/lcilib
+// does before the descriptor.
+func (r *rig) writeFetch(d lci.Desc, at uint64) {
+	r.sramWrite(r.l.SendBuf(int(d.Buf)), lci.Fetch{Addr: uint32(at), Len: uint32(d.Len)}.Encode())
+}
+
+// sendFrom is send of an I-sdma packet whose data is at host address at.
+func (r *rig) sendFrom(d lci.Desc, at uint64) {
+	r.writeFetch(d, at)
+	r.send(d)
+}
+
 // writeFree gives host buffer addr back (a Recv Completions record).
 func (r *rig) writeFree(addr uint64) {
 	f := lci.Free{Seq: r.freeSeq, Addr: addr}
@@ -283,7 +301,7 @@ func (r *rig) dmaDone() {
 		r.sramWrite(d.SRAM, b)
 	} else {
 		Expect(r.host.Write(d.HostAddr, r.sramRead(d.SRAM, d.Len))).To(Succeed())
-		r.consumed = append(r.consumed, d.HostAddr+uint64(d.Len)-uint64(r.cfg.MTU+lci.HeaderBytes))
+		r.consumed = append(r.consumed, d.HostAddr+uint64(d.Len)-uint64(lci.SlotHeaderAt(r.cfg.MTU)+lci.HeaderBytes))
 	}
 	r.handle(firmware.HWEvent{Kind: firmware.HostDMADone, Tag: d.Tag})
 	if r.autoReturn && d.Dir == firmware.ToHost {
@@ -327,7 +345,7 @@ func (r *rig) state(name string) firmware.State { return r.m(name).State() }
 
 // slotHeader reads the host slot header at slot address s.
 func (r *rig) slotHeader(s uint64) lci.SlotHeader {
-	b, err := r.host.Bytes(s+uint64(r.cfg.MTU), lci.HeaderBytes)
+	b, err := r.host.Bytes(s+uint64(lci.SlotHeaderAt(r.cfg.MTU)), lci.HeaderBytes)
 	Expect(err).NotTo(HaveOccurred())
 	return lci.DecodeSlotHeader(b)
 }

@@ -149,32 +149,33 @@ func DecodeHeader(b []byte) Header {
 const DescBytes = 32
 
 // Desc is a send descriptor, written by the host into the send queue in
-// NI memory («it writes an address and size field ... and enqueues a Send
-// Descriptor in NI memory, which triggers the send», section 4.1):
+// NI memory: «the sending process invokes a send call that adds a packet
+// header and enqueues a Send Descriptor in NI memory, which triggers the
+// send. The send descriptor specifies the destination and contains a
+// pointer to the send buffer» (section 4.1). The host address of an
+// I-sdma packet's data is not in it: it is the send buffer's Fetch field.
 //
-//	[0:8] host address of the data (I-sdma)  [8] type  [9] destination
-//	[10:12] length  [12:16] NI send buffer  [16:20] sender's tag (the
-//	addend of an F&A)  [20:28] unused  [28:32] sequence (the n-th
-//	descriptor the host wrote, from 1)
+//	[0:8] unused  [8] type  [9] destination  [10:12] length
+//	[12:16] NI send buffer  [16:20] sender's tag (the addend of an F&A)
+//	[20:28] unused  [28:32] sequence (the n-th descriptor the host
+//	wrote, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
 // write-combined burst writes ascending addresses, so a control program
 // that sees the mark sees the whole descriptor (the mark first would let
 // it read a half-written slot).
 type Desc struct {
-	Seq     uint32
-	Type    uint8
-	Dst     uint8
-	Len     uint16
-	Buf     uint32
-	Tag     uint32
-	HostBuf uint64
+	Seq  uint32
+	Type uint8
+	Dst  uint8
+	Len  uint16
+	Buf  uint32
+	Tag  uint32
 }
 
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
-	binary.LittleEndian.PutUint64(b[0:], d.HostBuf)
 	b[8], b[9] = d.Type, d.Dst
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
@@ -185,8 +186,43 @@ func (d Desc) Encode() []byte {
 
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
-	return Desc{HostBuf: binary.LittleEndian.Uint64(b[0:]), Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
+	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
 		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Seq: binary.LittleEndian.Uint32(b[28:])}
+}
+
+// FetchBytes is the size of an I-sdma send buffer's address and size
+// field.
+const FetchBytes = 8
+
+// Fetch is the address and size field of an I-sdma send: «a user process
+// allocates a free, NI-resident Send Buffer (see Figure 4), and it writes
+// an address and size field, instructing the NI to transfer the user data
+// to the buffer using DMA» (section 4.1). The host writes it by PIO into
+// the first FetchBytes of the send buffer (the header space, where the
+// control program writes the packet header once the data is in), before
+// the descriptor; Host Send Queue Mgt reads it there when it finds the
+// descriptor:
+//
+//	[0:4] host bus address of the data  [4:8] size in bytes
+//
+// derived: 32-bit fields: the hosts' bus addresses are 32 bits (Table I's
+// PCI buses; host memory and the card's window are below 4 GB).
+type Fetch struct {
+	Addr uint32
+	Len  uint32
+}
+
+// Encode returns the field's bytes.
+func (f Fetch) Encode() []byte {
+	b := make([]byte, FetchBytes)
+	binary.LittleEndian.PutUint32(b[0:], f.Addr)
+	binary.LittleEndian.PutUint32(b[4:], f.Len)
+	return b
+}
+
+// DecodeFetch reads the field.
+func DecodeFetch(b []byte) Fetch {
+	return Fetch{Addr: binary.LittleEndian.Uint32(b[0:]), Len: binary.LittleEndian.Uint32(b[4:])}
 }
 
 // FreeBytes is the size of a free host buffer record.
@@ -214,13 +250,27 @@ func DecodeFree(b []byte) Free {
 	return Free{Addr: binary.LittleEndian.Uint64(b[0:]), Seq: binary.LittleEndian.Uint32(b[12:])}
 }
 
-// Host receive slots. A slot is MTU bytes of data followed by a 16-byte
-// slot header; a packet of n bytes is stored so that its data ends where
-// the header begins, and data and header go in one DMA, so the header's
-// last word, the full flag, is the last thing written:
+// Host receive slots. A slot is the data area followed by a 16-byte slot
+// header; a packet of n bytes is stored so that its data ends where the
+// header begins, and data and header go in one DMA, so the header's last
+// word, the full flag, is the last thing written:
 //
 //	[0] type  [1] source  [2:4] length  [4:8] tag  [8:12] argument
 //	[12:16] full flag: the delivery number (1, 2, ...)
+//
+// The header sits SlotInlineBytes into a SlotLineBytes-aligned block
+// (SlotHeaderAt), so that a packet of up to SlotInlineBytes bytes and its
+// header fill that one block: with the P6's 32-byte cache line the poll
+// that finds the flag fills the line that holds the data too, and a
+// 16-byte message costs the host one cache miss, not two (the data in the
+// line before the header's). The arithmetic, for the 2 KB MTU: the slot
+// starts on a 64-byte boundary (SlotBytes is a multiple of 64); the
+// header is at roundup(2048, 32) + 16 = 2064, which is 16 bytes into the
+// line [2048, 2080); a 16-byte message's data is [2048, 2064), the same
+// line; the slot is 2064 + 16 = 2080 bytes, 2112 rounded up to 64 (as
+// before this layout: the MTU's data area followed by the header was 2064
+// bytes, also 2112). A message of n > 16 bytes starts n - 16 bytes before
+// that line and spans ceil((n - 16) / 32) lines more.
 //
 // A send completion is a slot with no data, type TypeCompl and the NI send
 // buffer that is free again as its tag: «Send completions are reported
@@ -250,6 +300,30 @@ func DecodeSlotHeader(b []byte) SlotHeader {
 	return SlotHeader{Type: b[0], Src: b[1], Len: binary.LittleEndian.Uint16(b[2:]), Tag: binary.LittleEndian.Uint32(b[4:]),
 		Arg: binary.LittleEndian.Uint32(b[8:]), Flag: binary.LittleEndian.Uint32(b[12:])}
 }
+
+// SlotLineBytes is the block a host receive slot's header is placed in
+// with the smallest messages' data: assumed: 32 bytes, the cache line of
+// both hosts (host/platform's PPro and P3: the P6 family's 32-byte line).
+// SlotInlineBytes is the data that shares it with the header: derived:
+// 32 - 16 = 16 bytes, the «16-byte messages» of Tables III and IV.
+const (
+	SlotLineBytes   = 32
+	SlotInlineBytes = SlotLineBytes - HeaderBytes
+)
+
+// SlotHeaderAt is the offset of the slot header in a host receive slot
+// for an MTU of mtu: derived: the MTU rounded up to SlotLineBytes plus
+// SlotInlineBytes (2064 for 2048), so that the header is SlotInlineBytes
+// into a SlotLineBytes block and at least mtu bytes of data fit before
+// it. A packet of n bytes is stored at SlotHeaderAt - n.
+func SlotHeaderAt(mtu int) int {
+	return (mtu+SlotLineBytes-1)/SlotLineBytes*SlotLineBytes + SlotInlineBytes
+}
+
+// SlotBytes is the size of a host receive slot for an MTU of mtu: the
+// header's end rounded up to 64 bytes (2112 for 2048), so that every slot
+// of a contiguous array starts on a line (and a SlotLineBytes) boundary.
+func SlotBytes(mtu int) int { return (SlotHeaderAt(mtu) + HeaderBytes + 63) &^ 63 }
 
 // Layout is where the control program keeps things in SRAM, and what the
 // host library must know of it.

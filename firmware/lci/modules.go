@@ -163,12 +163,20 @@ func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 	return ok
 }
 
+// fetch starts the DMA of an I-sdma packet's data from the host address
+// and size the host wrote into the send buffer (Fetch) before the
+// descriptor; HostSend's instructions cover reading it (the two words the
+// descriptor carried before).
 func (p *Program) fetch(c *firmware.Ctx, a any) {
 	d := a.(Desc)
+	f := DecodeFetch(c.Read(p.layout.SendBuf(int(d.Buf)), FetchBytes))
+	if f.Len != uint32(d.Len) {
+		c.Env.Report(c.Now, p.name, "lci.desc", "send buffer %d's address and size field says %d bytes, its descriptor %d", d.Buf, f.Len, d.Len)
+	}
 	p.fetches++
 	p.sq = append(p.sq, sqEntry{d: d})
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobFetch, ref: int(d.Buf),
-		d: firmware.HostDMA{Dir: firmware.ToNI, HostAddr: d.HostBuf, SRAM: p.layout.SendBuf(int(d.Buf)) + HeaderBytes, Len: int(d.Len)}})
+		d: firmware.HostDMA{Dir: firmware.ToNI, HostAddr: uint64(f.Addr), SRAM: p.layout.SendBuf(int(d.Buf)) + HeaderBytes, Len: int(d.Len)}})
 }
 
 func (p *Program) pass(c *firmware.Ctx, a any) {
@@ -556,7 +564,7 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 	}
 	p.freeNext++
 	p.delivered++
-	hdrAt := f.Addr + uint64(p.cfg.MTU)
+	hdrAt := f.Addr + uint64(SlotHeaderAt(p.cfg.MTU))
 	if ref < 0 {
 		buf := -ref - 1
 		sh := SlotHeader{Type: TypeCompl, Src: uint8(p.node), Tag: uint32(buf), Flag: p.delivered}

@@ -38,8 +38,8 @@ var _ = Describe("Receive path", func() {
 		// Re-armed in the same handler, with another buffer.
 		Expect(r.ni.arms).To(HaveLen(2))
 		Expect(r.ni.arms[1]).To(Equal(armCmd{r.l.RecvBuf(1), lci.HeaderBytes + r.cfg.MTU}))
-		// The data ends where the slot header begins: slot + MTU - len.
-		Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU) - 20,
+		// The data ends where the slot header begins: hdrAt - len.
+		Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.hdrAt(0) - 20,
 			SRAM: at + lci.HeaderBytes, Len: 20 + lci.HeaderBytes}}))
 		want := lci.SlotHeader{Type: lci.TypeData, Src: 1, Len: 20, Tag: 0x55, Arg: 7, Flag: 1}
 		Expect(lci.DecodeSlotHeader(r.sramRead(at+lci.HeaderBytes+20, lci.HeaderBytes))).To(Equal(want))
@@ -47,7 +47,7 @@ var _ = Describe("Receive path", func() {
 		Expect(r.freeRecvBufs()).To(Equal("30 receive buffers free"))
 
 		r.dmaDone()
-		got, err := r.host.Bytes(r.slot(0)+uint64(r.cfg.MTU)-20, 20)
+		got, err := r.host.Bytes(r.hdrAt(0)-20, 20)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got).To(Equal(data))
 		Expect(r.slotHeader(r.slot(0))).To(Equal(want))
@@ -70,7 +70,7 @@ var _ = Describe("Receive path", func() {
 		r.dmaDone()
 		Expect(r.ni.dmas).To(HaveLen(2))
 		Expect(r.ni.dmas[0].SRAM).To(Equal(a + lci.HeaderBytes))
-		Expect(r.ni.dmas[1]).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.slot(1) + uint64(r.cfg.MTU) - 12,
+		Expect(r.ni.dmas[1]).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.hdrAt(1) - 12,
 			SRAM: b + lci.HeaderBytes, Len: 12 + lci.HeaderBytes}))
 		r.dmaDone()
 		Expect(r.slotHeader(r.slot(1)).Flag).To(BeEquivalentTo(2))
@@ -135,7 +135,7 @@ var _ = Describe("Receive path", func() {
 			r.writeFree(r.slot(5))
 			r.pokeFreeQ()
 			Expect(r.ni.dmas).To(HaveLen(1))
-			Expect(r.ni.lastDMA().HostAddr).To(Equal(r.slot(5) + uint64(r.cfg.MTU) - 8))
+			Expect(r.ni.lastDMA().HostAddr).To(Equal(r.hdrAt(5) - 8))
 			Expect(r.state("hrq")).To(BeEquivalentTo("WAIT"))
 
 			// A second: the last waiting packet has one, so hrq has
@@ -145,7 +145,7 @@ var _ = Describe("Receive path", func() {
 			Expect(r.state("hrq")).To(BeEquivalentTo("HAVE"))
 			Expect(r.ni.dmas).To(HaveLen(1))
 			r.dmaDone()
-			Expect(r.ni.lastDMA().HostAddr).To(Equal(r.slot(6) + uint64(r.cfg.MTU) - 12))
+			Expect(r.ni.lastDMA().HostAddr).To(Equal(r.hdrAt(6) - 12))
 			r.dmaDone()
 			Expect(r.slotHeader(r.slot(5))).To(Equal(lci.SlotHeader{Type: lci.TypeData, Src: 1, Len: 8, Arg: 1, Flag: 1}))
 			Expect(r.slotHeader(r.slot(6))).To(Equal(lci.SlotHeader{Type: lci.TypeData, Src: 2, Len: 12, Arg: 1, Flag: 2}))
@@ -217,7 +217,7 @@ var _ = Describe("Receive path", func() {
 				at := r.arrive(lci.Header{Type: lci.TypeMcast, Src: 0, Root: 0, Seq: 1, Arg: 0x77}, data)
 
 				// To the host, as from the root.
-				Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU) - 20,
+				Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.hdrAt(0) - 20,
 					SRAM: at + lci.HeaderBytes, Len: 20 + lci.HeaderBytes}}))
 				Expect(lci.DecodeSlotHeader(r.sramRead(at+lci.HeaderBytes+20, lci.HeaderBytes))).To(Equal(
 					lci.SlotHeader{Type: lci.TypeMcast, Src: 0, Len: 20, Tag: 0x77, Arg: 1, Flag: 1}))
@@ -300,7 +300,7 @@ var _ = Describe("Receive path", func() {
 
 		It("delivers a reply to the host with the old value as the tag, owing no credit", func() {
 			r.arrive(lci.Header{Type: lci.TypeFARep, Src: 2, Seq: 1, Arg: 41}, nil)
-			Expect(r.ni.lastDMA()).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU),
+			Expect(r.ni.lastDMA()).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.hdrAt(0),
 				SRAM: r.l.RecvBuf(0) + lci.HeaderBytes, Len: lci.HeaderBytes}))
 			r.dmaDone()
 			Expect(r.slotHeader(r.slot(0))).To(Equal(lci.SlotHeader{Type: lci.TypeFARep, Src: 2, Tag: 41, Arg: 1, Flag: 1}))

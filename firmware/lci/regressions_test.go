@@ -17,7 +17,7 @@ var _ = Describe("fixed defects", func() {
 		r.boot()
 		// Once, hsq moved to FETCH before checking the descriptor and
 		// showed FETCH with no fetch running.
-		r.send(lci.Desc{Type: 9, Dst: 1, Len: 8, Buf: 0, HostBuf: 0x1000})
+		r.sendFrom(lci.Desc{Type: 9, Dst: 1, Len: 8, Buf: 0}, 0x1000)
 		Expect(r.violations()).To(ConsistOf(HavePrefix("lci.desc")))
 		Expect(r.state("hsq")).To(BeEquivalentTo("IDLE"))
 		Expect(r.ni.dmas).To(BeEmpty())

@@ -22,7 +22,7 @@ var _ = Describe("Send path", func() {
 		It("fetches the data by DMA, transmits it with its header and reports the completion in a host slot", func() {
 			data := payload(20, 0x40)
 			Expect(r.host.Write(sendData, data)).To(Succeed())
-			r.send(lci.Desc{Type: lci.TypeData, Dst: 2, Len: 20, Buf: 3, Tag: 0xabc, HostBuf: sendData})
+			r.sendFrom(lci.Desc{Type: lci.TypeData, Dst: 2, Len: 20, Buf: 3, Tag: 0xabc}, sendData)
 
 			// The descriptor becomes a fetch of the data behind the
 			// send buffer's header, and nothing is sent before it lands.
@@ -48,7 +48,7 @@ var _ = Describe("Send path", func() {
 			Expect(r.state("tx")).To(BeEquivalentTo("IDLE"))
 			Expect(r.ni.dmas).To(HaveLen(2))
 			d := r.ni.lastDMA()
-			Expect(d).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU), SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}))
+			Expect(d).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: r.hdrAt(0), SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}))
 			Expect(lci.DecodeSlotHeader(r.sramRead(d.SRAM, lci.HeaderBytes))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 3, Flag: 1}))
 			r.dmaDone()
 			Expect(r.slotHeader(r.slot(0))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 3, Flag: 1}))
@@ -73,7 +73,9 @@ var _ = Describe("Send path", func() {
 		})
 
 		It("keeps the host's order when a packet without data follows one being fetched", func() {
-			r.writeDesc(lci.Desc{Type: lci.TypeData, Dst: 2, Len: 8, Buf: 0, HostBuf: sendData})
+			d := lci.Desc{Type: lci.TypeData, Dst: 2, Len: 8, Buf: 0}
+			r.writeFetch(d, sendData)
+			r.writeDesc(d)
 			r.writeDesc(lci.Desc{Type: lci.TypeData, Dst: 2, Len: 0, Buf: 1})
 			r.pokeSendQ()
 			Expect(r.ni.sends).To(BeEmpty(), "the empty packet must wait for the one before it")
@@ -104,10 +106,21 @@ var _ = Describe("Send path", func() {
 		})
 
 		It("reports a bad descriptor", func() {
-			r.send(lci.Desc{Type: lci.TypeData, Dst: 0, Len: 4, Buf: 0, HostBuf: sendData})
+			r.sendFrom(lci.Desc{Type: lci.TypeData, Dst: 0, Len: 4, Buf: 0}, sendData)
 			Expect(r.violations()).To(ConsistOf(ContainSubstring("lci.desc FW: bad send descriptor")))
 			Expect(r.ni.dmas).To(BeEmpty())
 			Expect(r.ni.sends).To(BeEmpty())
+		})
+
+		It("fetches from the address the host wrote into the send buffer and reports a size that is not the descriptor's", func() {
+			// The descriptor carries no host address: the fetch reads
+			// the send buffer's address and size field (section 4.1:
+			// «it writes an address and size field»).
+			d := lci.Desc{Type: lci.TypeData, Dst: 2, Len: 8, Buf: 1}
+			r.sramWrite(r.l.SendBuf(1), lci.Fetch{Addr: sendData + 0x40, Len: 12}.Encode())
+			r.send(d)
+			Expect(r.violations()).To(ConsistOf(ContainSubstring("lci.desc FW: send buffer 1's address and size field says 12 bytes, its descriptor 8")))
+			Expect(cmp.Diff([]firmware.HostDMA{{Dir: firmware.ToNI, HostAddr: sendData + 0x40, SRAM: r.l.SendBuf(1) + lci.HeaderBytes, Len: 8}}, r.ni.dmas)).To(BeEmpty())
 		})
 	})
 

@@ -28,30 +28,33 @@ var _ = Describe("an LCI host on the platform", func() {
 		runAll(e)
 		Expect(string(got.Data)).To(Equal("0123456789abcdef"))
 
-		// Slot 0 is at 0x100000, 2112 bytes (the MTU 2048 and the 16-byte
-		// header rounded up to 64): the header at 0x100800 and the data
-		// just below it, [0x1007f0, 0x100800). The receiver loads one word
-		// of each line: the header's line 0x100800 and the data's line
-		// 0x1007e0. Neither was in its cache (the DMA wrote them), so both
-		// miss and are filled: 2 misses, 2 fills, no hit.
+		// Slot 0 is at 0x100000, 2112 bytes (lci.SlotBytes): the header at
+		// 0x100000 + 2064 = 0x100810, 16 bytes into the 32-byte line
+		// 0x100800 (lci.SlotHeaderAt), and the data just below it,
+		// [0x100800, 0x100810): the same line. The receiver loads one word
+		// of each line the header and the data cover: only 0x100810. The
+		// line was not in its cache (the DMA wrote it), so the poll hit
+		// costs one miss and one fill, no hit.
 		st := cl.Nodes[1].Cache.Stats()
-		Expect(st.Misses).To(Equal(uint64(2)))
-		Expect(st.Fills).To(Equal(uint64(2)))
+		Expect(st.Misses).To(Equal(uint64(1)))
+		Expect(st.Fills).To(Equal(uint64(1)))
 		Expect(st.Hits).To(BeZero())
-		for _, a := range []uint64{0x100800, 0x1007e0} {
-			present, dirty := cl.Nodes[1].Cache.Holds(a)
-			Expect(present).To(BeTrue(), "line %#x", a)
-			Expect(dirty).To(BeFalse(), "line %#x", a)
-		}
-		// Every store of either host went to the card (uncached, I/O
+		present, dirty := cl.Nodes[1].Cache.Holds(0x100800)
+		Expect(present).To(BeTrue())
+		Expect(dirty).To(BeFalse())
+		present, _ = cl.Nodes[1].Cache.Holds(0x1007e0)
+		Expect(present).To(BeFalse(), "the line before the header's holds nothing of a 16-byte message")
+		// Every PIO store of either host went to the card (uncached, I/O
 		// space) and through the bridge's posted-write buffer: node 0's
-		// 32-byte descriptor, node 1's 16-byte buffer return.
-		Expect(cl.Nodes[0].Cache.Stats().Uncached).To(Equal(uint64(1)))
+		// 8-byte address and size field (section 4.1: «it writes an
+		// address and size field») and 32-byte descriptor, 40 bytes;
+		// node 1's 16-byte buffer return.
+		Expect(cl.Nodes[0].Cache.Stats().Uncached).To(Equal(uint64(2)))
 		Expect(cl.Nodes[1].Cache.Stats().Uncached).To(Equal(uint64(1)))
 		down, _ := cl.Nodes[1].Bridge.Stats()
 		Expect(down.BytesWritten).To(Equal(uint64(16)))
 		down, up := cl.Nodes[0].Bridge.Stats()
-		Expect(down.BytesWritten).To(Equal(uint64(32)))
+		Expect(down.BytesWritten).To(Equal(uint64(8 + 32)))
 		// Node 0's NI read the 16 data bytes through the bridge (and
 		// wrote its own send completion's slot header through it).
 		Expect(up.BytesRead).To(Equal(uint64(16)))
@@ -78,11 +81,35 @@ var _ = Describe("an LCI host on the platform", func() {
 		})
 		runAll(e)
 		st := cl.Nodes[1].Cache.Stats()
-		// Two lines per message, all misses; the 65th's two were held and
-		// are invalidated by the DMA before they are read.
-		Expect(st.Misses).To(Equal(uint64(130)))
-		Expect(st.Invalidations).To(Equal(uint64(2)))
+		// One line per message (data and header share it), all misses;
+		// the 65th's was held and is invalidated by the DMA before it is
+		// read.
+		Expect(st.Misses).To(Equal(uint64(65)))
+		Expect(st.Invalidations).To(Equal(uint64(1)))
 	})
+
+	// A message of n > 16 bytes spans the header's line and ceil((n -
+	// 16) / 32) lines before it (lci.SlotHeaderAt): every one misses.
+	DescribeTable("costs a poll hit one miss per line of the slot the message and its header cover",
+		func(n int, misses uint64) {
+			e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Seed: 1})
+			cl := build(e, nil)
+			h0, h1 := cl.Nodes[0].Host, cl.Nodes[1].Host
+			h0.Run(func(s *lcilib.Seq) {
+				s.Compute(2000)
+				s.Send(1, make([]byte, n), 1)
+			})
+			h1.Run(func(s *lcilib.Seq) { s.Recv(nil) })
+			runAll(e)
+			Expect(cl.Nodes[1].Cache.Stats().Misses).To(Equal(misses))
+		},
+		Entry("0 bytes: the header's line", 0, uint64(1)),
+		Entry("16 bytes: the header's line holds them", 16, uint64(1)),
+		Entry("17 bytes: one byte in the line before", 17, uint64(2)),
+		Entry("48 bytes: 16 + 32", 48, uint64(2)),
+		Entry("49 bytes: 1 + ceil(33/32) = 3 lines", 49, uint64(3)),
+		Entry("2048 bytes: 1 + ceil(2032/32) = 65 lines", 2048, uint64(65)),
+	)
 })
 
 // The library's sequential form (lcilib.Seq) on a two-node cluster: what
