@@ -20,12 +20,13 @@ var _ = Describe("Records", func() {
 	})
 
 	It("encode a send descriptor with its sequence, the valid mark, last", func() {
-		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeFAReq, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e, HostBuf: 0x1112131415161718}
+		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeMcast, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e, Flags: lci.DescFwd,
+			HostBuf: 0x1112131415161718}
 		b := d.Encode()
 		Expect(b).To(HaveLen(lci.DescBytes))
 		Expect(b[0:8]).To(Equal([]byte{0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11}))
-		Expect(b[8:20]).To(Equal([]byte{0x03, 0x07, 0x06, 0x05, 0x0a, 0x09, 0x08, 0x07, 0x0e, 0x0d, 0x0c, 0x0b}))
-		Expect(b[20:28]).To(Equal(make([]byte, 8)))
+		Expect(b[8:20]).To(Equal([]byte{0x02, 0x07, 0x06, 0x05, 0x0a, 0x09, 0x08, 0x07, 0x0e, 0x0d, 0x0c, 0x0b}))
+		Expect(b[20:28]).To(Equal([]byte{0x01, 0, 0, 0, 0, 0, 0, 0}))
 		Expect(b[28:32]).To(Equal([]byte{0x04, 0x03, 0x02, 0x01}))
 		Expect(cmp.Diff(d, lci.DecodeDesc(b))).To(BeEmpty())
 	})
@@ -47,12 +48,12 @@ var _ = Describe("Records", func() {
 
 // FuzzDesc checks that a descriptor survives encoding, and that decoding
 // any 32 bytes and encoding again gives them back but for the unused
-// bytes [20:28].
+// bytes [21:28].
 func FuzzDesc(f *testing.F) {
-	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), uint64(0x0100_0000), make([]byte, lci.DescBytes))
-	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), ^uint64(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
-	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, host uint64, raw []byte) {
-		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag, HostBuf: host}
+	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), uint8(0), uint64(0x0100_0000), make([]byte, lci.DescBytes))
+	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), ^uint8(0), ^uint64(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
+	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, flags uint8, host uint64, raw []byte) {
+		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag, Flags: flags, HostBuf: host}
 		b := d.Encode()
 		if len(b) != lci.DescBytes {
 			t.Fatalf("%d bytes", len(b))
@@ -65,7 +66,7 @@ func FuzzDesc(f *testing.F) {
 		}
 		raw = raw[:lci.DescBytes]
 		want := bytes.Clone(raw)
-		clear(want[20:28])
+		clear(want[21:28])
 		if got := lci.DecodeDesc(raw).Encode(); !bytes.Equal(got, want) {
 			t.Fatalf("decode-encode of %x gave %x", raw, got)
 		}

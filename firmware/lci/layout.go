@@ -150,12 +150,17 @@ const DescBytes = 32
 
 // Desc is a send descriptor, written by the host into the send queue in
 // NI memory («it writes an address and size field ... and enqueues a Send
-// Descriptor in NI memory, which triggers the send», section 4.1):
+// Descriptor in NI memory, which triggers the send», section 4.1), or by
+// the Multicast module into the NI's own send queue (Layout.FwdQ: «creates
+// a new Send Descriptor for each forwarding destination. These
+// descriptors are enqueued just like send descriptors created by the host
+// for unicast packets», section 4.2):
 //
 //	[0:8] host address of the data (I-sdma)  [8] type  [9] destination
-//	[10:12] length  [12:16] NI send buffer  [16:20] sender's tag (the
-//	addend of an F&A)  [20:28] unused  [28:32] sequence (the n-th
-//	descriptor the host wrote, from 1)
+//	[10:12] length  [12:16] NI send buffer (a receive buffer with DescFwd)
+//	[16:20] sender's tag (the addend of an F&A)  [20] flags (DescFwd;
+//	the host writes 0)  [21:28] unused
+//	[28:32] sequence (the n-th descriptor written to the ring, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
 // write-combined burst writes ascending addresses, so a control program
@@ -168,8 +173,14 @@ type Desc struct {
 	Len     uint16
 	Buf     uint32
 	Tag     uint32
+	Flags   uint8
 	HostBuf uint64
 }
+
+// DescFwd marks a descriptor the Multicast module made to forward a
+// multicast packet to one child: its buffer is the NI receive buffer the
+// packet arrived in, whose header is in place, so nothing is fetched.
+const DescFwd = 1
 
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
@@ -179,6 +190,7 @@ func (d Desc) Encode() []byte {
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
 	binary.LittleEndian.PutUint32(b[16:], d.Tag)
+	b[20] = d.Flags
 	binary.LittleEndian.PutUint32(b[28:], d.Seq)
 	return b
 }
@@ -186,7 +198,7 @@ func (d Desc) Encode() []byte {
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
 	return Desc{HostBuf: binary.LittleEndian.Uint64(b[0:]), Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
-		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Seq: binary.LittleEndian.Uint32(b[28:])}
+		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:])}
 }
 
 // FreeBytes is the size of a free host buffer record.
@@ -267,6 +279,12 @@ type Layout struct {
 	// RecvBufs are the NI receive buffers.
 	RecvBufs  uint32
 	NRecvBufs int
+	// FwdQ is the NI's own send descriptor ring (FwdQSlots descriptors):
+	// the Multicast module enqueues a descriptor per child there and Host
+	// Send Queue Mgt takes them in its next pass. It comes last so that
+	// the host's rings and the buffers sit where they did before it.
+	FwdQ      uint32
+	FwdQSlots int
 	// Fwd is the multicast forwarding table the host writes at
 	// initialisation: for each root, FwdWidth child node numbers (0xff:
 	// none).
@@ -307,6 +325,8 @@ func NewLayout(c Config) Layout {
 	at += uint32(c.SendBufs) * l.Buf
 	l.RecvBufs = at
 	at += uint32(c.RecvBufs) * l.Buf
+	l.FwdQ, l.FwdQSlots = at, FwdQSlots
+	at += FwdQSlots * DescBytes
 	l.End = at
 	return l
 }
@@ -321,6 +341,12 @@ const (
 	// FwdWidth is the most children a node has in one tree.
 	FwdWidth = 8
 )
+
+// FwdQSlots is the size of the NI's own send descriptor ring: one
+// multicast packet makes at most FwdWidth descriptors, and Host Send Queue
+// Mgt takes them all in the main loop's next pass, before the next packet
+// is handled, so the ring never holds more.
+const FwdQSlots = FwdWidth
 
 // ctlBufs is the number of control buffers: enough for the acks and F&A
 // replies waiting for the send engine.

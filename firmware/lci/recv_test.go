@@ -222,14 +222,16 @@ var _ = Describe("Receive path", func() {
 				Expect(lci.DecodeSlotHeader(r.sramRead(at+lci.HeaderBytes+20, lci.HeaderBytes))).To(Equal(
 					lci.SlotHeader{Type: lci.TypeMcast, Src: 0, Len: 20, Tag: 0x77, Arg: 1, Flag: 1}))
 				// To the first child, from this node, straight from the
-				// receive buffer; the second child's packet is ready.
+				// receive buffer; the second child's descriptor waits in
+				// the NI's own send queue for the next pass.
 				Expect(r.ni.sends).To(HaveLen(1))
 				fwd := lci.Header{Type: lci.TypeMcast, Src: 1, Len: 20, Root: 0, Seq: 1, Arg: 0x77}
 				Expect(r.ni.sends[0].Packet).To(Equal(firmware.Packet{Dst: 3, SRAM: at, Len: lci.HeaderBytes + 20}))
 				Expect(r.ni.sends[0].Hdr()).To(Equal(fwd))
 				Expect(r.ni.sends[0].Bytes[lci.HeaderBytes:]).To(Equal(data))
 				Expect(r.p.Credits(3)).To(Equal(r.cfg.Window() - 1))
-				Expect(r.p.Credits(4)).To(Equal(r.cfg.Window() - 1))
+				Expect(r.p.Credits(4)).To(Equal(r.cfg.Window()))
+				Expect(r.p.State()).To(HavePrefix("0 fetches, 1 forwards queued"))
 
 				for i, s := range order {
 					Expect(r.freeRecvBufs()).To(Equal("30 receive buffers free"), "before step %d", i)
