@@ -138,7 +138,8 @@ type Costs struct {
 	// Ack: build an explicit acknowledgment: 24. Credit: take credits
 	// from an arriving header and restart blocked packets: 24.
 	Ack, Credit int
-	// FetchAdd: read the variable, build the reply, add: 24.
+	// FetchAdd: read the variable and the addend from the request's
+	// header, build the reply, add: 24.
 	FetchAdd int
 	// Forward: make a send descriptor for one multicast child and
 	// enqueue it in the NI's own send queue (read the child from the

@@ -98,7 +98,7 @@ var _ = Describe("Coverage of the module tables", func() {
 		r.settle()
 		r.send(lci.Desc{Type: lci.TypeMcast, Len: 0, Buf: 7})
 		r.settle()
-		r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 7, Seq: 1}, le4(9))
+		r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 7, Seq: 1, Arg: 9}, nil)
 		r.settle()
 		Expect(r.p.FetchAddValue()).To(BeEquivalentTo(9))
 

@@ -225,3 +225,54 @@ var _ = Describe("Multicast forwarding through send descriptors", func() {
 		Expect(r.ni.sends).To(BeEmpty())
 	})
 })
+
+// Section 4.3 and Table III: the P3's F&A round trip (7.4 µs) is shorter
+// than its one-way end-to-end latency (8.8 µs), so the request is built
+// from its descriptor, with no DMA of an operand.
+var _ = Describe("A fetch-and-add request", func() {
+	DescribeTable("carries its addend in the descriptor and leaves without a host DMA, in the cycles worked out",
+		func(v lci.Variant) {
+			cfg := testConfig()
+			cfg.Variant = v
+			r := newRig(cfg, 0, 8)
+			r.hostInit(8)
+			r.boot()
+			r.send(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 0, Buf: 3, Tag: 7, HostBuf: sendData})
+			// One handler: Dispatch 10 + HostSend 25 + Transmit 25 = 60
+			// cycles; SRAM: the descriptor 32, the next slot (not yet
+			// valid) 32, the header 16 = 80. A request with a 4-byte
+			// operand under I-sdma took Dispatch 10 + HostSend 25 +
+			// DMAStart 15, the DMA, then Dispatch 10 + DMADone 13 +
+			// Transmit 25.
+			Expect(r.c.Cycles()).To(Equal(60))
+			Expect(r.c.SRAMBytes()).To(Equal(80))
+			Expect(r.ni.dmas).To(BeEmpty())
+			Expect(r.state("hsq")).To(BeEquivalentTo("IDLE"))
+			Expect(r.ni.sends).To(HaveLen(1))
+			s := r.ni.lastSend()
+			Expect(s.Packet).To(Equal(firmware.Packet{Dst: 2, SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}))
+			// No data sequence is taken (Seq 0: none sent to node 2 yet).
+			Expect(s.Hdr()).To(Equal(lci.Header{Type: lci.TypeFAReq, Src: 0, Root: 0, Seq: 0, Arg: 7}))
+			Expect(r.p.Credits(2)).To(Equal(r.cfg.Window() - 1))
+			// The only host DMA is the send completion, after it left.
+			r.sendDone()
+			Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.slot(0) + uint64(r.cfg.MTU),
+				SRAM: r.l.SendBuf(3), Len: lci.HeaderBytes}}))
+			r.settle()
+			Expect(r.p.Idle()).To(BeTrue(), r.p.State())
+			r.clean()
+		},
+		Entry("I-sdma", lci.SDMA),
+		Entry("I-pio", lci.PIO),
+	)
+
+	It("is refused with an operand as data", func() {
+		r := newRig(testConfig(), 0, 8)
+		r.hostInit(8)
+		r.boot()
+		r.send(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: 0, HostBuf: sendData})
+		Expect(r.violations()).To(ConsistOf(ContainSubstring("lci.desc FW: bad send descriptor")))
+		Expect(r.ni.dmas).To(BeEmpty())
+		Expect(r.ni.sends).To(BeEmpty())
+	})
+})

@@ -116,7 +116,9 @@ const HeaderBytes = 16
 //	[6] multicast root  [7] unused  [8:12] sequence (per source and
 //	destination for data, per root for multicasts; an F&A request carries
 //	the last data sequence and its reply echoes it: it means nothing
-//	there)  [12:16] argument (F&A value or the sender's tag)
+//	there)  [12:16] argument: the sender's tag; in an F&A request the
+//	addend (the request has no payload), in its reply the variable's old
+//	value
 type Header struct {
 	Type    uint8
 	Src     uint8
@@ -158,8 +160,10 @@ const DescBytes = 32
 //
 //	[0:8] host address of the data (I-sdma)  [8] type  [9] destination
 //	[10:12] length  [12:16] NI send buffer (a receive buffer with DescFwd)
-//	[16:20] sender's tag (the addend of an F&A)  [20] flags (DescFwd;
-//	the host writes 0)  [21:28] unused
+//	[16:20] sender's tag; in an F&A request the addend, with length 0:
+//	the request carries no data, so the NI builds it from the
+//	descriptor alone and no host DMA (I-sdma) or PIO of data (I-pio)
+//	precedes it  [20] flags (DescFwd; the host writes 0)  [21:28] unused
 //	[28:32] sequence (the n-th descriptor written to the ring, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's

@@ -1,8 +1,6 @@
 package lci
 
 import (
-	"encoding/binary"
-
 	"github.com/nisim/nisim/firmware"
 	"github.com/nisim/nisim/rtl/env"
 )
@@ -180,11 +178,12 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 
 // checkDesc validates a descriptor the host wrote: a send buffer, a
 // length within the MTU, a destination in the cluster other than this
-// node (a multicast names none) and no flags (DescFwd is the NI's own).
+// node (a multicast names none), no flags (DescFwd is the NI's own), and
+// an F&A request with no data (its addend is the tag).
 func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
 		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node) &&
-		d.Flags == 0
+		d.Flags == 0 && (d.Type != TypeFAReq || d.Len == 0)
 	if !ok {
 		c.Env.Report(c.Now, p.name, "lci.desc", "bad send descriptor %+v", d)
 	}
@@ -584,15 +583,16 @@ func (p *Program) forward(c *firmware.Ctx, a any) {
 // --- Fetch-and-add ---
 
 // fetchAdd: «The NI Fetch&Add module replies with the current value of the
-// variable and then increments the variable.»
+// variable and then increments the variable.» The addend is the request
+// header's argument (the sender's descriptor carried it; see Desc).
 func (p *Program) fetchAdd(c *firmware.Ctx, a any) {
 	buf := a.(int)
 	h := p.recvHdr[buf]
 	old := p.faValue
-	if h.Len != 4 {
-		c.Env.Report(c.Now, p.name, "lci.packet", "fetch-and-add request from node %d with %d bytes of operand", h.Src, h.Len)
+	if h.Len != 0 {
+		c.Env.Report(c.Now, p.name, "lci.packet", "fetch-and-add request from node %d with %d bytes of data: the addend travels in the header", h.Src, h.Len)
 	}
-	p.faValue += binary.LittleEndian.Uint32(c.Read(p.layout.RecvBuf(buf)+HeaderBytes, 4))
+	p.faValue += h.Arg // the addend, from the sender's descriptor
 	cb, ok := p.ctlBuf(c)
 	if ok {
 		c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(h.Src), buf: cb,

@@ -277,8 +277,8 @@ var _ = Describe("Receive path", func() {
 	})
 
 	Describe("fetch-and-add", func() {
-		It("replies with the old value and adds", func() {
-			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 3}, le4(5))
+		It("replies with the old value and adds the addend the request's header carries", func() {
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 3, Arg: 5}, nil)
 			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(5))
 			Expect(r.ni.sends).To(HaveLen(1))
 			s := r.ni.lastSend()
@@ -286,7 +286,7 @@ var _ = Describe("Receive path", func() {
 			Expect(s.Hdr()).To(Equal(lci.Header{Type: lci.TypeFARep, Src: 0, Root: 0, Seq: 3, Arg: 0}))
 			r.sendDone()
 
-			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 4}, le4(7))
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 4, Arg: 7}, nil)
 			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(12))
 			Expect(r.ni.sends).To(HaveLen(2))
 			// The reply is built before the request's buffer is
@@ -298,6 +298,13 @@ var _ = Describe("Receive path", func() {
 			Expect(r.freeRecvBufs()).To(Equal("31 receive buffers free"))
 			Expect(r.p.Idle()).To(BeTrue(), r.p.State())
 			r.clean()
+		})
+
+		It("reports a request with data: the addend travels in the header", func() {
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 1, Arg: 3}, le4(5))
+			Expect(r.violations()).To(ConsistOf(
+				"lci.packet FW: fetch-and-add request from node 2 with 4 bytes of data: the addend travels in the header"))
+			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(3), "the header's addend, not the data")
 		})
 
 		It("delivers a reply to the host with the old value as the tag, owing no credit", func() {
