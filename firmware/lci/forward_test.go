@@ -132,10 +132,10 @@ var _ = Describe("Multicast forwarding through send descriptors", func() {
 	It("reuses the queue's slots in order", func() {
 		setup(lci.PIO)
 		r.autoReturn = true
-		// Six multicasts of node 0's tree, two descriptors each: 12
-		// descriptors through the 8 slots, sequences 1 to 12. The
+		// Ten multicasts of node 0's tree, two descriptors each: 20
+		// descriptors through the 16 slots, sequences 1 to 20. The
 		// children return W/2 = 2 credits after every second one.
-		for i := range 6 {
+		for i := range 10 {
 			r.arrive(lci.Header{Type: lci.TypeMcast, Src: 0, Root: 0, Seq: uint32(i + 1)}, payload(4, byte(i)))
 			r.settle()
 			for k := range 2 {
@@ -156,8 +156,8 @@ var _ = Describe("Multicast forwarding through send descriptors", func() {
 				got = append(got, [2]uint32{uint32(s.Dst), s.Hdr().Seq})
 			}
 		}
-		Expect(got).To(HaveLen(12))
-		for i := range 6 {
+		Expect(got).To(HaveLen(20))
+		for i := range 10 {
 			Expect(got[2*i : 2*i+2]).To(Equal([][2]uint32{{3, uint32(i + 1)}, {4, uint32(i + 1)}}))
 		}
 		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
@@ -214,6 +214,32 @@ var _ = Describe("Multicast forwarding through send descriptors", func() {
 		Expect(r.ni.lastSend().Hdr().Type).To(BeEquivalentTo(lci.TypeMcast))
 		r.settle()
 		Expect(r.freeRecvBufs()).To(Equal("31 receive buffers free"))
+		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
+		r.clean()
+	})
+
+	It("holds the descriptors of a second packet that arrives while the first one's wait (2*FwdWidth - 1 at most)", func() {
+		setup(lci.PIO)
+		// Node 1 forwards root 0's packets to six children (a
+		// forwarding table the host may write: at most FwdWidth).
+		r.sramWrite(r.l.Fwd, []byte{2, 3, 4, 5, 6, 7, 0xff, 0xff})
+		r.arrive(lci.Header{Type: lci.TypeMcast, Src: 0, Root: 0, Seq: 1}, payload(4, 1))
+		// The first child's packet went; five descriptors wait.
+		Expect(r.ni.sends).To(HaveLen(1))
+		Expect(r.p.State()).To(HavePrefix("0 fetches, 5 forwards queued"))
+		// The second packet arrives before the send completes: its six
+		// descriptors join the five (11 in the ring), and the engine
+		// being busy, the passes take all eleven.
+		r.arrive(lci.Header{Type: lci.TypeMcast, Src: 0, Root: 0, Seq: 2}, payload(4, 2))
+		Expect(r.p.State()).To(HavePrefix("0 fetches, 0 forwards queued, 0 blocked, 11 ready"))
+		r.settle()
+		var got [][2]uint32
+		for _, s := range r.ni.sends {
+			if s.Hdr().Type == lci.TypeMcast { // not the ack to node 0
+				got = append(got, [2]uint32{uint32(s.Dst), s.Hdr().Seq})
+			}
+		}
+		Expect(got).To(Equal([][2]uint32{{2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {2, 2}, {3, 2}, {4, 2}, {5, 2}, {6, 2}, {7, 2}}))
 		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
 		r.clean()
 	})

@@ -346,11 +346,15 @@ const (
 	FwdWidth = 8
 )
 
-// FwdQSlots is the size of the NI's own send descriptor ring: one
-// multicast packet makes at most FwdWidth descriptors, and Host Send Queue
-// Mgt takes them all in the main loop's next pass, before the next packet
-// is handled, so the ring never holds more.
-const FwdQSlots = FwdWidth
+// FwdQSlots is the size of the NI's own send descriptor ring. One
+// multicast packet makes at most FwdWidth descriptors. Descriptors are
+// left in the ring after a handler only when it started the send engine,
+// so while any are left the engine is busy, and a handler that finds the
+// engine busy takes every descriptor (its passes start no send); a
+// handler that adds a packet's descriptors to those left (at most
+// FwdWidth - 1, the first child's having gone) takes them all before it
+// ends. So the ring never holds more than 2*FwdWidth - 1.
+const FwdQSlots = 2 * FwdWidth
 
 // ctlBufs is the number of control buffers: enough for the acks and F&A
 // replies waiting for the send engine.
