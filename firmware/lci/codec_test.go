@@ -20,12 +20,12 @@ var _ = Describe("Records", func() {
 	})
 
 	It("encode a send descriptor with its sequence, the valid mark, last", func() {
-		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeFAReq, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e}
+		d := lci.Desc{Seq: 0x01020304, Type: lci.TypeMcast, Dst: 7, Len: 0x0506, Buf: 0x0708090a, Tag: 0x0b0c0d0e, Flags: lci.DescFwd}
 		b := d.Encode()
 		Expect(b).To(HaveLen(lci.DescBytes))
 		Expect(b[0:8]).To(Equal(make([]byte, 8)), "no host address: it is the send buffer's address and size field")
-		Expect(b[8:20]).To(Equal([]byte{0x03, 0x07, 0x06, 0x05, 0x0a, 0x09, 0x08, 0x07, 0x0e, 0x0d, 0x0c, 0x0b}))
-		Expect(b[20:28]).To(Equal(make([]byte, 8)))
+		Expect(b[8:20]).To(Equal([]byte{0x02, 0x07, 0x06, 0x05, 0x0a, 0x09, 0x08, 0x07, 0x0e, 0x0d, 0x0c, 0x0b}))
+		Expect(b[20:28]).To(Equal([]byte{0x01, 0, 0, 0, 0, 0, 0, 0}))
 		Expect(b[28:32]).To(Equal([]byte{0x04, 0x03, 0x02, 0x01}))
 		Expect(cmp.Diff(d, lci.DecodeDesc(b))).To(BeEmpty())
 	})
@@ -73,12 +73,12 @@ var _ = Describe("Records", func() {
 
 // FuzzDesc checks that a descriptor survives encoding, and that decoding
 // any 32 bytes and encoding again gives them back but for the unused
-// bytes [0:8] and [20:28].
+// bytes [0:8] and [21:28].
 func FuzzDesc(f *testing.F) {
-	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), make([]byte, lci.DescBytes))
-	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
-	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, raw []byte) {
-		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag}
+	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), uint8(0), make([]byte, lci.DescBytes))
+	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), ^uint8(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
+	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, flags uint8, raw []byte) {
+		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag, Flags: flags}
 		b := d.Encode()
 		if len(b) != lci.DescBytes {
 			t.Fatalf("%d bytes", len(b))
@@ -92,7 +92,7 @@ func FuzzDesc(f *testing.F) {
 		raw = raw[:lci.DescBytes]
 		want := bytes.Clone(raw)
 		clear(want[0:8])
-		clear(want[20:28])
+		clear(want[21:28])
 		if got := lci.DecodeDesc(raw).Encode(); !bytes.Equal(got, want) {
 			t.Fatalf("decode-encode of %x gave %x", raw, got)
 		}

@@ -111,7 +111,9 @@ type Costs struct {
 	// Dispatch: one pass of the main loop that finds an event (poll the
 	// sources, branch to the module): 8 instructions.
 	Dispatch int
-	// HostSend: read and check a send descriptor, queue it: 20.
+	// HostSend: read and check a send descriptor, queue it: 20. The
+	// Multicast module's descriptors pay it too, in the pass (Dispatch)
+	// that takes them from the NI's own queue.
 	HostSend int
 	// DMAStart: program the host DMA engine (addresses, length, start): 12.
 	// DMADone: take the completion and branch to its continuation: 10.
@@ -136,9 +138,15 @@ type Costs struct {
 	// Ack: build an explicit acknowledgment: 24. Credit: take credits
 	// from an arriving header and restart blocked packets: 24.
 	Ack, Credit int
-	// FetchAdd: read the variable, build the reply, add: 24.
+	// FetchAdd: read the variable and the addend from the request's
+	// header, build the reply, add: 24.
 	FetchAdd int
-	// Forward: make a send descriptor for one multicast child: 20.
+	// Forward: make a send descriptor for one multicast child and
+	// enqueue it in the NI's own send queue (read the child from the
+	// forwarding table; fill in the child, length, receive buffer, tag,
+	// flag and sequence; store the eight words; advance the tail): 20.
+	// assumed: the count of HostSend, which reads and checks the same
+	// descriptor on the other side of the queue.
 	Forward int
 	// Timer: the watchdog expired; compare deliveries with the host's
 	// consumption: 20.

@@ -21,15 +21,16 @@ var _ = Describe("Config", func() {
 		// Fwd 0x40 + 8 roots * 8 = 0x80; SendQ 16 * 32 = 0x200 -> 0x280;
 		// FreeQ 8 * 16 = 0x80 -> 0x300; Ctl 64 * 32 = 0x800 -> 0xb00;
 		// 8 send buffers of 64+32 = 96 bytes -> 0xe00; 32 receive
-		// buffers -> 0x1a00.
+		// buffers -> 0x1a00; the NI's own send queue, 2 * FwdWidth = 16
+		// descriptors of 32 bytes -> 0x1c00.
 		l := lci.NewLayout(testConfig())
 		Expect(l).To(Equal(lci.Layout{SendQ: 0x80, SendQSlots: 16, FreeQ: 0x280, FreeQSlots: 8, SendBufs: 0xb00, NSendBufs: 8,
-			RecvBufs: 0xe00, NRecvBufs: 32, Fwd: 0x40, Ctl: 0x300, NCtl: 64, Buf: 96, End: 0x1a00}))
+			RecvBufs: 0xe00, NRecvBufs: 32, FwdQ: 0x1a00, FwdQSlots: 16, Fwd: 0x40, Ctl: 0x300, NCtl: 64, Buf: 96, End: 0x1c00}))
 		Expect(l.SendBuf(2)).To(BeEquivalentTo(0xb00 + 2*96))
 		Expect(l.RecvBuf(31)).To(BeEquivalentTo(0xe00 + 31*96))
 		Expect(l.CtlBuf(63)).To(BeEquivalentTo(0x300 + 63*32))
 		Expect(testConfig().Validate(sramBytes)).To(Succeed())
-		Expect(testConfig().Validate(0x1a00)).To(Succeed())
+		Expect(testConfig().Validate(0x1c00)).To(Succeed())
 	})
 
 	DescribeTable("Validate refuses a configuration with a clear error",
@@ -48,8 +49,8 @@ var _ = Describe("Config", func() {
 		Entry("no send buffer", func(c *lci.Config) { c.SendBufs = 0 }, uint32(sramBytes), "0 send buffers"),
 		Entry("no watchdog time", func(c *lci.Config) { c.WatchdogCycles = 0 }, uint32(sramBytes), "watchdog of 0 cycles"),
 		Entry("a negative cost", func(c *lci.Config) { c.Costs.Ack = -1 }, uint32(sramBytes), "negative handler cost -1"),
-		Entry("layout larger than SRAM", func(*lci.Config) {}, uint32(0x19ff),
-			"the layout needs 6656 bytes of SRAM (32 receive and 8 send buffers of 96 bytes), the card has 6655"),
+		Entry("layout larger than SRAM", func(*lci.Config) {}, uint32(0x1bff),
+			"the layout needs 7168 bytes of SRAM (32 receive and 8 send buffers of 96 bytes), the card has 7167"),
 	)
 
 	It("is checked at boot, and New refuses more nodes than the cluster size", func() {

@@ -24,30 +24,35 @@ var _ = Describe("Coverage of the module tables", func() {
 		r.autoReturn = true
 		w := cfg.Window()
 
-		By("hsq: fetches, a poll while fetching, packets without data in both states")
+		By("hsq: fetches, a poll while fetching, packets without data in both states, forwards while fetching")
 		for i := range 4 {
 			Expect(r.host.Write(sendData+uint64(64*i), le4(uint32(i+1)))).To(Succeed())
 		}
-		r.sendFrom(lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: 0}, sendData) // hsq IDLE poll, IDLE fetch
+		r.sendFrom(lci.Desc{Type: lci.TypeData, Dst: 2, Len: 4, Buf: 0}, sendData) // hsq IDLE poll, IDLE fetch
 		for i := 1; i < 4; i++ {
-			d := lci.Desc{Type: lci.TypeFAReq, Dst: 2, Len: 4, Buf: uint32(i)}
+			d := lci.Desc{Type: lci.TypeData, Dst: 2, Len: 4, Buf: uint32(i)}
 			r.writeFetch(d, sendData+uint64(64*i))
 			r.writeDesc(d)
 		}
-		r.writeDesc(lci.Desc{Type: lci.TypeData, Dst: 3, Len: 0, Buf: 4})
+		r.writeDesc(lci.Desc{Type: lci.TypeData, Dst: 6, Len: 0, Buf: 4})
 		r.pokeSendQ() // FETCH poll, FETCH fetch x3, FETCH pass
+		Expect(r.state("hsq")).To(BeEquivalentTo("FETCH"))
+		// A multicast of node 0's tree: its two forwarding descriptors
+		// (to nodes 3 and 4) are taken while the fetches run (FETCH
+		// local) and wait behind the host's packets.
+		r.arrive(lci.Header{Type: lci.TypeMcast, Src: 0, Root: 0, Seq: 1}, payload(4, 0))
 		Expect(r.state("hsq")).To(BeEquivalentTo("FETCH"))
 		r.settle() // FETCH fetched, FETCH drained
 		Expect(r.state("hsq")).To(BeEquivalentTo("IDLE"))
-		r.send(lci.Desc{Type: lci.TypeData, Dst: 3, Len: 0, Buf: 5}) // IDLE pass
+		r.send(lci.Desc{Type: lci.TypeData, Dst: 6, Len: 0, Buf: 5}) // IDLE pass
 		r.settle()
-		Expect(r.ni.sends).To(HaveLen(6))
+		Expect(r.ni.sends).To(HaveLen(8))
 		Expect(r.p.Credits(2)).To(Equal(0))
 
 		By("rq and hrq: every receive buffer held while the host keeps its buffers")
 		r.autoReturn = false
-		// Node 2's replies return the credits of the requests it has
-		// released by then (reply k carries request k-1's).
+		// Node 2's F&A replies return the credits of the packets it has
+		// released by then (reply k carries packet k-1's).
 		for k := range 4 {
 			r.arrive(lci.Header{Type: lci.TypeFARep, Src: 2, Seq: uint32(k), Arg: uint32(k), Credits: uint16(min(k, 1))}, nil)
 		}
@@ -95,7 +100,7 @@ var _ = Describe("Coverage of the module tables", func() {
 		r.settle()
 		r.send(lci.Desc{Type: lci.TypeMcast, Len: 0, Buf: 7})
 		r.settle()
-		r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 7, Seq: 1}, le4(9))
+		r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 7, Seq: 1, Arg: 9}, nil)
 		r.settle()
 		Expect(r.p.FetchAddValue()).To(BeEquivalentTo(9))
 

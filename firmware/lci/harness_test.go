@@ -15,7 +15,7 @@ import (
 )
 
 // sramBytes is the fake card's SRAM: enough for testConfig's layout
-// (0x1a00 bytes, worked out in the config specs).
+// (0x1c00 bytes, worked out in the config specs).
 const sramBytes = 64 << 10
 
 // Host memory map of the simulated host (as host/lcilib lays it out).

@@ -116,7 +116,9 @@ const HeaderBytes = 16
 //	[6] multicast root  [7] unused  [8:12] sequence (per source and
 //	destination for data, per root for multicasts; an F&A request carries
 //	the last data sequence and its reply echoes it: it means nothing
-//	there)  [12:16] argument (F&A value or the sender's tag)
+//	there)  [12:16] argument: the sender's tag; in an F&A request the
+//	addend (the request has no payload), in its reply the variable's old
+//	value
 type Header struct {
 	Type    uint8
 	Src     uint8
@@ -149,29 +151,40 @@ func DecodeHeader(b []byte) Header {
 const DescBytes = 32
 
 // Desc is a send descriptor, written by the host into the send queue in
-// NI memory: «the sending process invokes a send call that adds a packet
-// header and enqueues a Send Descriptor in NI memory, which triggers the
-// send. The send descriptor specifies the destination and contains a
-// pointer to the send buffer» (section 4.1). The host address of an
-// I-sdma packet's data is not in it: it is the send buffer's Fetch field.
+// NI memory («it writes an address and size field ... and enqueues a Send
+// Descriptor in NI memory, which triggers the send», section 4.1), or by
+// the Multicast module into the NI's own send queue (Layout.FwdQ: «creates
+// a new Send Descriptor for each forwarding destination. These
+// descriptors are enqueued just like send descriptors created by the host
+// for unicast packets», section 4.2). The host address of an I-sdma
+// packet's data is not in it: it is the send buffer's Fetch field.
 //
 //	[0:8] unused  [8] type  [9] destination  [10:12] length
-//	[12:16] NI send buffer  [16:20] sender's tag (the addend of an F&A)
-//	[20:28] unused  [28:32] sequence (the n-th descriptor the host
-//	wrote, from 1)
+//	[12:16] NI send buffer (a receive buffer with DescFwd)
+//	[16:20] sender's tag; in an F&A request the addend, with length 0:
+//	the request carries no data, so the NI builds it from the
+//	descriptor alone and no host DMA (I-sdma) or PIO of data (I-pio)
+//	precedes it  [20] flags (DescFwd; the host writes 0)  [21:28] unused
+//	[28:32] sequence (the n-th descriptor written to the ring, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
 // write-combined burst writes ascending addresses, so a control program
 // that sees the mark sees the whole descriptor (the mark first would let
 // it read a half-written slot).
 type Desc struct {
-	Seq  uint32
-	Type uint8
-	Dst  uint8
-	Len  uint16
-	Buf  uint32
-	Tag  uint32
+	Seq   uint32
+	Type  uint8
+	Dst   uint8
+	Len   uint16
+	Buf   uint32
+	Tag   uint32
+	Flags uint8
 }
+
+// DescFwd marks a descriptor the Multicast module made to forward a
+// multicast packet to one child: its buffer is the NI receive buffer the
+// packet arrived in, whose header is in place, so nothing is fetched.
+const DescFwd = 1
 
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
@@ -180,6 +193,7 @@ func (d Desc) Encode() []byte {
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
 	binary.LittleEndian.PutUint32(b[16:], d.Tag)
+	b[20] = d.Flags
 	binary.LittleEndian.PutUint32(b[28:], d.Seq)
 	return b
 }
@@ -187,7 +201,7 @@ func (d Desc) Encode() []byte {
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
 	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
-		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Seq: binary.LittleEndian.Uint32(b[28:])}
+		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:])}
 }
 
 // FetchBytes is the size of an I-sdma send buffer's address and size
@@ -341,6 +355,12 @@ type Layout struct {
 	// RecvBufs are the NI receive buffers.
 	RecvBufs  uint32
 	NRecvBufs int
+	// FwdQ is the NI's own send descriptor ring (FwdQSlots descriptors):
+	// the Multicast module enqueues a descriptor per child there and Host
+	// Send Queue Mgt takes them in its next pass. It comes last so that
+	// the host's rings and the buffers sit where they did before it.
+	FwdQ      uint32
+	FwdQSlots int
 	// Fwd is the multicast forwarding table the host writes at
 	// initialisation: for each root, FwdWidth child node numbers (0xff:
 	// none).
@@ -381,6 +401,8 @@ func NewLayout(c Config) Layout {
 	at += uint32(c.SendBufs) * l.Buf
 	l.RecvBufs = at
 	at += uint32(c.RecvBufs) * l.Buf
+	l.FwdQ, l.FwdQSlots = at, FwdQSlots
+	at += FwdQSlots * DescBytes
 	l.End = at
 	return l
 }
@@ -395,6 +417,16 @@ const (
 	// FwdWidth is the most children a node has in one tree.
 	FwdWidth = 8
 )
+
+// FwdQSlots is the size of the NI's own send descriptor ring. One
+// multicast packet makes at most FwdWidth descriptors. Descriptors are
+// left in the ring after a handler only when it started the send engine,
+// so while any are left the engine is busy, and a handler that finds the
+// engine busy takes every descriptor (its passes start no send); a
+// handler that adds a packet's descriptors to those left (at most
+// FwdWidth - 1, the first child's having gone) takes them all before it
+// ends. So the ring never holds more than 2*FwdWidth - 1.
+const FwdQSlots = 2 * FwdWidth
 
 // ctlBufs is the number of control buffers: enough for the acks and F&A
 // replies waiting for the send engine.

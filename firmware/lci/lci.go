@@ -4,14 +4,16 @@
 // of the firmware framework:
 //
 //	hsq    Host Send Queue Mgt: finds send descriptors the host wrote,
-//	       fetches I-sdma data into the NI send buffer by DMA
+//	       fetches I-sdma data into the NI send buffer by DMA; takes the
+//	       Multicast module's descriptors from the NI's own queue
 //	fc     Reliability / Flow Control and Send Queue Mgt: a credit-based
 //	       sliding window per destination, W reserved receive buffers per
 //	       sender, blocked packets queued per destination
 //	tx     Unicast: drives the send DMA engine, piggybacks credits
 //	rq     Recv Queue Mgt and Recv Dispatch: re-arms the receive engine,
 //	       dispatches on the packet type
-//	mc     Multicast forwarding along the spanning tree
+//	mc     Multicast forwarding along the spanning tree: a send
+//	       descriptor per child, enqueued like the host's
 //	fa     Fetch-and-add on the NI's variable
 //	hrq    Host Recv Queue Mgt: free host buffers from the Recv Completions
 //	       queue
@@ -62,8 +64,12 @@ type Program struct {
 	hsq, fc, tx, rq, mc, fa, hrq, dmaM, timer *firmware.Machine
 
 	nextDesc uint32 // sequence of the next send descriptor
-	fetches  int    // I-sdma data fetches in flight
-	sq       []sqEntry
+	// The NI's own send queue (Layout.FwdQ): sequences of the next
+	// descriptor the Multicast module writes and of the next Host Send
+	// Queue Mgt reads.
+	fwdNext, fwdRead uint32
+	fetches          int // I-sdma data fetches in flight
+	sq               []sqEntry
 
 	credits []int // per destination
 	owed    []int // credits to return, per source
@@ -74,6 +80,8 @@ type Program struct {
 	ready   queue.Queue[txItem]
 	txBusy  bool
 	txCur   txItem
+	// txStarted: the handler running has started the send engine.
+	txStarted bool
 
 	jobs    queue.Queue[dmaJob]
 	dmaBusy bool
@@ -169,6 +177,7 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	}
 	p.sendRefs = make([]int, cfg.SendBufs)
 	p.nextDesc = 1
+	p.fwdNext, p.fwdRead = 1, 1
 	p.freeNext = 1
 	if err := p.build(e); err != nil {
 		return nil, err
@@ -193,14 +202,14 @@ func (p *Program) Machines() []*firmware.Machine {
 
 // Idle implements firmware.Program.
 func (p *Program) Idle() bool {
-	return p.fetches == 0 && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
+	return p.fetches == 0 && p.fwdRead == p.fwdNext && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
 		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed)
 }
 
 // State implements firmware.Program.
 func (p *Program) State() string {
-	return fmt.Sprintf("%d fetches, %d blocked, %d ready, tx busy %v, %d DMA jobs, DMA busy %v, %d waiting for host buffers, %d receive buffers free",
-		p.fetches, p.nblock, p.ready.Len(), p.txBusy, p.jobs.Len(), p.dmaBusy, p.hostWait.Len(), len(p.freeRecv))
+	return fmt.Sprintf("%d fetches, %d forwards queued, %d blocked, %d ready, tx busy %v, %d DMA jobs, DMA busy %v, %d waiting for host buffers, %d receive buffers free",
+		p.fetches, p.fwdNext-p.fwdRead, p.nblock, p.ready.Len(), p.txBusy, p.jobs.Len(), p.dmaBusy, p.hostWait.Len(), len(p.freeRecv))
 }
 
 func boolInt(b bool) int {

@@ -1,8 +1,6 @@
 package lci
 
 import (
-	"encoding/binary"
-
 	"github.com/nisim/nisim/firmware"
 	"github.com/nisim/nisim/rtl/env"
 )
@@ -36,6 +34,8 @@ func (p *Program) build(e *env.Env) error {
 	p.hsq = mk("hsq", sIdle, []firmware.Transition{
 		{From: sIdle, On: "poll", Do: p.pollSendQ},
 		{From: sFetch, On: "poll", Do: p.pollSendQ},
+		{From: sIdle, On: "local", Do: p.takeFwd},
+		{From: sFetch, On: "local", Do: p.takeFwd},
 		{From: sIdle, On: "fetch", To: sFetch, Cost: k.HostSend, Do: p.fetch},
 		{From: sFetch, On: "fetch", Cost: k.HostSend, Do: p.fetch},
 		{From: sIdle, On: "pass", Cost: k.HostSend, Do: p.pass},
@@ -98,6 +98,7 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 		return
 	}
 	c.Charge(p.cfg.Costs.Dispatch)
+	p.txStarted = false
 	switch ev.Kind {
 	case firmware.RecvDone:
 		c.Fire(p.rq, "packet", ev)
@@ -114,6 +115,22 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 	case firmware.Timer:
 		c.Fire(p.timer, "expire", nil)
 	}
+	for p.fwdRead != p.fwdNext && !p.txStarted {
+		// The main loop's next passes find the descriptors the
+		// Multicast module enqueued in the NI's own send queue (section
+		// 4.2), one per pass, each charged as a pass of its own
+		// (Dispatch) plus the descriptor's HostSend, like the host's.
+		// The card raises no event for the program's own SRAM writes,
+		// so the passes run here, after this one's work. Once a handler
+		// or a pass has started the send engine (its commands issue at
+		// the end of the handler), the rest wait for the passes after
+		// the next handler, which that send's completion guarantees: the
+		// first child's packet does not wait for the other children's
+		// descriptors. (Were another event waiting, the real loop might
+		// take it first; the model takes the queue.)
+		c.Charge(p.cfg.Costs.Dispatch)
+		c.Fire(p.hsq, "local", nil)
+	}
 	if p.cfg.SyncFetch && p.fetches > 0 {
 		// «it first transfers the user data to the corresponding Send
 		// Buffer using DMA. It then checks if its send window allows it
@@ -128,14 +145,19 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 
 // sqEntry is a descriptor the host send queue module holds until its
 // data is in the NI (kept in order: a packet never overtakes an earlier
-// one of the host's).
+// one of the host's, nor a forwarded one one found before it).
 type sqEntry struct {
 	d     Desc
 	ready bool
 }
 
-// pollSendQ reads every new descriptor in order.
+// pollSendQ reads every new descriptor in order: first those the
+// Multicast module enqueued before (their passes were left for later),
+// then the host's.
 func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
+	for p.fwdRead != p.fwdNext {
+		p.takeFwd(c, nil)
+	}
 	for {
 		slot := p.layout.SendQ + uint32(int(p.nextDesc-1)%p.layout.SendQSlots*DescBytes)
 		d := DecodeDesc(c.Read(slot, DescBytes))
@@ -154,13 +176,43 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 	}
 }
 
+// checkDesc validates a descriptor the host wrote: a send buffer, a
+// length within the MTU, a destination in the cluster other than this
+// node (a multicast names none), no flags (DescFwd is the NI's own), and
+// an F&A request with no data (its addend is the tag).
 func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
-		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node)
+		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node) &&
+		d.Flags == 0 && (d.Type != TypeFAReq || d.Len == 0)
 	if !ok {
 		c.Env.Report(c.Now, p.name, "lci.desc", "bad send descriptor %+v", d)
 	}
 	return ok
+}
+
+// takeFwd takes the oldest descriptor the Multicast module enqueued in
+// the NI's own send queue and passes it like a host descriptor whose data
+// is in the NI (HostSend, then flow control): «These descriptors are
+// enqueued just like send descriptors created by the host for unicast
+// packets. Multicast packets are thus subject to the same NI-to-NI flow
+// control as unicast packets» (section 4.2). The queue's head and tail
+// are the program's own, so it reads no slot beyond the tail.
+func (p *Program) takeFwd(c *firmware.Ctx, _ any) {
+	d := DecodeDesc(c.Read(p.fwdSlot(p.fwdRead), DescBytes))
+	seq := p.fwdRead
+	p.fwdRead++
+	ok := d.Seq == seq && d.Flags == DescFwd && d.Type == TypeMcast && int(d.Buf) < p.cfg.RecvBufs &&
+		int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n && int(d.Dst) != p.node
+	if !ok {
+		c.Env.Report(c.Now, p.name, "lci.desc", "bad forwarding descriptor %+v (expected sequence %d)", d, seq)
+		return
+	}
+	c.Fire(p.hsq, "pass", d)
+}
+
+// fwdSlot is the SRAM address of the NI send queue slot of sequence seq.
+func (p *Program) fwdSlot(seq uint32) uint32 {
+	return p.layout.FwdQ + uint32(int(seq-1)%p.layout.FwdQSlots*DescBytes)
 }
 
 // fetch starts the DMA of an I-sdma packet's data from the host address
@@ -212,6 +264,15 @@ func (p *Program) drainSQ(c *firmware.Ctx) {
 // submit turns a descriptor into packets.
 func (p *Program) submit(c *firmware.Ctx, d Desc) {
 	buf := int(d.Buf)
+	if d.Flags&DescFwd != 0 {
+		// A forward: the packet goes from the receive buffer it arrived
+		// in, with its header (root, sequence, tag) as it came and this
+		// node as the source.
+		h := p.recvHdr[buf]
+		h.Src = uint8(p.node)
+		c.Fire(p.fc, "want", txItem{kind: itemForward, dst: int(d.Dst), buf: buf, hdr: h})
+		return
+	}
 	switch d.Type {
 	case TypeMcast:
 		kids := p.children(c, p.node)
@@ -369,7 +430,7 @@ func (p *Program) transmit(c *firmware.Ctx, _ any) {
 		at = p.layout.CtlBuf(it.buf)
 	}
 	c.Write(at, it.hdr.Encode())
-	p.txBusy, p.txCur = true, it
+	p.txBusy, p.txCur, p.txStarted = true, it, true
 	c.StartSend(firmware.Packet{Dst: it.dst, SRAM: at, Len: HeaderBytes + int(it.hdr.Len)})
 }
 
@@ -495,6 +556,16 @@ func (p *Program) freeBuf(c *firmware.Ctx, buf int) {
 
 // --- Multicast forwarding ---
 
+// forward is the Multicast module: «When a multicast packet arrives at an
+// NI, the Multicast module copies it to the host, just like a unicast
+// packet, and in addition creates a new Send Descriptor for each
+// forwarding destination» (section 4.2). Each descriptor (Costs.Forward)
+// names a child and the receive buffer, and goes into the NI's own send
+// queue, which Host Send Queue Mgt takes in the main loop's next pass
+// (Handle). The buffer holds one reference for the host copy and one per
+// child: «NI receive buffers holding multicast packets are not released
+// until the packet has been copied to the host and forwarded to all
+// children in the multicast tree».
 func (p *Program) forward(c *firmware.Ctx, a any) {
 	buf := a.(int)
 	h := p.recvHdr[buf]
@@ -503,24 +574,33 @@ func (p *Program) forward(c *firmware.Ctx, a any) {
 	c.Fire(p.hrq, "deliver", buf)
 	for _, k := range kids {
 		c.Charge(p.cfg.Costs.Forward)
-		fh := h
-		fh.Src = uint8(p.node)
-		c.Fire(p.fc, "want", txItem{kind: itemForward, dst: k, buf: buf, hdr: fh})
+		if p.fwdNext-p.fwdRead >= uint32(p.layout.FwdQSlots) {
+			// Cannot happen (FwdQSlots): the child's reference is
+			// never dropped, so the buffer stays held and the
+			// watchdog names it.
+			c.Env.Report(c.Now, p.name, "lci.fwdq", "NI send queue full (%d descriptors): no forward of root %d's packet %d to node %d",
+				p.layout.FwdQSlots, h.Root, h.Seq, k)
+			continue
+		}
+		d := Desc{Seq: p.fwdNext, Type: TypeMcast, Dst: uint8(k), Len: h.Len, Buf: uint32(buf), Tag: h.Arg, Flags: DescFwd}
+		c.Write(p.fwdSlot(p.fwdNext), d.Encode())
+		p.fwdNext++
 	}
 }
 
 // --- Fetch-and-add ---
 
 // fetchAdd: «The NI Fetch&Add module replies with the current value of the
-// variable and then increments the variable.»
+// variable and then increments the variable.» The addend is the request
+// header's argument (the sender's descriptor carried it; see Desc).
 func (p *Program) fetchAdd(c *firmware.Ctx, a any) {
 	buf := a.(int)
 	h := p.recvHdr[buf]
 	old := p.faValue
-	if h.Len != 4 {
-		c.Env.Report(c.Now, p.name, "lci.packet", "fetch-and-add request from node %d with %d bytes of operand", h.Src, h.Len)
+	if h.Len != 0 {
+		c.Env.Report(c.Now, p.name, "lci.packet", "fetch-and-add request from node %d with %d bytes of data: the addend travels in the header", h.Src, h.Len)
 	}
-	p.faValue += binary.LittleEndian.Uint32(c.Read(p.layout.RecvBuf(buf)+HeaderBytes, 4))
+	p.faValue += h.Arg // the addend, from the sender's descriptor
 	cb, ok := p.ctlBuf(c)
 	if ok {
 		c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(h.Src), buf: cb,

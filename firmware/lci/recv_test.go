@@ -222,14 +222,16 @@ var _ = Describe("Receive path", func() {
 				Expect(lci.DecodeSlotHeader(r.sramRead(at+lci.HeaderBytes+20, lci.HeaderBytes))).To(Equal(
 					lci.SlotHeader{Type: lci.TypeMcast, Src: 0, Len: 20, Tag: 0x77, Arg: 1, Flag: 1}))
 				// To the first child, from this node, straight from the
-				// receive buffer; the second child's packet is ready.
+				// receive buffer; the second child's descriptor waits in
+				// the NI's own send queue for the next pass.
 				Expect(r.ni.sends).To(HaveLen(1))
 				fwd := lci.Header{Type: lci.TypeMcast, Src: 1, Len: 20, Root: 0, Seq: 1, Arg: 0x77}
 				Expect(r.ni.sends[0].Packet).To(Equal(firmware.Packet{Dst: 3, SRAM: at, Len: lci.HeaderBytes + 20}))
 				Expect(r.ni.sends[0].Hdr()).To(Equal(fwd))
 				Expect(r.ni.sends[0].Bytes[lci.HeaderBytes:]).To(Equal(data))
 				Expect(r.p.Credits(3)).To(Equal(r.cfg.Window() - 1))
-				Expect(r.p.Credits(4)).To(Equal(r.cfg.Window() - 1))
+				Expect(r.p.Credits(4)).To(Equal(r.cfg.Window()))
+				Expect(r.p.State()).To(HavePrefix("0 fetches, 1 forwards queued"))
 
 				for i, s := range order {
 					Expect(r.freeRecvBufs()).To(Equal("30 receive buffers free"), "before step %d", i)
@@ -275,8 +277,8 @@ var _ = Describe("Receive path", func() {
 	})
 
 	Describe("fetch-and-add", func() {
-		It("replies with the old value and adds", func() {
-			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 3}, le4(5))
+		It("replies with the old value and adds the addend the request's header carries", func() {
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 3, Arg: 5}, nil)
 			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(5))
 			Expect(r.ni.sends).To(HaveLen(1))
 			s := r.ni.lastSend()
@@ -284,7 +286,7 @@ var _ = Describe("Receive path", func() {
 			Expect(s.Hdr()).To(Equal(lci.Header{Type: lci.TypeFARep, Src: 0, Root: 0, Seq: 3, Arg: 0}))
 			r.sendDone()
 
-			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 4}, le4(7))
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 4, Arg: 7}, nil)
 			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(12))
 			Expect(r.ni.sends).To(HaveLen(2))
 			// The reply is built before the request's buffer is
@@ -296,6 +298,13 @@ var _ = Describe("Receive path", func() {
 			Expect(r.freeRecvBufs()).To(Equal("31 receive buffers free"))
 			Expect(r.p.Idle()).To(BeTrue(), r.p.State())
 			r.clean()
+		})
+
+		It("reports a request with data: the addend travels in the header", func() {
+			r.arrive(lci.Header{Type: lci.TypeFAReq, Src: 2, Seq: 1, Arg: 3}, le4(5))
+			Expect(r.violations()).To(ConsistOf(
+				"lci.packet FW: fetch-and-add request from node 2 with 4 bytes of data: the addend travels in the header"))
+			Expect(r.p.FetchAddValue()).To(BeEquivalentTo(3), "the header's addend, not the data")
 		})
 
 		It("delivers a reply to the host with the old value as the tag, owing no credit", func() {

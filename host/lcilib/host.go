@@ -73,15 +73,14 @@ type Costs struct {
 	// the slot through the cache (one miss per line the NI's DMA wrote:
 	// one for a message of up to lci.SlotInlineBytes, whose data shares
 	// the header's line), the release's PIO store.
-	// calibrated: 422 cycles, fitted to the PPro I-sdma receive overhead
-	// or = 2.6 µs (Table III) when a 16-byte message's poll hit cost two
-	// misses (header and data in different lines). With the slot layout
-	// of lci.SlotHeaderAt it costs one, 51 cycles (0.255 µs) fewer, and
-	// the same 422 give or = 2.365 µs (-9%), inside the calibration's
-	// 10%. It is not re-fitted: 469 cycles give or = 2.600 µs but put
-	// the PPro I-sdma fetch-and-add (whose reply pays Recv too, with one
-	// miss before and after: it has no data) at 20.01 µs, +11%, outside
-	// the 10% the calibration specs hold it to.
+	// calibrated: 469 cycles, fitted to the PPro I-sdma receive overhead
+	// or = 2.6 µs (Table III) of 16-byte messages, with the slot layout
+	// of lci.SlotHeaderAt (one miss per poll hit). It was 422 when such a
+	// poll hit cost two misses (header and data in different lines);
+	// re-fitted after the layout saved one (51 cycles, 0.255 µs). (469
+	// was held back while the fetch-and-add request carried a
+	// DMA-fetched operand: it put that F&A, whose reply pays Recv, at
+	// 20.01 µs, outside the calibration's 10%.)
 	Recv int
 	// Signal: the kernel delivering a network interrupt as a Unix signal
 	// to the process. assumed: 4000 cycles (20 µs on the PPro).
@@ -92,7 +91,7 @@ type Costs struct {
 }
 
 // DefaultCosts returns the calibrated library costs.
-func DefaultCosts() Costs { return Costs{Send: 337, Recv: 422, Signal: 4000, Completion: 40} }
+func DefaultCosts() Costs { return Costs{Send: 337, Recv: 469, Signal: 4000, Completion: 40} }
 
 // Msg is a received packet, as the upcall sees it.
 type Msg struct {
@@ -602,15 +601,18 @@ func (s *Seq) Release(m *Msg) {
 }
 
 // FetchAndAdd adds add to node's fetch-and-add variable and returns its
-// old value. The request is a packet like any other (its addend is its
-// data, so I-sdma fetches it by DMA and I-pio writes it by PIO); while the
-// process waits for the reply, send completions are handled and packets go
-// to the upcall or are kept for the next Recv. The reply costs the loads
-// of its slot, Costs.Recv and its release. A refused request (reported)
-// returns 0.
+// old value. The request is a send call without data whose descriptor
+// carries the addend as its tag (lci.Desc): the NI builds the request
+// packet from the descriptor alone, so neither I-sdma's DMA fetch nor
+// I-pio's PIO of data precedes it. The paper's P3 round trip (7.4 µs,
+// Table III) is shorter than its one-way end-to-end latency (8.8 µs),
+// which includes that fetch. While the process waits for the reply, send
+// completions are handled and packets go to the upcall or are kept for
+// the next Recv. The reply costs the loads of its slot, Costs.Recv and
+// its release. A refused request (reported) returns 0.
 func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 	h := s.h
-	if !s.send(lci.TypeFAReq, node, binary.LittleEndian.AppendUint32(nil, add), 0) {
+	if !s.send(lci.TypeFAReq, node, nil, add) {
 		return 0
 	}
 	for {
