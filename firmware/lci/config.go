@@ -91,8 +91,11 @@ func (c Config) Validate(sram uint32) error {
 
 // Costs are the control program's handler costs in LANai cycles. Each is
 // an estimate of the code path's instruction count (assumed, from what the
-// handler does) times CPI, the cycles per instruction of the LANai
-// executing this code out of SRAM.
+// handler does; DefaultInstructions) times CPI, the cycles per instruction
+// of the LANai executing this code out of SRAM (AtCPI), which is the
+// card's: lanai.Config.CPI100, calibrated on each platform (the LANai 4's
+// to the PPro I-sdma latency L = 10.7 µs, the LANai 9's to the P3 I-pio
+// gap g = 2.8 µs).
 //
 // The estimates follow the paper's account of the code: «we have taken
 // care to avoid unnecessary overheads using aggressive inlining and fast
@@ -102,11 +105,8 @@ func (c Config) Validate(sram uint32) error {
 // buffers, posting send completions, counting and returning credits,
 // taking back host buffers) is longer and off the path. That split shows
 // in Table IV: for I-pio L = g = 6.7 µs, so the NI's per-packet work equals
-// the whole latency path.
-//
-// calibrated: CPI = 1.25 (see CPI100), fitted to the PPro I-sdma latency
-// L = 10.7 µs (Table III). The instruction counts are the same on both
-// platforms: software costs are in cycles and do not change with the clock.
+// the whole latency path. The instruction counts are the same on both
+// platforms.
 type Costs struct {
 	// Dispatch: one pass of the main loop that finds an event (poll the
 	// sources, branch to the module): 8 instructions.
@@ -155,15 +155,29 @@ type Costs struct {
 	Boot int
 }
 
-// CPI100 is the LANai CPI in hundredths (see Costs).
-const CPI100 = 125
+// DefaultCPI100 is the CPI, in hundredths, of DefaultCosts: the LANai
+// 4's (lanai.LANai4; a testbench converts with the card's own CPI100).
+const DefaultCPI100 = 125
 
-// DefaultCosts returns the instruction estimates times the calibrated CPI.
-func DefaultCosts() Costs {
-	c := func(instr int) int { return (instr*CPI100 + 99) / 100 }
-	return Costs{Dispatch: c(8), HostSend: c(20), DMAStart: c(12), DMADone: c(10), Transmit: c(20),
-		SendDone: c(40), Receive: c(20), Deliver: c(20), Release: c(40), Replenish: c(16), Ack: c(24), Credit: c(24),
-		FetchAdd: c(24), Forward: c(20), Timer: c(20), Boot: c(200)}
+// DefaultInstructions returns the handlers' instruction estimates (the
+// costs at CPI 1).
+func DefaultInstructions() Costs {
+	return Costs{Dispatch: 8, HostSend: 20, DMAStart: 12, DMADone: 10, Transmit: 20,
+		SendDone: 40, Receive: 20, Deliver: 20, Release: 40, Replenish: 16, Ack: 24, Credit: 24,
+		FetchAdd: 24, Forward: 20, Timer: 20, Boot: 200}
+}
+
+// DefaultCosts returns the instruction estimates at DefaultCPI100.
+func DefaultCosts() Costs { return DefaultInstructions().AtCPI(DefaultCPI100) }
+
+// AtCPI returns the costs c (instruction counts) in cycles at cpi100
+// hundredths of a cycle per instruction, each rounded up.
+func (c Costs) AtCPI(cpi100 int) Costs {
+	f := func(instr int) int { return (instr*cpi100 + 99) / 100 }
+	return Costs{Dispatch: f(c.Dispatch), HostSend: f(c.HostSend), DMAStart: f(c.DMAStart), DMADone: f(c.DMADone),
+		Transmit: f(c.Transmit), SendDone: f(c.SendDone), Receive: f(c.Receive), Deliver: f(c.Deliver),
+		Release: f(c.Release), Replenish: f(c.Replenish), Ack: f(c.Ack), Credit: f(c.Credit),
+		FetchAdd: f(c.FetchAdd), Forward: f(c.Forward), Timer: f(c.Timer), Boot: f(c.Boot)}
 }
 
 // Validate checks that no cost is negative.

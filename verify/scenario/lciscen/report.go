@@ -239,8 +239,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	e.Phase(phase, phases, "")
 	hc := lcilib.DefaultCosts()
-	rep.Add("calibrated parameters", fmt.Sprintf("LANai CPI %.2f; PCI bridge delayed read %d cycles; library send %d, receive %d cycles",
-		float64(fw.CPI100)/100, lcilib.PPro().Host.Bridge.DelayedReadCycles, hc.Send, hc.Recv), "",
-		"fitted to the PPro I-sdma row of Table III (firmware/lci/config.go, rtl/bus/bridge.go PCIHostBridge, host/lcilib/host.go)")
+	rep.Add("calibrated parameters", fmt.Sprintf("LANai 4 CPI %.2f; PCI bridge delayed read %d cycles; library send %d, receive %d cycles; LANai 9 CPI %.2f (P3)",
+		float64(lcilib.PPro().NI.CPI100)/100, lcilib.PPro().Host.Bridge.DelayedReadCycles, hc.Send, hc.Recv, float64(lcilib.P3().NI.CPI100)/100), "",
+		"the first four fitted to the PPro I-sdma row of Table III (lanai/config.go LANai4, host/platform lciHostBridge, host/lcilib/host.go), the LANai 9's CPI to the P3 I-pio gap g = 2.8 µs (Table IV; lanai/config.go LANai9)")
 	return rep, nil
 }

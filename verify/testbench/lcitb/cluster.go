@@ -28,20 +28,23 @@ type Config struct {
 	Tree    lci.Tree
 	// Interrupts enables the polling watchdog and network signals.
 	Interrupts bool
-	// Host are the library's costs, Firmware the control program's.
+	// Host are the library's costs; Firmware the control program's
+	// instruction estimates, which FirmwareConfig turns into cycles at the
+	// platform's LANai CPI (lanai.Config.CPI100).
 	Host     lcilib.Costs
 	Firmware lci.Costs
 }
 
 // DefaultConfig is two PPro nodes running I-sdma.
 func DefaultConfig() Config {
-	return Config{Platform: lcilib.PPro(), Nodes: 2, Host: lcilib.DefaultCosts(), Firmware: lci.DefaultCosts()}
+	return Config{Platform: lcilib.PPro(), Nodes: 2, Host: lcilib.DefaultCosts(), Firmware: lci.DefaultInstructions()}
 }
 
 // FirmwareConfig is the control program's configuration on the platform.
 func (c Config) FirmwareConfig() lci.Config {
 	fw := lci.DefaultConfig()
-	fw.Variant, fw.Tree, fw.Interrupts, fw.Costs = c.Variant, c.Tree, c.Interrupts, c.Firmware
+	fw.Variant, fw.Tree, fw.Interrupts = c.Variant, c.Tree, c.Interrupts
+	fw.Costs = c.Firmware.AtCPI(c.Platform.NI.CPI100)
 	fw.RecvBufs = c.Platform.RecvBufs
 	fw.WatchdogCycles = c.Platform.WatchdogCycles()
 	return fw
