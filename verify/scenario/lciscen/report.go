@@ -42,7 +42,7 @@ const plannedOpBytes = 671
 
 // TrafficDefaults are 8 PPro nodes.
 func TrafficDefaults() *TrafficParams {
-	return &TrafficParams{Platform: Platform{"ppro", "sdma"}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary"}
+	return &TrafficParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary"}
 }
 
 // Validate implements scenario.Params.
@@ -70,7 +70,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := config(p.Platform.Platform, p.Variant, p.Nodes)
+	c, err := configMTU(p.Platform.Platform, p.Variant, p.MTU, p.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	r, runErr := lcitb.RunTraffic(e, c, lcitb.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
 		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
-		p.Nodes, c.Platform.Name, c.Variant, p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
+		p.Nodes, c.Platform.Name, c.FirmwareConfig().Name(), p.Ops, p.McastPct, c.Tree, p.FAPct, p.MaxSize)}
 	rep.Add("unicasts / multicasts / fetch-and-adds", fmt.Sprintf("%d / %d / %d", r.Unicasts, r.Multicasts, r.FetchAdds), "", "")
 	rep.Add("operations completed: unicasts delivered / multicasts at every member / F&A answered",
 		fmt.Sprintf("%d / %d / %d", r.UnicastsDone, r.MulticastsDone, r.FetchAddsDone), "", "")
