@@ -46,7 +46,7 @@ func Scenarios() []*scenario.Scenario {
 		ThroughputScenario().In(sys, "4 s"),
 		BroadcastScenario().In(sys, "6 s"),
 		TrafficScenario().In(sys, "0.6 s"),
-		ReportScenario().In(sys, "50 s"),
+		ReportScenario().In(sys, "70 s"),
 	})
 }
 
