@@ -45,6 +45,29 @@ var _ = Describe("Config", func() {
 		Entry("P3 4 KB", 512, 4096, 256, 2, 8, 32, 4),
 	)
 
+	It("lays out SRAM from the one MTU value (PPro buffers at 1, 2 and 4 KB), within the LANai 4's 1 MB", func() {
+		lay := func(mtu int) lci.Layout { return lci.NewLayout(lci.DefaultConfig().WithMTU(mtu)) }
+		// All three: Fwd 0x40 + 64 roots * 8 = 576, rounded to 64 = 576
+		// (SendQ); 64 descriptors * 32 = 2048 -> FreeQ at 2624.
+		// 4 KB: 32 host slots * 16 = 512 -> Ctl 3136; + 64 * 32 = 2048 ->
+		// 5184 (a multiple of 64): 8 send buffers of 4096 + 2*16 = 4128 ->
+		// 5184 + 33024 = 38208; 128 receive buffers -> 38208 + 528384 =
+		// 566592; the NI's own queue, 16 * 32 = 512 -> 567104.
+		Expect(lay(4096)).To(Equal(lci.Layout{SendQ: 576, SendQSlots: 64, FreeQ: 2624, FreeQSlots: 32, Ctl: 3136, NCtl: 64,
+			SendBufs: 5184, NSendBufs: 8, RecvBufs: 38208, NRecvBufs: 128, FwdQ: 566592, FwdQSlots: 16, Fwd: 0x40, Buf: 4128, End: 567104}))
+		// 2 KB: 64 slots * 16 = 1024 -> Ctl 3648; + 2048 = 5696 (89 * 64);
+		// 16 * 2080 = 33280 -> 38976; 256 * 2080 = 532480 -> 571456; + 512.
+		Expect(lay(2048).End).To(BeEquivalentTo(571968))
+		// 1 KB: 128 slots * 16 = 2048 -> Ctl 4672; + 2048 = 6720 (105 * 64);
+		// 32 * 1056 = 33792 -> 40512; 512 * 1056 = 540672 -> 581184; + 512.
+		Expect(lay(1024).End).To(BeEquivalentTo(581696))
+		// The receive pool's data bytes are the same, 512 KB; its headers
+		// (2 * 16 per buffer) grow with the count: 128, 256, 512 buffers.
+		for _, m := range []int{1024, 2048, 4096} {
+			Expect(lci.DefaultConfig().WithMTU(m).Validate(1 << 20)).To(Succeed())
+		}
+	})
+
 	It("names the implementations as Table II composes them", func() {
 		c := lci.DefaultConfig()
 		Expect(c.Name()).To(Equal("I-sdma"))
