@@ -53,8 +53,66 @@ type Config struct {
 // (70 µs of the LANai 4.1's 33 MHz); host/lcilib sets the buffers and the
 // watchdog from its platform.
 func DefaultConfig() Config {
-	return Config{Variant: SDMA, MTU: 2048, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,
+	return Config{Variant: SDMA, MTU: BaseMTU, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,
 		SendBufs: 16, SendQSlots: 64, HostSlots: 64, Tree: Binary, WatchdogCycles: 70 * 33, SyncFetch: true, Costs: DefaultCosts()}
+}
+
+// BaseMTU is the base implementation's MTU, the packet buffer size the
+// buffer counts (RecvBufs, SpareBufs, SendBufs, HostSlots) of a platform
+// are given for: «The base implementation uses an MTU of 2 Kbyte» (MY-P27).
+const BaseMTU = 2048
+
+// WithMTU returns c with an MTU of mtu and its buffer counts, given for
+// c.MTU, rescaled so that the bytes each buffer pool takes stay what they
+// were: «if the NI buffer space requirements are to remain constant»
+// (section 7.3), «a larger MTU implies fewer send and receive buffers»
+// (section 8). Each count becomes count x c.MTU / mtu (rounded down, at
+// least 1); the window follows (Window). I-1k and I-4k are WithMTU(1024)
+// and WithMTU(4096) of the platform's 2 KB configuration (Table II).
+//
+// derived: the windows of the 64-node cluster (63 senders), with the
+// spare buffers' 8 KB (4 of 2 KB, SpareBufs) held constant too:
+//
+//	PPro (256 x 2 KB = 512 KB):  2k: (256-4)/63 = 4;  1k: (512-8)/63 = 8;
+//	                             4k: (128-2)/63 = 2
+//	P3 (512 x 2 KB = 1 MB):      2k: (512-4)/63 = 8;  1k: (1024-8)/63 = 16;
+//	                             4k: (256-2)/63 = 4
+//
+// so W = 8/16 (I-1k) and 2/4 (I-4k) on PPro/P3, twice and half the base's
+// 4/8. Holding the spare count at 4 instead would give (128-4)/63 = 1 on
+// the PPro at 4 KB, below the protocol's minimum of 2 (Validate).
+//
+// The NI send buffers (SendBufs, 16 x 2 KB = 32 KB) scale by the same rule
+// (section 8's «fewer send and receive buffers»). The host receive slots
+// (HostSlots, with the Recv Completions ring) do too: assumed: their
+// bytes, not their count, are what the library restricts, «LCI is usually
+// able to keep all received packets in its L2 cache by restricting the
+// receive queue size» (section 5.3). The send descriptor ring (SendQSlots)
+// holds descriptors, not packets, and does not change.
+func (c Config) WithMTU(mtu int) Config {
+	if mtu <= 0 || c.MTU <= 0 {
+		c.MTU = mtu // Validate reports it
+		return c
+	}
+	scale := func(n int) int { return max(n*c.MTU/mtu, 1) }
+	c.RecvBufs, c.SpareBufs = scale(c.RecvBufs), scale(c.SpareBufs)
+	c.SendBufs, c.HostSlots = scale(c.SendBufs), scale(c.HostSlots)
+	c.MTU = mtu
+	return c
+}
+
+// Name is the implementation's name as Table II composes it: the
+// variant, then the MTU when it is not the base's (I-pio-1k, I-sdma-4k;
+// «I-pio-1k refers to an LCI implementation that uses PIO-based message
+// passing with the a packet size of 1 Kbyte», section 5).
+func (c Config) Name() string {
+	if c.MTU == BaseMTU {
+		return c.Variant.String()
+	}
+	if c.MTU%1024 == 0 {
+		return fmt.Sprintf("%s-%dk", c.Variant, c.MTU/1024)
+	}
+	return fmt.Sprintf("%s-%d", c.Variant, c.MTU)
 }
 
 // Window is W, the receive buffers each NI reserves for each sender:

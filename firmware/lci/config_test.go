@@ -17,6 +17,72 @@ var _ = Describe("Config", func() {
 		Expect(cfg.Validate(1 << 20)).To(Succeed())
 	})
 
+	DescribeTable("WithMTU holds the buffer bytes and derives the window W (section 5.3, I-1k and I-4k)",
+		func(recvBufs, mtu, wantRecv, wantSpare, wantSend, wantSlots, wantW int) {
+			base := lci.DefaultConfig()
+			base.RecvBufs = recvBufs
+			c := base.WithMTU(mtu)
+			Expect(c.MTU).To(Equal(mtu))
+			Expect([]int{c.RecvBufs, c.SpareBufs, c.SendBufs, c.HostSlots, c.Window()}).To(Equal([]int{wantRecv, wantSpare, wantSend, wantSlots, wantW}))
+			// The receive pool's bytes do not move: RecvBufs x MTU = 512 KB
+			// (PPro) or 1 MB (P3); the send pool's 16 x 2 KB = 32 KB.
+			Expect(c.RecvBufs * c.MTU).To(Equal(recvBufs * lci.BaseMTU))
+			Expect(c.SendBufs * c.MTU).To(Equal(16 * lci.BaseMTU))
+			Expect(c.SendQSlots).To(Equal(base.SendQSlots))
+			Expect(c.Validate(1 << 21)).To(Succeed())
+		},
+		// PPro, 256 x 2 KB (MY-P22): W = (256 - 4) / 63 = 4.
+		Entry("PPro 2 KB", 256, 2048, 256, 4, 16, 64, 4),
+		// 512 KB / 1 KB = 512 buffers, 8 KB of spares = 8: (512 - 8) / 63 = 504 / 63 = 8.
+		Entry("PPro 1 KB", 256, 1024, 512, 8, 32, 128, 8),
+		// 512 KB / 4 KB = 128, spares 2: (128 - 2) / 63 = 126 / 63 = 2.
+		Entry("PPro 4 KB", 256, 4096, 128, 2, 8, 32, 2),
+		// P3, 512 x 2 KB: (512 - 4) / 63 = 508 / 63 = 8 (8.06).
+		Entry("P3 2 KB", 512, 2048, 512, 4, 16, 64, 8),
+		// 1024 buffers, 8 spare: (1024 - 8) / 63 = 1016 / 63 = 16 (16.1).
+		Entry("P3 1 KB", 512, 1024, 1024, 8, 32, 128, 16),
+		// 256 buffers, 2 spare: (256 - 2) / 63 = 254 / 63 = 4 (4.03).
+		Entry("P3 4 KB", 512, 4096, 256, 2, 8, 32, 4),
+	)
+
+	It("lays out SRAM from the one MTU value (PPro buffers at 1, 2 and 4 KB), within the LANai 4's 1 MB", func() {
+		lay := func(mtu int) lci.Layout { return lci.NewLayout(lci.DefaultConfig().WithMTU(mtu)) }
+		// All three: Fwd 0x40 + 64 roots * 8 = 576, rounded to 64 = 576
+		// (SendQ); 64 descriptors * 32 = 2048 -> FreeQ at 2624.
+		// 4 KB: 32 host slots * 16 = 512 -> Ctl 3136; + 64 * 32 = 2048 ->
+		// 5184 (a multiple of 64): 8 send buffers of 4096 + 2*16 = 4128 ->
+		// 5184 + 33024 = 38208; 128 receive buffers -> 38208 + 528384 =
+		// 566592; the NI's own queue, 16 * 32 = 512 -> 567104.
+		Expect(lay(4096)).To(Equal(lci.Layout{SendQ: 576, SendQSlots: 64, FreeQ: 2624, FreeQSlots: 32, Ctl: 3136, NCtl: 64,
+			SendBufs: 5184, NSendBufs: 8, RecvBufs: 38208, NRecvBufs: 128, FwdQ: 566592, FwdQSlots: 16, Fwd: 0x40, Buf: 4128, End: 567104}))
+		// 2 KB: 64 slots * 16 = 1024 -> Ctl 3648; + 2048 = 5696 (89 * 64);
+		// 16 * 2080 = 33280 -> 38976; 256 * 2080 = 532480 -> 571456; + 512.
+		Expect(lay(2048).End).To(BeEquivalentTo(571968))
+		// 1 KB: 128 slots * 16 = 2048 -> Ctl 4672; + 2048 = 6720 (105 * 64);
+		// 32 * 1056 = 33792 -> 40512; 512 * 1056 = 540672 -> 581184; + 512.
+		Expect(lay(1024).End).To(BeEquivalentTo(581696))
+		// The receive pool's data bytes are the same, 512 KB; its headers
+		// (2 * 16 per buffer) grow with the count: 128, 256, 512 buffers.
+		for _, m := range []int{1024, 2048, 4096} {
+			Expect(lci.DefaultConfig().WithMTU(m).Validate(1 << 20)).To(Succeed())
+		}
+	})
+
+	It("names the implementations as Table II composes them", func() {
+		c := lci.DefaultConfig()
+		Expect(c.Name()).To(Equal("I-sdma"))
+		c.Variant = lci.PIO
+		Expect(c.WithMTU(1024).Name()).To(Equal("I-pio-1k"))
+		Expect(c.WithMTU(4096).Name()).To(Equal("I-pio-4k"))
+		Expect(c.WithMTU(1536).Name()).To(Equal("I-pio-1536"))
+	})
+
+	It("WithMTU leaves a bad MTU to Validate", func() {
+		Expect(lci.DefaultConfig().WithMTU(0).Validate(1 << 20)).To(MatchError(ContainSubstring("MTU 0 must be")))
+		// 65536 bytes: 256 x 2048 / 65536 = 8 receive buffers, W = (8 - 1) / 63 = 0.
+		Expect(lci.DefaultConfig().WithMTU(65536).Validate(1 << 20)).To(MatchError(ContainSubstring("MTU 65536")))
+	})
+
 	It("lays out the small test configuration as worked out by hand", func() {
 		// Fwd 0x40 + 8 roots * 8 = 0x80; SendQ 16 * 32 = 0x200 -> 0x280;
 		// FreeQ 8 * 16 = 0x80 -> 0x300; Ctl 64 * 32 = 0x800 -> 0xb00;

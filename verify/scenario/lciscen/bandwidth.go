@@ -27,7 +27,7 @@ type ThroughputParams struct {
 
 // ThroughputDefaults sweep 64 bytes to 64 KB on the PPro with I-sdma.
 func ThroughputDefaults() *ThroughputParams {
-	return &ThroughputParams{Platform: Platform{"ppro", "sdma"}, Sizes: []int{64, 256, 1024, 2048, 4096, 16384, 65536}, Messages: 24}
+	return &ThroughputParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Sizes: []int{64, 256, 1024, 2048, 4096, 16384, 65536}, Messages: 24}
 }
 
 // Validate implements scenario.Params.
@@ -60,7 +60,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := config(p.Platform.Platform, p.Variant, 2)
+	c, err := configMTU(p.Platform.Platform, p.Variant, p.MTU, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func RunThroughput(e *env.Env, p *ThroughputParams) (*scenario.Report, error) {
 		copyNote = "with"
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-throughput: %s on the %s platform, node 0 streaming %d messages per size to node 1, %s the receiver's copy",
-		c.Variant, c.Platform.Name, p.Messages, copyNote)}
+		c.FirmwareConfig().Name(), c.Platform.Name, p.Messages, copyNote)}
 	for i, n := range p.Sizes {
 		e.Phase(i, len(p.Sizes), fmt.Sprintf("%d bytes", n))
 		run := e
@@ -124,7 +124,7 @@ type BroadcastParams struct {
 
 // BroadcastDefaults are 64 nodes, binary trees, I-sdma on the PPro.
 func BroadcastDefaults() *BroadcastParams {
-	return &BroadcastParams{Platform: Platform{"ppro", "sdma"}, Tree: "binary", Nodes: 64, Iters: 4, StreamSize: 4096, StreamMessages: 12}
+	return &BroadcastParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Tree: "binary", Nodes: 64, Iters: 4, StreamSize: 4096, StreamMessages: 12}
 }
 
 // Validate implements scenario.Params.
@@ -144,13 +144,13 @@ func RunBroadcast(e *env.Env, p *BroadcastParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := config(p.Platform.Platform, p.Variant, p.Nodes)
+	c, err := configMTU(p.Platform.Platform, p.Variant, p.MTU, p.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	c.Tree, _ = fw.ParseTree(p.Tree)
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-broadcast: %s, %s trees, %d nodes of the %s platform; the waveform shows the latency runs",
-		c.Variant, c.Tree, p.Nodes, c.Platform.Name)}
+		c.FirmwareConfig().Name(), c.Tree, p.Nodes, c.Platform.Name)}
 	lat, tp, res, err := measureBroadcast(e, c, p.Iters, p.StreamSize, p.StreamMessages)
 	if err != nil {
 		return nil, err
@@ -178,9 +178,10 @@ func measureBroadcast(e *env.Env, c lcitb.Config, iters, size, msgs int) (lat fl
 }
 
 func addBroadcast(rep *scenario.Report, c lcitb.Config, nodes int, lat float64, tp lcitb.Throughput, size int) {
-	name := fmt.Sprintf("%s %s %s tree", c.Platform.Name, c.Variant, c.Tree)
+	name := fmt.Sprintf("%s %s %s tree", c.Platform.Name, c.FirmwareConfig().Name(), c.Tree)
 	pl, pt := paperBroadcastLatency(c.Platform.Name, c.Variant, c.Tree), paperBroadcastThroughput(c.Platform.Name, c.Variant, c.Tree)
-	if nodes != 64 {
+	// Figure 9's figures are the base implementation's (2 KB MTU).
+	if nodes != 64 || c.FirmwareConfig().MTU != fw.BaseMTU {
 		pl, pt = 0, 0
 	}
 	m, p := vsPaper(lat, pl, "µs")
@@ -195,7 +196,7 @@ func addBroadcast(rep *scenario.Report, c lcitb.Config, nodes int, lat float64, 
 		src = paper + " 5.4, «almost 100», 75 and «around 37 Mbyte/s» (validation)"
 	}
 	rep.Add(fmt.Sprintf("%s: broadcast throughput, %d-byte messages, receivers copy", name, size), m, p, src)
-	key := strings.ToLower(fmt.Sprintf("%s_%s_%s", c.Platform.Name, c.Variant, c.Tree))
+	key := strings.ToLower(fmt.Sprintf("%s_%s_%s", c.Platform.Name, c.FirmwareConfig().Name(), c.Tree))
 	rep.Measure(key+"_bcast_latency_us", lat, "µs")
 	rep.Measure(key+"_bcast_mbps", tp.MBps, "MB/s")
 }

@@ -18,6 +18,9 @@ func platformKeys() []scenario.KeySpec {
 	return []scenario.KeySpec{
 		scenario.Key("platform", "host (Table I)").OneOf("ppro", "p3", "PPro", "P3").From("PPro, the calibration platform"),
 		scenario.Key("variant", "LCI implementation").OneOf("sdma", "pio", "I-sdma", "I-pio").From("I-sdma, the base implementation"),
+		// Table II's MTUs; validate refuses any other value.
+		scenario.Key("mtu", "bytes, the packet size (I-1k, base, I-4k; names compose: pio with 1024 is I-pio-1k)").Range(1024, 4096).
+			Also("1024, 2048 or 4096").From("«The base implementation uses an MTU of 2 Kbyte» (section 5.3)"),
 	}
 }
 
@@ -41,7 +44,7 @@ func payloadNote(size string) string {
 // Keys implements scenario.Keyed.
 func (p *LogPParams) Keys() []scenario.KeySpec {
 	return append(platformKeys(),
-		scenario.Key("size", "bytes (one packet of the 2 KB MTU)").AtLeast(0).Limit(mtu, "one packet of the 2 KB MTU").From("«16-byte messages» (Tables III, IV)"),
+		scenario.Key("size", "bytes (one packet of the MTU)").AtLeast(0).Limit(float64(p.packetLimit()), p.packetNote()).From("«16-byte messages» (Tables III, IV)"),
 		timesKey(scenario.Key("warm", "round trips ignored").AtLeast(0), "round trip"),
 		timesKey(scenario.Key("iters", "round trips measured").AtLeast(2), "round trip").Also("warm + iters within the same bound"),
 		timesKey(scenario.Key("stream", "messages of the one-way stream (the gap)").AtLeast(8), "message"),
@@ -87,7 +90,7 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		nodesKey(),
 		scenario.Key("ops", "operations per node").AtLeast(1).
 			Also(fmt.Sprintf("ops x nodes x (%d + max_size) bytes within the memory budget", plannedOpBytes)),
-		scenario.Key("max_size", "bytes (the MTU)").AtLeast(0).Limit(mtu, "one packet of the 2 KB MTU"),
+		scenario.Key("max_size", "bytes (the MTU)").AtLeast(0).Limit(float64(p.packetLimit()), p.packetNote()),
 		scenario.Key("mcast_pct", "% of the operations").Range(0, 100),
 		scenario.Key("fa_pct", "% of the operations").Range(0, 100).Also("mcast_pct + fa_pct at most 100"),
 		treeKey(),

@@ -24,6 +24,7 @@ package lciscen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	fw "github.com/nisim/nisim/firmware/lci"
@@ -45,7 +46,7 @@ func Scenarios() []*scenario.Scenario {
 		ThroughputScenario().In(sys, "4 s"),
 		BroadcastScenario().In(sys, "6 s"),
 		TrafficScenario().In(sys, "0.6 s"),
-		ReportScenario().In(sys, "50 s"),
+		ReportScenario().In(sys, "70 s"),
 	})
 }
 
@@ -55,7 +56,15 @@ type Platform struct {
 	Platform string `toml:"platform"`
 	// Variant is sdma (I-sdma, the base implementation) or pio (I-pio).
 	Variant string `toml:"variant"`
+	// MTU is the packet size in bytes: 2048, the base implementation's, or
+	// 1024 or 4096 (I-1k, I-4k; section 5.3). The names compose (Table II):
+	// variant = "pio" with mtu = 1024 is I-pio-1k.
+	MTU int `toml:"mtu"`
 }
+
+// mtus are the MTUs of Table II: «The base implementation uses an MTU of 2
+// Kbyte; I-1k and I-4k use a 1-Kbyte MTU and a 4-Kbyte MTU» (section 5.3).
+var mtus = []int{1024, fw.BaseMTU, 4096}
 
 func (p Platform) validate() error {
 	_, err1 := lcilib.PlatformPreset(p.Platform)
@@ -67,12 +76,38 @@ func (p Platform) validate() error {
 	if err2 != nil {
 		errs = append(errs, &scenario.KeyError{Key: "variant", Msg: err2.Error()})
 	}
+	if !slices.Contains(mtus, p.MTU) {
+		errs = append(errs, &scenario.KeyError{Key: "mtu", Msg: fmt.Sprintf("%d bytes is not 1024, 2048 or 4096 (I-1k, the base, I-4k; Table II)", p.MTU)})
+	}
 	return scenario.FirstError(errs...)
 }
 
-// config is the cluster configuration of a platform and variant.
+// packetLimit is the largest one-packet message of the parameters' MTU
+// (the base's when the MTU is not one of Table II's, which validate
+// reports).
+func (p Platform) packetLimit() int {
+	if slices.Contains(mtus, p.MTU) {
+		return p.MTU
+	}
+	return mtu
+}
+
+// packetNote explains packetLimit: "one packet of the 2 KB MTU".
+func (p Platform) packetNote() string {
+	return fmt.Sprintf("one packet of the %d KB MTU", p.packetLimit()/1024)
+}
+
+// config is the cluster configuration of a platform and variant with the
+// base implementation's 2 KB MTU.
 func config(platform, variant string, nodes int) (lcitb.Config, error) {
+	return configMTU(platform, variant, fw.BaseMTU, nodes)
+}
+
+// configMTU is the cluster configuration of a platform, variant and MTU
+// (lcitb.Config.MTU: the buffer bytes held constant, the window derived).
+func configMTU(platform, variant string, mtu, nodes int) (lcitb.Config, error) {
 	c := lcitb.DefaultConfig()
+	c.MTU = mtu
 	pl, err := lcilib.PlatformPreset(platform)
 	if err != nil {
 		return c, err
@@ -147,7 +182,7 @@ type LogPParams struct {
 
 // LogPDefaults are the paper's benchmark on the calibration platform.
 func LogPDefaults() *LogPParams {
-	return &LogPParams{Platform: Platform{"ppro", "sdma"}, Size: 16, Warm: 10, Iters: 50, Stream: 1000}
+	return &LogPParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Size: 16, Warm: 10, Iters: 50, Stream: 1000}
 }
 
 // Validate implements scenario.Params.
@@ -170,7 +205,7 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := config(p.Platform.Platform, p.Variant, 2)
+	c, err := configMTU(p.Platform.Platform, p.Variant, p.MTU, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +215,15 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 		return nil, err
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-logp: %s on the %s platform (%s, %s, %s), nodes 0 and 1, %d-byte messages; the waveform shows the ping-pong",
-		c.Variant, c.Platform.Name, c.Platform.CPU(), c.Platform.Host.IOBus.Name, c.Platform.NI.Name, p.Size)}
-	name := c.Platform.Name + " " + c.Variant.String()
+		c.FirmwareConfig().Name(), c.Platform.Name, c.Platform.CPU(), c.Platform.Host.IOBus.Name, c.Platform.NI.Name, p.Size)}
+	name := c.Platform.Name + " " + c.FirmwareConfig().Name()
 	pl := paperLogP(c.Platform.Name, c.Variant)
-	if p.Size != 16 {
+	// Tables III and IV are the base implementation's (2 KB MTU) only.
+	base := p.Size == 16 && p.MTU == fw.BaseMTU
+	if !base {
 		pl = logp{-1, -1, -1, -1, -1, -1, ""}
 	}
-	addLogP(rep, name, r, pl, p.Size == 16 && c.Platform.Name == "PPro" && c.Variant == fw.SDMA)
+	addLogP(rep, name, r, pl, base && c.Platform.Name == "PPro" && c.Variant == fw.SDMA)
 	rep.Check("completed", !r.Run.Stopped && e.Monitor.Count() == 0,
 		"every round trip, stream message and F&A completed: %v; checker violations: %d", !r.Run.Stopped, e.Monitor.Count())
 	rep.Result = r.Run

@@ -137,7 +137,42 @@ var _ = Describe("LCI scenarios", func() {
 		Entry("a negative pause", "lci-traffic", "hot_pause_us=-1", "hot_pause_us"),
 		Entry("empty sweep", "lci-throughput", "sizes=[]", "sizes"),
 		Entry("unknown key", "lci-report", "steps=3", "steps"),
+		Entry("an MTU Table II does not have", "lci-throughput", "mtu=3000", "mtu: 3000 bytes is not 1024, 2048 or 4096"),
+		Entry("an MTU beyond 4 KB", "lci-traffic", "mtu=8192", "mtu"),
+		Entry("an MTU that is not a number", "lci-logp", `mtu="1k"`, "mtu"),
 	)
+
+	It("bounds one-packet sizes by the MTU the parameters choose (section 5.3)", func() {
+		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-logp")
+		Expect(err).NotTo(HaveOccurred())
+		p := s.Defaults()
+		Expect(scenario.Configure(p, "", []string{"mtu=1024", "size=2048"})).To(
+			MatchError(ContainSubstring("size: above the limit 1024 (got 2048; one packet of the 1 KB MTU)")))
+		t, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-traffic")
+		Expect(err).NotTo(HaveOccurred())
+		q := t.Defaults()
+		Expect(scenario.Configure(q, "", []string{"mtu=4096", "max_size=4096"})).To(Succeed())
+		Expect(q.Validate()).To(Succeed())
+	})
+
+	It("lci-throughput runs I-pio-1k and I-sdma-4k, named as Table II composes them, the checkers on", func() {
+		o := execute("lci-throughput", 1, "variant=pio", "mtu=1024", "sizes=[4096]", "messages=8")
+		Expect(o.rep.Title).To(HavePrefix("lci-throughput: I-pio-1k on the PPro platform"))
+		Expect(metric(o.rep, "mbps_4096")).To(BeNumerically(">", 0))
+		o = execute("lci-throughput", 1, "platform=p3", "mtu=4096", "sizes=[4096]", "messages=8")
+		Expect(o.rep.Title).To(HavePrefix("lci-throughput: I-sdma-4k on the P3 platform"))
+	})
+
+	It("lci-logp with I-4k compares with no table and checks no calibration (Tables III and IV are the 2 KB base's)", func() {
+		o := execute("lci-logp", 1, "mtu=4096", "iters=4", "stream=16")
+		for _, c := range o.rep.Checks {
+			Expect(c.Name).NotTo(ContainSubstring("within 10%"))
+		}
+		for _, r := range o.rep.Rows {
+			Expect(r.Metric).To(HavePrefix("PPro I-sdma-4k: "))
+			Expect(r.Paper).To(Equal("-"))
+		}
+	})
 
 	// Issue 12: every list and count has an upper bound. A listed size
 	// keeps a report row and a metric for the run: Row (4 strings and the

@@ -33,6 +33,12 @@ type Config struct {
 	// platform's LANai CPI (lanai.Config.CPI100).
 	Host     lcilib.Costs
 	Firmware lci.Costs
+	// MTU is the packet size: 0 for the base implementation's 2 KB
+	// (lci.BaseMTU); 1024 and 4096 are I-1k and I-4k (section 5.3, Table
+	// II). The platform's buffer counts are for 2 KB buffers (MY-P22):
+	// FirmwareConfig rescales them to the MTU with the buffer bytes held
+	// constant (lci.Config.WithMTU), so the window W follows.
+	MTU int
 }
 
 // DefaultConfig is two PPro nodes running I-sdma.
@@ -47,6 +53,9 @@ func (c Config) FirmwareConfig() lci.Config {
 	fw.Costs = c.Firmware.AtCPI(c.Platform.NI.CPI100)
 	fw.RecvBufs = c.Platform.RecvBufs
 	fw.WatchdogCycles = c.Platform.WatchdogCycles()
+	if c.MTU != 0 {
+		fw = fw.WithMTU(c.MTU)
+	}
 	return fw
 }
 
