@@ -66,7 +66,7 @@ const BaseMTU = 2048
 // c.MTU, rescaled so that the bytes each buffer pool takes stay what they
 // were: «if the NI buffer space requirements are to remain constant»
 // (section 7.3), «a larger MTU implies fewer send and receive buffers»
-// (section 8). Each count becomes count x c.MTU / mtu (rounded down, at
+// (section 7.5). Each count becomes count x c.MTU / mtu (rounded down, at
 // least 1); the window follows (Window). I-1k and I-4k are WithMTU(1024)
 // and WithMTU(4096) of the platform's 2 KB configuration (Table II).
 //
@@ -83,7 +83,7 @@ const BaseMTU = 2048
 // the PPro at 4 KB, below the protocol's minimum of 2 (Validate).
 //
 // The NI send buffers (SendBufs, 16 x 2 KB = 32 KB) scale by the same rule
-// (section 8's «fewer send and receive buffers»). The host receive slots
+// (section 7.5's «fewer send and receive buffers»). The host receive slots
 // (HostSlots, with the Recv Completions ring) do too: assumed: their
 // bytes, not their count, are what the library restricts, «LCI is usually
 // able to keep all received packets in its L2 cache by restricting the
