@@ -38,9 +38,24 @@ func (m message) String() string {
 // its events run out, with the deadlock watchdog naming the host left
 // waiting and the conservation checker the message that never came.
 var _ = Describe("LCI base implementation against a planned link fault", func() {
-	// run builds 2 PPro nodes (variant v) whose node 0 link direction has
-	// the plan, sends 4 messages from node 0 to node 1 (the link's packets
-	// 1..4: node 0 sends nothing else) and receives them at node 1, with a
+	// node0 is node 0's link direction to the network; midPath the
+	// switch-to-switch direction of the route from node 0 to node 1 on the
+	// PPro 3-D grid (host 0 to Switch[0], LinkX[0] A to B, Switch[1] to
+	// host 1), between two wormhole switches' STOP/GO ports.
+	node0 := func(cl *lcitb.Cluster) *link.Dir { return cl.Nodes[0].Out }
+	midPath := func(cl *lcitb.Cluster) *link.Dir {
+		for _, l := range cl.Net.Links {
+			if d := l.From(link.A); d.Name() == "Net.LinkX[0].AB" {
+				return d
+			}
+		}
+		Fail("no link Net.LinkX[0]")
+		return nil
+	}
+	// run builds 2 PPro nodes (variant v) where the direction chosen by
+	// where has the plan, sends 4 messages from node 0 to node 1 (the
+	// direction's packets 1..4: nothing else goes from node 0 to node 1)
+	// and receives them at node 1, with a
 	// conservation checker from the send to the upcall. It returns the
 	// tags received, the run's error, the checker's violations after
 	// Finish, and the cluster.
@@ -51,16 +66,17 @@ var _ = Describe("LCI base implementation against a planned link fault", func() 
 		viol []check.Violation
 		cl   *lcitb.Cluster
 		recs []trace.Record
+		dir  *link.Dir // the direction with the plan
 	}
-	run := func(v lci.Variant, interrupts bool, plan link.FaultPlan) outcome {
+	run := func(v lci.Variant, interrupts bool, where func(*lcitb.Cluster) *link.Dir, plan link.FaultPlan) outcome {
 		c := lcitb.DefaultConfig()
 		c.Variant, c.Interrupts = v, interrupts
 		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
 		cl, err := lcitb.Build(e, c)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cl.Nodes[0].Out.SetFaultPlan(plan)).To(Succeed())
+		o := outcome{dir: where(cl)}
+		Expect(o.dir.SetFaultPlan(plan)).To(Succeed())
 		cons := check.NewConservation[message](e.Monitor, "N0->N1 messages")
-		var o outcome
 		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
 			for i := range uint32(4) {
 				cons.Sent(s.Now(), message{0, 1, i})
@@ -111,9 +127,9 @@ var _ = Describe("LCI base implementation against a planned link fault", func() 
 	}
 
 	DescribeTable("a dropped data packet: the run ends, the watchdog names the waiting host and the checker the lost message",
-		func(v lci.Variant, interrupts bool) {
-			o := run(v, interrupts, link.FaultPlan{{N: 2, Kind: link.Drop}})
-			out := o.cl.Nodes[0].Out
+		func(v lci.Variant, interrupts bool, where func(*lcitb.Cluster) *link.Dir) {
+			o := run(v, interrupts, where, link.FaultPlan{{N: 2, Kind: link.Drop}})
+			out := o.dir
 			Expect(linkRecords(o.recs, out.Name())).To(Equal([]string{
 				"link.packet pkt=1", "link.drop pkt=2", "link.packet pkt=3", "link.packet pkt=4"}))
 			Expect(out.Stats().Dropped).To(Equal(uint64(1)))
@@ -123,26 +139,39 @@ var _ = Describe("LCI base implementation against a planned link fault", func() 
 			Expect(o.got).To(Equal([]uint32{0, 2, 3}))
 			Expect(o.err).To(MatchError(ContainSubstring("deadlock or unfinished work: the simulation ran out of events at")))
 			Expect(o.err.Error()).To(MatchRegexp(`\n  N1\.CPU: at op \d+, a wait`))
+			Expect(o.err.Error()).To(ContainSubstring("\n  oldest outstanding transaction: message 1 (node 0 to 1), since "))
 			Expect(o.err.Error()).To(MatchRegexp(
 				`\n  N0->N1 messages: 1 outstanding \(4 sent, 3 received, 0 dropped\), the oldest message 1 \(node 0 to 1\) sent at \S+`))
 			Expect(rules(o.viol)).To(Equal([]string{"deadlock", "lost"}))
 			Expect(o.viol[1].Msg).To(Equal("1 of 4 sent never arrived (first: [message 1 (node 0 to 1)])"))
 		},
-		Entry("I-sdma", lci.SDMA, false),
-		Entry("I-pio", lci.PIO, false),
+		Entry("I-sdma", lci.SDMA, false, node0),
+		Entry("I-pio", lci.PIO, false, node0),
 		// The polling watchdog's timer does not keep the run alive.
-		Entry("I-sdma with interrupts", lci.SDMA, true),
-		Entry("I-pio with interrupts", lci.PIO, true),
+		Entry("I-sdma with interrupts", lci.SDMA, true, node0),
+		Entry("I-pio with interrupts", lci.PIO, true, node0),
+		// Lost between two switches: the downstream switch never sees
+		// the packet, and the later ones pass its STOP/GO port.
+		Entry("I-sdma, lost between two switches", lci.SDMA, false, midPath),
+		Entry("I-pio, lost between two switches", lci.PIO, false, midPath),
 	)
 
 	DescribeTable("a corrupted data packet: the firmware's CRC check aborts",
-		func(v lci.Variant) {
-			o := run(v, false, link.FaultPlan{{N: 2, Kind: link.Corrupt}})
-			out := o.cl.Nodes[0].Out
+		func(v lci.Variant, where func(*lcitb.Cluster) *link.Dir) {
+			o := run(v, false, where, link.FaultPlan{{N: 2, Kind: link.Corrupt}})
+			out := o.dir
 			Expect(linkRecords(o.recs, out.Name())).To(Equal([]string{
 				"link.packet pkt=1", "link.packet pkt=2 crc=bad", "link.packet pkt=3", "link.packet pkt=4"}))
 			Expect(out.Stats().Corrupted).To(Equal(uint64(1)))
 			Expect(out.Stats().CRCErrors).To(Equal(uint64(1)))
+			// The switches forward the Bad tail as it is: node 1's link
+			// records it bad too, but only the corrupting hop counts a
+			// CRC error.
+			in := o.cl.Nodes[1].In
+			Expect(linkRecords(o.recs, in.Name())[1]).To(Equal("link.packet pkt=2 crc=bad"))
+			if in != out {
+				Expect(in.Stats().CRCErrors).To(BeZero())
+			}
 			// Node 1's NI takes the Bad packet off its link (the switch
 			// forwards a packet whatever its CRC) and reports it; it aborts,
 			// so nothing after message 0 reaches its host.
@@ -155,7 +184,8 @@ var _ = Describe("LCI base implementation against a planned link fault", func() 
 			Expect(o.err.Error()).To(ContainSubstring("deadlock or unfinished work"))
 			Expect(o.viol[2].Msg).To(Equal("3 of 4 sent never arrived (first: [message 1 (node 0 to 1) message 2 (node 0 to 1) message 3 (node 0 to 1)])"))
 		},
-		Entry("I-sdma", lci.SDMA),
-		Entry("I-pio", lci.PIO),
+		Entry("I-sdma", lci.SDMA, node0),
+		Entry("I-pio", lci.PIO, node0),
+		Entry("I-sdma, corrupted between two switches", lci.SDMA, midPath),
 	)
 })
