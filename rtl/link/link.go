@@ -687,7 +687,8 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 // replaces the count. The error check needs the direction's slow path:
 // on a link without error injection or tracing, arm it before the
 // direction has sent a flit (before the run); an error says so, and n < 1
-// is an error.
+// is an error. (SetFaultPlan numbers packets from the direction's first
+// instead, and drops as well as corrupts.)
 func (d *Dir) CorruptPacket(n int) error {
 	switch {
 	case n < 1:
