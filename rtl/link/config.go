@@ -1,9 +1,11 @@
 package link
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nisim/nisim/rtl/clock"
 )
@@ -136,4 +138,66 @@ func (c Config) Validate() error {
 // arrives. maxFlit is the largest flit in bytes.
 func (c Config) MinSlack(maxFlit int) int {
 	return c.StopAt + 2*(c.DelayCycles+1)*c.BytesPerCycle + 2*maxFlit
+}
+
+// FaultKind is what a planned fault does to a packet on the wire.
+type FaultKind uint8
+
+// Planned fault kinds: the fates DropProb and CorruptProb give at random.
+const (
+	// Drop loses the packet on the wire: its flits never reach the
+	// receive buffer (counted in Dropped, traced as link.drop).
+	Drop FaultKind = iota + 1
+	// Corrupt flips one bit of the packet's data on the wire: the
+	// receiver's CRC check fails at its tail (counted in Corrupted and
+	// CRCErrors, the tail marked Bad, link.packet crc=bad).
+	Corrupt
+)
+
+func (k FaultKind) String() string {
+	switch k {
+	case Drop:
+		return "drop"
+	case Corrupt:
+		return "corrupt"
+	}
+	return fmt.Sprintf("FaultKind(%d)", uint8(k))
+}
+
+// Fault is one planned fault: the N-th packet (head) a direction sends,
+// counted from 1 at the direction's first packet, gets Kind.
+type Fault struct {
+	N    int
+	Kind FaultKind
+}
+
+// FaultPlan is a direction's deterministic faults, the directed
+// counterpart of DropProb and CorruptProb (a testbench's negative test
+// loses or corrupts exactly the packet it chose). Its order does not
+// matter: a direction keeps it sorted by N.
+type FaultPlan []Fault
+
+// Validate checks the plan: every N at least 1, no N twice, known kinds.
+// Its one-line errors name the key, "fault plan".
+func (p FaultPlan) Validate() error {
+	seen := make(map[int]bool, len(p)) // lookup only
+	for i, f := range p {
+		switch {
+		case f.N < 1:
+			return fmt.Errorf("link fault plan entry %d: packet %d must be at least 1", i, f.N)
+		case f.Kind != Drop && f.Kind != Corrupt:
+			return fmt.Errorf("link fault plan entry %d: packet %d: unknown kind %v (drop or corrupt)", i, f.N, f.Kind)
+		case seen[f.N]:
+			return fmt.Errorf("link fault plan entry %d: packet %d is planned twice", i, f.N)
+		}
+		seen[f.N] = true
+	}
+	return nil
+}
+
+// sorted returns a copy of the plan sorted by N.
+func (p FaultPlan) sorted() FaultPlan {
+	s := slices.Clone(p)
+	slices.SortFunc(s, func(a, b Fault) int { return cmp.Compare(a.N, b.N) })
+	return s
 }

@@ -24,15 +24,17 @@ type arrival struct {
 
 // linkRun sends flits from side A of a link built from cfg (traced or not)
 // and pops them at side B, one per VC per cycle; it returns what arrived
-// on each VC, the run's error and the direction's counters.
-func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []link.Flit) ([][]arrival, link.Stats) {
+// on each VC and the direction's counters. The direction has the fault
+// plan; want is how many flits must arrive (those of the packets it does
+// not drop).
+func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []link.Flit, plan link.FaultPlan, want int) ([][]arrival, link.Stats) {
 	t.Helper()
 	var rec *trace.Recorder
 	if traced {
 		rec = trace.NewRecorder()
 	}
 	e := env.New(env.Options{Seed: seed, Trace: rec, TimeLimit: 10 * clock.Millisecond})
-	l, err := link.MakeBuilder().WithEnv(e).WithConfig(cfg).Build("L")
+	l, err := link.MakeBuilder().WithEnv(e).WithConfig(cfg).WithFaults(link.A, plan).Build("L")
 	if err != nil {
 		t.Fatalf("%+v: %v", cfg, err)
 	}
@@ -53,7 +55,7 @@ func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []li
 				n++
 			}
 		}
-		return n < len(flits)
+		return n < want
 	})
 	d.Connect(snd, rcv)
 	snd.Start()
@@ -62,8 +64,8 @@ func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []li
 	if err != nil {
 		t.Fatalf("%+v, %d flits: %v", cfg, len(flits), err)
 	}
-	if res.Stopped || n != len(flits) {
-		t.Fatalf("%+v: %d of %d flits arrived by %v", cfg, n, len(flits), res.End)
+	if res.Stopped || n != want {
+		t.Fatalf("%+v: %d of %d flits arrived by %v", cfg, n, want, res.End)
 	}
 	return got, d.Stats()
 }
@@ -75,12 +77,19 @@ func linkRun(t *testing.T, cfg link.Config, traced bool, seed uint64, flits []li
 // arrives exactly once, in order on its VC; a packet arrives with the bytes
 // it was sent with exactly when its tail's CRC check passes (Bad unset),
 // and CRCErrors counts the bad tails; and without errors the traced and the
-// untraced link deliver every flit in the same cycle.
+// untraced link deliver every flit in the same cycle. With a fault plan
+// (knob 9, one VC so that packet N is the N-th head sent), its dropped
+// packet never arrives and everything else does, and its corrupted packet
+// (if it carries data) arrives Bad.
 func FuzzLink(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 3, 0, 0}, []byte{0x04, 4, 'a', 'b', 'c', 'd', 0, 16, 'x'})
 	f.Add([]byte{3, 7, 2, 1, 2, 3, 0, 0, 9}, []byte{0x0b, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3, 'a', 'b', 'c', 1, 'z', 0x05, 2, 'q', 'r'})
 	f.Add([]byte{1, 2, 0, 2, 1, 4, 20, 3}, bytes.Repeat([]byte{0x0a, 12, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 5))
 	f.Add([]byte{7, 19, 1, 7, 3, 9, 0, 0, 4}, bytes.Repeat([]byte{0x01, 0, 0x03, 5, 'h', 'e', 'l', 'l', 'o'}, 8))
+	// With a fault plan: on a credit link, packet 3 dropped and 6
+	// corrupted; on a STOP/GO link, packet 2 dropped.
+	f.Add([]byte{3, 2, 0, 2, 1, 0, 0, 0, 1, 3, 2, 5}, bytes.Repeat([]byte{0x03, 4, 1, 2, 3, 4, 2, 9, 9}, 10))
+	f.Add([]byte{3, 4, 0, 0, 0, 4, 5, 0, 1, 1, 1}, bytes.Repeat([]byte{0x05, 6, 1, 2, 3, 4, 5, 6, 1, 7, 0}, 10))
 	f.Fuzz(func(t *testing.T, knobs, stream []byte) {
 		k := func(i int) int {
 			if i < len(knobs) {
@@ -106,6 +115,10 @@ func FuzzLink(f *testing.F) {
 			cfg.GoAt = cfg.StopAt / 2
 			cfg.SlackBytes = cfg.MinSlack(maxFlitData) + k(7)%16
 		}
+		planned := k(9)&1 != 0
+		if planned {
+			cfg.VCs, cfg.SharedBuffer = 1, false
+		}
 
 		// The packets: a header byte (bit 0: VC, bits 1-3: flits - 1 mod
 		// 6), then per flit a length byte (mod 17) and that many bytes.
@@ -126,13 +139,34 @@ func FuzzLink(f *testing.F) {
 				flits = append(flits, link.Flit{Seq: int32(s), VC: uint8(vc), Head: s == 0, Tail: s == nf-1, Data: data, Info: &link.PacketInfo{ID: id}})
 			}
 		}
+		// The plan: drop packet 1 + k(10) mod the packets and, with knob 9's
+		// bit 1, corrupt another (packet IDs count from 1 in send order).
+		var plan link.FaultPlan
+		var drop, bitflip uint64
+		if npk := len(flits) - 1; planned && npk >= 0 {
+			npk = int(flits[npk].Packet())
+			drop = uint64(1 + k(10)%npk)
+			plan = link.FaultPlan{{N: int(drop), Kind: link.Drop}}
+			if c := uint64(1 + k(11)%npk); k(9)&2 != 0 && c != drop {
+				bitflip = c
+				plan = append(plan, link.Fault{N: int(c), Kind: link.Corrupt})
+			}
+		}
 		sent := make([][]link.Flit, cfg.VCs)
+		hasData := map[uint64]bool{} // lookup only
 		for _, x := range flits {
-			sent[x.VC] = append(sent[x.VC], x)
+			if x.Packet() != drop {
+				sent[x.VC] = append(sent[x.VC], x)
+			}
+			hasData[x.Packet()] = hasData[x.Packet()] || len(x.Data) > 0
+		}
+		want := 0
+		for _, xs := range sent {
+			want += len(xs)
 		}
 
 		traced := k(5)&2 != 0
-		got, st := linkRun(t, cfg, traced || corrupt, uint64(k(8)), flits)
+		got, st := linkRun(t, cfg, traced || corrupt, uint64(k(8)), flits, plan, want)
 		bad := uint64(0)
 		for vc := range cfg.VCs {
 			if len(got[vc]) != len(sent[vc]) {
@@ -155,6 +189,9 @@ func FuzzLink(f *testing.F) {
 					if r.Bad {
 						bad++
 					}
+					if r.Packet() == bitflip && hasData[bitflip] && !r.Bad {
+						t.Fatalf("planned corruption of packet %d not detected", bitflip)
+					}
 				} else if r.Bad {
 					t.Fatalf("VC %d: Bad on a flit that is not a tail: %v", vc, r)
 				}
@@ -163,10 +200,13 @@ func FuzzLink(f *testing.F) {
 		if st.CRCErrors != bad {
 			t.Fatalf("%d bad tails, CRCErrors %d", bad, st.CRCErrors)
 		}
+		if wantDrop := min(drop, 1); st.Dropped != wantDrop {
+			t.Fatalf("plan %v: Dropped %d, want %d", plan, st.Dropped, wantDrop)
+		}
 		if corrupt {
 			return
 		}
-		other, _ := linkRun(t, cfg, !traced, uint64(k(8)), flits)
+		other, _ := linkRun(t, cfg, !traced, uint64(k(8)), flits, plan, want)
 		cycles := func(a [][]arrival) [][]clock.Cycle {
 			out := make([][]clock.Cycle, len(a))
 			for vc, xs := range a {

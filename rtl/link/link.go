@@ -4,7 +4,9 @@
 // STOP/GO (slack buffer) flow control. The transmitter appends a CRC-32 to
 // every packet and the receiver checks it, so the optional seeded corruption
 // is always detected, counted and flagged on the packet's tail flit, never
-// delivered silently; seeded drops lose whole packets and are counted.
+// delivered silently; seeded drops lose whole packets and are counted. A
+// direction's FaultPlan drops or corrupts chosen packets the same way,
+// deterministically (issue 17 section 2).
 //
 // The receive buffers belong to the link: a router or NI pops its input
 // flits from Dir.Rx, and each pop returns a credit (or lowers the slack
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/nisim/nisim/internal/queue"
 	"github.com/nisim/nisim/rtl/clock"
@@ -194,8 +197,9 @@ const (
 
 // Builder configures a Link.
 type Builder struct {
-	env *env.Env
-	cfg Config
+	env    *env.Env
+	cfg    Config
+	faults [2]FaultPlan
 }
 
 // MakeBuilder returns a builder; WithConfig is required.
@@ -207,6 +211,13 @@ func (b Builder) WithEnv(e *env.Env) Builder { b.env = e; return b }
 // WithConfig sets the parameters.
 func (b Builder) WithConfig(c Config) Builder { b.cfg = c; return b }
 
+// WithFaults sets the fault plan of the direction whose sender is at side
+// s (see Dir.SetFaultPlan).
+func (b Builder) WithFaults(s Side, p FaultPlan) Builder {
+	b.faults[s] = slices.Clone(p)
+	return b
+}
+
 // Build creates the link.
 func (b Builder) Build(name string) (*Link, error) {
 	if b.env == nil {
@@ -215,16 +226,25 @@ func (b Builder) Build(name string) (*Link, error) {
 	if err := b.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	for i, p := range b.faults {
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", name, dirNames[i], err)
+		}
+	}
 	cfg := b.cfg
 	if cfg.FlowControl == StopGo {
 		cfg.VCs = 1
 	}
 	l := &Link{env: b.env, cfg: cfg}
 	l.Ticking = clock.NewTicking(name, b.env.Engine, cfg.Clock, l)
-	for i, dn := range []string{"AB", "BA"} {
+	for i, dn := range dirNames {
 		d, err := newDir(l, name+"."+dn)
 		if err != nil {
 			return nil, err
+		}
+		if len(b.faults[i]) > 0 {
+			d.plan = &dirPlan{faults: b.faults[i].sorted()}
+			d.fast = false
 		}
 		d.creditDelay = cfg.CreditDelay
 		if i == 1 && cfg.CreditDelayBA > 0 {
@@ -235,6 +255,16 @@ func (b Builder) Build(name string) (*Link, error) {
 	b.env.Register(l)
 	return l, nil
 }
+
+// dirPlan is a direction's fault plan sorted by packet number, and the
+// next entry due.
+type dirPlan struct {
+	faults FaultPlan
+	next   int
+}
+
+// dirNames are the directions' name suffixes, by sending side.
+var dirNames = [2]string{"AB", "BA"}
 
 // Link is a clocked full-duplex link.
 type Link struct {
@@ -288,6 +318,9 @@ type Dir struct {
 	// corruptIn counts down the heads to the packet CorruptPacket armed
 	// (0: none armed).
 	corruptIn int
+	// plan is the fault plan (nil: none; behind a pointer to keep a
+	// direction small).
+	plan *dirPlan
 
 	sigBusy, sigVC, sigStop, sigSlack *waves.Signal
 }
@@ -320,6 +353,10 @@ const (
 	corrupt
 	lost
 	vanish // lost by the link.lose mutation: not counted
+	// corruptPlanned is a fault plan's corruption: the first data byte's
+	// lowest bit flips, so that no random draw is spent on it and the
+	// other packets' random fates stay those of the run without a plan.
+	corruptPlanned
 )
 
 // arrival is a flit on the wire, with the CRC-32 its transmitter computed
@@ -603,9 +640,12 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 		f = &g
 		crc = d.prepare(now, f)
 	}
-	if v := &d.vc[f.VC]; v.fate == corrupt && len(f.Data) > 0 {
+	if v := &d.vc[f.VC]; (v.fate == corrupt || v.fate == corruptPlanned) && len(f.Data) > 0 {
 		f.Data = append([]byte(nil), f.Data...)
-		bit := d.rng.IntN(8 * len(f.Data))
+		bit := 0
+		if v.fate == corrupt {
+			bit = d.rng.IntN(8 * len(f.Data))
+		}
 		f.Data[bit/8] ^= 1 << (bit % 8)
 		v.fate = intact // one flipped bit per packet
 	}
@@ -647,7 +687,8 @@ func (d *Dir) Send(now clock.Time, f *Flit) bool {
 // replaces the count. The error check needs the direction's slow path:
 // on a link without error injection or tracing, arm it before the
 // direction has sent a flit (before the run); an error says so, and n < 1
-// is an error.
+// is an error. (SetFaultPlan numbers packets from the direction's first
+// instead, and drops as well as corrupts.)
 func (d *Dir) CorruptPacket(n int) error {
 	switch {
 	case n < 1:
@@ -658,6 +699,51 @@ func (d *Dir) CorruptPacket(n int) error {
 	d.fast = false
 	d.corruptIn = n
 	return nil
+}
+
+// SetFaultPlan gives the direction a deterministic fault plan (replacing
+// any): the N-th packet whose head it sends, counted from 1 at its first
+// packet, is dropped or corrupted on the wire exactly as DropProb's and
+// CorruptProb's random errors are (same counters, same link.drop and
+// link.packet crc=bad records, same flow control: a dropped packet's
+// flits never occupy the receive buffer, their credits return at once,
+// and on a STOP/GO link they never count in the slack buffer). A packet
+// the link.lose mutation makes vanish keeps that fate. Packet numbers are
+// counted from the direction's first packet, so the plan must be set
+// before the direction sends a flit (before the run); an error says so,
+// and an invalid plan (FaultPlan.Validate) is an error naming the
+// direction.
+func (d *Dir) SetFaultPlan(p FaultPlan) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("link %s: %w", d.name, err)
+	}
+	if d.stats.BusyCycles > 0 {
+		return fmt.Errorf("link %s: fault plan set after the direction sent %d serialiser cycles of flits (set it before the run)", d.name, d.stats.BusyCycles)
+	}
+	d.plan = nil
+	if len(p) > 0 {
+		d.plan = &dirPlan{faults: p.sorted()}
+		d.fast = false
+	}
+	return nil
+}
+
+// FaultPlan returns the direction's fault plan, sorted by packet number.
+func (d *Dir) FaultPlan() FaultPlan {
+	if d.plan == nil {
+		return nil
+	}
+	return slices.Clone(d.plan.faults)
+}
+
+// planned returns the planned fault of the direction's head-th packet (0:
+// none). Heads are counted one by one, so the entry due is the next one.
+func (d *Dir) planned(head int) FaultKind {
+	if d.plan == nil || d.plan.next >= len(d.plan.faults) || d.plan.faults[d.plan.next].N != head {
+		return 0
+	}
+	d.plan.next++
+	return d.plan.faults[d.plan.next-1].Kind
 }
 
 // leak counts a flit for the link.leak mutation and reports whether it is
@@ -762,13 +848,25 @@ func (d *Dir) prepare(now clock.Time, f *Flit) uint32 {
 		v.txCRC = 0
 		v.fate = intact
 		d.heads++
+		// The random draws happen whether or not the packet is planned,
+		// so a plan changes no other packet's random fate.
 		if d.loseEvery > 0 && d.heads%d.loseEvery == 0 {
 			v.fate = vanish
 		} else if cfg.DropProb > 0 && d.rng.Float64() < cfg.DropProb {
 			v.fate = lost
-			d.stats.Dropped++
 		} else if cfg.CorruptProb > 0 && d.rng.Float64() < cfg.CorruptProb {
 			v.fate = corrupt
+		}
+		if k := d.planned(d.heads); k != 0 && v.fate != vanish {
+			v.fate = lost
+			if k == Corrupt {
+				v.fate = corruptPlanned
+			}
+		}
+		switch v.fate {
+		case lost:
+			d.stats.Dropped++
+		case corrupt, corruptPlanned:
 			d.stats.Corrupted++
 		}
 		if d.corruptIn > 0 {

@@ -430,8 +430,9 @@ var _ = Describe("Link fast path and shared buffers", func() {
 		cfg.BufferFlits--
 		Expect(cfg.Validate()).To(Succeed())
 		// issue 16: a 32x32 mesh has 6,016 directions. Per-VC state is one
-		// slice of structs; the direction itself is 456 bytes on 64-bit
-		// (a 480-byte malloc class; it was 736 with 13 per-VC slices).
+		// slice of structs; the direction itself is 464 bytes on 64-bit
+		// (a 480-byte malloc class; it was 736 with 13 per-VC slices, 456
+		// before the fault plan's pointer of issue 17).
 		Expect(int(unsafe.Sizeof(link.Dir{}))).To(BeNumerically("<=", 480))
 	})
 

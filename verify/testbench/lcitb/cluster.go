@@ -85,6 +85,9 @@ type Node struct {
 	Mem    *mem.Memory
 	Card   *lanai.Card
 	FW     *lci.Program
+	// Out and In are the link directions the NI sends on and receives
+	// from (a testbench's negative test sets a link.FaultPlan on them).
+	Out, In *link.Dir
 }
 
 // Cluster is a built LCI cluster.
@@ -123,6 +126,7 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 			return false, err
 		}
 		n.Card.ConnectLink(out, in, func(dst int) []byte { return routeOf(h, dst) })
+		n.Out, n.In = out, in
 		cl.Nodes = append(cl.Nodes, n)
 		return true, nil
 	}
