@@ -20,7 +20,7 @@ func platformKeys() []scenario.KeySpec {
 		scenario.Key("variant", "LCI implementation").OneOf("sdma", "pio", "I-sdma", "I-pio").From("I-sdma, the base implementation"),
 		// Table II's MTUs; validate refuses any other value.
 		scenario.Key("mtu", "bytes, the packet size (I-1k, base, I-4k; names compose: pio with 1024 is I-pio-1k)").Range(1024, 4096).
-			Also("1024, 2048 or 4096").From("«The base implementation uses an MTU of 2 Kbyte» (section 5.3)"),
+			Also("1024, 2048 or 4096").From("«an MTU of 2 Kbyte», section 5.3"),
 	}
 }
 
