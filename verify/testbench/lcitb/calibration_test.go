@@ -2,6 +2,8 @@ package lcitb_test
 
 import (
 	fw "github.com/nisim/nisim/firmware/lci"
+	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/lanai"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/testbench/lcitb"
 	. "github.com/onsi/ginkgo/v2"
@@ -32,6 +34,24 @@ var _ = Describe("PPro I-sdma calibration (Table III)", Ordered, func() {
 	It("has a gap that bounds the stream below the round trip", func() {
 		Expect(r.G).To(BeNumerically(">", 0))
 		Expect(r.G).To(BeNumerically("<", 2*r.E2E))
+	})
+})
+
+var _ = Describe("The LANai CPI the firmware's costs are converted at", func() {
+	It("is the card's: lci.DefaultCosts (the firmware specs' costs) uses the LANai 4's CPI, and the cluster the platform's", func() {
+		// lci.DefaultCPI100 is the firmware package's copy of the LANai 4's
+		// calibrated CPI (a control program cannot import the card); it
+		// must not drift from lanai.LANai4.
+		Expect(fw.DefaultCPI100).To(Equal(lanai.LANai4().CPI100))
+		p3 := lcitb.DefaultConfig()
+		p3.Platform = lcilib.P3()
+		for _, c := range []lcitb.Config{lcitb.DefaultConfig(), p3} {
+			Expect(c.FirmwareConfig().Costs).To(Equal(fw.DefaultInstructions().AtCPI(c.Platform.NI.CPI100)))
+		}
+		// The P3's LANai 9: Transmit's 20 instructions at 2.25 = 45 cycles
+		// (at the LANai 4's 1.25, 25).
+		Expect(p3.FirmwareConfig().Costs.Transmit).To(Equal(45))
+		Expect(lcitb.DefaultConfig().FirmwareConfig().Costs.Transmit).To(Equal(25))
 	})
 })
 
