@@ -99,8 +99,8 @@ func FuzzDesc(f *testing.F) {
 	})
 }
 
-// FuzzRecords does the same for the 16-byte records: a header (byte 7
-// unused), a Free record ([8:12] unused) and a slot header (all used).
+// FuzzRecords does the same for the 16-byte records: a header (all used:
+// byte 7 is the flags), a Free record ([8:12] unused) and a slot header (all used).
 func FuzzRecords(f *testing.F) {
 	f.Add(make([]byte, lci.HeaderBytes))
 	f.Add(bytes.Repeat([]byte{0xa5}, lci.HeaderBytes))
@@ -109,12 +109,10 @@ func FuzzRecords(f *testing.F) {
 			return
 		}
 		raw = raw[:lci.HeaderBytes]
-		want := bytes.Clone(raw)
-		want[7] = 0
-		if got := lci.DecodeHeader(raw).Encode(); !bytes.Equal(got, want) {
+		if got := lci.DecodeHeader(raw).Encode(); !bytes.Equal(got, raw) {
 			t.Fatalf("header %x gave %x", raw, got)
 		}
-		want = bytes.Clone(raw)
+		want := bytes.Clone(raw)
 		clear(want[8:12])
 		if got := lci.DecodeFree(raw).Encode(); !bytes.Equal(got, want) {
 			t.Fatalf("free record %x gave %x", raw, got)

@@ -8,6 +8,21 @@ import (
 // and the platform decide at initialisation.
 type Config struct {
 	Variant Variant
+	// Reliability is who recovers lost and corrupted packets: nobody
+	// (the base implementation's flow control), the NI (I-nirx) or the
+	// host (I-hrx), section 5.1.
+	Reliability Reliability
+	// AckDelayCycles and RetransmitCycles are the retransmitting
+	// variants' timers, in NI cycles (the platform converts): the
+	// receiver's delayed-acknowledgment timer per sender («each receiver
+	// maintains in addition an acknowledgment timer per sender S ... If
+	// the timer expires, the receiver sends an explicit delayed
+	// acknowledgment», section 5.1.1) and the sender's retransmission
+	// timeout («If the sender's timer expires before an acknowledgment is
+	// received, it retransmits all unacknowledged packets whose
+	// timestamps have become too old»). The paper gives neither value;
+	// see RxAckDelay and RxRetransmit for the assumed ones.
+	AckDelayCycles, RetransmitCycles int
 	// MTU is the packet buffer size: «The base implementation uses an MTU
 	// of 2 Kbyte» (MY-P27).
 	MTU int
@@ -54,8 +69,26 @@ type Config struct {
 // watchdog from its platform.
 func DefaultConfig() Config {
 	return Config{Variant: SDMA, MTU: BaseMTU, ClusterSize: 64, RecvBufs: 256, SpareBufs: 4,
-		SendBufs: 16, SendQSlots: 64, HostSlots: 64, Tree: Binary, WatchdogCycles: 70 * 33, SyncFetch: true, Costs: DefaultCosts()}
+		SendBufs: 16, SendQSlots: 64, HostSlots: 64, Tree: Binary, WatchdogCycles: 70 * 33, SyncFetch: true, Costs: DefaultCosts(),
+		AckDelayCycles: RxAckDelay(70 * 33), RetransmitCycles: RxRetransmit(70 * 33)}
 }
+
+// RxAckDelay is the retransmitting variants' delayed-acknowledgment
+// timeout for a platform whose polling watchdog is watchdog cycles.
+// assumed: the watchdog's own timeout (70 µs on the PPro, 30 µs on the
+// P3, MY-P26), the paper's only NI timeout: it bounds how long a
+// one-way sender's buffers stay unacknowledged when no return traffic and
+// no half window come, as the watchdog bounds how long a packet waits
+// for a poll.
+func RxAckDelay(watchdog int) int { return watchdog }
+
+// RxRetransmit is the retransmission timeout for a platform whose polling
+// watchdog is watchdog cycles. assumed: four delayed-acknowledgment
+// timeouts (280 µs on the PPro, 120 µs on the P3): an acknowledgment is
+// due at most one delayed-ack timeout after a packet arrives, and the
+// rest is room for the round trip through queues behind full-size
+// packets, so that a loaded but loss-free network rarely retransmits.
+func RxRetransmit(watchdog int) int { return 4 * RxAckDelay(watchdog) }
 
 // BaseMTU is the base implementation's MTU, the packet buffer size the
 // buffer counts (RecvBufs, SpareBufs, SendBufs, HostSlots) of a platform
@@ -106,19 +139,42 @@ func (c Config) WithMTU(mtu int) Config {
 // «I-pio-1k refers to an LCI implementation that uses PIO-based message
 // passing with the a packet size of 1 Kbyte», section 5).
 func (c Config) Name() string {
+	name := c.Variant.String()
+	if c.Reliability != NoRetransmit {
+		// I-nirx and I-hrx are I-sdma's data transfer (Table II); a PIO
+		// one is I-pio-nirx.
+		name = "I-" + c.Reliability.String()
+		if c.Variant == PIO {
+			name = "I-pio-" + c.Reliability.String()
+		}
+	}
 	if c.MTU == BaseMTU {
-		return c.Variant.String()
+		return name
 	}
 	if c.MTU%1024 == 0 {
-		return fmt.Sprintf("%s-%dk", c.Variant, c.MTU/1024)
+		return fmt.Sprintf("%s-%dk", name, c.MTU/1024)
 	}
-	return fmt.Sprintf("%s-%d", c.Variant, c.MTU)
+	return fmt.Sprintf("%s-%d", name, c.MTU)
 }
 
-// Window is W, the receive buffers each NI reserves for each sender:
-// «Each NI reserves a small, fixed number W of NI Receive Buffers for each
-// sender» (MY-P23).
-func (c Config) Window() int { return (c.RecvBufs - c.SpareBufs) / (c.ClusterSize - 1) }
+// Window is W: in the base implementation the receive buffers each NI
+// reserves for each sender: «Each NI reserves a small, fixed number W of
+// NI Receive Buffers for each sender» (MY-P23). In the retransmitting
+// variants, whose senders «share one NI receive buffer pool», it is the
+// go-back-N window, the packets a sender may have unacknowledged towards
+// one destination: derived: the NI send buffers (SendBufs, 16 with the 2
+// KB MTU), which hold every unacknowledged packet of the host's («NI send
+// buffers cannot be reused until they have been acknowledged», section
+// 5.1.1), so that no window below them idles a sender that has buffers
+// («the window size for I-hrx can be kept largely independent of the
+// cluster size», section 5.1.3); half of it triggers the explicit
+// acknowledgment, as in the base.
+func (c Config) Window() int {
+	if c.Reliability != NoRetransmit {
+		return c.SendBufs
+	}
+	return (c.RecvBufs - c.SpareBufs) / (c.ClusterSize - 1)
+}
 
 // Validate checks the configuration against the SRAM it must fit in.
 func (c Config) Validate(sram uint32) error {
@@ -129,9 +185,17 @@ func (c Config) Validate(sram uint32) error {
 		return fmt.Errorf("lci: cluster size %d must be 2 to 255", c.ClusterSize)
 	case c.SpareBufs < 1:
 		return fmt.Errorf("lci: %d spare receive buffers: need at least 1 for acknowledgments", c.SpareBufs)
-	case c.Window() < 2:
+	case c.Reliability == NoRetransmit && c.Window() < 2:
 		return fmt.Errorf("lci: %d receive buffers (%d spare) give a window of %d for %d senders: need at least 2",
 			c.RecvBufs, c.SpareBufs, c.Window(), c.ClusterSize-1)
+	case c.Reliability != NoRetransmit && (c.Window() < 2 || c.Window() > MaxRxWindow):
+		return fmt.Errorf("lci: %s's window is its %d send buffers: need 2 to %d (8-bit sequence numbers)",
+			c.Reliability, c.SendBufs, MaxRxWindow)
+	case c.Reliability != NoRetransmit && (c.AckDelayCycles < 1 || c.RetransmitCycles <= c.AckDelayCycles):
+		return fmt.Errorf("lci: %s's timers: delayed ack %d cycles, retransmission %d: need 1 <= delayed ack < retransmission",
+			c.Reliability, c.AckDelayCycles, c.RetransmitCycles)
+	case c.Reliability == HostRetransmit:
+		return fmt.Errorf("lci: %s is not built yet", c.Reliability)
 	case c.SendBufs < 1 || c.SendQSlots < 1 || c.HostSlots < 1:
 		return fmt.Errorf("lci: %d send buffers, %d descriptor slots, %d host slots: need at least 1 each", c.SendBufs, c.SendQSlots, c.HostSlots)
 	case c.WatchdogCycles < 1:
@@ -211,6 +275,30 @@ type Costs struct {
 	Timer int
 	// Boot: lay out the queues and arm the receive engine: 200.
 	Boot int
+
+	// The retransmitting variants' NI work (I-nirx; section 5.1.2: the
+	// sliding window, timers and acknowledgments «are now all performed
+	// on the NI»), charged on top of the handlers above:
+	//
+	// RxSend: a reliable packet admitted to its destination's window:
+	// number it, append it to the unacknowledged list: 12. A transmission
+	// also stores its timestamp in the list entry and puts the
+	// acknowledgment owed to the destination in the header: 8 more
+	// (RxStamp), also paid by every retransmission.
+	RxSend, RxStamp int
+	// RxRecv: check an arriving reliable packet's sequence against the
+	// one expected from its sender, count it towards an acknowledgment,
+	// start the sender's delayed-acknowledgment timer: 16.
+	RxRecv int
+	// RxAck: take an acknowledgment from an arriving header (piggybacked
+	// or explicit): reconstruct the sequence, compare with the window: 12;
+	// RxFree per packet it acknowledges: unlink the entry and free its
+	// buffer or drop a reference, stage a send completion (what SendDone
+	// does on transmit in the base implementation): 16.
+	RxAck, RxFree int
+	// Retransmit: requeue one unacknowledged packet after a timeout or a
+	// retransmission request: 8.
+	Retransmit int
 }
 
 // DefaultCPI100 is the CPI, in hundredths, of DefaultCosts: the LANai
@@ -222,7 +310,8 @@ const DefaultCPI100 = 125
 func DefaultInstructions() Costs {
 	return Costs{Dispatch: 8, HostSend: 20, DMAStart: 12, DMADone: 10, Transmit: 20,
 		SendDone: 40, Receive: 20, Deliver: 20, Release: 40, Replenish: 16, Ack: 24, Credit: 24,
-		FetchAdd: 24, Forward: 20, Timer: 20, Boot: 200}
+		FetchAdd: 24, Forward: 20, Timer: 20, Boot: 200,
+		RxSend: 12, RxStamp: 8, RxRecv: 16, RxAck: 12, RxFree: 16, Retransmit: 8}
 }
 
 // DefaultCosts returns the instruction estimates at DefaultCPI100.
@@ -235,13 +324,16 @@ func (c Costs) AtCPI(cpi100 int) Costs {
 	return Costs{Dispatch: f(c.Dispatch), HostSend: f(c.HostSend), DMAStart: f(c.DMAStart), DMADone: f(c.DMADone),
 		Transmit: f(c.Transmit), SendDone: f(c.SendDone), Receive: f(c.Receive), Deliver: f(c.Deliver),
 		Release: f(c.Release), Replenish: f(c.Replenish), Ack: f(c.Ack), Credit: f(c.Credit),
-		FetchAdd: f(c.FetchAdd), Forward: f(c.Forward), Timer: f(c.Timer), Boot: f(c.Boot)}
+		FetchAdd: f(c.FetchAdd), Forward: f(c.Forward), Timer: f(c.Timer), Boot: f(c.Boot),
+		RxSend: f(c.RxSend), RxStamp: f(c.RxStamp), RxRecv: f(c.RxRecv), RxAck: f(c.RxAck), RxFree: f(c.RxFree),
+		Retransmit: f(c.Retransmit)}
 }
 
 // Validate checks that no cost is negative.
 func (c Costs) Validate() error {
 	for _, v := range []int{c.Dispatch, c.HostSend, c.DMAStart, c.DMADone, c.Transmit, c.SendDone, c.Receive,
-		c.Deliver, c.Release, c.Replenish, c.Ack, c.Credit, c.FetchAdd, c.Forward, c.Timer, c.Boot} {
+		c.Deliver, c.Release, c.Replenish, c.Ack, c.Credit, c.FetchAdd, c.Forward, c.Timer, c.Boot,
+		c.RxSend, c.RxStamp, c.RxRecv, c.RxAck, c.RxFree, c.Retransmit} {
 		if v < 0 {
 			return fmt.Errorf("lci: negative handler cost %d in %+v", v, c)
 		}

@@ -3,6 +3,7 @@ package lci
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 )
 
 // Variant is how the host moves send data into the NI.
@@ -34,6 +35,57 @@ func ParseVariant(s string) (Variant, error) {
 		return PIO, nil
 	}
 	return 0, fmt.Errorf("unknown LCI variant %q (have sdma, pio)", s)
+}
+
+// Reliability is who recovers lost, corrupted and dropped packets
+// (Table II's reliability dimension, section 5.1).
+type Reliability uint8
+
+// Reliability choices.
+const (
+	// NoRetransmit is the base implementation's: «It assumes reliable
+	// network hardware with FIFO communication paths. The implementation
+	// therefore never retransmits» (section 4).
+	NoRetransmit Reliability = iota
+	// NIRetransmit is I-nirx: «the NI runs the retransmission protocol»
+	// (section 5.1.2), go-back-N per pair of NIs.
+	NIRetransmit
+	// HostRetransmit is I-hrx: the same protocol run by the host library
+	// (section 5.1.1).
+	HostRetransmit
+)
+
+func (r Reliability) String() string {
+	switch r {
+	case NIRetransmit:
+		return "nirx"
+	case HostRetransmit:
+		return "hrx"
+	}
+	return "none"
+}
+
+// MaxRxWindow is the largest go-back-N window the retransmitting
+// variants' 8-bit sequence numbers allow: derived: a receiver must tell a
+// retransmitted packet it already has from a new one, so the window must
+// be at most half the 256 sequence numbers, less one.
+const MaxRxWindow = 127
+
+// ParseImplementation reads an implementation's name as Table II gives
+// it, without its MTU: sdma, pio, nirx or hrx (with or without the "I-";
+// I-nirx and I-hrx use I-sdma's DMA transfer).
+func ParseImplementation(s string) (Variant, Reliability, error) {
+	switch strings.TrimPrefix(s, "I-") {
+	case "sdma":
+		return SDMA, NoRetransmit, nil
+	case "pio":
+		return PIO, NoRetransmit, nil
+	case "nirx":
+		return SDMA, NIRetransmit, nil
+	case "hrx":
+		return SDMA, HostRetransmit, nil
+	}
+	return 0, 0, fmt.Errorf("unknown LCI implementation %q (have sdma, pio, nirx, hrx)", s)
 }
 
 // Tree is a multicast spanning-tree shape.
@@ -103,7 +155,19 @@ const (
 	// TypeCompl marks a send completion in the host receive queue (it
 	// never travels on the network).
 	TypeCompl = 6
+	// TypeNack is the retransmitting variants' retransmission request: an
+	// acknowledgment (HdrAck) asking the sender to resend everything after
+	// it at once, sent when receive buffers are free again after a packet
+	// was dropped for want of one («the NI requests retransmissions from
+	// the sender as soon as buffers become available again», section
+	// 5.1.2).
+	TypeNack = 7
 )
+
+// HdrAck is the header flag (Header.Flags) of a retransmitting variant's
+// packet that carries an acknowledgment: RxAck(Credits) is the sequence of
+// the last packet received in order from the destination.
+const HdrAck = 1
 
 // HeaderBytes is the size of the NI packet header and of the header of a
 // host receive slot.
@@ -112,8 +176,10 @@ const HeaderBytes = 16
 // Header is the LCI packet header as it sits at the start of every NI
 // packet buffer and travels on the wire:
 //
-//	[0] type  [1] source node  [2:4] payload length  [4:6] credits
-//	[6] multicast root  [7] unused  [8:12] sequence (per source and
+//	[0] type  [1] source node  [2:4] payload length  [4:6] credits (in
+//	the retransmitting variants [4] the acknowledged sequence, [5] the
+//	packet's own; RxFields)  [6] multicast root  [7] flags (HdrAck; 0 in
+//	the base implementation)  [8:12] sequence (per source and
 //	destination for data, per root for multicasts; an F&A request carries
 //	the last data sequence and its reply echoes it: it means nothing
 //	there)  [12:16] argument: the sender's tag; in an F&A request the
@@ -125,9 +191,20 @@ type Header struct {
 	Len     uint16
 	Credits uint16
 	Root    uint8
+	Flags   uint8
 	Seq     uint32
 	Arg     uint32
 }
+
+// RxFields packs a retransmitting variant's acknowledged sequence and
+// packet sequence (each modulo 256) into the credits field.
+func RxFields(ack, seq uint8) uint16 { return uint16(ack) | uint16(seq)<<8 }
+
+// RxAck and RxSeq unpack them.
+func RxAck(credits uint16) uint8 { return uint8(credits) }
+
+// RxSeq returns the packet sequence packed by RxFields.
+func RxSeq(credits uint16) uint8 { return uint8(credits >> 8) }
 
 // Encode returns the header's bytes.
 func (h Header) Encode() []byte {
@@ -135,7 +212,7 @@ func (h Header) Encode() []byte {
 	b[0], b[1] = h.Type, h.Src
 	binary.LittleEndian.PutUint16(b[2:], h.Len)
 	binary.LittleEndian.PutUint16(b[4:], h.Credits)
-	b[6] = h.Root
+	b[6], b[7] = h.Root, h.Flags
 	binary.LittleEndian.PutUint32(b[8:], h.Seq)
 	binary.LittleEndian.PutUint32(b[12:], h.Arg)
 	return b
@@ -144,7 +221,7 @@ func (h Header) Encode() []byte {
 // DecodeHeader reads a header.
 func DecodeHeader(b []byte) Header {
 	return Header{Type: b[0], Src: b[1], Len: binary.LittleEndian.Uint16(b[2:]), Credits: binary.LittleEndian.Uint16(b[4:]),
-		Root: b[6], Seq: binary.LittleEndian.Uint32(b[8:]), Arg: binary.LittleEndian.Uint32(b[12:])}
+		Root: b[6], Flags: b[7], Seq: binary.LittleEndian.Uint32(b[8:]), Arg: binary.LittleEndian.Uint32(b[12:])}
 }
 
 // DescBytes is the size of a send descriptor.

@@ -62,6 +62,10 @@ type Program struct {
 	link   string
 
 	hsq, fc, tx, rq, mc, fa, hrq, dmaM, timer *firmware.Machine
+	// rx is I-nirx's retransmission protocol (nil in the other variants)
+	// and rxm its machine: acknowledgments and the shared timer.
+	rx  *rxState
+	rxm *firmware.Machine
 
 	nextDesc uint32 // sequence of the next send descriptor
 	// The NI's own send queue (Layout.FwdQ): sequences of the next
@@ -128,6 +132,9 @@ type txItem struct {
 	dst  int
 	buf  int
 	hdr  Header
+	// ent is the packet's window entry in I-nirx (nil otherwise, and for
+	// acknowledgments).
+	ent *rxEntry
 }
 
 type jobKind uint8
@@ -179,6 +186,9 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p.nextDesc = 1
 	p.fwdNext, p.fwdRead = 1, 1
 	p.freeNext = 1
+	if cfg.Reliability == NIRetransmit {
+		p.rx = newRxState(cfg, nodes)
+	}
 	if err := p.build(e); err != nil {
 		return nil, err
 	}
@@ -197,19 +207,46 @@ func (p *Program) PollOrder() []firmware.EventKind {
 
 // Machines implements firmware.Program.
 func (p *Program) Machines() []*firmware.Machine {
-	return []*firmware.Machine{p.hsq, p.fc, p.tx, p.rq, p.mc, p.fa, p.hrq, p.dmaM, p.timer}
+	ms := []*firmware.Machine{p.hsq, p.fc, p.tx, p.rq, p.mc, p.fa, p.hrq, p.dmaM, p.timer}
+	if p.rxm != nil {
+		ms = append(ms, p.rxm)
+	}
+	return ms
 }
 
 // Idle implements firmware.Program.
 func (p *Program) Idle() bool {
 	return p.fetches == 0 && p.fwdRead == p.fwdNext && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
-		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed)
+		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed) && p.rxQuiet()
+}
+
+// rxQuiet: I-nirx holds no unacknowledged packet, owes no
+// acknowledgment and no retransmission request.
+func (p *Program) rxQuiet() bool {
+	if p.rx == nil {
+		return true
+	}
+	for i := range p.n {
+		if len(p.rx.unacked[i]) > 0 || p.rx.owed[i] > 0 || p.rx.nack[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // State implements firmware.Program.
 func (p *Program) State() string {
-	return fmt.Sprintf("%d fetches, %d forwards queued, %d blocked, %d ready, tx busy %v, %d DMA jobs, DMA busy %v, %d waiting for host buffers, %d receive buffers free",
+	s := fmt.Sprintf("%d fetches, %d forwards queued, %d blocked, %d ready, tx busy %v, %d DMA jobs, DMA busy %v, %d waiting for host buffers, %d receive buffers free",
 		p.fetches, p.fwdNext-p.fwdRead, p.nblock, p.ready.Len(), p.txBusy, p.jobs.Len(), p.dmaBusy, p.hostWait.Len(), len(p.freeRecv))
+	if p.rx != nil {
+		owed, nacks := 0, 0
+		for i := range p.n {
+			owed += p.rx.owed[i]
+			nacks += boolInt(p.rx.nack[i])
+		}
+		s += fmt.Sprintf(", %d unacknowledged, %d acknowledgments owed, %d retransmission requests owed", p.Unacked(), owed, nacks)
+	}
+	return s
 }
 
 func boolInt(b bool) int {

@@ -55,9 +55,15 @@ func (p *Program) build(e *env.Env) error {
 		{From: sOpen, On: "ack", Cost: k.Ack, Do: p.ack},
 		{From: sBlocked, On: "ack", Cost: k.Ack, Do: p.ack},
 	})
+	// In I-nirx a transmitted packet's buffer is freed when it is
+	// acknowledged, and that part of SendDone is RxFree, paid there.
+	sentCost := k.SendDone
+	if p.rx != nil {
+		sentCost = max(k.SendDone-k.RxFree, 0)
+	}
 	p.tx = mk("tx", sIdle, []firmware.Transition{
 		{From: sIdle, On: "go", To: sBusy, Cost: k.Transmit, Do: p.transmit},
-		{From: sBusy, On: "done", To: sIdle, Cost: k.SendDone, Do: p.sent},
+		{From: sBusy, On: "done", To: sIdle, Cost: sentCost, Do: p.sent},
 	})
 	p.rq = mk("rq", sArmed, []firmware.Transition{
 		{From: sArmed, On: "packet", Cost: k.Receive, Do: p.receive},
@@ -84,8 +90,16 @@ func (p *Program) build(e *env.Env) error {
 		{From: sBusy, On: "job", Do: func(_ *firmware.Ctx, a any) { p.jobs.Push(a.(dmaJob)) }},
 		{From: sBusy, On: "done", To: sIdle, Cost: k.DMADone, Do: p.dmaDone},
 	})
+	watch := func(c *firmware.Ctx, _ any) { c.SetTimer(p.cfg.WatchdogCycles) }
+	if p.rx != nil {
+		watch = p.rxWatch // on the timer I-nirx shares
+		p.rxm = mk("rx", sIdle, []firmware.Transition{
+			{From: sIdle, On: "acked", Cost: k.RxAck, Do: p.rxAcked},
+			{From: sIdle, On: "tick", Cost: k.Timer, Do: p.rxExpire},
+		})
+	}
 	p.timer = mk("timer", sOff, []firmware.Transition{
-		{From: sOff, On: "delivered", To: sOn, Do: func(c *firmware.Ctx, _ any) { c.SetTimer(p.cfg.WatchdogCycles) }},
+		{From: sOff, On: "delivered", To: sOn, Do: watch},
 		{From: sOn, On: "delivered"},
 		{From: sOn, On: "expire", To: sOff, Cost: k.Timer, Do: p.expire},
 	})
@@ -113,7 +127,11 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 			c.Fire(p.hrq, "freed", nil)
 		}
 	case firmware.Timer:
-		c.Fire(p.timer, "expire", nil)
+		if p.rx != nil {
+			c.Fire(p.rxm, "tick", nil)
+		} else {
+			c.Fire(p.timer, "expire", nil)
+		}
 	}
 	for p.fwdRead != p.fwdNext && !p.txStarted {
 		// The main loop's next passes find the descriptors the
@@ -315,6 +333,12 @@ func (p *Program) children(c *firmware.Ctx, root int) []int {
 // replies) use the spare buffers and need no credit.
 func (p *Program) want(c *firmware.Ctx, a any) {
 	it := a.(txItem)
+	if p.rx != nil {
+		p.rxWant(c, it)
+		p.queues(c)
+		p.kick(c)
+		return
+	}
 	switch {
 	case it.kind == itemCtl:
 		p.ready.Push(it)
@@ -408,6 +432,11 @@ func (p *Program) ctlBuf(c *firmware.Ctx) (int, bool) {
 // --- Unicast: the send engine ---
 
 func (p *Program) kick(c *firmware.Ctx) {
+	if p.rx != nil {
+		for p.ready.Len() > 0 && p.rxStale(*p.ready.Front()) {
+			p.ready.Pop()
+		}
+	}
 	if p.tx.State() == sIdle && p.ready.Len() > 0 && c.SendFree() > 0 {
 		c.Fire(p.tx, "go", nil)
 	}
@@ -418,8 +447,12 @@ func (p *Program) kick(c *firmware.Ctx) {
 func (p *Program) transmit(c *firmware.Ctx, _ any) {
 	it := p.ready.Pop()
 	p.sigReady.Set(c.Now, uint64(p.ready.Len()))
-	it.hdr.Credits = uint16(p.owed[it.dst])
-	p.owed[it.dst] = 0
+	if p.rx != nil {
+		p.rxStamp(c, &it)
+	} else {
+		it.hdr.Credits = uint16(p.owed[it.dst])
+		p.owed[it.dst] = 0
+	}
 	var at uint32
 	switch it.kind {
 	case itemSend:
@@ -435,10 +468,18 @@ func (p *Program) transmit(c *firmware.Ctx, _ any) {
 }
 
 // sent: «an NI send buffer can be reused immediately after it has been
-// transmitted».
+// transmitted»; in I-nirx only once it is acknowledged (rxAcked).
 func (p *Program) sent(c *firmware.Ctx, _ any) {
 	it := p.txCur
 	p.txBusy = false
+	if it.ent == nil || it.ent.acked {
+		p.itemDone(c, it)
+	}
+	p.kick(c)
+}
+
+// itemDone frees what a packet was sent from, or drops its reference.
+func (p *Program) itemDone(c *firmware.Ctx, it txItem) {
 	switch it.kind {
 	case itemSend:
 		p.sendRefs[it.buf]--
@@ -450,7 +491,6 @@ func (p *Program) sent(c *firmware.Ctx, _ any) {
 	case itemCtl:
 		p.freeCtl = append(p.freeCtl, it.buf)
 	}
-	p.kick(c)
 }
 
 // complete reports send buffer buf free to the host: «Send completions are
@@ -479,6 +519,10 @@ func (p *Program) arm(c *firmware.Ctx) {
 // and dispatches on the type.
 func (p *Program) receive(c *firmware.Ctx, a any) {
 	ev := a.(firmware.HWEvent)
+	if p.rx != nil {
+		p.rxReceive(c, ev)
+		return
+	}
 	buf := p.armedBuf
 	p.armed = false
 	h := DecodeHeader(c.Read(ev.Addr, HeaderBytes))
@@ -543,7 +587,7 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 	}
 	h := p.recvHdr[buf]
 	p.freeBuf(c, buf)
-	if reserved(h.Type) {
+	if reserved(h.Type) && p.rx == nil {
 		p.held[h.Src]--
 		c.Fire(p.fc, "release", int(h.Src))
 	}
@@ -552,6 +596,9 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 func (p *Program) freeBuf(c *firmware.Ctx, buf int) {
 	p.freeRecv = append(p.freeRecv, buf)
 	c.Fire(p.rq, "freed", nil)
+	if p.rx != nil && p.rx.nacks > 0 {
+		p.rxFreed(c)
+	}
 }
 
 // --- Multicast forwarding ---

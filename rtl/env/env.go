@@ -164,6 +164,23 @@ func (e *Env) Report(t clock.Time, path, rule, format string, args ...any) {
 	e.Monitor.Report(t, path, rule, format, args...)
 }
 
+// Tracing reports whether the run records transactions.
+func (e *Env) Tracing() bool { return e.Trace.Enabled() }
+
+// Emit records a transaction of path at time t (cycle c of its clock)
+// with fields given as key, value pairs, for code that may not import
+// verify/trace (firmware programs); nothing when the run does not trace.
+func (e *Env) Emit(t clock.Time, c clock.Cycle, path, kind string, kv ...string) {
+	if !e.Trace.Enabled() {
+		return
+	}
+	fields := make([]trace.Field, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		fields = append(fields, trace.Str(kv[i], kv[i+1]))
+	}
+	e.Trace.Emit(t, c, path, kind, fields...)
+}
+
 // Result summarises a finished run.
 type Result struct {
 	// End is the time of the last event.

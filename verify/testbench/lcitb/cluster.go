@@ -25,7 +25,12 @@ type Config struct {
 	// first ones); the buffers are reserved for all 64 regardless.
 	Nodes   int
 	Variant lci.Variant
-	Tree    lci.Tree
+	// Reliability is the retransmission protocol: none (the base
+	// implementation) or the NI's (I-nirx); the host side of I-nirx is
+	// I-sdma's («Since I-sdma and I-nirx perform the same work on the
+	// host», section 5.1.3).
+	Reliability lci.Reliability
+	Tree        lci.Tree
 	// Interrupts enables the polling watchdog and network signals.
 	Interrupts bool
 	// Host are the library's costs; Firmware the control program's
@@ -49,10 +54,11 @@ func DefaultConfig() Config {
 // FirmwareConfig is the control program's configuration on the platform.
 func (c Config) FirmwareConfig() lci.Config {
 	fw := lci.DefaultConfig()
-	fw.Variant, fw.Tree, fw.Interrupts = c.Variant, c.Tree, c.Interrupts
+	fw.Variant, fw.Reliability, fw.Tree, fw.Interrupts = c.Variant, c.Reliability, c.Tree, c.Interrupts
 	fw.Costs = c.Firmware.AtCPI(c.Platform.NI.CPI100)
 	fw.RecvBufs = c.Platform.RecvBufs
 	fw.WatchdogCycles = c.Platform.WatchdogCycles()
+	fw.AckDelayCycles, fw.RetransmitCycles = lci.RxAckDelay(fw.WatchdogCycles), lci.RxRetransmit(fw.WatchdogCycles)
 	if c.MTU != 0 {
 		fw = fw.WithMTU(c.MTU)
 	}
