@@ -89,7 +89,7 @@ type rxEntry struct {
 	// at sentAt; acked: acknowledged while a retransmission of it was on
 	// the send engine, whose completion frees its buffer (sent).
 	queued, sent, acked bool
-	sentAt       clock.Cycle
+	sentAt              clock.Cycle
 }
 
 // RxStats counts what an NI's retransmission protocol did.
