@@ -88,7 +88,7 @@ func RxAckDelay(watchdog int) int { return watchdog }
 // due at most one delayed-ack timeout after a packet arrives, and the
 // rest is room for the round trip through queues behind full-size
 // packets, so that a loaded but loss-free network rarely retransmits.
-func RxRetransmit(watchdog int) int { return 4 * RxAckDelay(watchdog) }
+func RxRetransmit(watchdog int) int { return 10 * RxAckDelay(watchdog) }
 
 // BaseMTU is the base implementation's MTU, the packet buffer size the
 // buffer counts (RecvBufs, SpareBufs, SendBufs, HostSlots) of a platform

@@ -202,6 +202,9 @@ func (p *Program) Layout() Layout { return p.layout }
 // receive engine stalls the network), then DMA completions, transmit
 // completions, the host's queues and the timer.
 func (p *Program) PollOrder() []firmware.EventKind {
+	if p.rx != nil {
+		return rxPollOrder
+	}
 	return []firmware.EventKind{firmware.RecvDone, firmware.HostDMADone, firmware.SendDone, firmware.HostWrite, firmware.Timer}
 }
 

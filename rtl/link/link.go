@@ -383,6 +383,11 @@ type Stats struct {
 	// CRCErrors counts packets whose check failed; Corrupted and Dropped
 	// count the injected errors.
 	CRCErrors, Corrupted, Dropped uint64
+	// BadPackets counts packets received with a Bad tail: whose check
+	// failed here or on an earlier hop of a network that keeps the mark
+	// (a Myrinet switch), so that on a direction into an NI it is what
+	// the NI's CRC check sees.
+	BadPackets uint64
 	// CreditStalls counts the times a sender ran out of credits for a VC
 	// (once per wait, however long); StopStalls the times a sender found
 	// itself stopped (once per wait for GO, however long, so the count does
@@ -967,6 +972,9 @@ func (d *Dir) arrive(now clock.Time, f *Flit, crc uint32) {
 	}
 	if f.Tail {
 		d.stats.Packets++
+		if f.Bad {
+			d.stats.BadPackets++
+		}
 		if d.l.env.Trace.Enabled() {
 			fields := []trace.Field{trace.Uint("pkt", f.Packet()), trace.Int("src", int64(f.Src())), trace.Int("dst", int64(f.Dst())),
 				trace.Int("vc", int64(vc)), trace.Int("flits", int64(v.rxFlits)), trace.Hash("hash", v.rxData)}

@@ -38,6 +38,12 @@ type Config struct {
 	// platform's LANai CPI (lanai.Config.CPI100).
 	Host     lcilib.Costs
 	Firmware lci.Costs
+	// CorruptProb and DropProb are the probabilities that a packet is
+	// corrupted, or lost, on each link it crosses (every link of the
+	// network, host links included): the transient failures the
+	// retransmitting variants recover from («lost, corrupted, and dropped
+	// packets», section 5.1). 0 in the paper's measurements.
+	CorruptProb, DropProb float64
 	// MTU is the packet size: 0 for the base implementation's 2 KB
 	// (lci.BaseMTU); 1024 and 4096 are I-1k and I-4k (section 5.3, Table
 	// II). The platform's buffer counts are for 2 KB buffers (MY-P22):
@@ -72,6 +78,9 @@ func (c Config) Validate() error {
 	}
 	if c.Nodes < 2 || c.Nodes > 64 {
 		return fmt.Errorf("lci cluster: %d nodes: the network has 2 to 64", c.Nodes)
+	}
+	if c.CorruptProb < 0 || c.CorruptProb > 1 || c.DropProb < 0 || c.DropProb > 1 {
+		return fmt.Errorf("lci cluster: link error probabilities (corrupt %g, drop %g) must be in [0, 1]", c.CorruptProb, c.DropProb)
 	}
 	if c.Host.Send < 0 || c.Host.Recv < 0 || c.Host.Signal < 0 {
 		return fmt.Errorf("lci cluster: negative host cost in %+v", c.Host)
@@ -120,9 +129,21 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 	}
 	cl := &Cluster{Env: e, Config: c}
 	fw := c.FirmwareConfig()
+	if fw.Reliability != lci.NoRetransmit {
+		// After the last packet, nothing happens until the timers
+		// expire (a delayed acknowledgment, then a retransmission
+		// timeout that finds nothing to resend); a loss waits a
+		// timeout for its retransmission.
+		e.AllowQuiet(c.Platform.NI.Clock.Period() * clock.Time(fw.RetransmitCycles+fw.AckDelayCycles))
+	}
 	p := c.Platform
 	var routeOf func(src, dst int) []byte
-	mc := topology.MyrinetConfig{Platform: p.Net}
+	net := p.Net
+	net.Link.CorruptProb, net.Link.DropProb = c.CorruptProb, c.DropProb
+	if net.HostLink != (link.Config{}) {
+		net.HostLink.CorruptProb, net.HostLink.DropProb = c.CorruptProb, c.DropProb
+	}
+	mc := topology.MyrinetConfig{Platform: net}
 	mc.Attach = func(h int, out, in *link.Dir) (bool, error) {
 		if h >= c.Nodes {
 			return false, nil
@@ -136,18 +157,18 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 		cl.Nodes = append(cl.Nodes, n)
 		return true, nil
 	}
-	var net *topology.SourceNet
+	var sn *topology.SourceNet
 	var err error
 	if p.Topology == "grid" {
-		net, err = topology.MyrinetGrid(e, "Net", mc, nil)
+		sn, err = topology.MyrinetGrid(e, "Net", mc, nil)
 	} else {
-		net, err = topology.MyrinetClos(e, "Net", mc, nil)
+		sn, err = topology.MyrinetClos(e, "Net", mc, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cl.Net = net
-	routeOf = net.Route
+	cl.Net = sn
+	routeOf = sn.Route
 	for _, n := range cl.Nodes {
 		if err := n.Host.Init(n.Card.SRAM().Storage(), c.Tree); err != nil {
 			return nil, err

@@ -1,8 +1,10 @@
 package lcitb
 
 import (
+	"errors"
 	"fmt"
 	"github.com/nisim/nisim/firmware"
+	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/host/lcilib"
 	"math/rand/v2"
 
@@ -46,6 +48,10 @@ type TrafficResult struct {
 	UnicastsDone, MulticastsDone, FetchAddsDone uint64
 	// Deliveries counts packets handed to upcalls.
 	Deliveries uint64
+	// Rx sums the NIs' retransmission counters (I-nirx); Corrupted and
+	// Dropped are the packets the links corrupted and lost.
+	Rx                 lci.RxStats
+	Corrupted, Dropped uint64
 	// Coverage is how often each row of each firmware module's table
 	// fired, summed over the cluster's NIs.
 	Coverage []firmware.Coverage
@@ -71,7 +77,16 @@ type trafficOp struct {
 //     «Packets are delivered in FIFO order» (section 2);
 //   - every member receives every multicast;
 //   - the values fetch-and-add returns for a variable are all different,
-//     and they are exactly 0 .. n-1 for n additions of 1.
+//     and they are exactly 0 .. n-1 for n additions of 1;
+//   - no packet reaches an upcall twice (lci.dup: a retransmitting
+//     variant resends what it believes lost, and the receiver must drop
+//     what it already has);
+//   - at the end every NI is quiescent (lci.quiescent): every receive
+//     and send buffer free, nothing unacknowledged, no acknowledgment or
+//     retransmission request owed;
+//   - in I-nirx, each NI dropped for a bad CRC exactly the packets its
+//     incoming link delivered with a failed check (lci.crcsum: the link's
+//     BadPackets).
 func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	var r TrafficResult
 	if t.Ops < 1 || t.MaxSize < 0 || t.MaxSize > c.FirmwareConfig().MTU || t.McastPct < 0 || t.FAPct < 0 || t.McastPct+t.FAPct > 100 ||
@@ -141,23 +156,31 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		me := s.Host().Node()
 		got[me]++
 		r.Deliveries++
-		var want uint32
+		var next *uint32
 		dst := me
 		switch m.Type {
 		case lci.TypeData:
-			nextUni[me][m.Src]++
-			want = nextUni[me][m.Src]
+			next = &nextUni[me][m.Src]
 			r.UnicastsDone++
 		case lci.TypeMcast:
-			nextMc[me][m.Src]++
-			want = nextMc[me][m.Src]
+			next = &nextMc[me][m.Src]
 			dst = -1
 		default:
 			s.Host().Report(s.Now(), "lci.traffic", "unexpected packet type %d from %d", m.Type, m.Src)
 			return
 		}
-		if m.Seq != want {
-			s.Host().Report(s.Now(), "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost, duplicated or out of order", m.Seq, m.Type, m.Src, want)
+		switch want := *next + 1; {
+		case m.Seq == want:
+			*next = want
+		case m.Seq < want:
+			s.Host().Report(s.Now(), "lci.dup", "packet %d (type %d) from node %d reached the upcall again (%d was due)", m.Seq, m.Type, m.Src, want)
+			if m.Type == lci.TypeData {
+				r.UnicastsDone--
+			}
+			return
+		default:
+			s.Host().Report(s.Now(), "lci.order", "packet %d (type %d) from node %d arrived where %d was due: lost or out of order", m.Seq, m.Type, m.Src, want)
+			*next = m.Seq
 		}
 		checkData(s, m, trafficData(m.Type, m.Src, dst, m.Seq, int(m.Tag)))
 	}
@@ -211,8 +234,40 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		}
 		r.Coverage = append(r.Coverage, firmware.MergeCoverage(same...)...)
 	}
+	var errs []error
+	for i, nd := range cl.Nodes {
+		rs := nd.FW.RxStats()
+		r.Rx.Sent += rs.Sent
+		r.Rx.Retransmitted += rs.Retransmitted
+		r.Rx.Timeouts += rs.Timeouts
+		r.Rx.AcksSent += rs.AcksSent
+		r.Rx.NacksSent += rs.NacksSent
+		r.Rx.NacksReceived += rs.NacksReceived
+		r.Rx.CRCDrops += rs.CRCDrops
+		r.Rx.NoBufDrops += rs.NoBufDrops
+		r.Rx.OutOfOrder += rs.OutOfOrder
+		r.Rx.Duplicates += rs.Duplicates
+		if !nd.FW.Idle() {
+			errs = append(errs, fmt.Errorf("lci.quiescent: node %d's NI is not quiescent at the end: %s", i, nd.FW.State()))
+		}
+		if c.Reliability == lci.NIRetransmit {
+			if bad := nd.In.Stats().BadPackets; rs.CRCDrops != bad {
+				errs = append(errs, fmt.Errorf("lci.crcsum: node %d's NI dropped %d packets for a bad CRC, its link %s delivered %d", i, rs.CRCDrops, nd.In.Name(), bad))
+			}
+		}
+	}
+	for _, l := range cl.Net.Links {
+		for _, side := range []link.Side{link.A, link.B} {
+			st := l.From(side).Stats()
+			r.Corrupted += st.Corrupted
+			r.Dropped += st.Dropped
+		}
+	}
 	if err != nil {
-		return r, err
+		return r, errors.Join(append([]error{err}, errs...)...)
+	}
+	if len(errs) > 0 {
+		return r, errors.Join(errs...)
 	}
 	for i := range n {
 		if got[i] != expect[i] {
