@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nisim/nisim/firmware"
-	"github.com/nisim/nisim/rtl/link"
 	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/link"
 	"math/rand/v2"
 
 	"github.com/nisim/nisim/firmware/lci"
