@@ -187,7 +187,7 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p.fwdNext, p.fwdRead = 1, 1
 	p.freeNext = 1
 	if cfg.Reliability == NIRetransmit {
-		p.rx = newRxState(cfg, nodes)
+		p.rx = newRxState(e, cfg, nodes)
 	}
 	if err := p.build(e); err != nil {
 		return nil, err

@@ -586,6 +586,11 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 		return
 	}
 	h := p.recvHdr[buf]
+	if r := p.rx; r != nil && r.leakEvery > 0 {
+		if r.leaks++; r.leaks%r.leakEvery == 0 {
+			return // mutation: kept
+		}
+	}
 	p.freeBuf(c, buf)
 	if reserved(h.Type) && p.rx == nil {
 		p.held[h.Src]--

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nisim/nisim/firmware"
 	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
 )
 
 // I-nirx: the NI-level retransmission protocol of section 5.1.2, «almost
@@ -50,6 +51,17 @@ import (
 // control buffers; an F&A reply travels reliably in its control buffer,
 // so a resent request is recognised as a duplicate and added once.
 
+// Test-only faults of I-nirx (see env.DeclareMutation).
+var (
+	mutRxDup = env.DeclareMutation("lci.rxdup",
+		"I-nirx's receiver takes every Nth duplicate (a packet it has already) as a new one and delivers it again "+
+			"(caught by RunTraffic's lci.dup)")
+	mutRxLeak = env.DeclareMutation("lci.rxleak",
+		"I-nirx's NI keeps every Nth receive buffer it has delivered from (caught by RunTraffic's lci.quiescent)")
+	mutRxCRC = env.DeclareMutation("lci.rxcrc",
+		"I-nirx's NI skips the CRC check of every Nth packet marked bad and takes it (caught by RunTraffic's lci.crcsum)")
+)
+
 // rxState is I-nirx's protocol state.
 type rxState struct {
 	w       int
@@ -79,6 +91,10 @@ type rxState struct {
 	timerAt, watchAt clock.Cycle
 
 	stats RxStats
+
+	// test-only faults: every dupEvery-th duplicate delivered, every
+	// leakEvery-th buffer kept, every crcEvery-th bad packet taken
+	dupEvery, dups, leakEvery, leaks, crcEvery, bads int
 }
 
 // rxEntry is one reliable packet in its destination's window.
@@ -107,8 +123,9 @@ type RxStats struct {
 	CRCDrops, NoBufDrops, OutOfOrder, Duplicates uint64
 }
 
-func newRxState(cfg Config, nodes int) *rxState {
-	r := &rxState{w: cfg.Window(), ackWait: clock.Cycle(cfg.AckDelayCycles), rto: clock.Cycle(cfg.RetransmitCycles)}
+func newRxState(e *env.Env, cfg Config, nodes int) *rxState {
+	r := &rxState{w: cfg.Window(), ackWait: clock.Cycle(cfg.AckDelayCycles), rto: clock.Cycle(cfg.RetransmitCycles),
+		dupEvery: e.Mutation(mutRxDup), leakEvery: e.Mutation(mutRxLeak), crcEvery: e.Mutation(mutRxCRC)}
 	r.snext, r.sbase, r.rexp = make([]uint32, nodes), make([]uint32, nodes), make([]uint32, nodes)
 	for i := range nodes {
 		r.snext[i], r.sbase[i], r.rexp[i] = 1, 1, 1
@@ -302,6 +319,11 @@ func (p *Program) rxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 	buf := p.armedBuf
 	p.armed = false
 	h := DecodeHeader(c.Read(ev.Addr, HeaderBytes))
+	if ev.Bad && r.crcEvery > 0 {
+		if r.bads++; r.bads%r.crcEvery == 0 {
+			ev.Bad = false // mutation
+		}
+	}
 	if ev.Bad {
 		// The header may be wrong: nothing in it is used.
 		r.stats.CRCDrops++
@@ -342,6 +364,13 @@ func (p *Program) rxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 		return
 	case behind == 0:
 		// In order.
+	case behind < 128 && r.dupEvery > 0 && len(p.freeRecv) > 0 && func() bool { r.dups++; return r.dups%r.dupEvery == 0 }():
+		// mutation: taken as new, without counting it in order
+		p.arm(c)
+		p.recvHdr[buf] = h
+		p.recvRef[buf] = 1
+		c.Fire(p.hrq, "deliver", buf)
+		return
 	case behind < 128:
 		// A packet it has already: the sender missed the
 		// acknowledgment.

@@ -139,9 +139,11 @@ func Build(e *env.Env, c Config) (*Cluster, error) {
 	p := c.Platform
 	var routeOf func(src, dst int) []byte
 	net := p.Net
-	net.Link.CorruptProb, net.Link.DropProb = c.CorruptProb, c.DropProb
-	if net.HostLink != (link.Config{}) {
-		net.HostLink.CorruptProb, net.HostLink.DropProb = c.CorruptProb, c.DropProb
+	if c.CorruptProb != 0 || c.DropProb != 0 {
+		net.Link.CorruptProb, net.Link.DropProb = c.CorruptProb, c.DropProb
+		if net.HostLink != (link.Config{}) {
+			net.HostLink.CorruptProb, net.HostLink.DropProb = c.CorruptProb, c.DropProb
+		}
 	}
 	mc := topology.MyrinetConfig{Platform: net}
 	mc.Attach = func(h int, out, in *link.Dir) (bool, error) {
