@@ -147,7 +147,7 @@ func PandaRoundTrip(e *env.Env, c Config, cfg panda.Config, b PPSBench) (_ clock
 			client := func(s *lcilib.Seq, i int) {
 				// The RPC ids are 1, 2, ...: round trip i is id i+1.
 				rep := pn[0].RPC(s, 1, pandaPort, pattern(b.Size, i+1))
-				checkPanda(s, rep, pattern(b.Size, -(i + 1)))
+				checkPanda(s, rep, pattern(b.Size, -(i+1)))
 			}
 			server := func(s *lcilib.Seq, total int) {
 				pn[1].WaitUntil(s, func() bool { return pn[1].Delivered == uint64(total) })
