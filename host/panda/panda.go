@@ -315,12 +315,12 @@ func (n *Node) RPC(s *lcilib.Seq, dst int, port uint8, iov ...[]byte) *Message {
 func (n *Node) Poll(s *lcilib.Seq) int { return s.TryRecv(n.upcall) }
 
 // WaitUntil polls until cond holds (Panda-ST's client polling, Panda-MT's
-// poll when every thread is idle). Under MT a wait that had to receive
-// ends with a thread switch: the blocked thread is woken.
+// poll when every thread is idle); cond is evaluated after every packet and
+// whenever the processor is woken (cpu.CPU.Wake). Under MT a wait that had
+// to receive ends with a thread switch: the blocked thread is woken.
 func (n *Node) WaitUntil(s *lcilib.Seq, cond func() bool) {
 	waited := false
-	for !cond() {
-		s.Recv(n.upcall)
+	for !cond() && s.RecvOr(n.upcall, cond) {
 		waited = true
 	}
 	if waited && n.cfg.MT {

@@ -31,7 +31,7 @@ type PPSBench struct {
 // throughput (assumed: large enough to be fragmented at every level, as
 // lci-report's 64 KB throughput).
 func DefaultPPSBench() PPSBench {
-	return PPSBench{Size: 16, Warm: 5, Iters: 20, StreamSize: 64 << 10, Stream: 40}
+	return PPSBench{Size: 16, Warm: 5, Iters: 20, StreamSize: 16 << 10, Stream: 16}
 }
 
 func (b PPSBench) validate() error {
