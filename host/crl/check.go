@@ -4,8 +4,15 @@ import (
 	"bytes"
 	"slices"
 
-	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/clock"
 )
+
+// Reporter is where the checker reports a violation: a node's LCI host
+// (lcilib.Host).
+type Reporter interface {
+	Node() int
+	Report(now clock.Time, rule, format string, args ...any)
+}
 
 // Checker checks CRL's coherence (section 6.2's «coherent region
 // caching») across the nodes that share it: at any time a region has at
@@ -29,33 +36,38 @@ func NewChecker(regions []Region) *Checker {
 	return c
 }
 
-func (c *Checker) fail(s *lcilib.Seq, h *lcilib.Host, format string, args ...any) {
+func (c *Checker) fail(now clock.Time, h Reporter, format string, args ...any) {
 	c.Violations++
-	h.Report(s.Now(), "crl.coherence", format, args...)
+	h.Report(now, "crl.coherence", format, args...)
 }
 
-func (c *Checker) startRead(s *lcilib.Seq, h *lcilib.Host, r int, data []byte) {
+// StartRead records that h's node starts reading region r, whose copy
+// there is data.
+func (c *Checker) StartRead(now clock.Time, h Reporter, r int, data []byte) {
 	c.Checked++
 	if c.writers[r] > 0 {
-		c.fail(s, h, "node %d reads region %d while a node writes it", h.Node(), r)
+		c.fail(now, h, "node %d reads region %d while a node writes it", h.Node(), r)
 	}
 	if !bytes.Equal(data, c.last[r]) {
-		c.fail(s, h, "node %d reads a stale copy of region %d (not the last completed write)", h.Node(), r)
+		c.fail(now, h, "node %d reads a stale copy of region %d (not the last completed write)", h.Node(), r)
 	}
 	c.readers[r]++
 }
 
-func (c *Checker) endRead(r int) { c.readers[r]-- }
+// EndRead records the end of a read of region r.
+func (c *Checker) EndRead(r int) { c.readers[r]-- }
 
-func (c *Checker) startWrite(s *lcilib.Seq, h *lcilib.Host, r int) {
+// StartWrite records that h's node starts writing region r.
+func (c *Checker) StartWrite(now clock.Time, h Reporter, r int) {
 	c.Checked++
 	if c.writers[r] > 0 || c.readers[r] > 0 {
-		c.fail(s, h, "node %d writes region %d while %d other nodes write and %d read it", h.Node(), r, c.writers[r], c.readers[r])
+		c.fail(now, h, "node %d writes region %d while %d other nodes write and %d read it", h.Node(), r, c.writers[r], c.readers[r])
 	}
 	c.writers[r]++
 }
 
-func (c *Checker) endWrite(r int, data []byte) {
+// EndWrite records the end of a write of region r that left data.
+func (c *Checker) EndWrite(r int, data []byte) {
 	c.writers[r]--
 	c.last[r] = slices.Clone(data)
 }

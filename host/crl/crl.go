@@ -205,7 +205,7 @@ func (n *Node) StartRead(s *lcilib.Seq, r int) []byte {
 	}
 	st.readers++
 	if n.check != nil {
-		n.check.startRead(s, n.host, r, st.data)
+		n.check.StartRead(s.Now(), n.host, r, st.data)
 	}
 	return st.data
 }
@@ -216,7 +216,7 @@ func (n *Node) EndRead(s *lcilib.Seq, r int) {
 	st := n.regions[r]
 	st.readers--
 	if n.check != nil {
-		n.check.endRead(r)
+		n.check.EndRead(r)
 	}
 	n.ended(s, st)
 }
@@ -239,7 +239,7 @@ func (n *Node) StartWrite(s *lcilib.Seq, r int) []byte {
 	}
 	st.writing = true
 	if n.check != nil {
-		n.check.startWrite(s, n.host, r)
+		n.check.StartWrite(s.Now(), n.host, r)
 	}
 	return st.data
 }
@@ -250,7 +250,7 @@ func (n *Node) EndWrite(s *lcilib.Seq, r int) {
 	st := n.regions[r]
 	st.writing = false
 	if n.check != nil {
-		n.check.endWrite(r, st.data)
+		n.check.EndWrite(r, st.data)
 	}
 	n.ended(s, st)
 }

@@ -1,9 +1,15 @@
 package panda
 
 import (
-	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
 )
+
+// Reporter is where a checker reports a violation: a node's LCI host
+// (lcilib.Host).
+type Reporter interface {
+	Node() int
+	Report(now clock.Time, rule, format string, args ...any)
+}
 
 // OrderChecker checks Panda's totally ordered broadcast (section 6.1):
 // every node delivers the ordered broadcasts in the same order. The first
@@ -29,7 +35,7 @@ func NewOrderChecker() *OrderChecker { return &OrderChecker{count: map[int]int{}
 
 // Delivered records that h's node delivered the ordered broadcast seq of
 // origin src at now.
-func (c *OrderChecker) Delivered(now clock.Time, h *lcilib.Host, src int, seq uint32) {
+func (c *OrderChecker) Delivered(now clock.Time, h Reporter, src int, seq uint32) {
 	k := c.count[h.Node()]
 	c.count[h.Node()] = k + 1
 	id := orderID{src, seq}
