@@ -35,7 +35,6 @@ func run(c lcitb.Config, mut map[string]int, setup func(e *env.Env, cl *lcitb.Cl
 	return e, err
 }
 
-
 var _ = Describe("Panda over LCI", func() {
 	pc := panda.Config{Costs: panda.DefaultCosts()}
 
