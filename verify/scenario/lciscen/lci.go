@@ -47,6 +47,7 @@ func Scenarios() []*scenario.Scenario {
 		BroadcastScenario().In(sys, "6 s"),
 		TrafficScenario().In(sys, "0.6 s"),
 		ReportScenario().In(sys, "70 s"),
+		PPSScenario().In(sys, "60 s"),
 	})
 }
 

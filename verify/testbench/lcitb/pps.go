@@ -100,9 +100,15 @@ func roundTrips(e *env.Env, c Config, b PPSBench, setup func(cl *Cluster) (clien
 // LCIRoundTrip is the LCI level of Table V: a ping-pong of b.Size-byte
 // packets, the round trip (twice PingPong's end-to-end latency, measured
 // the same way as the PPS levels).
-func LCIRoundTrip(e *env.Env, c Config, b PPSBench) (_ clock.Time, err error) {
+func LCIRoundTrip(e *env.Env, c Config, b PPSBench) (clock.Time, error) {
+	t, _, err := LCIRoundTripRun(e, c, b)
+	return t, err
+}
+
+// LCIRoundTripRun is LCIRoundTrip with its run's result.
+func LCIRoundTripRun(e *env.Env, c Config, b PPSBench) (_ clock.Time, _ env.Result, err error) {
 	defer named(&err, "lci round trip")
-	t, _, err := roundTrips(e, c, b, func(cl *Cluster) (func(*lcilib.Seq, int), func(*lcilib.Seq, int), error) {
+	return roundTrips(e, c, b, func(cl *Cluster) (func(*lcilib.Seq, int), func(*lcilib.Seq, int), error) {
 		client := func(s *lcilib.Seq, i int) {
 			s.Send(1, pattern(b.Size, i), uint32(i))
 			s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) { checkData(s, m, pattern(b.Size, -i)) })
@@ -115,7 +121,6 @@ func LCIRoundTrip(e *env.Env, c Config, b PPSBench) (_ clock.Time, err error) {
 		}
 		return client, server, nil
 	})
-	return t, err
 }
 
 // pandaPort is the benchmarks' Panda port.
