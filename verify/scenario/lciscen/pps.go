@@ -342,4 +342,3 @@ func metricKey(s string) string {
 	}
 	return string(out)
 }
-
