@@ -6,6 +6,7 @@ import (
 
 	"github.com/nisim/nisim/host/crl"
 	"github.com/nisim/nisim/host/mpi"
+	"github.com/nisim/nisim/host/multigame"
 	"github.com/nisim/nisim/host/orca"
 	"github.com/nisim/nisim/host/panda"
 	"github.com/nisim/nisim/rtl/clock"
@@ -113,7 +114,7 @@ func RunPPS(e *env.Env, p *PPSParams) (*scenario.Report, error) {
 	rep := &scenario.Report{Title: "lci-pps: the parallel-programming systems over LCI (section 6: Panda, MPI, CRL, Orca), Tables V and VI, " +
 		"PPro I-pio and P3 I-sdma; each layer's one calibrated cost is fitted to its PPro latency delta, the rest is validation"}
 	b := lcitb.PPSBench{Size: 16, Warm: 5, Iters: p.Iters, StreamSize: p.StreamSize, Stream: p.StreamMessages}
-	per := 13
+	per := 14
 	if p.Multicast {
 		per += 12
 	}
@@ -142,6 +143,10 @@ func RunPPS(e *env.Env, p *PPSParams) (*scenario.Report, error) {
 			rep.Result = *m.run
 		}
 		addPPSUnicast(rep, c.Platform.Name, pp, m)
+		next(c.Platform.Name + " Multigame")
+		if err := addMultigame(rep, pl, variant); err != nil {
+			return nil, fmt.Errorf("%s: %w", pl, err)
+		}
 		if p.Multicast {
 			c.Nodes = 64
 			mc, err := measurePPSMulticast(c, p.McastIters, p.McastMessages, next)
@@ -302,6 +307,30 @@ func addPPSUnicast(rep *scenario.Report, pl string, pp ppsPaper, m ppsUnicast) {
 	tp("MPI throughput", m.mpiTp, pp.mpiTp[2])
 	tp("Panda-MT throughput", m.mtTp, pp.orcaTp[1])
 	tp("Orca throughput (RPCs with data)", m.orcaTp, pp.orcaTp[2])
+}
+
+// multigameJobs is the jobs per node of lci-pps's Multigame row.
+const multigameJobs = 200
+
+// addMultigame runs Multigame's one-way job traffic on 8 nodes and prints
+// the rate it sustains (no paper figure: «No results are shown for
+// Multigame, because a Multigame rule set does not correspond to a simple
+// communication pattern»).
+func addMultigame(rep *scenario.Report, pl, variant string) error {
+	c, err := config(pl, variant, 8)
+	if err != nil {
+		return err
+	}
+	r, err := lcitb.RunMultigame(nil, c, multigame.DefaultConfig(), multigameJobs)
+	if err != nil {
+		return err
+	}
+	rep.Add(fmt.Sprintf("%s Multigame, 8 nodes x %d jobs (32-byte descriptors, 8 per message): descriptors/s per node", c.Platform.Name, multigameJobs),
+		fmt.Sprintf("%.0f (%d messages)", r.PerNodeRate, r.Messages), "-", paper+" 6.2, 6.3 (no figure; model only)")
+	rep.Measure(metricKey(c.Platform.Name+" multigame rate"), r.PerNodeRate, "descriptors/s")
+	rep.Check(c.Platform.Name+" Multigame: every descriptor delivered intact", r.Received == r.Sent && r.Bad == 0,
+		"%d sent, %d received, %d damaged", r.Sent, r.Received, r.Bad)
+	return nil
 }
 
 // addPPSMulticast prints Table VI's rows of a platform.

@@ -7,6 +7,7 @@ import (
 	"github.com/nisim/nisim/host/crl"
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/host/mpi"
+	"github.com/nisim/nisim/host/multigame"
 	"github.com/nisim/nisim/host/orca"
 	"github.com/nisim/nisim/host/panda"
 	"github.com/nisim/nisim/rtl/clock"
@@ -313,4 +314,24 @@ var _ = Describe("Table V's fitted rows (PPro I-pio, 16 bytes)", func() {
 		Expect(us(mt - lci)).To(BeNumerically("~", 8.5, 0.05))
 		Expect(us(o - mt)).To(BeNumerically("~", 17.1, 0.05))
 	})
+})
+
+var _ = Describe("Multigame's job traffic", func() {
+	DescribeTable("every 32-byte descriptor reaches its owner intact, aggregated or not",
+		func(aggregate int, messages uint64) {
+			mc := multigame.DefaultConfig()
+			mc.Aggregate = aggregate
+			r, err := lcitb.RunMultigame(nil, pproPIO(4), mc, 40)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Sent).To(Equal(uint64(4 * 40)))
+			Expect(r.Received).To(Equal(r.Sent))
+			Expect(r.Bad).To(BeZero())
+			Expect(r.Messages).To(BeNumerically("<=", messages))
+		},
+		// Without aggregation one message per descriptor; with 8, at most
+		// 40/8 full ones plus one partial per destination, per node:
+		// 4 x (5 + 3) = 32.
+		Entry("one per message", 1, uint64(160)),
+		Entry("8 per message", 8, uint64(32)),
+	)
 })
