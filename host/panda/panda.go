@@ -164,13 +164,17 @@ var mutNoReorder = env.DeclareMutation("panda.noreorder",
 	"Panda delivers totally ordered broadcasts in the order they arrive, not by sequence number "+
 		"(caught by panda.order when two senders broadcast at once)")
 
-// New returns node's Panda over its LCI host h on a cluster with the
-// given MTU. It takes over h's upcall (lcilib.Host.SetUpcall is left
-// unset: packets arriving while the library waits are kept for Panda's
-// next poll).
+// New returns node's Panda over its LCI host h on a cluster of nodes with
+// the given MTU. Panda leaves h's upcall unset (lcilib.Host.SetUpcall):
+// packets that arrive while the LCI library waits (for a send buffer, a
+// fetch-and-add reply) are kept for Panda's next poll, so a handler never
+// runs inside another one's send.
 func New(e *env.Env, h *lcilib.Host, nodes, mtu int, cfg Config) (*Node, error) {
 	if mtu <= HeaderBytes {
 		return nil, fmt.Errorf("panda: MTU %d leaves no room after the %d-byte header", mtu, HeaderBytes)
+	}
+	if nodes < 2 || nodes > 256 {
+		return nil, fmt.Errorf("panda: %d nodes: 2 to 256", nodes)
 	}
 	if cfg.Sequencer < 0 || cfg.Sequencer >= nodes {
 		return nil, fmt.Errorf("panda: sequencer %d is not a node of %d", cfg.Sequencer, nodes)
@@ -191,6 +195,10 @@ func (n *Node) Handle(port uint8, fn Handler) { n.ports[port] = fn }
 
 // Serve registers the RPC server of a port.
 func (n *Node) Serve(port uint8, fn RPCHandler) { n.servers[port] = fn }
+
+// maxFragments is the most fragments a message may have: the tag's 15-bit
+// fragment number (a last-fragment bit beside it).
+const maxFragments = 1 << 15
 
 func tag(kind, port uint8, frag int, last bool) uint32 {
 	t := uint32(kind)<<24 | uint32(port)<<16 | uint32(frag&0x7fff)
@@ -245,6 +253,10 @@ func (n *Node) send(s *lcilib.Seq, kind, port uint8, dst int, mcast bool, arg ui
 	n.lock(s)
 	s.Compute(n.cfg.Costs.Send)
 	pkts := n.fragments(iov, arg)
+	if len(pkts) > maxFragments {
+		n.host.Report(s.Now(), "panda.api", "message of %d packets exceeds Panda's %d fragments", len(pkts), maxFragments)
+		return
+	}
 	for i, p := range pkts {
 		s.Compute(n.cfg.Costs.Fragment)
 		t := tag(kind, port, i, i == len(pkts)-1)
