@@ -29,6 +29,10 @@ type PPSParams struct {
 	StreamMessages int `toml:"stream_messages"`
 	// Multicast includes Table VI (64 nodes, the slowest part).
 	Multicast bool `toml:"multicast"`
+	// MPIBcast is MPI_Bcast's algorithm in Table VI: panda (the paper's
+	// port, over Panda's broadcast) or binomial (MPICH's own tree of
+	// point-to-point messages, mpimc).
+	MPIBcast string `toml:"mpi_bcast"`
 	// McastIters and McastMessages are Table VI's latency broadcasts and
 	// throughput messages (4 KB each).
 	McastIters    int `toml:"mcast_iters"`
@@ -37,7 +41,7 @@ type PPSParams struct {
 
 // PPSDefaults are both platforms with Table VI.
 func PPSDefaults() *PPSParams {
-	return &PPSParams{Platform: "both", Iters: 20, StreamSize: 16 << 10, StreamMessages: 16, Multicast: true, McastIters: 3, McastMessages: 8}
+	return &PPSParams{Platform: "both", Iters: 20, StreamSize: 16 << 10, StreamMessages: 16, Multicast: true, MPIBcast: mpi.BcastPanda, McastIters: 3, McastMessages: 8}
 }
 
 // ppsMcastSize is Table VI's throughput message: 4 KB, as lci-report's
@@ -52,6 +56,7 @@ func (p *PPSParams) Keys() []scenario.KeySpec {
 		scenario.Key("stream_size", "bytes (fragmented at the MTU)").AtLeast(1).Limit(maxMessageBytes, "lcitb's largest message, 16 MiB"),
 		scenario.Key("stream_messages", "messages per throughput").AtLeast(4).Also(payloadNote("stream_size")),
 		scenario.Key("multicast", "include Table VI (64 nodes, the slowest part)"),
+		scenario.Key("mpi_bcast", "MPI_Bcast in Table VI").OneOf(mpi.BcastPanda, mpi.BcastBinomial).From("panda, the paper's port"),
 		scenario.Key("mcast_iters", "broadcasts of 16 bytes timed").AtLeast(2).Budget(bcastEntryBytes, "multicast's count and time"),
 		scenario.Key("mcast_messages", "4 KB broadcasts streamed").AtLeast(8).Budget(bcastEntryBytes, "message's count and time"),
 	}
@@ -149,7 +154,7 @@ func RunPPS(e *env.Env, p *PPSParams) (*scenario.Report, error) {
 		}
 		if p.Multicast {
 			c.Nodes = 64
-			mc, err := measurePPSMulticast(c, p.McastIters, p.McastMessages, next)
+			mc, err := measurePPSMulticast(c, p.MPIBcast, p.McastIters, p.McastMessages, next)
 			if err != nil {
 				return nil, fmt.Errorf("%s multicast: %w", pl, err)
 			}
@@ -229,15 +234,17 @@ type ppsMulticast struct {
 	mpiTp, orcaTp   [3]float64
 }
 
-func measurePPSMulticast(c lcitb.Config, iters, msgs int, next func(string)) (m ppsMulticast, err error) {
+func measurePPSMulticast(c lcitb.Config, bcast string, iters, msgs int, next func(string)) (m ppsMulticast, err error) {
 	pc := panda.Config{Costs: panda.DefaultCosts()}
+	mcfg := mpi.DefaultConfig()
+	mcfg.Bcast = bcast
 	rows := []struct {
 		what  string
 		lat   *[3]clock.Time
 		tp    *[3]float64
 		casts [3]lcitb.Multicaster
 	}{
-		{"MPI", &m.mpiLat, &m.mpiTp, [3]lcitb.Multicaster{lcitb.LCIMulticast(false), lcitb.PandaMulticast(pc, false), lcitb.MPIBcast(pc, mpi.DefaultConfig())}},
+		{"MPI", &m.mpiLat, &m.mpiTp, [3]lcitb.Multicaster{lcitb.LCIMulticast(false), lcitb.PandaMulticast(pc, false), lcitb.MPIBcast(pc, mcfg)}},
 		{"Orca", &m.orcaLat, &m.orcaTp, [3]lcitb.Multicaster{lcitb.LCIMulticast(true), lcitb.PandaMulticast(pc, true), lcitb.OrcaMulticast(pc, orca.DefaultCosts())}},
 	}
 	small := func(int) []byte { return make([]byte, 16) }
