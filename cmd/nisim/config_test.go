@@ -38,6 +38,7 @@ var configSets = map[string]string{
 	"lci-broadcast":             "tree=binomial",
 	"lci-traffic":               "nodes=4",
 	"lci-report":                "broadcast=false",
+	"lci-pps":                   "multicast=false",
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
 	"shrimp-report":             "rounds=4",

@@ -540,6 +540,26 @@ func (s *Seq) Recv(handler Handler) {
 	}
 }
 
+// RecvOr is Recv that also gives up waiting once stop holds: it returns
+// true when it has handled a packet, false when stop held with no packet
+// waiting. stop is evaluated whenever the processor is woken (a packet's
+// arrival, or CPU.Wake from whatever makes it true).
+func (s *Seq) RecvOr(handler Handler, stop func() bool) bool {
+	for {
+		var m *Msg
+		s.WaitUntil(func() bool {
+			m = s.h.next(s.Now())
+			return m != nil || stop()
+		})
+		if m == nil {
+			return false
+		}
+		if s.handle(m, handler) {
+			return true
+		}
+	}
+}
+
 // TryRecv handles every packet already there and returns how many it
 // passed to handler (a poll that does not wait). Each look at the queue is
 // an operation of its own, so an interrupt pending before it is taken

@@ -13,7 +13,11 @@
 //   - lci-traffic: randomised unicast, multicast and fetch-and-add traffic
 //     with every checker on;
 //   - lci-report: every figure of the paper these produce, on both
-//     platforms, next to the paper's value with the error.
+//     platforms, next to the paper's value with the error;
+//   - lci-pps: the parallel-programming systems of section 6 (Panda, MPI,
+//     CRL, Orca, Multigame) over LCI, Tables V and VI on PPro I-pio and
+//     P3 I-sdma, each layer's one calibrated cost fitted to its PPro
+//     latency delta of Table V.
 //
 // The calibration is the PPro I-sdma row of Table III only (the
 // `calibrated:` parameters: the LANai CPI, the PCI bridge's read latency,
@@ -47,6 +51,7 @@ func Scenarios() []*scenario.Scenario {
 		BroadcastScenario().In(sys, "6 s"),
 		TrafficScenario().In(sys, "0.6 s"),
 		ReportScenario().In(sys, "70 s"),
+		PPSScenario().In(sys, "60 s"),
 	})
 }
 
