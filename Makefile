@@ -20,9 +20,10 @@ NETWORKS := mesh myrinet-grid myrinet-clos atm-star mchub-star
 # The Telegraphos scenarios make run reports on: section 3.2's measurements,
 # model vs paper (the others: `bin/nisim list`).
 TELEGRAPHOS := telegraphos-calibration
-# The Myrinet/LCI report: every figure of the LCI paper's microbenchmarks,
-# model vs paper, on both platforms (the others: `bin/nisim list`).
-LCI := lci-report
+# The Myrinet/LCI reports: every figure of the LCI paper's microbenchmarks
+# and of its parallel-programming-system layers (Tables V and VI), model vs
+# paper, on both platforms (the others: `bin/nisim list`).
+LCI := lci-report lci-pps
 # The Memory Channel report: section 2.1's network figures and 2.3's lock,
 # model vs paper (docs/mc-validation.md).
 MC := mc-report
@@ -33,7 +34,7 @@ SHRIMP := shrimp-report
 # paper (docs/atm-validation.md).
 ATM := atm-report
 
-run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI, Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI (microbenchmarks and PPS layers), Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
