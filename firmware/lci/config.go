@@ -162,18 +162,31 @@ func (c Config) Name() string {
 
 // Window is W: in the base implementation the receive buffers each NI
 // reserves for each sender: «Each NI reserves a small, fixed number W of
-// NI Receive Buffers for each sender» (MY-P23). In the retransmitting
-// variants, whose senders «share one NI receive buffer pool», it is the
-// go-back-N window, the packets a sender may have unacknowledged towards
-// one destination: derived: the NI send buffers (SendBufs, 16 with the 2
-// KB MTU), which hold every unacknowledged packet of the host's («NI send
-// buffers cannot be reused until they have been acknowledged», section
-// 5.1.1), so that no window below them idles a sender that has buffers
-// («the window size for I-hrx can be kept largely independent of the
-// cluster size», section 5.1.3); half of it triggers the explicit
-// acknowledgment, as in the base.
+// NI Receive Buffers for each sender» (MY-P23).
+//
+// In the retransmitting variants, whose senders «share one NI receive
+// buffer pool», it is the go-back-N window, the packets a sender may have
+// unacknowledged towards one destination; half of it triggers the explicit
+// acknowledgment, as in the base. derived: I-nirx's is the base's W, the
+// NI's receive buffers over the other nodes of the cluster: the paper
+// credits only the host-level protocol with a window free of the cluster
+// size, «due to its host-level retransmission protocol, the window size
+// for I-hrx can be kept largely independent of the cluster size (unlike
+// I-sdma, which uses a conservative NI-level buffer reservation scheme).
+// As a result, fewer acknowledgments need to be sent for large sequences
+// of one-way transfers, explaining the lower gap of I-hrx» (section
+// 5.1.3), while I-nirx's gap is above I-sdma's. It bounds the packets in
+// flight, not the buffers a sender's packets hold: an I-nirx receiver
+// acknowledges a packet when it has stored it, so packets waiting for
+// host buffers or for forwarding can fill the shared pool («the NI receive
+// queue may fill up with packets that have been delivered locally but
+// still have to be forwarded», section 5.1.2). I-hrx's is the NI send
+// buffers (SendBufs, 16 with the 2 KB MTU), which hold every packet it has
+// not seen acknowledged («NI send buffers cannot be reused until they have
+// been acknowledged», section 5.1.1), so that no window below them idles a
+// sender that has buffers.
 func (c Config) Window() int {
-	if c.Reliability != NoRetransmit {
+	if c.Reliability == HostRetransmit {
 		return c.SendBufs
 	}
 	return (c.RecvBufs - c.SpareBufs) / (c.ClusterSize - 1)
@@ -188,12 +201,12 @@ func (c Config) Validate(sram uint32) error {
 		return fmt.Errorf("lci: cluster size %d must be 2 to 255", c.ClusterSize)
 	case c.SpareBufs < 1:
 		return fmt.Errorf("lci: %d spare receive buffers: need at least 1 for acknowledgments", c.SpareBufs)
-	case c.Reliability == NoRetransmit && c.Window() < 2:
+	case c.Window() < 2:
 		return fmt.Errorf("lci: %d receive buffers (%d spare) give a window of %d for %d senders: need at least 2",
 			c.RecvBufs, c.SpareBufs, c.Window(), c.ClusterSize-1)
-	case c.Reliability != NoRetransmit && (c.Window() < 2 || c.Window() > MaxRxWindow):
-		return fmt.Errorf("lci: %s's window is its %d send buffers: need 2 to %d (8-bit sequence numbers)",
-			c.Reliability, c.SendBufs, MaxRxWindow)
+	case c.Reliability != NoRetransmit && c.Window() > MaxRxWindow:
+		return fmt.Errorf("lci: %s's window of %d packets is above %d (8-bit sequence numbers)",
+			c.Reliability, c.Window(), MaxRxWindow)
 	case c.Reliability != NoRetransmit && (c.AckDelayCycles < 1 || c.RetransmitCycles <= c.AckDelayCycles):
 		return fmt.Errorf("lci: %s's timers: delayed ack %d cycles, retransmission %d: need 1 <= delayed ack < retransmission",
 			c.Reliability, c.AckDelayCycles, c.RetransmitCycles)

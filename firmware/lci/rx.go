@@ -365,11 +365,12 @@ func (p *Program) rxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 	case behind == 0:
 		// In order.
 	case behind < 128 && r.dupEvery > 0 && len(p.freeRecv) > 0 && func() bool { r.dups++; return r.dups%r.dupEvery == 0 }():
-		// mutation: taken as new, without counting it in order
+		// mutation: delivered again, and acknowledged as a duplicate is
 		p.arm(c)
 		p.recvHdr[buf] = h
 		p.recvRef[buf] = 1
 		c.Fire(p.hrq, "deliver", buf)
+		p.rxAckNow(c, src)
 		return
 	case behind < 128:
 		// A packet it has already: the sender missed the

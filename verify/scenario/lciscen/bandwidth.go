@@ -180,8 +180,9 @@ func measureBroadcast(e *env.Env, c lcitb.Config, iters, size, msgs int) (lat fl
 func addBroadcast(rep *scenario.Report, c lcitb.Config, nodes int, lat float64, tp lcitb.Throughput, size int) {
 	name := fmt.Sprintf("%s %s %s tree", c.Platform.Name, c.FirmwareConfig().Name(), c.Tree)
 	pl, pt := paperBroadcastLatency(c.Platform.Name, c.Variant, c.Tree), paperBroadcastThroughput(c.Platform.Name, c.Variant, c.Tree)
-	// Figure 9's figures are the base implementation's (2 KB MTU).
-	if nodes != 64 || c.FirmwareConfig().MTU != fw.BaseMTU {
+	// Figure 9's figures are the base implementation's and I-pio's (2 KB
+	// MTU).
+	if nodes != 64 || c.FirmwareConfig().MTU != fw.BaseMTU || c.Reliability != fw.NoRetransmit {
 		pl, pt = 0, 0
 	}
 	m, p := vsPaper(lat, pl, "µs")

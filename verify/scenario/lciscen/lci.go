@@ -59,7 +59,9 @@ func Scenarios() []*scenario.Scenario {
 type Platform struct {
 	// Platform is ppro or p3 (Table I).
 	Platform string `toml:"platform"`
-	// Variant is sdma (I-sdma, the base implementation) or pio (I-pio).
+	// Variant is the implementation: sdma (I-sdma, the base
+	// implementation), pio (I-pio) or nirx (I-nirx: I-sdma with the NI's
+	// retransmission protocol, section 5.1.2).
 	Variant string `toml:"variant"`
 	// MTU is the packet size in bytes: 2048, the base implementation's, or
 	// 1024 or 4096 (I-1k, I-4k; section 5.3). The names compose (Table II):
@@ -73,7 +75,7 @@ var mtus = []int{1024, fw.BaseMTU, 4096}
 
 func (p Platform) validate() error {
 	_, err1 := lcilib.PlatformPreset(p.Platform)
-	_, err2 := fw.ParseVariant(p.Variant)
+	_, _, err2 := fw.ParseImplementation(p.Variant)
 	var errs []error
 	if err1 != nil {
 		errs = append(errs, &scenario.KeyError{Key: "platform", Msg: err1.Error()})
@@ -117,11 +119,11 @@ func configMTU(platform, variant string, mtu, nodes int) (lcitb.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	v, err := fw.ParseVariant(variant)
+	v, rel, err := fw.ParseImplementation(variant)
 	if err != nil {
 		return c, err
 	}
-	c.Platform, c.Variant, c.Nodes = pl, v, nodes
+	c.Platform, c.Variant, c.Reliability, c.Nodes = pl, v, rel, nodes
 	return c, c.Validate()
 }
 
@@ -222,13 +224,13 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-logp: %s on the %s platform (%s, %s, %s), nodes 0 and 1, %d-byte messages; the waveform shows the ping-pong",
 		c.FirmwareConfig().Name(), c.Platform.Name, c.Platform.CPU(), c.Platform.Host.IOBus.Name, c.Platform.NI.Name, p.Size)}
 	name := c.Platform.Name + " " + c.FirmwareConfig().Name()
-	pl := paperLogP(c.Platform.Name, c.Variant)
+	pl := paperLogP(c.Platform.Name, c.FirmwareConfig())
 	// Tables III and IV are the base implementation's (2 KB MTU) only.
 	base := p.Size == 16 && p.MTU == fw.BaseMTU
 	if !base {
 		pl = logp{-1, -1, -1, -1, -1, -1, ""}
 	}
-	addLogP(rep, name, r, pl, base && c.Platform.Name == "PPro" && c.Variant == fw.SDMA)
+	addLogP(rep, name, r, pl, base && c.Platform.Name == "PPro" && c.FirmwareConfig().Name() == "I-sdma")
 	rep.Check("completed", !r.Run.Stopped && e.Monitor.Count() == 0,
 		"every round trip, stream message and F&A completed: %v; checker violations: %d", !r.Run.Stopped, e.Monitor.Count())
 	rep.Result = r.Run

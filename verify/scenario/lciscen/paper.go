@@ -15,10 +15,17 @@ type logp struct {
 }
 
 // paperLogP returns the paper's LogP row for a platform (PPro or P3) and
-// variant: Table III for I-sdma (with its F&A latency), Table IV for
-// I-pio.
-func paperLogP(platform string, v fw.Variant) logp {
+// implementation: Table III for I-sdma and I-nirx (with their F&A
+// latencies), Table IV for I-pio; none (all -1) for others.
+func paperLogP(platform string, c fw.Config) logp {
+	v := c.Variant
 	switch {
+	case c.Reliability == fw.NIRetransmit && c.Variant == fw.SDMA && platform == "PPro":
+		return logp{1.8, 2.5, 13.7, 12.6, 18.0, 24.4, "Table III, PPro I-nirx"}
+	case c.Reliability == fw.NIRetransmit && c.Variant == fw.SDMA && platform == "P3":
+		return logp{0.5, 0.5, 8.3, 5.2, 9.4, 9.0, "Table III, P3 I-nirx"}
+	case c.Reliability != fw.NoRetransmit:
+		return logp{-1, -1, -1, -1, -1, -1, ""}
 	case platform == "PPro" && v == fw.SDMA:
 		return logp{1.8, 2.6, 10.7, 11.1, 15.1, 18.0, "Table III, PPro I-sdma"}
 	case platform == "P3" && v == fw.SDMA:

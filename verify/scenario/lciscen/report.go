@@ -142,9 +142,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
 	b := lcitb.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
 	// The measurements, as phases of e (all but the first run in envs of
-	// their own): 4 LogP rows, 2 cross-over sweeps, 3 throughputs and 8
+	// their own): 6 LogP rows, 2 cross-over sweeps, 3 throughputs and 8
 	// broadcasts.
-	phase, phases := 0, 4+2+3+len(mtuReportRuns)
+	phase, phases := 0, 6+2+3+len(mtuReportRuns)
 	if p.Broadcast {
 		phases += 8
 	}
@@ -152,8 +152,9 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		e.Phase(phase, phases, what)
 		phase++
 	}
+	logps := map[string]lcitb.LogP{} // by platform and variant key
 	for _, pl := range []string{"ppro", "p3"} {
-		for _, v := range []string{"sdma", "pio"} {
+		for _, v := range []string{"sdma", "pio", "nirx"} {
 			next(fmt.Sprintf("LogP %s %s", pl, v))
 			c, err := config(pl, v, 2)
 			if err != nil {
@@ -170,8 +171,10 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			if run != nil {
 				rep.Result = r.Run
 			}
-			addLogP(rep, c.Platform.Name+" "+c.Variant.String(), r, paperLogP(c.Platform.Name, c.Variant), pl == "ppro" && v == "sdma")
+			addLogP(rep, c.Platform.Name+" "+c.FirmwareConfig().Name(), r, paperLogP(c.Platform.Name, c.FirmwareConfig()), pl == "ppro" && v == "sdma")
+			logps[pl+" "+v] = r
 		}
+		addReliabilityFindings(rep, pl, logps[pl+" sdma"], logps[pl+" nirx"])
 	}
 	for _, pl := range []string{"ppro", "p3"} {
 		var sizes []int
@@ -316,4 +319,39 @@ func addMTURows(rep *scenario.Report, platform, variant string, gap bool) error 
 			paper+" 5.3 a 4 KB MTU's gain comes «at the cost of introducing more acknowledgment traffic for applications that are dominated by small messages»: the explicit acknowledgment every W/2 packets (validation; no figure)")
 	}
 	return nil
+}
+
+// addReliabilityFindings checks the directions section 5.1.3 gives for
+// I-nirx against I-sdma on a platform, each with its size, model beside
+// paper (Table III): «I-nirx runs a retransmission protocol on the NI,
+// which is reflected in its larger gap (i.e., small-message bottleneck)
+// and latency», «I-sdma has the best end-to-end latency», «I-sdma has the
+// fastest F&A implementation».
+func addReliabilityFindings(rep *scenario.Report, pl string, sdma, nirx lcitb.LogP) {
+	name := "PPro"
+	paperSdma, paperNirx := logp{1.8, 2.6, 10.7, 11.1, 15.1, 18.0, ""}, logp{1.8, 2.5, 13.7, 12.6, 18.0, 24.4, ""}
+	if pl == "p3" {
+		name = "P3"
+		paperSdma, paperNirx = logp{0.5, 0.5, 7.8, 4.5, 8.8, 7.4, ""}, logp{0.5, 0.5, 8.3, 5.2, 9.4, 9.0, ""}
+	}
+	holds := func(ok bool) string {
+		if ok {
+			return "holds"
+		}
+		return "does not hold"
+	}
+	for _, f := range []struct {
+		what         string
+		model, paper [2]float64 // I-sdma, I-nirx
+	}{
+		{"latency L", [2]float64{usf(sdma.L), usf(nirx.L)}, [2]float64{paperSdma.L, paperNirx.L}},
+		{"gap g", [2]float64{usf(sdma.G), usf(nirx.G)}, [2]float64{paperSdma.G, paperNirx.G}},
+		{"end-to-end latency", [2]float64{usf(sdma.E2E), usf(nirx.E2E)}, [2]float64{paperSdma.E2E, paperNirx.E2E}},
+		{"fetch-and-add latency", [2]float64{usf(sdma.FA), usf(nirx.FA)}, [2]float64{paperSdma.FA, paperNirx.FA}},
+	} {
+		d, pd := f.model[1]-f.model[0], f.paper[1]-f.paper[0]
+		rep.Add(fmt.Sprintf("%s finding: I-nirx's %s above I-sdma's", name, f.what),
+			fmt.Sprintf("%+.2f µs (%s)", d, holds(d > 0)), fmt.Sprintf("%+.1f µs", pd),
+			paper+" 5.1.3 and Table III (validation: direction asserted, size reported)")
+	}
 }

@@ -91,17 +91,19 @@ var _ = Describe("I-nirx under link faults, every checker on", Ordered, func() {
 
 var _ = Describe("I-nirx's receive buffer pool", func() {
 	It("drops what it has no buffer for and asks the sender to resend when buffers are free again", func() {
-		// 32 shared receive buffers, 7 senders with windows of 16 towards
-		// a receiver whose host computes 2 ms between polls: its 64 host
-		// slots fill, then its pool runs dry.
+		// 130 shared receive buffers (the fewest that give a window of
+		// 2: (130 - 4) / 63), 7 senders towards a receiver whose host
+		// computes 2 ms between polls: the receiver acknowledges what it
+		// has stored, so its senders go on while its 64 host slots fill,
+		// and then its pool runs dry.
 		c := lcitb.DefaultConfig()
 		c.Nodes, c.Reliability = 8, fw.NIRetransmit
-		c.Platform.RecvBufs = 32
-		t := hot(30, 512)
+		c.Platform.RecvBufs = 130
+		t := hot(40, 512)
 		t.HotPause = 2 * clock.Millisecond
 		r, err := lcitb.RunTraffic(env.New(env.Options{Seed: 11}), c, t)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(r.Completed()).To(Equal(uint64(8 * 30)))
+		Expect(r.Completed()).To(Equal(uint64(8 * 40)))
 		Expect(r.Rx.NoBufDrops).To(BeNumerically(">", 0))
 		Expect(r.Rx.NacksSent).To(BeNumerically(">", 0))
 		Expect(r.Rx.NacksReceived).To(BeNumerically(">", 0))
@@ -112,7 +114,11 @@ var _ = Describe("I-nirx's receive buffer pool", func() {
 var _ = Describe("I-nirx's checkers against mutations", func() {
 	x := nirxRun{platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
 	rules := func(mut map[string]int) (map[string][]string, error) {
-		e := env.New(env.Options{Seed: x.seed, Mutations: mut})
+		// The clean run takes about 20 ms; a mutation that confuses the
+		// protocol (a corrupted header taken as good can leave a
+		// receiver expecting a sequence its sender has not reached, and
+		// the sender resending for ever) is stopped at 300 ms.
+		e := env.New(env.Options{Seed: x.seed, Mutations: mut, TimeLimit: 300 * clock.Millisecond})
 		_, err := lcitb.RunTraffic(e, x.config(), nirxTraffic(x.ops))
 		out := map[string][]string{}
 		for _, v := range e.Monitor.Violations() {
