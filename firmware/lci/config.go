@@ -45,6 +45,16 @@ type Config struct {
 	// handling and message transfers are hidden behind DMA transfers»
 	// (section 5.2.4).
 	SyncFetch bool
+	// HostForward selects host-level multicast forwarding, I-sdma-hmc
+	// (I-pio-hmc with PIO; section 5.4): «When a host must forward a
+	// packet to a set of children, I-sdma-hmc issues a data transfer to
+	// NI memory only once and transmits the same NI buffer multiple
+	// times.» A multicast packet that arrives is only delivered to the
+	// host (no Multicast-module descriptors); the host library forwards
+	// it with one send buffer and one descriptor per child (DescHostFwd).
+	// The root's own multicast is sent as in the base implementation.
+	// Default false: the base implementation's NI-level forwarding.
+	HostForward bool
 	// Costs are the handlers' cycle counts.
 	Costs Costs
 }
@@ -102,17 +112,23 @@ func (c Config) WithMTU(mtu int) Config {
 }
 
 // Name is the implementation's name as Table II composes it: the
-// variant, then the MTU when it is not the base's (I-pio-1k, I-sdma-4k;
-// «I-pio-1k refers to an LCI implementation that uses PIO-based message
-// passing with the a packet size of 1 Kbyte», section 5).
+// variant, "-hmc" with host-level multicast forwarding (I-sdma-hmc,
+// section 5.4; «I-hmc is really short for I-sdma-hmc», section 5), then
+// the MTU when it is not the base's (I-pio-1k, I-sdma-4k; «I-pio-1k
+// refers to an LCI implementation that uses PIO-based message passing
+// with the a packet size of 1 Kbyte», section 5).
 func (c Config) Name() string {
+	name := c.Variant.String()
+	if c.HostForward {
+		name += "-hmc"
+	}
 	if c.MTU == BaseMTU {
-		return c.Variant.String()
+		return name
 	}
 	if c.MTU%1024 == 0 {
-		return fmt.Sprintf("%s-%dk", c.Variant, c.MTU/1024)
+		return fmt.Sprintf("%s-%dk", name, c.MTU/1024)
 	}
-	return fmt.Sprintf("%s-%d", c.Variant, c.MTU)
+	return fmt.Sprintf("%s-%d", name, c.MTU)
 }
 
 // Window is W, the receive buffers each NI reserves for each sender:
