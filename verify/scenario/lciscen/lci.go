@@ -120,6 +120,18 @@ func configMTU(platform, variant string, mtu, nodes int) (lcitb.Config, error) {
 	return c, c.Validate()
 }
 
+// hostForward reads the forward key: "host" selects host-level multicast
+// forwarding (I-sdma-hmc, section 5.4), "ni" the base implementation's.
+func hostForward(forward string) (bool, error) {
+	switch forward {
+	case "ni":
+		return false, nil
+	case "host":
+		return true, nil
+	}
+	return false, &scenario.KeyError{Key: "forward", Msg: fmt.Sprintf("%q is not ni or host (NI-level or host-level multicast forwarding, section 5.4)", forward)}
+}
+
 func usf(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }
 
 // vsPaper formats a model figure next to the paper's with the error.
