@@ -49,6 +49,9 @@ var (
 	mutCorrupt = env.DeclareMutation("lci.corrupt",
 		"the NI flips a bit of every Nth non-empty packet it delivers to its host, after the link's CRC check "+
 			"(caught by the host's data check, lci.data)")
+	mutHMCEarly = env.DeclareMutation("lci.hmcearly",
+		"I-sdma-hmc: a host forward's send buffer is reported free after its first child's send, not its last "+
+			"(the next child's send finds its references spent: caught by lci.refs)")
 )
 
 // Program is one NI's LCI control program.
@@ -112,6 +115,7 @@ type Program struct {
 	// is corrupted
 	overdraw, extraEvery, releases int
 	corruptEvery, deliveries       int
+	hmcEarly                       bool
 
 	sigCredits           []*waves.Signal // per destination
 	sigReady, sigBlocked *waves.Signal
@@ -152,7 +156,8 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 		return nil, fmt.Errorf("%s: %d nodes exceed the cluster size %d the buffers are reserved for", name, nodes, cfg.ClusterSize)
 	}
 	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName,
-		overdraw: e.Mutation(mutOverdraw), extraEvery: e.Mutation(mutExtraCredit), corruptEvery: e.Mutation(mutCorrupt)}
+		overdraw: e.Mutation(mutOverdraw), extraEvery: e.Mutation(mutExtraCredit), corruptEvery: e.Mutation(mutCorrupt),
+		hmcEarly: e.Mutation(mutHMCEarly) > 0}
 	p.credits = make([]int, nodes)
 	p.owed = make([]int, nodes)
 	p.held = make([]int, nodes)

@@ -296,6 +296,9 @@ func (p *Program) submit(c *firmware.Ctx, d Desc) {
 				c.Env.Report(c.Now, p.name, "lci.desc", "host forward into send buffer %d, which has %d sends pending", buf, p.sendRefs[buf])
 			}
 			p.sendRefs[buf] = int(d.Kids)
+			if p.hmcEarly {
+				p.sendRefs[buf] = 1 // mutation: completed after the first child's send
+			}
 		} else if p.sendRefs[buf] == 0 {
 			// Its first descriptor's sends cannot all be done
 			// before this one's: the buffer was never set up.
@@ -480,6 +483,12 @@ func (p *Program) sent(c *firmware.Ctx, _ any) {
 	switch it.kind {
 	case itemSend:
 		p.sendRefs[it.buf]--
+		if p.sendRefs[it.buf] < 0 {
+			// The checker of the send buffers' references: a buffer is
+			// sent once per reference its descriptors gave it (one, or
+			// a multicast's children), and reported free after the last.
+			c.Env.Report(c.Now, p.name, "lci.refs", "send buffer %d sent to node %d after its send completion was reported", it.buf, it.dst)
+		}
 		if p.sendRefs[it.buf] == 0 {
 			p.complete(c, it.buf)
 		}

@@ -1,6 +1,8 @@
 package lcitb_test
 
 import (
+	"slices"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/host/lcilib"
 	"github.com/nisim/nisim/rtl/clock"
@@ -132,4 +134,33 @@ var _ = Describe("host-level multicast forwarding (I-sdma-hmc)", func() {
 		Entry("8 P3 nodes, I-sdma-hmc, binomial", lcilib.P3(), fw.SDMA, fw.Binomial, uint64(13)),
 		Entry("8 P3 nodes, I-pio-hmc, binary", lcilib.P3(), fw.PIO, fw.Binary, uint64(14)),
 	)
+
+	It("lci.hmcearly: a forward's buffer reported free after its first child's send is sent again after that (lci.refs)", func() {
+		c := lcitb.DefaultConfig()
+		c.Nodes, c.HostForward = 8, true
+		t := uniform(30, 512)
+		t.McastPct = 40
+		e := env.New(env.Options{Seed: 11, Mutations: map[string]int{"lci.hmcearly": 1}})
+		_, err := lcitb.RunTraffic(e, c, t)
+		Expect(err).To(HaveOccurred())
+		got := map[string][]string{}
+		for _, v := range e.Monitor.Violations() {
+			got[v.Check] = append(got[v.Check], v.Msg)
+		}
+		GinkgoWriter.Printf("lci.hmcearly: %d violations by rule: %v\n", len(e.Monitor.Violations()), keysOf(got))
+		Expect(got["lci.refs"]).NotTo(BeEmpty())
+		for _, m := range got["lci.refs"] {
+			Expect(m).To(MatchRegexp(`^send buffer \d+ sent to node \d after its send completion was reported$`))
+		}
+	})
 })
+
+// keysOf lists a map's keys, sorted.
+func keysOf(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
