@@ -9,7 +9,8 @@
 //   - lci-throughput: one-way throughput against message size, with and
 //     without the receiver's copy (figures 6 and 8);
 //   - lci-broadcast: broadcast latency and throughput on 64 nodes for a
-//     tree and a variant (figure 9);
+//     tree, a variant and NI- or host-level forwarding (forward=host:
+//     I-sdma-hmc, section 5.4) (figure 9);
 //   - lci-traffic: randomised unicast, multicast and fetch-and-add traffic
 //     with every checker on;
 //   - lci-report: every figure of the paper these produce, on both
