@@ -109,6 +109,42 @@ var _ = Describe("host-level multicast forwarding (I-sdma-hmc)", func() {
 		Expect(cmp.Diff(want, got)).To(BeEmpty())
 	})
 
+	// «With host-level forwarding a packet or message is not forwarded
+	// unless the forwarding host polls or takes an interrupt.» 4 PPro
+	// nodes with interrupts: node 1 (node 3's parent in root 0's binary
+	// tree) computes for 500 µs without polling, so node 3 gets the
+	// packet only after node 1's watchdog (70 µs, MY-P26) raises the
+	// signal and the signal handler forwards it; with NI forwarding node
+	// 3 gets it at once.
+	DescribeTable("forwards only when the forwarding host polls or takes a signal",
+		func(hmc bool, after, before clock.Time) {
+			e := env.New(env.Options{})
+			cl := build(e, func(c *lcitb.Config) { c.Nodes, c.Interrupts, c.HostForward = 4, true, hmc })
+			var sent, got3 clock.Time
+			cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+				s.Compute(2000)
+				sent = s.Now()
+				s.Multicast([]byte("0123456789abcdef"), 1)
+			})
+			var signals int
+			cl.Nodes[1].Host.OnSignal(func(*lcilib.Seq, *lcilib.Msg) { signals++ })
+			cl.Nodes[1].Host.Run(func(s *lcilib.Seq) { s.Compute(100_000) })
+			cl.Nodes[2].Host.Run(func(s *lcilib.Seq) { s.Recv(nil) })
+			cl.Nodes[3].Host.Run(func(s *lcilib.Seq) { s.Recv(func(s *lcilib.Seq, _ *lcilib.Msg) { got3 = s.Now() }) })
+			runAll(e)
+			GinkgoWriter.Printf("hmc %v: node 3 after %.2f µs\n", hmc, us(got3-sent))
+			Expect(signals).To(Equal(1))
+			Expect(got3 - sent).To(BeNumerically(">", after))
+			Expect(got3 - sent).To(BeNumerically("<", before))
+		},
+		// Not before the watchdog's 70 µs and the signal's 4000 cycles
+		// (20 µs at 200 MHz) on top of the first hop (125.22 µs when
+		// written); well before node 1's compute ends (500 µs).
+		Entry("I-sdma-hmc: after node 1's signal", true, 90*clock.Microsecond, 200*clock.Microsecond),
+		// Two NI hops of about 10 µs (20.23 µs when written).
+		Entry("I-sdma: at once, the NI forwards", false, clock.Time(0), 30*clock.Microsecond),
+	)
+
 	DescribeTable("passes randomised traffic with multicasts, every checker on",
 		func(pl lcilib.Platform, v fw.Variant, tree fw.Tree, seed uint64) {
 			c := lcitb.DefaultConfig()
