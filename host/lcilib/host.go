@@ -175,7 +175,8 @@ type Host struct {
 
 	// tree is the multicast forwarding tree (Init's); fwdQ the multicast
 	// packets to forward (I-sdma-hmc), in the order the library took
-	// them; forwarding is set while a program forwards them (forwardAll).
+	// them; forwarding is set while a program forwards (forwardMcast,
+	// forwardQueued).
 	tree       lci.Tree
 	fwdQ       queue.Queue[fwdItem]
 	forwarding bool
@@ -394,24 +395,23 @@ func (h *Host) next(now clock.Time) *Msg {
 
 // drainForBuffer looks through the receive queue for send completions
 // when the process has no free send buffer: it returns the completions
-// found (and, if upcall is set, the first packet, which ends the look: one
-// kept earlier first, so that packets reach the upcall in order); other
-// packets are kept for the next Recv.
-func (h *Host) drainForBuffer(now clock.Time, upcall bool) []*Msg {
+// found (and, if the process has an upcall, the first packet, which ends
+// the look); other packets are kept for the next Recv. A fetch-and-add
+// reply is kept for the FetchAndAdd that waits for it (pendingReply),
+// never passed to the upcall: with I-sdma-hmc a forward waits for a send
+// buffer inside that wait.
+func (h *Host) drainForBuffer(now clock.Time) []*Msg {
 	var found []*Msg
 	for {
-		var m *Msg
-		if upcall && h.pending.Len() > 0 {
-			m = h.pending.Pop()
-		} else {
-			m = h.take(now)
-		}
+		m := h.take(now)
 		switch {
 		case m == nil:
 			return found
 		case m.Type == lci.TypeCompl:
 			found = append(found, m)
-		case upcall:
+		case m.Type == lci.TypeFARep:
+			h.pending.Push(m)
+		case h.upcallFn != nil:
 			return append(found, m)
 		default:
 			h.pending.Push(m)
@@ -558,23 +558,38 @@ type fwdItem struct {
 // its root's tree (I-sdma-hmc, section 5.4): «When a host must forward a
 // packet to a set of children, I-sdma-hmc issues a data transfer to NI
 // memory only once and transmits the same NI buffer multiple times.» It
-// runs when the library takes m from the receive queue, before the
-// upcall, so «a packet or message is not forwarded unless the forwarding
-// host polls or takes an interrupt». The packets are forwarded and passed
-// to the upcall in the order the library took them (FIFO per root): while
-// a forward waits for a free send buffer it handles send completions only
-// and keeps other packets for later (they hold their host buffers
-// meanwhile, as packets kept without an upcall do). A packet taken by the
-// signal handler while the process is forwarding is queued, and forwarded
-// after the one in progress by the process; the library keeps its data
-// (the copy into the host send buffer, charged in stage, is made then).
+// runs when the library takes m from the receive queue, so «a packet or
+// message is not forwarded unless the forwarding host polls or takes an
+// interrupt»: at once, before the upcall, when a send buffer is free and
+// no earlier packet waits to be forwarded; otherwise m is queued (the
+// library keeps its data; the copy into the host send buffer, charged in
+// stage, is made when it goes) and forwardQueued sends it after the
+// upcall. Waiting for a send buffer before the upcall would pass the
+// packets found meanwhile to the upcall first, or hold their host buffers
+// (which the send completions it waits for need). Packets are forwarded in
+// the order the library took them (FIFO per root).
 func (s *Seq) forwardMcast(m *Msg) {
 	h := s.h
 	kids := h.tree.Children(m.Src, h.node, h.nodes)
 	if len(kids) == 0 {
 		return
 	}
-	h.fwdQ.Push(fwdItem{root: m.Src, seq: m.Seq, tag: m.Tag, data: slices.Clone(m.Data), kids: kids})
+	f := fwdItem{root: m.Src, seq: m.Seq, tag: m.Tag, data: slices.Clone(m.Data), kids: kids}
+	if h.forwarding || h.fwdQ.Len() > 0 || len(h.freeSend) == 0 {
+		h.fwdQ.Push(f)
+		return
+	}
+	h.forwarding = true
+	s.forward(f)
+	h.forwarding = false
+}
+
+// forwardQueued forwards the queued packets (forwardMcast), unless a
+// program of this host is forwarding already (it sends them): each waits
+// for a send buffer as a send call does, passing the packets found
+// meanwhile to the upcall, which queues the multicasts among them behind.
+func (s *Seq) forwardQueued() {
+	h := s.h
 	if h.forwarding {
 		return
 	}
@@ -592,7 +607,7 @@ func (s *Seq) forwardMcast(m *Msg) {
 // first of which brings the data into the NI.
 func (s *Seq) forward(f fwdItem) {
 	h := s.h
-	buf := s.sendBufferFor(nil)
+	buf := s.sendBuffer()
 	h.Forwarded++
 	s.Compute(h.costs.Send)
 	s.stage(buf, f.data)
@@ -610,11 +625,7 @@ func (s *Seq) forward(f fwdItem) {
 // through the receive queue whenever woken: the send completions it finds
 // free buffers (and are handled, in the order found), a packet goes to the
 // upcall, others are kept for the next Recv; then it tries again.
-func (s *Seq) sendBuffer() int { return s.sendBufferFor(s.h.upcallFn) }
-
-// sendBufferFor is sendBuffer passing packets to upcall (nil: keeping
-// them for the next Recv).
-func (s *Seq) sendBufferFor(upcall Handler) int {
+func (s *Seq) sendBuffer() int {
 	h := s.h
 	for {
 		var found []*Msg
@@ -622,7 +633,7 @@ func (s *Seq) sendBufferFor(upcall Handler) int {
 			if len(h.freeSend) > 0 {
 				return true
 			}
-			found = h.drainForBuffer(s.Now(), upcall != nil)
+			found = h.drainForBuffer(s.Now())
 			return len(found) > 0
 		})
 		if len(found) == 0 {
@@ -631,7 +642,7 @@ func (s *Seq) sendBufferFor(upcall Handler) int {
 			return buf
 		}
 		for _, m := range found {
-			s.handle(m, upcall)
+			s.handle(m, h.upcallFn)
 		}
 	}
 }
@@ -702,6 +713,9 @@ func (s *Seq) handle(m *Msg, handler Handler) bool {
 	if !m.Keep {
 		s.Release(m)
 	}
+	if h.fwdQ.Len() > 0 {
+		s.forwardQueued()
+	}
 	return !compl
 }
 
@@ -736,18 +750,13 @@ func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 	for {
 		var m *Msg
 		s.WaitUntil(func() bool {
-			if h.upcallFn == nil {
-				// A reply kept while a forward waited for a send
-				// buffer (I-sdma-hmc; sendBufferFor).
-				if m = h.pendingReply(); m != nil {
-					return true
-				}
+			// A reply kept while a send call inside this wait waited
+			// for a send buffer (drainForBuffer).
+			if m = h.pendingReply(); m != nil {
+				return true
 			}
 			for {
-				if h.upcallFn != nil && h.pending.Len() > 0 {
-					// Kept while a forward waited: in order.
-					m = h.pending.Pop()
-				} else if m = h.take(s.Now()); m == nil {
+				if m = h.take(s.Now()); m == nil {
 					return false
 				}
 				if m.Type == lci.TypeCompl || m.Type == lci.TypeFARep || h.upcallFn != nil {
