@@ -145,6 +145,59 @@ var _ = Describe("host-level multicast forwarding (I-sdma-hmc)", func() {
 		Entry("I-sdma: at once, the NI forwards", false, clock.Time(0), 30*clock.Microsecond),
 	)
 
+	// Node 1 has no free send buffer when root 0's multicast reaches it:
+	// its 90 sends to node 2, which computes for 2 ms before it polls,
+	// fill node 2's 64 host slots and its W = 4 receive buffers for node
+	// 1, and the next 16 hold node 1's 16 send buffers (blocked on
+	// credits) while its Send of the 83rd waits for one (from about 770
+	// µs when written: the window's round trips pace the sends). The multicast, found by that
+	// wait, goes to the upcall at once and is queued for forwarding; it
+	// is forwarded to node 3 (node 1's child in root 0's tree) once a send
+	// completion frees a buffer, ahead of the waiting Send, i.e. after
+	// node 2 starts to poll.
+	It("queues a multicast found with no send buffer free, passes it to the upcall, and forwards it when a buffer is free", func() {
+		e := env.New(env.Options{})
+		cl := build(e, func(c *lcitb.Config) { c.Nodes, c.HostForward = 4, true })
+		const sends, pause = 90, 400_000 // 2 ms at 200 MHz
+		var upcall1, got3 clock.Time
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			s.Compute(200_000) // 1 ms: node 1 is stuck by then
+			s.Multicast([]byte("0123456789abcdef"), 5)
+		})
+		h1 := cl.Nodes[1].Host
+		h1.SetUpcall(func(s *lcilib.Seq, m *lcilib.Msg) {
+			Expect(m.Type).To(BeEquivalentTo(fw.TypeMcast))
+			upcall1 = s.Now()
+		})
+		h1.Run(func(s *lcilib.Seq) {
+			for i := range sends {
+				s.Send(2, []byte("data"), uint32(i))
+			}
+		})
+		n2 := 0
+		cl.Nodes[2].Host.Run(func(s *lcilib.Seq) {
+			s.Compute(pause)
+			for range sends + 1 {
+				s.Recv(func(*lcilib.Seq, *lcilib.Msg) { n2++ })
+			}
+		})
+		cl.Nodes[3].Host.Run(func(s *lcilib.Seq) {
+			s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+				Expect(m.Src).To(Equal(0))
+				Expect(string(m.Data)).To(Equal("0123456789abcdef"))
+				got3 = s.Now()
+			})
+		})
+		runAll(e)
+		Expect(n2).To(Equal(sends + 1))
+		Expect(h1.Forwarded).To(BeEquivalentTo(1))
+		Expect(h1.FwdDescs).To(BeEquivalentTo(1))
+		GinkgoWriter.Printf("node 1's upcall at %.2f µs, node 3 got it at %.2f µs\n", us(upcall1), us(got3))
+		Expect(upcall1).To(BeNumerically(">", 1000*clock.Microsecond))
+		Expect(upcall1).To(BeNumerically("<", 2000*clock.Microsecond), "the upcall does not wait for the forward")
+		Expect(got3).To(BeNumerically(">", 2000*clock.Microsecond), "the forward waits for node 2 to poll")
+	})
+
 	DescribeTable("passes randomised traffic with multicasts, every checker on",
 		func(pl lcilib.Platform, v fw.Variant, tree fw.Tree, seed uint64) {
 			c := lcitb.DefaultConfig()
