@@ -130,6 +130,30 @@ var _ = Describe("Host-level multicast forwarding (I-sdma-hmc)", func() {
 		r.clean()
 	})
 
+	// lci.refs: a send buffer is sent once per reference; the mutation
+	// lci.hmcearly sets a host forward's references to 1, so its send
+	// completion goes after the first child's send and the second child's
+	// send finds the references spent.
+	It("lci.hmcearly: the second child's send of a buffer already reported free fails lci.refs", func() {
+		cfg := testConfig()
+		cfg.Variant, cfg.HostForward = lci.PIO, true
+		r = newRigWith(cfg, 1, 8, map[string]int{"lci.hmcearly": 1})
+		r.hostInit(8)
+		r.boot()
+		d := lci.Desc{Type: lci.TypeMcast, Dst: 3, Len: 8, Buf: 0, Flags: lci.DescHostFwd, Kids: 2}
+		r.writeDesc(d)
+		d.Dst, d.Index = 4, 1
+		r.writeDesc(d)
+		r.pokeSendQ()
+		r.sendDone() // node 3's: the completion of buffer 0 is reported
+		Expect(r.violations()).To(BeEmpty())
+		// The completion's DMA is under way (staged in the buffer's
+		// header space, which the second child's send then overwrites).
+		Expect(r.ni.dmas).To(Equal([]firmware.HostDMA{{Dir: firmware.ToHost, HostAddr: r.hdrAt(0), SRAM: r.l.SendBuf(0), Len: lci.HeaderBytes}}))
+		r.sendDone() // node 4's
+		Expect(r.violations()).To(ConsistOf("lci.refs FW: send buffer 0 sent to node 4 after its send completion was reported"))
+	})
+
 	DescribeTable("refuses a bad host forward descriptor",
 		func(hmc bool, d lci.Desc, msg string) {
 			cfg := testConfig()
