@@ -60,6 +60,16 @@ type Config struct {
 	// handling and message transfers are hidden behind DMA transfers»
 	// (section 5.2.4).
 	SyncFetch bool
+	// HostForward selects host-level multicast forwarding, I-sdma-hmc
+	// (I-pio-hmc with PIO; section 5.4): «When a host must forward a
+	// packet to a set of children, I-sdma-hmc issues a data transfer to
+	// NI memory only once and transmits the same NI buffer multiple
+	// times.» A multicast packet that arrives is only delivered to the
+	// host (no Multicast-module descriptors); the host library forwards
+	// it with one send buffer and one descriptor per child (DescHostFwd).
+	// The root's own multicast is sent as in the base implementation.
+	// Default false: the base implementation's NI-level forwarding.
+	HostForward bool
 	// Costs are the handlers' cycle counts.
 	Costs Costs
 }
@@ -138,9 +148,11 @@ func (c Config) WithMTU(mtu int) Config {
 }
 
 // Name is the implementation's name as Table II composes it: the
-// variant, then the MTU when it is not the base's (I-pio-1k, I-sdma-4k;
-// «I-pio-1k refers to an LCI implementation that uses PIO-based message
-// passing with the a packet size of 1 Kbyte», section 5).
+// variant, "-hmc" with host-level multicast forwarding (I-sdma-hmc,
+// section 5.4; «I-hmc is really short for I-sdma-hmc», section 5), then
+// the MTU when it is not the base's (I-pio-1k, I-sdma-4k; «I-pio-1k
+// refers to an LCI implementation that uses PIO-based message passing
+// with the a packet size of 1 Kbyte», section 5).
 func (c Config) Name() string {
 	name := c.Variant.String()
 	if c.Reliability != NoRetransmit {
@@ -150,6 +162,9 @@ func (c Config) Name() string {
 		if c.Variant == PIO {
 			name = "I-pio-" + c.Reliability.String()
 		}
+	}
+	if c.HostForward {
+		name += "-hmc"
 	}
 	if c.MTU == BaseMTU {
 		return name

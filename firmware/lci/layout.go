@@ -236,12 +236,16 @@ const DescBytes = 32
 // for unicast packets», section 4.2). The host address of an I-sdma
 // packet's data is not in it: it is the send buffer's Fetch field.
 //
-//	[0:8] unused  [8] type  [9] destination  [10:12] length
+//	[0:4] with DescHostFwd, the root's multicast sequence  [4:8] unused
+//	[8] type  [9] destination  [10:12] length
 //	[12:16] NI send buffer (a receive buffer with DescFwd)
 //	[16:20] sender's tag; in an F&A request the addend, with length 0:
 //	the request carries no data, so the NI builds it from the
 //	descriptor alone and no host DMA (I-sdma) or PIO of data (I-pio)
-//	precedes it  [20] flags (DescFwd; the host writes 0)  [21:28] unused
+//	precedes it  [20] flags (DescFwd, the NI's own; DescHostFwd, or 0,
+//	from the host)  [21:24] with DescHostFwd: the multicast's root, the
+//	number of children the send buffer goes to, this descriptor's index
+//	among them  [24:28] unused
 //	[28:32] sequence (the n-th descriptor written to the ring, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
@@ -256,6 +260,15 @@ type Desc struct {
 	Buf   uint32
 	Tag   uint32
 	Flags uint8
+	// Root, RootSeq, Kids and Index are a host forward's (DescHostFwd):
+	// the multicast's root and its sequence, which the packet keeps
+	// («keep header Root/Seq/Arg»), how many children the send buffer
+	// goes to (its send completion comes after the last) and which of
+	// them this descriptor is (index 0 brings the data in).
+	Root    uint8
+	RootSeq uint32
+	Kids    uint8
+	Index   uint8
 }
 
 // DescFwd marks a descriptor the Multicast module made to forward a
@@ -263,14 +276,28 @@ type Desc struct {
 // packet arrived in, whose header is in place, so nothing is fetched.
 const DescFwd = 1
 
+// DescHostFwd marks a descriptor the host library of I-sdma-hmc wrote to
+// forward root Root's multicast RootSeq to one child from an NI send
+// buffer (section 5.4): «I-sdma-hmc issues a data transfer to NI memory
+// only once and transmits the same NI buffer multiple times». The
+// descriptor of index 0 brings the data in (I-sdma: the DMA fetch of the
+// buffer's Fetch field; I-pio: the host's PIO came before it) and sets
+// the buffer's reference count to Kids; those of index 1 .. Kids-1 name
+// the same buffer and fetch nothing; each child's send drops a reference
+// and the buffer's send completion comes after the last, as for a root's
+// multicast. The packet goes out with the root, the root's sequence and
+// the tag of the descriptor, and this node as the source.
+const DescHostFwd = 2
+
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
+	binary.LittleEndian.PutUint32(b[0:], d.RootSeq)
 	b[8], b[9] = d.Type, d.Dst
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
 	binary.LittleEndian.PutUint32(b[16:], d.Tag)
-	b[20] = d.Flags
+	b[20], b[21], b[22], b[23] = d.Flags, d.Root, d.Kids, d.Index
 	binary.LittleEndian.PutUint32(b[28:], d.Seq)
 	return b
 }
@@ -278,7 +305,8 @@ func (d Desc) Encode() []byte {
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
 	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
-		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:])}
+		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:]),
+		Root: b[21], Kids: b[22], Index: b[23], RootSeq: binary.LittleEndian.Uint32(b[0:])}
 }
 
 // FetchBytes is the size of an I-sdma send buffer's address and size

@@ -1,7 +1,8 @@
 // Package lci is the LCI control program of lci-myrinet-cluster-protocols.txt
 // section 4, the base implementation I-sdma, and its PIO variant I-pio
-// (section 5.2.1), written as the modules of figure 4, each a state machine
-// of the firmware framework:
+// (section 5.2.1), and their host-level multicast variants I-sdma-hmc and
+// I-pio-hmc (section 5.4, Config.HostForward), written as the modules of
+// figure 4, each a state machine of the firmware framework:
 //
 //	hsq    Host Send Queue Mgt: finds send descriptors the host wrote,
 //	       fetches I-sdma data into the NI send buffer by DMA; takes the
@@ -48,6 +49,9 @@ var (
 	mutCorrupt = env.DeclareMutation("lci.corrupt",
 		"the NI flips a bit of every Nth non-empty packet it delivers to its host, after the link's CRC check "+
 			"(caught by the host's data check, lci.data)")
+	mutHMCEarly = env.DeclareMutation("lci.hmcearly",
+		"I-sdma-hmc: a host forward's send buffer is reported free after its first child's send, not its last "+
+			"(the next child's send finds its references spent: caught by lci.refs)")
 )
 
 // Program is one NI's LCI control program.
@@ -105,6 +109,7 @@ type Program struct {
 	delivered uint32           // packets handed to the host (the slot flag)
 
 	faValue uint32
+	counts  Counts
 
 	watchdog bool
 	aborted  bool
@@ -114,6 +119,7 @@ type Program struct {
 	// is corrupted
 	overdraw, extraEvery, releases int
 	corruptEvery, deliveries       int
+	hmcEarly                       bool
 
 	sigCredits           []*waves.Signal // per destination
 	sigReady, sigBlocked *waves.Signal
@@ -157,7 +163,8 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 		return nil, fmt.Errorf("%s: %d nodes exceed the cluster size %d the buffers are reserved for", name, nodes, cfg.ClusterSize)
 	}
 	p := &Program{env: e, name: name, cfg: cfg, layout: NewLayout(cfg), w: cfg.Window(), node: node, n: nodes, link: linkName,
-		overdraw: e.Mutation(mutOverdraw), extraEvery: e.Mutation(mutExtraCredit), corruptEvery: e.Mutation(mutCorrupt)}
+		overdraw: e.Mutation(mutOverdraw), extraEvery: e.Mutation(mutExtraCredit), corruptEvery: e.Mutation(mutCorrupt),
+		hmcEarly: e.Mutation(mutHMCEarly) > 0}
 	p.credits = make([]int, nodes)
 	p.owed = make([]int, nodes)
 	p.held = make([]int, nodes)
@@ -261,6 +268,22 @@ func boolInt(b bool) int {
 
 // Credits returns the send credits towards dst (for tests and waves).
 func (p *Program) Credits(dst int) int { return p.credits[dst] }
+
+// Counts are what an NI has done, for tests and reports (they time
+// nothing).
+type Counts struct {
+	// Fetches are the I-sdma DMA fetches of a packet's data from host
+	// memory into an NI send buffer (the host-to-NI data transfers of
+	// I-sdma; I-pio's are the host's PIO).
+	Fetches int
+	// DataSends are the packets put on the send engine from a send or
+	// receive buffer (data, multicasts, forwards, F&A requests);
+	// CtlSends the acknowledgments and F&A replies.
+	DataSends, CtlSends int
+}
+
+// Counts returns the NI's counts so far.
+func (p *Program) Counts() Counts { return p.counts }
 
 // FetchAddValue returns the NI's fetch-and-add variable.
 func (p *Program) FetchAddValue() uint32 { return p.faValue }

@@ -186,7 +186,9 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 		if !p.checkDesc(c, d) {
 			continue
 		}
-		if p.cfg.Variant == SDMA && d.Len > 0 {
+		// A host forward's data comes in once, with its first
+		// descriptor (DescHostFwd).
+		if p.cfg.Variant == SDMA && d.Len > 0 && (d.Flags&DescHostFwd == 0 || d.Index == 0) {
 			c.Fire(p.hsq, "fetch", d)
 		} else {
 			c.Fire(p.hsq, "pass", d)
@@ -196,12 +198,22 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 
 // checkDesc validates a descriptor the host wrote: a send buffer, a
 // length within the MTU, a destination in the cluster other than this
-// node (a multicast names none), no flags (DescFwd is the NI's own), and
-// an F&A request with no data (its addend is the tag).
+// node (a multicast names none), no flags but DescHostFwd (DescFwd is the
+// NI's own), and an F&A request with no data (its addend is the tag). A
+// host forward (DescHostFwd, I-sdma-hmc only) is a multicast to a child
+// other than this node, of a root in the cluster other than this node,
+// with 1 to FwdWidth children and an index below them; the other
+// descriptors leave its fields 0.
 func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
 		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node) &&
-		d.Flags == 0 && (d.Type != TypeFAReq || d.Len == 0)
+		(d.Type != TypeFAReq || d.Len == 0)
+	if d.Flags == DescHostFwd {
+		ok = ok && p.cfg.HostForward && d.Type == TypeMcast && int(d.Dst) != p.node && int(d.Root) < p.n && int(d.Root) != p.node &&
+			d.Kids >= 1 && int(d.Kids) <= FwdWidth && d.Index < d.Kids
+	} else {
+		ok = ok && d.Flags == 0 && d.Root == 0 && d.RootSeq == 0 && d.Kids == 0 && d.Index == 0
+	}
 	if !ok {
 		c.Env.Report(c.Now, p.name, "lci.desc", "bad send descriptor %+v", d)
 	}
@@ -244,6 +256,7 @@ func (p *Program) fetch(c *firmware.Ctx, a any) {
 		c.Env.Report(c.Now, p.name, "lci.desc", "send buffer %d's address and size field says %d bytes, its descriptor %d", d.Buf, f.Len, d.Len)
 	}
 	p.fetches++
+	p.counts.Fetches++
 	p.sq = append(p.sq, sqEntry{d: d})
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobFetch, ref: int(d.Buf),
 		d: firmware.HostDMA{Dir: firmware.ToNI, HostAddr: uint64(f.Addr), SRAM: p.layout.SendBuf(int(d.Buf)) + HeaderBytes, Len: int(d.Len)}})
@@ -289,6 +302,29 @@ func (p *Program) submit(c *firmware.Ctx, d Desc) {
 		h := p.recvHdr[buf]
 		h.Src = uint8(p.node)
 		c.Fire(p.fc, "want", txItem{kind: itemForward, dst: int(d.Dst), buf: buf, hdr: h})
+		return
+	}
+	if d.Flags&DescHostFwd != 0 {
+		// A host forward (I-sdma-hmc): the first of the buffer's
+		// descriptors sets its references to the number of children;
+		// every one sends the buffer to its child with the root's
+		// header fields.
+		if d.Index == 0 {
+			if p.sendRefs[buf] != 0 {
+				c.Env.Report(c.Now, p.name, "lci.desc", "host forward into send buffer %d, which has %d sends pending", buf, p.sendRefs[buf])
+			}
+			p.sendRefs[buf] = int(d.Kids)
+			if p.hmcEarly {
+				p.sendRefs[buf] = 1 // mutation: completed after the first child's send
+			}
+		} else if p.sendRefs[buf] == 0 {
+			// Its first descriptor's sends cannot all be done
+			// before this one's: the buffer was never set up.
+			c.Env.Report(c.Now, p.name, "lci.desc", "host forward %d of %d from send buffer %d, which has no forward pending", d.Index, d.Kids, buf)
+			return
+		}
+		c.Fire(p.fc, "want", txItem{kind: itemSend, dst: int(d.Dst), buf: buf,
+			hdr: Header{Type: TypeMcast, Src: uint8(p.node), Len: d.Len, Root: d.Root, Seq: d.RootSeq, Arg: d.Tag}})
 		return
 	}
 	switch d.Type {
@@ -463,6 +499,11 @@ func (p *Program) transmit(c *firmware.Ctx, _ any) {
 		at = p.layout.CtlBuf(it.buf)
 	}
 	c.Write(at, it.hdr.Encode())
+	if it.kind == itemCtl {
+		p.counts.CtlSends++
+	} else {
+		p.counts.DataSends++
+	}
 	p.txBusy, p.txCur, p.txStarted = true, it, true
 	c.StartSend(firmware.Packet{Dst: it.dst, SRAM: at, Len: HeaderBytes + int(it.hdr.Len)})
 }
@@ -483,6 +524,12 @@ func (p *Program) itemDone(c *firmware.Ctx, it txItem) {
 	switch it.kind {
 	case itemSend:
 		p.sendRefs[it.buf]--
+		if p.sendRefs[it.buf] < 0 {
+			// The checker of the send buffers' references: a buffer is
+			// sent once per reference its descriptors gave it (one, or
+			// a multicast's children), and reported free after the last.
+			c.Env.Report(c.Now, p.name, "lci.refs", "send buffer %d sent to node %d after its send completion was reported", it.buf, it.dst)
+		}
 		if p.sendRefs[it.buf] == 0 {
 			p.complete(c, it.buf)
 		}
@@ -561,6 +608,14 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 		p.recvRef[buf] = 1
 		c.Fire(p.hrq, "deliver", buf)
 	case TypeMcast:
+		if p.cfg.HostForward {
+			// I-sdma-hmc: the host forwards it (section 5.4); the NI
+			// only delivers it, and releases the buffer after the
+			// delivery DMA, as a unicast's.
+			p.recvRef[buf] = 1
+			c.Fire(p.hrq, "deliver", buf)
+			break
+		}
 		c.Fire(p.mc, "packet", buf)
 	case TypeFAReq:
 		c.Fire(p.fa, "request", buf)

@@ -30,6 +30,12 @@
 //		old := s.FetchAndAdd(1, 1) // the variable's value before the add
 //	})
 //
+// With host-level multicast forwarding (I-sdma-hmc, I-pio-hmc: section
+// 5.4, lci.Config.HostForward) the library forwards a multicast packet to
+// this node's children in its root's tree when it takes the packet from
+// the receive queue, before the upcall: one send buffer filled once, a
+// descriptor per child (forwardMcast).
+//
 // Upcalls (Handler) are sequential code too, running in the program that
 // found the packet: a Recv, a TryRecv, a Send waiting for a free send
 // buffer or a FetchAndAdd waiting for its reply (SetUpcall), or the
@@ -88,10 +94,22 @@ type Costs struct {
 	// Completion: a send completion found in the receive queue (mark the
 	// send buffer free; the slot goes back like a packet's). assumed: 40.
 	Completion int
+	// Forward: I-sdma-hmc's forwarding of a multicast packet, per child,
+	// on top of the send call it reuses (Send: the same code path,
+	// literally: allocate a send buffer, the copy into the host send
+	// buffer and the address and size field (I-sdma) or the PIO of the
+	// data (I-pio), the descriptor's build and bookkeeping): take the
+	// child from the root's tree, fill in its descriptor (child, index,
+	// root, the root's sequence) and advance the ring. assumed: 20
+	// cycles, the instruction count firmware/lci gives the NI's Forward
+	// (make a descriptor for one child and enqueue it: 20) at CPI 1.
+	Forward int
 }
 
 // DefaultCosts returns the calibrated library costs.
-func DefaultCosts() Costs { return Costs{Send: 337, Recv: 469, Signal: 4000, Completion: 40} }
+func DefaultCosts() Costs {
+	return Costs{Send: 337, Recv: 469, Signal: 4000, Completion: 40, Forward: 20}
+}
 
 // Msg is a received packet, as the upcall sees it.
 type Msg struct {
@@ -155,8 +173,20 @@ type Host struct {
 	expect    uint32              // the next slot flag
 	pending   queue.Queue[*Msg]   // taken while waiting for a send buffer or an F&A reply, for the next Recv
 
+	// tree is the multicast forwarding tree (Init's); fwdQ the multicast
+	// packets to forward (I-sdma-hmc), in the order the library took
+	// them; forwarding is set while a program forwards (forwardMcast,
+	// forwardQueued).
+	tree       lci.Tree
+	fwdQ       queue.Queue[fwdItem]
+	forwarding bool
+
 	// Counters.
 	Sent, Received, Released uint64
+	// Forwarded counts the multicast packets this host forwarded
+	// (I-sdma-hmc), each one send buffer filled once; FwdDescs their
+	// descriptors, one per child.
+	Forwarded, FwdDescs uint64
 	// upcallFn handles packets that arrive while the process waits inside
 	// the library (for a send buffer or an F&A reply).
 	upcallFn Handler
@@ -194,6 +224,7 @@ func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Cost
 // at process start): the control block, the free host buffers and the
 // multicast forwarding table.
 func (h *Host) init(sram *mem.Storage, tree lci.Tree) error {
+	h.tree = tree
 	cb := make([]byte, 16)
 	if h.fw.Interrupts {
 		binary.LittleEndian.PutUint32(cb[lci.CtlFlags:], 1)
@@ -365,7 +396,10 @@ func (h *Host) next(now clock.Time) *Msg {
 // drainForBuffer looks through the receive queue for send completions
 // when the process has no free send buffer: it returns the completions
 // found (and, if the process has an upcall, the first packet, which ends
-// the look); other packets are kept for the next Recv.
+// the look); other packets are kept for the next Recv. A fetch-and-add
+// reply is kept for the FetchAndAdd that waits for it (pendingReply),
+// never passed to the upcall: with I-sdma-hmc a forward waits for a send
+// buffer inside that wait.
 func (h *Host) drainForBuffer(now clock.Time) []*Msg {
 	var found []*Msg
 	for {
@@ -375,6 +409,8 @@ func (h *Host) drainForBuffer(now clock.Time) []*Msg {
 			return found
 		case m.Type == lci.TypeCompl:
 			found = append(found, m)
+		case m.Type == lci.TypeFARep:
+			h.pending.Push(m)
 		case h.upcallFn != nil:
 			return append(found, m)
 		default:
@@ -474,6 +510,21 @@ func (s *Seq) send(typ uint8, dst int, data []byte, tag uint32) bool {
 	h.descSeq++
 	h.Sent++
 	s.Compute(h.costs.Send)
+	s.stage(buf, data)
+	s.pio(h.descSlot(d.Seq), d.Encode())
+	return true
+}
+
+// descSlot is the SRAM address of the send queue slot of descriptor seq.
+func (h *Host) descSlot(seq uint32) uint32 {
+	return h.lay.SendQ + uint32(int(seq-1)%h.lay.SendQSlots*lci.DescBytes)
+}
+
+// stage brings a packet's data towards NI send buffer buf, by the
+// variant's method, before its descriptor: I-sdma's copy into the host
+// send buffer and address and size field, I-pio's PIO of the data.
+func (s *Seq) stage(buf int, data []byte) {
+	h := s.h
 	if h.fw.Variant == lci.SDMA {
 		// «write the message data to a host-resident packet queue»
 		// (MY-P32), from which the NI fetches it, and «writes an address
@@ -491,8 +542,83 @@ func (s *Seq) send(typ uint8, dst int, data []byte, tag uint32) bool {
 	} else {
 		s.pio(h.lay.SendBuf(buf)+lci.HeaderBytes, data)
 	}
-	s.pio(h.lay.SendQ+uint32(int(d.Seq-1)%h.lay.SendQSlots*lci.DescBytes), d.Encode())
-	return true
+}
+
+// fwdItem is a multicast packet this host forwards (I-sdma-hmc): its
+// root, the root's sequence, the tag, the data and the children.
+type fwdItem struct {
+	root int
+	seq  uint32
+	tag  uint32
+	data []byte
+	kids []int
+}
+
+// forwardMcast forwards multicast packet m to this node's children in
+// its root's tree (I-sdma-hmc, section 5.4): «When a host must forward a
+// packet to a set of children, I-sdma-hmc issues a data transfer to NI
+// memory only once and transmits the same NI buffer multiple times.» It
+// runs when the library takes m from the receive queue, so «a packet or
+// message is not forwarded unless the forwarding host polls or takes an
+// interrupt»: at once, before the upcall, when a send buffer is free and
+// no earlier packet waits to be forwarded; otherwise m is queued (the
+// library keeps its data; the copy into the host send buffer, charged in
+// stage, is made when it goes) and forwardQueued sends it after the
+// upcall. Waiting for a send buffer before the upcall would pass the
+// packets found meanwhile to the upcall first, or hold their host buffers
+// (which the send completions it waits for need). Packets are forwarded in
+// the order the library took them (FIFO per root).
+func (s *Seq) forwardMcast(m *Msg) {
+	h := s.h
+	kids := h.tree.Children(m.Src, h.node, h.nodes)
+	if len(kids) == 0 {
+		return
+	}
+	f := fwdItem{root: m.Src, seq: m.Seq, tag: m.Tag, data: slices.Clone(m.Data), kids: kids}
+	if h.forwarding || h.fwdQ.Len() > 0 || len(h.freeSend) == 0 {
+		h.fwdQ.Push(f)
+		return
+	}
+	h.forwarding = true
+	s.forward(f)
+	h.forwarding = false
+}
+
+// forwardQueued forwards the queued packets (forwardMcast), unless a
+// program of this host is forwarding already (it sends them): each waits
+// for a send buffer as a send call does, passing the packets found
+// meanwhile to the upcall, which queues the multicasts among them behind.
+func (s *Seq) forwardQueued() {
+	h := s.h
+	if h.forwarding {
+		return
+	}
+	h.forwarding = true
+	for h.fwdQ.Len() > 0 {
+		s.forward(*h.fwdQ.Front())
+		h.fwdQ.Pop()
+	}
+	h.forwarding = false
+}
+
+// forward is one packet's forward: a send call's buffer, code (Send)
+// and data transfer (stage: one host-to-NI transfer), then a descriptor
+// per child (Forward each) naming that buffer (lci.DescHostFwd), the
+// first of which brings the data into the NI.
+func (s *Seq) forward(f fwdItem) {
+	h := s.h
+	buf := s.sendBuffer()
+	h.Forwarded++
+	s.Compute(h.costs.Send)
+	s.stage(buf, f.data)
+	for i, k := range f.kids {
+		s.Compute(h.costs.Forward)
+		d := lci.Desc{Seq: h.descSeq, Type: lci.TypeMcast, Dst: uint8(k), Len: uint16(len(f.data)), Buf: uint32(buf), Tag: f.tag,
+			Flags: lci.DescHostFwd, Root: uint8(f.root), RootSeq: f.seq, Kids: uint8(len(f.kids)), Index: uint8(i)}
+		h.descSeq++
+		h.FwdDescs++
+		s.pio(h.descSlot(d.Seq), d.Encode())
+	}
 }
 
 // sendBuffer takes a free send buffer. With none free it waits, looking
@@ -598,11 +724,17 @@ func (s *Seq) handle(m *Msg, handler Handler) bool {
 		s.Load(at, readWord)
 	}
 	s.Compute(cost)
+	if !compl && m.Type == lci.TypeMcast && h.fw.HostForward {
+		s.forwardMcast(m)
+	}
 	if !compl && handler != nil {
 		handler(s, m)
 	}
 	if !m.Keep {
 		s.Release(m)
+	}
+	if h.fwdQ.Len() > 0 {
+		s.forwardQueued()
 	}
 	return !compl
 }
@@ -638,6 +770,11 @@ func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 	for {
 		var m *Msg
 		s.WaitUntil(func() bool {
+			// A reply kept while a send call inside this wait waited
+			// for a send buffer (drainForBuffer).
+			if m = h.pendingReply(); m != nil {
+				return true
+			}
 			for {
 				if m = h.take(s.Now()); m == nil {
 					return false
@@ -654,6 +791,21 @@ func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 		}
 		s.handle(m, h.upcallFn)
 	}
+}
+
+// pendingReply takes the first fetch-and-add reply out of the packets kept
+// for the next Recv, leaving the others in their order (nil: none).
+func (h *Host) pendingReply() *Msg {
+	var r *Msg
+	for range h.pending.Len() {
+		m := h.pending.Pop()
+		if r == nil && m.Type == lci.TypeFARep {
+			r = m
+			continue
+		}
+		h.pending.Push(m)
+	}
+	return r
 }
 
 // pio writes data to SRAM address at with stores, one write-combining

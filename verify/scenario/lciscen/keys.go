@@ -37,6 +37,13 @@ func treeKey() scenario.KeySpec {
 	return scenario.Key("tree", "multicast spanning tree").OneOf("binary", "binomial")
 }
 
+// forwardKey is the multicast forwarding: by the NIs (the base
+// implementation) or by the hosts (I-sdma-hmc, I-pio-hmc; section 5.4).
+func forwardKey() scenario.KeySpec {
+	return scenario.Key("forward", "multicast forwarding (host: I-sdma-hmc)").OneOf("ni", "host").
+		From("ni, the base implementation")
+}
+
 // payloadNote is checkPayload's rule on messages x size.
 func payloadNote(size string) string {
 	return fmt.Sprintf("messages x %s at most %d bytes", size, maxPayload)
@@ -77,6 +84,7 @@ func (p *ThroughputParams) Keys() []scenario.KeySpec {
 func (p *BroadcastParams) Keys() []scenario.KeySpec {
 	return append(platformKeys(),
 		treeKey(),
+		forwardKey(),
 		nodesKey().From("the paper's 64"),
 		scenario.Key("iters", "broadcasts of 16 bytes timed").AtLeast(2).Budget(bcastEntryBytes, "multicast's reach count and last arrival"),
 		scenario.Key("stream_size", "bytes").AtLeast(1).Limit(maxMessageBytes, "lcitb's largest message, 16 MiB"),
@@ -95,6 +103,7 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		scenario.Key("mcast_pct", "% of the operations").Range(0, 100),
 		scenario.Key("fa_pct", "% of the operations").Range(0, 100).Also("mcast_pct + fa_pct at most 100"),
 		treeKey(),
+		forwardKey(),
 		scenario.Key("hot_pct", "% of unicasts and F&A to node 0").Range(0, 100),
 		scenario.Key("hot_pause_us", "µs node 0 computes after each operation").AtLeast(0).Limit(float64(maxPauseUs), "scenario.MaxDelay, 1 s"),
 	)

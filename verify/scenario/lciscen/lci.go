@@ -9,7 +9,8 @@
 //   - lci-throughput: one-way throughput against message size, with and
 //     without the receiver's copy (figures 6 and 8);
 //   - lci-broadcast: broadcast latency and throughput on 64 nodes for a
-//     tree and a variant (figure 9);
+//     tree, a variant and NI- or host-level forwarding (forward=host:
+//     I-sdma-hmc, section 5.4) (figure 9);
 //   - lci-traffic: randomised unicast, multicast and fetch-and-add traffic
 //     with every checker on;
 //   - lci-report: every figure of the paper these produce, on both
@@ -125,6 +126,18 @@ func configMTU(platform, variant string, mtu, nodes int) (lcitb.Config, error) {
 	}
 	c.Platform, c.Variant, c.Reliability, c.Nodes = pl, v, rel, nodes
 	return c, c.Validate()
+}
+
+// hostForward reads the forward key: "host" selects host-level multicast
+// forwarding (I-sdma-hmc, section 5.4), "ni" the base implementation's.
+func hostForward(forward string) (bool, error) {
+	switch forward {
+	case "ni":
+		return false, nil
+	case "host":
+		return true, nil
+	}
+	return false, &scenario.KeyError{Key: "forward", Msg: fmt.Sprintf("%q is not ni or host (NI-level or host-level multicast forwarding, section 5.4)", forward)}
 }
 
 func usf(t clock.Time) float64 { return float64(t) / float64(clock.Microsecond) }

@@ -109,6 +109,19 @@ var _ = Describe("LCI scenarios", func() {
 		execute("lci-broadcast", 1, "nodes=16", "stream_size=2048", "stream_messages=8", "iters=2")
 	})
 
+	It("lci-broadcast and lci-traffic run I-sdma-hmc with forward=host (section 5.4), the checkers on", func() {
+		o := execute("lci-broadcast", 1, "nodes=8", "forward=host", "stream_size=2048", "stream_messages=8", "iters=2")
+		Expect(o.rep.Title).To(HavePrefix("lci-broadcast: I-sdma-hmc, binary trees, 8 nodes"))
+		hmc := metric(o.rep, "ppro_i-sdma-hmc_binary_bcast_latency_us")
+		o = execute("lci-broadcast", 1, "nodes=8", "stream_size=2048", "stream_messages=8", "iters=2")
+		// Two forwarding hosts on the path to node 7 (ranks 1 and 3):
+		// later than the NIs' forwarding.
+		Expect(hmc).To(BeNumerically(">", metric(o.rep, "ppro_i-sdma_binary_bcast_latency_us")))
+		o = execute("lci-traffic", 2, "forward=host", "variant=pio", "mcast_pct=40", "ops=20")
+		Expect(o.rep.Title).To(ContainSubstring("running I-pio-hmc"))
+		Expect(metric(o.rep, "deliveries")).To(BeNumerically(">", 100))
+	})
+
 	It("gives the same trace and waveform for the same seed", func() {
 		a := execute("lci-traffic", 5, "ops=10", "nodes=4")
 		b := execute("lci-traffic", 5, "ops=10", "nodes=4")
@@ -131,6 +144,8 @@ var _ = Describe("LCI scenarios", func() {
 		Entry("unknown variant", "lci-logp", "variant=rcpy", "variant"),
 		Entry("message over the MTU", "lci-logp", "size=4096", "size"),
 		Entry("unknown tree", "lci-broadcast", "tree=ternary", "tree"),
+		Entry("unknown forwarding", "lci-broadcast", "forward=switch", "forward"),
+		Entry("unknown forwarding in traffic", "lci-traffic", `forward="NI"`, "forward"),
 		Entry("too many nodes", "lci-traffic", "nodes=65", "nodes"),
 		Entry("percentages over 100", "lci-traffic", "fa_pct=95", "fa_pct"),
 		Entry("a hot share over 100", "lci-traffic", "hot_pct=101", "hot_pct"),

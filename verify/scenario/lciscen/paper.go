@@ -53,10 +53,20 @@ func paperCrossover(platform string) int {
 // trees, the latency of a 16-byte message is 58.5 µs for I-pio, 70.4 µs
 // for I-sdma ... On the P3 platform these latencies are 25.7 µs for I-pio,
 // 28.9 µs for I-sdma». For binomial trees the paper gives no figure, only
-// that they are «consistently lower» (0 here).
-func paperBroadcastLatency(platform string, v fw.Variant, t fw.Tree) float64 {
+// that they are «consistently lower» (0 here). With host-level forwarding
+// (hmc) the text gives I-sdma-hmc's: «135.0 µs for I-sdma-hmc» on the
+// PPro, «45.3 µs for I-sdma-hmc» on the P3; none for I-pio-hmc (0).
+func paperBroadcastLatency(platform string, v fw.Variant, t fw.Tree, hmc bool) float64 {
 	if t != fw.Binary {
 		return 0
+	}
+	switch {
+	case hmc && v == fw.PIO:
+		return 0
+	case hmc && platform == "PPro":
+		return 135.0
+	case hmc:
+		return 45.3
 	}
 	switch {
 	case platform == "PPro" && v == fw.PIO:
@@ -76,10 +86,12 @@ func paperBroadcastLatency(platform string, v fw.Variant, t fw.Tree) float64 {
 // this peak throughput is 75 Mbyte/s», and with binomial trees «throughput
 // to drop to around 37 Mbyte/s for all implementations (close to the
 // theoretical maximum of about 41 Mbyte/s)». For the PPro platform the
-// text gives no figure (0).
-func paperBroadcastThroughput(platform string, v fw.Variant, t fw.Tree) float64 {
+// text gives no figure (0); for I-sdma-hmc it gives the binomial trees'
+// «around 37 Mbyte/s for all implementations» and none for binary trees
+// (figure 9 only), none for I-pio-hmc, which it did not measure.
+func paperBroadcastThroughput(platform string, v fw.Variant, t fw.Tree, hmc bool) float64 {
 	switch {
-	case platform != "P3":
+	case platform != "P3", hmc && (v == fw.PIO || t == fw.Binary):
 		return 0
 	case t == fw.Binomial:
 		return 37

@@ -26,6 +26,8 @@ type TrafficParams struct {
 	McastPct int    `toml:"mcast_pct"`
 	FAPct    int    `toml:"fa_pct"`
 	Tree     string `toml:"tree"`
+	// Forward is ni or host (I-sdma-hmc: the hosts forward multicasts).
+	Forward string `toml:"forward"`
 	// HotPct and HotPauseUs make node 0 a busy receiver: that share of the
 	// other nodes' unicasts and fetch-and-adds go to it, and its host
 	// computes this many µs after each of its operations before it polls
@@ -42,12 +44,13 @@ const plannedOpBytes = 671
 
 // TrafficDefaults are 8 PPro nodes.
 func TrafficDefaults() *TrafficParams {
-	return &TrafficParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary"}
+	return &TrafficParams{Platform: Platform{"ppro", "sdma", fw.BaseMTU}, Nodes: 8, Ops: 40, MaxSize: 512, McastPct: 10, FAPct: 10, Tree: "binary", Forward: "ni"}
 }
 
 // Validate implements scenario.Params.
 func (p *TrafficParams) Validate() error {
-	return scenario.FirstError(p.validate(), scenario.CheckKeys(p),
+	_, ferr := hostForward(p.Forward)
+	return scenario.FirstError(p.validate(), ferr, scenario.CheckKeys(p),
 		// fa_pct alone first (in Keys): the sum overflowed and let 2^63
 		// through.
 		scenario.Check(p.McastPct+p.FAPct > 100, "fa_pct", "must be 0..100-mcast_pct (got %d)", p.FAPct),
@@ -75,6 +78,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 		return nil, err
 	}
 	c.Tree, _ = fw.ParseTree(p.Tree)
+	c.HostForward, _ = hostForward(p.Forward)
 	r, runErr := lcitb.RunTraffic(e, c, lcitb.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
 		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
@@ -142,11 +146,11 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	rep := &scenario.Report{Title: "lci-report: the LCI paper's microbenchmarks on the model, PPro and P3 platforms (calibration: the PPro I-sdma row of Table III; the rest is validation); the waveform shows the PPro I-sdma ping-pong"}
 	b := lcitb.Bench{Size: 16, Warm: 10, Iters: p.Iters, Stream: 1000}
 	// The measurements, as phases of e (all but the first run in envs of
-	// their own): 6 LogP rows, 2 cross-over sweeps, 3 throughputs and 8
-	// broadcasts.
+	// their own): 6 LogP rows, 2 cross-over sweeps, 3 throughputs, 8
+	// broadcasts and 2 I-sdma-hmc broadcast latencies.
 	phase, phases := 0, 6+2+3+len(mtuReportRuns)
 	if p.Broadcast {
-		phases += 8
+		phases += 8 + 2
 	}
 	next := func(what string) {
 		e.Phase(phase, phases, what)
@@ -228,6 +232,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		}
 	}
 	if p.Broadcast {
+		sdmaLat := map[string]float64{} // by platform: I-sdma, binary trees
 		for _, pl := range []string{"ppro", "p3"} {
 			for _, v := range []string{"sdma", "pio"} {
 				for _, t := range []fw.Tree{fw.Binary, fw.Binomial} {
@@ -242,7 +247,16 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 						return nil, fmt.Errorf("%s %s %s: %w", pl, v, t, err)
 					}
 					addBroadcast(rep, c, 64, lat, tp, 4096)
+					if v == "sdma" && t == fw.Binary {
+						sdmaLat[pl] = lat
+					}
 				}
+			}
+		}
+		for _, pl := range []string{"ppro", "p3"} {
+			next("broadcast latency " + pl + " sdma-hmc binary")
+			if err := addHMC(rep, pl, sdmaLat[pl]); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -252,6 +266,37 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		float64(lcilib.PPro().NI.CPI100)/100, lcilib.PPro().Host.Bridge.DelayedReadCycles, hc.Send, hc.Recv, float64(lcilib.P3().NI.CPI100)/100), "",
 		"the first four fitted to the PPro I-sdma row of Table III (lanai/config.go LANai4, host/platform lciHostBridge, host/lcilib/host.go), the LANai 9's CPI to the P3 I-pio gap g = 2.8 µs (Table IV; lanai/config.go LANai9)")
 	return rep, nil
+}
+
+// addHMC measures the 64-node 16-byte broadcast latency of I-sdma-hmc
+// (host-level multicast forwarding, section 5.4) with binary trees on
+// platform, reports it beside the paper's, and checks the paper's
+// finding that it is slower than NI-level forwarding (I-sdma, whose
+// latency on the same tree is sdma), with the size of the difference. Only
+// the latency runs (the throughput is figure 9's curves).
+func addHMC(rep *scenario.Report, platform string, sdma float64) error {
+	c, err := config(platform, "sdma", 64)
+	if err != nil {
+		return err
+	}
+	c.HostForward = true
+	l, _, err := lcitb.Broadcast(nil, c, lcitb.Bench{Size: 16, Warm: 2, Iters: 4, Stream: 8})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", platform, c.FirmwareConfig().Name(), err)
+	}
+	lat := usf(l)
+	name := fmt.Sprintf("%s %s binary tree", c.Platform.Name, c.FirmwareConfig().Name())
+	pl, pn := paperBroadcastLatency(c.Platform.Name, fw.SDMA, fw.Binary, true), paperBroadcastLatency(c.Platform.Name, fw.SDMA, fw.Binary, false)
+	m, pp := vsPaper(lat, pl, "µs")
+	rep.Add(name+": broadcast latency to the last receiver, 16 bytes", m, pp,
+		paper+" 5.4 «135.0 µs for I-sdma-hmc» (PPro), «45.3 µs for I-sdma-hmc» (P3) (validation)")
+	rep.Measure(strings.ToLower(c.Platform.Name)+"_i-sdma-hmc_binary_bcast_latency_us", lat, "µs")
+	rep.Add(fmt.Sprintf("%s: host- vs NI-level forwarding, broadcast latency (I-sdma-hmc - I-sdma)", c.Platform.Name),
+		fmt.Sprintf("%+.1f µs (x%.2f)", lat-sdma, lat/sdma), fmt.Sprintf("%+.1f µs (x%.2f)", pl-pn, pl/pn),
+		paper+" 5.4 «I-sdma-hmc adds two data copies per internal tree node to the critical path: from the NI to the host and back» (validation)")
+	rep.Check(c.Platform.Name+" I-sdma-hmc broadcast slower than I-sdma", lat > sdma,
+		"%.2f µs vs %.2f µs: %+.1f µs (paper %+.1f µs)", lat, sdma, lat-sdma, pl-pn)
+	return nil
 }
 
 // mtuReportRuns are lci-report's MTU measurements (section 5.3): figure 8's

@@ -33,6 +33,10 @@ type Config struct {
 	Tree        lci.Tree
 	// Interrupts enables the polling watchdog and network signals.
 	Interrupts bool
+	// HostForward selects host-level multicast forwarding, I-sdma-hmc
+	// (I-pio-hmc with PIO; section 5.4, lci.Config.HostForward): the
+	// hosts forward multicast packets when their library takes them.
+	HostForward bool
 	// Host are the library's costs; Firmware the control program's
 	// instruction estimates, which FirmwareConfig turns into cycles at the
 	// platform's LANai CPI (lanai.Config.CPI100).
@@ -60,7 +64,7 @@ func DefaultConfig() Config {
 // FirmwareConfig is the control program's configuration on the platform.
 func (c Config) FirmwareConfig() lci.Config {
 	fw := lci.DefaultConfig()
-	fw.Variant, fw.Reliability, fw.Tree, fw.Interrupts = c.Variant, c.Reliability, c.Tree, c.Interrupts
+	fw.Variant, fw.Reliability, fw.Tree, fw.Interrupts, fw.HostForward = c.Variant, c.Reliability, c.Tree, c.Interrupts, c.HostForward
 	fw.Costs = c.Firmware.AtCPI(c.Platform.NI.CPI100)
 	fw.RecvBufs = c.Platform.RecvBufs
 	fw.WatchdogCycles = c.Platform.WatchdogCycles()
@@ -82,7 +86,7 @@ func (c Config) Validate() error {
 	if c.CorruptProb < 0 || c.CorruptProb > 1 || c.DropProb < 0 || c.DropProb > 1 {
 		return fmt.Errorf("lci cluster: link error probabilities (corrupt %g, drop %g) must be in [0, 1]", c.CorruptProb, c.DropProb)
 	}
-	if c.Host.Send < 0 || c.Host.Recv < 0 || c.Host.Signal < 0 {
+	if c.Host.Send < 0 || c.Host.Recv < 0 || c.Host.Signal < 0 || c.Host.Forward < 0 {
 		return fmt.Errorf("lci cluster: negative host cost in %+v", c.Host)
 	}
 	return c.FirmwareConfig().Validate(uint32(c.Platform.NI.SRAMBytes))
