@@ -106,6 +106,8 @@ func (p *TrafficParams) Keys() []scenario.KeySpec {
 		forwardKey(),
 		scenario.Key("hot_pct", "% of unicasts and F&A to node 0").Range(0, 100),
 		scenario.Key("hot_pause_us", "µs node 0 computes after each operation").AtLeast(0).Limit(float64(maxPauseUs), "scenario.MaxDelay, 1 s"),
+		scenario.Key("corrupt_prob", "per packet per link (variant nirx recovers)").Range(0, 1),
+		scenario.Key("drop_prob", "per packet per link (variant nirx recovers)").Range(0, 1),
 	)
 }
 

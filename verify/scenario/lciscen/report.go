@@ -34,6 +34,12 @@ type TrafficParams struct {
 	// (host/lcilib Traffic.HotPct and HotPause): the senders' windows fill.
 	HotPct     int `toml:"hot_pct"`
 	HotPauseUs int `toml:"hot_pause_us"`
+	// CorruptProb and DropProb are the probabilities that a packet is
+	// corrupted, or lost, on each link it crosses (lcitb.Config): the
+	// faults I-nirx recovers from; the base implementation and I-pio
+	// abort on a bad CRC and hang on a loss.
+	CorruptProb float64 `toml:"corrupt_prob"`
+	DropProb    float64 `toml:"drop_prob"`
 }
 
 // plannedOpBytes is what one planned operation of a traffic run costs
@@ -79,6 +85,7 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	}
 	c.Tree, _ = fw.ParseTree(p.Tree)
 	c.HostForward, _ = hostForward(p.Forward)
+	c.CorruptProb, c.DropProb = p.CorruptProb, p.DropProb
 	r, runErr := lcitb.RunTraffic(e, c, lcitb.Traffic{Ops: p.Ops, MaxSize: p.MaxSize, McastPct: p.McastPct, FAPct: p.FAPct,
 		HotPct: p.HotPct, HotPause: clock.Time(p.HotPauseUs) * clock.Microsecond})
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-traffic: %d %s nodes running %s, %d random operations each (%d%% multicast on %s trees, %d%% F&A), payloads up to %d bytes",
@@ -98,6 +105,21 @@ func RunTrafficScenario(e *env.Env, p *TrafficParams) (*scenario.Report, error) 
 	rep.Add("firmware coverage: transitions fired on some NI", fmt.Sprintf("%d of %d", fired, len(r.Coverage)), "", "never: "+strings.Join(never, ", "))
 	rep.Measure("coverage_fired", float64(fired), "transitions")
 	rep.Check("delivered", runErr == nil, "every packet exactly once, intact, in FIFO order per sender; every multicast at every member; unique F&A values; the window held: %v", errText(runErr))
+	if c.Reliability != fw.NoRetransmit || c.CorruptProb > 0 || c.DropProb > 0 {
+		rep.Add("link faults: packets corrupted / lost", fmt.Sprintf("%d / %d", r.Corrupted, r.Dropped), "", "")
+	}
+	if c.Reliability != fw.NoRetransmit {
+		x := r.Rx
+		rep.Add(c.FirmwareConfig().Name()+": packets sent / resent / timeouts",
+			fmt.Sprintf("%d / %d / %d", x.Sent, x.Retransmitted, x.Timeouts), "", "")
+		rep.Add(c.FirmwareConfig().Name()+": dropped for CRC / no buffer / order / duplicate",
+			fmt.Sprintf("%d / %d / %d / %d", x.CRCDrops, x.NoBufDrops, x.OutOfOrder, x.Duplicates), "", "")
+		rep.Add(c.FirmwareConfig().Name()+": explicit acks / retransmission requests",
+			fmt.Sprintf("%d / %d", x.AcksSent, x.NacksSent), "", "")
+		rep.Measure("packets", float64(x.Sent), "packets")
+		rep.Measure("retransmitted", float64(x.Retransmitted), "packets")
+		rep.Measure("link_faults", float64(r.Corrupted+r.Dropped), "packets")
+	}
 	rep.Measure("deliveries", float64(r.Deliveries), "packets")
 	rep.Measure("operations", float64(r.Completed()), "completed")
 	rep.Result = r.Run
@@ -391,8 +413,8 @@ func addReliabilityFindings(rep *scenario.Report, pl string, sdma, nirx lcitb.Lo
 	}{
 		{"latency L", [2]float64{usf(sdma.L), usf(nirx.L)}, [2]float64{paperSdma.L, paperNirx.L}},
 		{"gap g", [2]float64{usf(sdma.G), usf(nirx.G)}, [2]float64{paperSdma.G, paperNirx.G}},
-		{"end-to-end latency", [2]float64{usf(sdma.E2E), usf(nirx.E2E)}, [2]float64{paperSdma.E2E, paperNirx.E2E}},
-		{"fetch-and-add latency", [2]float64{usf(sdma.FA), usf(nirx.FA)}, [2]float64{paperSdma.FA, paperNirx.FA}},
+		{"end-to-end", [2]float64{usf(sdma.E2E), usf(nirx.E2E)}, [2]float64{paperSdma.E2E, paperNirx.E2E}},
+		{"F&A latency", [2]float64{usf(sdma.FA), usf(nirx.FA)}, [2]float64{paperSdma.FA, paperNirx.FA}},
 	} {
 		d, pd := f.model[1]-f.model[0], f.paper[1]-f.paper[0]
 		rep.Add(fmt.Sprintf("%s finding: I-nirx's %s above I-sdma's", name, f.what),
