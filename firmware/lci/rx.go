@@ -170,6 +170,10 @@ func (p *Program) rxTrace(c *firmware.Ctx, event string, peer int, seq uint32, w
 	if !c.Env.Tracing() {
 		return
 	}
+	if why == "" {
+		c.Env.Emit(c.Now, c.Cycle, p.name, "lci.rx", "event", event, "peer", fmt.Sprint(peer), "seq", fmt.Sprint(seq))
+		return
+	}
 	c.Env.Emit(c.Now, c.Cycle, p.name, "lci.rx", "event", event, "peer", fmt.Sprint(peer), "seq", fmt.Sprint(seq), "why", why)
 }
 
