@@ -33,6 +33,25 @@ func rxGolden(recs []trace.Record) []trace.Record {
 	return out
 }
 
+// rxHeader is a directed-fault golden's header: what every one shares,
+// then its own lines.
+func rxHeader(own ...string) []string {
+	return append([]string{
+		"I-nirx (firmware/lci/rx.go) on the PPro platform: W = 4, so a receiver acknowledges at once",
+		"after W/2 = 2 packets in order, else when its delayed-ack timer expires, 70 us (2310 LANai",
+		"cycles of 30.303 ns: lci.RxAckDelay, the PPro watchdog) after the first unacknowledged one; a",
+		"sender resends its whole window 700 us (23100 cycles: lci.RxRetransmit, 10 x 70 us) after",
+		"the transmit handler of its oldest unacknowledged packet. Timers count from the end of the",
+		"handler that sets them (its commands commit there), so they fire a handler's length (up to",
+		"~100 cycles) after the deadline the firmware computes, and lazily: a deadline that passes",
+		"with nothing due is not cancelled, its tick finds nothing and the run ends after it.",
+		"Records: packets the NIs send and receive (ni.sent at the end of the packet on the link;",
+		"16-byte header + payload), link.drop, the protocol's events (lci.rx) and the transitions",
+		"of the rx machine (acked: an acknowledgment in a header, RxAck 12 instructions = 15",
+		"cycles at CPI 1.25; tick: the shared timer, Timer 20 = 25), fa and mc.",
+	}, own...)
+}
+
 // rxDirected builds nodes PPro nodes running I-nirx, traced, gives the
 // direction out(cluster) the plan, and returns the cluster to program.
 func rxDirected(nodes int, out func(*lcitb.Cluster) *link.Dir, plan link.FaultPlan) (*lcitb.Cluster, func() []trace.Record) {
@@ -89,19 +108,7 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 		})
 		recs := run()
 		Expect(tags).To(Equal([]uint32{1, 2, 3}))
-		Expect(vtest.Golden("testdata/nirx_lost_data.trace", recs,
-			"I-nirx (firmware/lci/rx.go) on the PPro platform: W = 4, so a receiver acknowledges at once",
-			"after W/2 = 2 packets in order, else when its delayed-ack timer expires, 70 us (2310 LANai",
-			"cycles of 30.303 ns: lci.RxAckDelay, the PPro watchdog) after the first unacknowledged one; a",
-			"sender resends its whole window 700 us (23100 cycles: lci.RxRetransmit, 10 x 70 us) after",
-			"the transmit handler of its oldest unacknowledged packet. Timers count from the end of the",
-			"handler that sets them (its commands commit there), so they fire a handler's length (up to",
-			"~100 cycles) after the deadline the firmware computes, and lazily: a deadline that passes",
-			"with nothing due is not cancelled, its tick finds nothing and the run ends after it.",
-			"Records: packets the NIs send and receive (ni.sent at the end of the packet on the link;",
-			"16-byte header + payload), link.drop, the protocol's events (lci.rx) and the transitions",
-			"of the rx machine (acked: an acknowledgment in a header, RxAck 12 instructions = 15",
-			"cycles at CPI 1.25; tick: the shared timer, Timer 20 = 25), fa and mc.",
+		Expect(vtest.Golden("testdata/nirx_lost_data.trace", recs, rxHeader(
 			"A lost data packet: node 0 sends three 16-byte messages (tags 1-3, sequences 1-3) to node",
 			"1; the plan drops node 0's second packet on its link to its switch (link.drop pkt=2 on",
 			"Net.LinkH[0].AB). Sequence 1 arrives in order; 3 arrives where 2 is due and is dropped",
@@ -113,7 +120,7 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 			"arrive in order, which makes W/2: node 1 acknowledges at once (ni.sent dst=0 at 741.1 us)",
 			"and node 0 frees both (acked). Lazy ticks end the run: node 1's delayed-ack deadline from",
 			"sequence 2's arrival (the half-window ack went first) and node 0's from the resend. Node 1's",
-			"process gets tags 1, 2, 3 in order (the spec asserts it).")).To(Succeed())
+			"process gets tags 1, 2, 3 in order (the spec asserts it).")...)).To(Succeed())
 	})
 
 	It("recovers a lost acknowledgment: the resent packet is a duplicate, dropped and acknowledged", func() {
@@ -127,26 +134,14 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 		recs := run()
 		Expect(n).To(Equal(1))
 		Expect(cl.Nodes[1].FW.RxStats().Duplicates).To(BeEquivalentTo(1))
-		Expect(vtest.Golden("testdata/nirx_lost_ack.trace", recs,
-			"I-nirx (firmware/lci/rx.go) on the PPro platform: W = 4, so a receiver acknowledges at once",
-			"after W/2 = 2 packets in order, else when its delayed-ack timer expires, 70 us (2310 LANai",
-			"cycles of 30.303 ns: lci.RxAckDelay, the PPro watchdog) after the first unacknowledged one; a",
-			"sender resends its whole window 700 us (23100 cycles: lci.RxRetransmit, 10 x 70 us) after",
-			"the transmit handler of its oldest unacknowledged packet. Timers count from the end of the",
-			"handler that sets them (its commands commit there), so they fire a handler's length (up to",
-			"~100 cycles) after the deadline the firmware computes, and lazily: a deadline that passes",
-			"with nothing due is not cancelled, its tick finds nothing and the run ends after it.",
-			"Records: packets the NIs send and receive (ni.sent at the end of the packet on the link;",
-			"16-byte header + payload), link.drop, the protocol's events (lci.rx) and the transitions",
-			"of the rx machine (acked: an acknowledgment in a header, RxAck 12 instructions = 15",
-			"cycles at CPI 1.25; tick: the shared timer, Timer 20 = 25), fa and mc.",
+		Expect(vtest.Golden("testdata/nirx_lost_ack.trace", recs, rxHeader(
 			"A lost acknowledgment: node 0 sends one 16-byte message to node 1, which delivers it; node",
 			"1's delayed ack (its timer ticks 70 us + a handler after the arrival, at 92.5 us) is its first",
 			"packet and the plan drops it (link.drop on Net.LinkH[1].AB). Node 0's timeout, 700 us after",
 			"its transmit handler, resends sequence 1 (718.97 us); node 1 already has it: dropped",
 			"(why=duplicate) and acknowledged at once (ni.sent dst=0 at 725.8 us), which frees it at node",
 			"0 (acked). The message reaches node 1's process once (the spec asserts it, and one",
-			"duplicate in node 1's counters). The last tick is node 0's lazy deadline from the resend.")).To(Succeed())
+			"duplicate in node 1's counters). The last tick is node 0's lazy deadline from the resend.")...)).To(Succeed())
 	})
 
 	It("adds a resent fetch-and-add request once", func() {
@@ -160,19 +155,7 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 		recs := run()
 		Expect(old).To(BeEquivalentTo(0))
 		Expect(cl.Nodes[1].FW.FetchAddValue()).To(BeEquivalentTo(5))
-		Expect(vtest.Golden("testdata/nirx_resent_fa.trace", recs,
-			"I-nirx (firmware/lci/rx.go) on the PPro platform: W = 4, so a receiver acknowledges at once",
-			"after W/2 = 2 packets in order, else when its delayed-ack timer expires, 70 us (2310 LANai",
-			"cycles of 30.303 ns: lci.RxAckDelay, the PPro watchdog) after the first unacknowledged one; a",
-			"sender resends its whole window 700 us (23100 cycles: lci.RxRetransmit, 10 x 70 us) after",
-			"the transmit handler of its oldest unacknowledged packet. Timers count from the end of the",
-			"handler that sets them (its commands commit there), so they fire a handler's length (up to",
-			"~100 cycles) after the deadline the firmware computes, and lazily: a deadline that passes",
-			"with nothing due is not cancelled, its tick finds nothing and the run ends after it.",
-			"Records: packets the NIs send and receive (ni.sent at the end of the packet on the link;",
-			"16-byte header + payload), link.drop, the protocol's events (lci.rx) and the transitions",
-			"of the rx machine (acked: an acknowledgment in a header, RxAck 12 instructions = 15",
-			"cycles at CPI 1.25; tick: the shared timer, Timer 20 = 25), fa and mc.",
+		Expect(vtest.Golden("testdata/nirx_resent_fa.trace", recs, rxHeader(
 			"A resent fetch-and-add request, added once: node 0 adds 5 to node 1's variable (a 16-byte",
 			"request with the addend in its header, sequence 1 of 0 -> 1). Node 1's fa module serves it",
 			"(FetchAdd 24 = 30 cycles) and replies with the old value 0 in a control buffer (sequence 1",
@@ -185,7 +168,7 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 			"frees its request on the ack (acked) and takes the reply (acked again, nothing new); it",
 			"returns 0 to the process and its delayed ack (tick at 794.2 us, ni.sent at 797.3 us) frees",
 			"the reply at node 1. Node 1's variable is 5 (the spec asserts it). The last tick is node 1's",
-			"lazy deadline from the reply's resend.")).To(Succeed())
+			"lazy deadline from the reply's resend.")...)).To(Succeed())
 	})
 
 	It("recovers a multicast forward corrupted in the middle of the tree", func() {
@@ -203,19 +186,7 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 		recs := run()
 		Expect(got).To(Equal([]int{0, 1, 1, 1}))
 		Expect(cl.Nodes[3].FW.RxStats().CRCDrops).To(BeEquivalentTo(1))
-		Expect(vtest.Golden("testdata/nirx_corrupt_forward.trace", recs,
-			"I-nirx (firmware/lci/rx.go) on the PPro platform: W = 4, so a receiver acknowledges at once",
-			"after W/2 = 2 packets in order, else when its delayed-ack timer expires, 70 us (2310 LANai",
-			"cycles of 30.303 ns: lci.RxAckDelay, the PPro watchdog) after the first unacknowledged one; a",
-			"sender resends its whole window 700 us (23100 cycles: lci.RxRetransmit, 10 x 70 us) after",
-			"the transmit handler of its oldest unacknowledged packet. Timers count from the end of the",
-			"handler that sets them (its commands commit there), so they fire a handler's length (up to",
-			"~100 cycles) after the deadline the firmware computes, and lazily: a deadline that passes",
-			"with nothing due is not cancelled, its tick finds nothing and the run ends after it.",
-			"Records: packets the NIs send and receive (ni.sent at the end of the packet on the link;",
-			"16-byte header + payload), link.drop, the protocol's events (lci.rx) and the transitions",
-			"of the rx machine (acked: an acknowledgment in a header, RxAck 12 instructions = 15",
-			"cycles at CPI 1.25; tick: the shared timer, Timer 20 = 25), fa and mc.",
+		Expect(vtest.Golden("testdata/nirx_corrupt_forward.trace", recs, rxHeader(
 			"A corrupted forward in the middle of the tree: node 0 multicasts 16 bytes to 4 nodes",
 			"along the binary tree rooted at 0 (0 -> 1, 2; 1 -> 3). Nodes 1 and 2 take the packet (mc)",
 			"and node 1 forwards it to node 3 from its receive buffer (ni.sent sram=0x9840, a receive",
@@ -225,6 +196,6 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 			"node 0). Node 1's timeout, 700 us after the forward's transmit handler, resends it from the",
 			"same receive buffer, which it held for the child (723.1 us); node 3 takes it (mc: no",
 			"children) and its delayed ack frees the buffer at node 1 (acked, 802.8 us). Each of nodes",
-			"1-3 delivers the message once (the spec asserts it). The other ticks are lazy deadlines.")).To(Succeed())
+			"1-3 delivers the message once (the spec asserts it). The other ticks are lazy deadlines.")...)).To(Succeed())
 	})
 })
