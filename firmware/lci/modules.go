@@ -448,6 +448,10 @@ func (p *Program) release(c *firmware.Ctx, a any) {
 
 func (p *Program) ack(c *firmware.Ctx, a any) {
 	dst := a.(int)
+	if p.rx != nil {
+		p.rxAck(c, dst)
+		return
+	}
 	b, ok := p.ctlBuf(c)
 	if !ok {
 		return

@@ -82,6 +82,10 @@ type rxState struct {
 	ackAt []clock.Cycle
 	nack  []bool
 	nacks int // sources with nack set
+	// ackQueued: an explicit acknowledgment to the node waits for the
+	// send engine (it carries the latest sequence when it goes, so a
+	// second one would say nothing more).
+	ackQueued []bool
 	// nackFrom is where the next scan for sources owed a retransmission
 	// request starts (round robin).
 	nackFrom int
@@ -134,6 +138,7 @@ func newRxState(e *env.Env, cfg Config, nodes int) *rxState {
 	r.owed = make([]int, nodes)
 	r.ackAt = make([]clock.Cycle, nodes)
 	r.nack = make([]bool, nodes)
+	r.ackQueued = make([]bool, nodes)
 	return r
 }
 
@@ -237,6 +242,7 @@ func (p *Program) rxStamp(c *firmware.Ctx, it *txItem) {
 	switch e := it.ent; {
 	case e == nil:
 		if it.hdr.Type == TypeAck {
+			r.ackQueued[it.dst] = false
 			r.stats.AcksSent++
 		} else if it.hdr.Type == TypeNack {
 			r.stats.NacksSent++
@@ -366,6 +372,13 @@ func (p *Program) rxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 		p.rxTrace(c, "drop", src, r.rexp[src], "nobuf")
 		p.armBuf(c, buf)
 		return
+	case behind == 0 && h.Type == TypeFAReq && len(p.freeCtl) == 0:
+		// Its reply would have no control buffer: not taken (the
+		// variable is not touched), so the sender's timeout resends it.
+		r.stats.NoBufDrops++
+		p.rxTrace(c, "drop", src, r.rexp[src], "noctl")
+		p.armBuf(c, buf)
+		return
 	case behind == 0:
 		// In order.
 	case behind < 128 && r.dupEvery > 0 && len(p.freeRecv) > 0 && func() bool { r.dups++; return r.dups%r.dupEvery == 0 }():
@@ -436,6 +449,40 @@ func (p *Program) rxAckNow(c *firmware.Ctx, src int) {
 	c.Fire(p.fc, "ack", src)
 }
 
+// rxAck queues an explicit acknowledgment to dst in a control buffer,
+// unless one is queued already. Acknowledgments travel unreliably, so
+// when every control buffer is taken (by F&A replies waiting for their
+// own acknowledgments, and acknowledgments and retransmission requests
+// waiting for the send engine) this one is not sent: the packets stay
+// owed and the delayed-acknowledgment timer tries again (or the sender's
+// timeout resends, and the duplicate asks again).
+func (p *Program) rxAck(c *firmware.Ctx, dst int) {
+	r := p.rx
+	if r.ackQueued[dst] {
+		return
+	}
+	b, ok := p.takeCtl()
+	if !ok {
+		if r.ackAt[dst] == 0 {
+			r.ackAt[dst] = c.Cycle + r.ackWait
+			p.rxArmAt(c, r.ackAt[dst])
+		}
+		return
+	}
+	r.ackQueued[dst] = true
+	c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: dst, buf: b, hdr: Header{Type: TypeAck, Src: uint8(p.node)}})
+}
+
+// takeCtl takes a free control buffer, if there is one.
+func (p *Program) takeCtl() (int, bool) {
+	if len(p.freeCtl) == 0 {
+		return 0, false
+	}
+	b := p.freeCtl[len(p.freeCtl)-1]
+	p.freeCtl = p.freeCtl[:len(p.freeCtl)-1]
+	return b, true
+}
+
 // armBuf re-arms the receive engine with the buffer a dropped packet
 // landed in.
 func (p *Program) armBuf(c *firmware.Ctx, buf int) {
@@ -453,9 +500,9 @@ func (p *Program) rxFreed(c *firmware.Ctx) {
 		if !r.nack[src] {
 			continue
 		}
-		b, ok := p.ctlBuf(c)
+		b, ok := p.takeCtl()
 		if !ok {
-			return
+			return // the next freed buffer tries again
 		}
 		r.nack[src] = false
 		r.nacks--
