@@ -236,7 +236,9 @@ const DescBytes = 32
 // for unicast packets», section 4.2). The host address of an I-sdma
 // packet's data is not in it: it is the send buffer's Fetch field.
 //
-//	[0:8] unused  [8] type  [9] destination  [10:12] length
+//	[0:8] unused, but in I-hrx the packet header's fields the host
+//	library fills in (Desc.HSeq, HCredits, HRoot, HFlags: the host runs
+//	the protocol, section 5.1.1)  [8] type  [9] destination  [10:12] length
 //	[12:16] NI send buffer (a receive buffer with DescFwd)
 //	[16:20] sender's tag; in an F&A request the addend, with length 0:
 //	the request carries no data, so the NI builds it from the
@@ -256,6 +258,13 @@ type Desc struct {
 	Buf   uint32
 	Tag   uint32
 	Flags uint8
+	// I-hrx only (zero, and not encoded differently, in the other
+	// variants): the header's sequence, credits field (RxFields), root
+	// and flags (HdrAck) as the host library's protocol sets them.
+	HSeq     uint32
+	HCredits uint16
+	HRoot    uint8
+	HFlags   uint8
 }
 
 // DescFwd marks a descriptor the Multicast module made to forward a
@@ -263,9 +272,18 @@ type Desc struct {
 // packet arrived in, whose header is in place, so nothing is fetched.
 const DescFwd = 1
 
+// DescResend marks an I-hrx descriptor whose data is in its NI send
+// buffer already (a retransmission, or the second and later children of
+// a host-level multicast sharing one buffer): the NI «resends buffers on
+// command» and fetches nothing.
+const DescResend = 2
+
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
+	binary.LittleEndian.PutUint32(b[0:], d.HSeq)
+	binary.LittleEndian.PutUint16(b[4:], d.HCredits)
+	b[6], b[7] = d.HRoot, d.HFlags
 	b[8], b[9] = d.Type, d.Dst
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
@@ -278,7 +296,8 @@ func (d Desc) Encode() []byte {
 // DecodeDesc reads a descriptor.
 func DecodeDesc(b []byte) Desc {
 	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
-		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:])}
+		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:]),
+		HSeq: binary.LittleEndian.Uint32(b[0:]), HCredits: binary.LittleEndian.Uint16(b[4:]), HRoot: b[6], HFlags: b[7]}
 }
 
 // FetchBytes is the size of an I-sdma send buffer's address and size
