@@ -467,6 +467,14 @@ type Layout struct {
 	// Buf is the size of a packet buffer: header, MTU, and room for the
 	// host slot header behind the data.
 	Buf uint32
+	// Compl (I-hrx only, after everything else; 0 otherwise) stages the
+	// slot headers of send completions, one per host receive slot, taken
+	// in the order of the Recv Completions records: at most HostSlots
+	// deliveries are outstanding, so a staged header is DMAed before its
+	// place is used again. (The other variants stage a completion in its
+	// send buffer's header space; in I-hrx the buffer may be sent again,
+	// and complete again, before the first completion's DMA.)
+	Compl uint32
 	// End is the first byte the layout does not use.
 	End uint32
 }
@@ -499,6 +507,10 @@ func NewLayout(c Config) Layout {
 	at += uint32(c.RecvBufs) * l.Buf
 	l.FwdQ, l.FwdQSlots = at, FwdQSlots
 	at += FwdQSlots * DescBytes
+	if c.Reliability == HostRetransmit {
+		l.Compl = at
+		at += uint32(c.HostSlots * HeaderBytes)
+	}
 	l.End = at
 	return l
 }

@@ -725,6 +725,11 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 		buf := -ref - 1
 		sh := SlotHeader{Type: TypeCompl, Src: uint8(p.node), Tag: uint32(buf), Flag: p.delivered}
 		at := p.layout.SendBuf(buf) // the sent buffer's header space stages it
+		if p.hrx != nil {
+			// I-hrx: the staging place of this Recv Completions record
+			// (Layout.Compl).
+			at = p.layout.Compl + uint32(int(p.freeNext-2)%p.layout.FreeQSlots*HeaderBytes)
+		}
 		c.Write(at, sh.Encode())
 		c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobCompletion, ref: buf,
 			d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt, SRAM: at, Len: HeaderBytes}})

@@ -628,6 +628,9 @@ func (s *Seq) hrxTimers() {
 			if e.sentAt+r.rto <= now {
 				s.Compute(h.costs.HrxSend)
 				r.stats.Retransmitted++
+				if h.env.Tracing() {
+					h.env.Emit(s.Now(), h.CPU.Clock().CycleAt(s.Now()), h.name, "lci.hrx", "event", "resend", "peer", fmt.Sprint(dst), "seq", fmt.Sprint(e.seq))
+				}
 				s.hrxTransmit(e)
 			}
 		}

@@ -1,0 +1,166 @@
+package lcitb_test
+
+import (
+	"fmt"
+
+	"github.com/google/go-cmp/cmp"
+
+	fw "github.com/nisim/nisim/firmware/lci"
+	"github.com/nisim/nisim/host/lcilib"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+	"github.com/nisim/nisim/verify/testbench/lcitb"
+	"github.com/nisim/nisim/verify/trace"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// hrxRun is one randomised I-hrx run under link faults: every link
+// corrupts and loses each packet with probability p (issue 17 section 2:
+// 10^-3 and 10^-2 on 2, 8 and 64 nodes, with 1 KB and 4 KB MTUs,
+// multicast and F&A).
+type hrxRun struct {
+	platform   lcilib.Platform
+	nodes, mtu int
+	p          float64
+	ops        int
+	seed       uint64
+}
+
+func (x hrxRun) String() string {
+	mtu := ""
+	if x.mtu != 0 {
+		mtu = fmt.Sprintf(", %d B MTU", x.mtu)
+	}
+	return fmt.Sprintf("%d %s nodes%s, %g corrupt + %g drop per packet per link, %d ops each, seed %d", x.nodes, x.platform.Name, mtu, x.p, x.p, x.ops, x.seed)
+}
+
+func (x hrxRun) config() lcitb.Config {
+	c := lcitb.DefaultConfig()
+	c.Platform, c.Nodes, c.Reliability, c.MTU = x.platform, x.nodes, fw.HostRetransmit, x.mtu
+	c.CorruptProb, c.DropProb = x.p, x.p
+	return c
+}
+
+// hrxTraffic is the mix: payloads of 0 to 256 bytes (many packets per
+// simulated second), 10% multicasts, 10% fetch-and-adds.
+func hrxTraffic(ops int) lcitb.Traffic {
+	return lcitb.Traffic{Ops: ops, MaxSize: 256, McastPct: 10, FAPct: 10}
+}
+
+var _ = Describe("I-hrx under link faults, every checker on", Ordered, func() {
+	var runs []hrxRun
+	seed := uint64(200)
+	for _, pl := range []lcilib.Platform{lcilib.PPro(), lcilib.P3()} {
+		for _, p := range []float64{1e-3, 1e-2} {
+			mtu := 1024
+			if p == 1e-2 {
+				mtu = 4096
+			}
+			for _, x := range []hrxRun{{nodes: 2, ops: 2000}, {nodes: 8, ops: 500, mtu: mtu}, {nodes: 64, ops: 40}} {
+				seed++
+				x.platform, x.p, x.seed = pl, p, seed
+				runs = append(runs, x)
+			}
+		}
+	}
+	var sent, faults uint64
+	for _, x := range runs {
+		It("recovers every loss: "+x.String(), func() {
+			r, err := lcitb.RunTraffic(env.New(env.Options{Seed: x.seed}), x.config(), hrxTraffic(x.ops))
+			Expect(err).NotTo(HaveOccurred())
+			// Every operation carried out: unicasts at their receivers'
+			// upcalls once, multicasts at every member, F&A values back.
+			Expect(r.Completed()).To(Equal(uint64(x.nodes * x.ops)))
+			Expect(r.Corrupted + r.Dropped).To(BeNumerically(">", 0))
+			Expect(r.Rx.Retransmitted).To(BeNumerically(">", 0))
+			// Every corruption is a CRC drop at an NI unless the packet
+			// was also lost, or corrupted again, further on.
+			Expect(r.Rx.CRCDrops).To(BeNumerically("<=", r.Corrupted))
+			sent += r.Rx.Sent
+			faults += r.Corrupted + r.Dropped
+			AddReportEntry(x.String(), fmt.Sprintf("%+v, corrupted %d, lost %d", r.Rx, r.Corrupted, r.Dropped))
+		})
+	}
+	It("carried at least 10^5 packets under faults", func() {
+		AddReportEntry("packets", fmt.Sprintf("%d sent (first transmissions), %d corrupted or lost", sent, faults))
+		Expect(sent).To(BeNumerically(">=", 100_000))
+	})
+})
+
+var _ = Describe("I-hrx's receive buffer pool", func() {
+	It("drops what it has no buffer for and the sender's timeout resends it", func() {
+		// 32 shared receive buffers, 7 senders with windows of 16 towards
+		// a receiver whose host computes 2 ms between polls: its 64 host
+		// slots fill, then its pool runs dry. I-hrx has no retransmission
+		// request: the senders' timers recover.
+		c := lcitb.DefaultConfig()
+		c.Nodes, c.Reliability = 8, fw.HostRetransmit
+		c.Platform.RecvBufs = 32
+		t := hot(30, 512)
+		t.HotPause = 2 * clock.Millisecond
+		r, err := lcitb.RunTraffic(env.New(env.Options{Seed: 11}), c, t)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Completed()).To(Equal(uint64(8 * 30)))
+		Expect(r.Rx.NoBufDrops).To(BeNumerically(">", 0))
+		Expect(r.Rx.Timeouts).To(BeNumerically(">", 0))
+		Expect(r.Rx.Retransmitted).To(BeNumerically(">", 0))
+		Expect(r.Rx.NacksSent).To(BeZero())
+		AddReportEntry("counters", fmt.Sprintf("%+v", r.Rx))
+	})
+})
+
+var _ = Describe("I-hrx's checkers against mutations", func() {
+	x := hrxRun{platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
+	rules := func(mut map[string]int) (map[string][]string, error) {
+		e := env.New(env.Options{Seed: x.seed, Mutations: mut})
+		_, err := lcitb.RunTraffic(e, x.config(), hrxTraffic(x.ops))
+		out := map[string][]string{}
+		for _, v := range e.Monitor.Violations() {
+			out[v.Check] = append(out[v.Check], v.Msg)
+		}
+		return out, err
+	}
+	It("passes the clean run", func() {
+		got, err := rules(nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(BeEmpty())
+	})
+	It("lci.hrxdup: a duplicate delivered again reaches an upcall twice (lci.dup)", func() {
+		got, err := rules(map[string]int{"lci.hrxdup": 1})
+		Expect(err).To(HaveOccurred())
+		Expect(got["lci.dup"]).NotTo(BeEmpty())
+		for _, m := range got["lci.dup"] {
+			Expect(m).To(MatchRegexp(`^packet \d+ \(type [12]\) from node \d reached the upcall again \(\d+ was due\)$`))
+		}
+	})
+	It("lci.hrxleak: a send buffer never freed leaves the library not quiescent (lci.quiescent)", func() {
+		_, err := rules(map[string]int{"lci.hrxleak": 50})
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(MatchRegexp(`lci.quiescent: node \d's library is not quiescent at the end: .*\d+ of 16 send buffers free`))
+	})
+	It("lci.hrxcrc: a bad packet taken makes the NI's CRC drops fall short of its link's (lci.crcsum)", func() {
+		_, err := rules(map[string]int{"lci.hrxcrc": 1})
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(MatchRegexp(`lci.crcsum: node \d's NI dropped 0 packets for a bad CRC, its link Net\.\S+ delivered [1-9]\d*`))
+	})
+	It("gives the same trace for the same seed, faults and retransmissions included", func() {
+		runOnce := func() []trace.Record {
+			rec := trace.NewRecorder()
+			y := hrxRun{platform: lcilib.P3(), nodes: 4, p: 2e-2, ops: 40, seed: 9}
+			_, err := lcitb.RunTraffic(env.New(env.Options{Seed: y.seed, Trace: rec}), y.config(), hrxTraffic(y.ops))
+			Expect(err).NotTo(HaveOccurred())
+			return rec.Records()
+		}
+		a, b := runOnce(), runOnce()
+		resends := 0
+		for _, r := range a {
+			if v, _ := r.Get("event"); r.Kind == "lci.hrx" && v == "resend" {
+				resends++
+			}
+		}
+		Expect(resends).To(BeNumerically(">", 0))
+		Expect(cmp.Diff(a, b)).To(BeEmpty())
+	})
+})
