@@ -2,7 +2,6 @@ package lci
 
 import (
 	"github.com/nisim/nisim/firmware"
-	"github.com/nisim/nisim/rtl/env"
 )
 
 // I-hrx: host-level retransmission (lci-myrinet-cluster-protocols.txt
@@ -33,15 +32,10 @@ import (
 // An explicit acknowledgment is a descriptor of type TypeAck without data:
 // it is sent from a control buffer.
 
-// mutHrxCRC is a test-only fault (see env.DeclareMutation).
-var mutHrxCRC = env.DeclareMutation("lci.hrxcrc",
-	"I-hrx's NI skips the CRC check of every Nth packet marked bad and delivers it (caught by RunTraffic's lci.crcsum)")
-
 // hrxNI is the NI's share of I-hrx: its drop counters (RxStats: CRCDrops
-// and NoBufDrops; the host counts the rest) and a test-only fault.
+// and NoBufDrops; the host counts the rest).
 type hrxNI struct {
-	stats          RxStats
-	crcEvery, bads int
+	stats RxStats
 }
 
 // hrxCheckDesc validates an I-hrx descriptor: what checkDesc checks, with
@@ -88,11 +82,6 @@ func (p *Program) hrxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 	buf := p.armedBuf
 	p.armed = false
 	h := DecodeHeader(c.Read(ev.Addr, HeaderBytes))
-	if ev.Bad && r.crcEvery > 0 {
-		if r.bads++; r.bads%r.crcEvery == 0 {
-			ev.Bad = false // mutation
-		}
-	}
 	switch {
 	case ev.Bad:
 		r.stats.CRCDrops++

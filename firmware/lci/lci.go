@@ -194,7 +194,7 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	case NIRetransmit:
 		p.rx = newRxState(e, cfg, nodes)
 	case HostRetransmit:
-		p.hrx = &hrxNI{crcEvery: e.Mutation(mutHrxCRC)}
+		p.hrx = &hrxNI{}
 	}
 	if err := p.build(e); err != nil {
 		return nil, err

@@ -564,7 +564,8 @@ func (s *Seq) hrxIn(m *Msg) {
 	switch behind := uint8(r.rexp[src]) - seq; {
 	case behind == 0:
 	case behind < 128 && r.dupEvery > 0 && func() bool { r.dups++; return r.dups%r.dupEvery == 0 }():
-		h.pending.Push(m) // mutation: taken as new
+		h.pending.Push(m) // mutation: taken as new (and acknowledged, as a duplicate is)
+		s.hrxAckNow(src)
 		return
 	case behind < 128:
 		r.stats.Duplicates++
