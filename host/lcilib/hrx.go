@@ -658,19 +658,28 @@ func (r *hrxState) deadline() clock.Time {
 	return next
 }
 
-// hrxAlarm arms the OS alarm (Costs.Alarm, a system call) for the
-// earliest deadline when work with a deadline is left and no alarm is
-// pending; a reply or forward waiting for a send buffer is retried a
-// delayed-acknowledgment time later.
+// hrxAlarm arms the OS alarm (Costs.Alarm, a system call) when work with
+// a deadline is left (or a reply or forward waits for a send buffer) and
+// no alarm is pending. assumed: the alarm is a backstop at the
+// retransmission timeout's granularity, set for the earliest deadline but
+// no sooner than one retransmission timeout from now: a process inside the
+// library meets its deadlines by reading the counter, and only one that
+// stays away from the library longer than that takes the signal. (Armed
+// for the earliest deadline itself, the delayed acknowledgment's 70 µs on
+// the PPro, a ping-pong took the signal's 20 µs every 90 µs: e2e 22.9 µs
+// against 17.0 µs without signal costs.) A delayed acknowledgment of a
+// process that stays away that long is late, and its sender may resend
+// what the receiver has: the duplicate is dropped and acknowledged.
 func (s *Seq) hrxAlarm() {
 	h, r := s.h, s.h.hrx
 	next := r.deadline()
-	if r.jobs.Len() > 0 && (next == 0 || s.Now()+r.ackWait < next) {
-		next = s.Now() + r.ackWait
+	if r.jobs.Len() > 0 && next == 0 {
+		next = s.Now()
 	}
 	if next == 0 || r.alarm.at != 0 {
 		return
 	}
+	next = max(next, s.Now()+r.rto)
 	s.Compute(h.costs.Alarm)
 	r.alarm.set(max(next, s.Now()+1))
 }

@@ -28,8 +28,10 @@ type Config struct {
 	// Reliability is the retransmission protocol: none (the base
 	// implementation), the NI's (I-nirx; its host side is I-sdma's:
 	// «Since I-sdma and I-nirx perform the same work on the host», section
-	// 5.1.3) or the host library's (I-hrx, section 5.1.1; always with
-	// network interrupts: see FirmwareConfig).
+	// 5.1.3) or the host library's (I-hrx, section 5.1.1: the host
+	// serves fetch-and-add and acknowledges, so a process that stops
+	// polling while others still send to it needs Interrupts; RunTraffic
+	// sets it).
 	Reliability lci.Reliability
 	Tree        lci.Tree
 	// Interrupts enables the polling watchdog and network signals.
@@ -62,13 +64,6 @@ func DefaultConfig() Config {
 func (c Config) FirmwareConfig() lci.Config {
 	fw := lci.DefaultConfig()
 	fw.Variant, fw.Reliability, fw.Tree, fw.Interrupts = c.Variant, c.Reliability, c.Tree, c.Interrupts
-	if c.Reliability == lci.HostRetransmit {
-		// assumed: I-hrx runs with the polling watchdog on: the host
-		// serves fetch-and-add and acknowledges, so a process that has
-		// stopped polling must be told of arrivals (a signal, section
-		// 4.3's mechanism), or its peers wait for it for ever.
-		fw.Interrupts = true
-	}
 	fw.Costs = c.Firmware.AtCPI(c.Platform.NI.CPI100)
 	fw.RecvBufs = c.Platform.RecvBufs
 	fw.WatchdogCycles = c.Platform.WatchdogCycles()

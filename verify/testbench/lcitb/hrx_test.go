@@ -58,7 +58,7 @@ var _ = Describe("I-hrx under link faults, every checker on", Ordered, func() {
 			if p == 1e-2 {
 				mtu = 4096
 			}
-			for _, x := range []hrxRun{{nodes: 2, ops: 2000}, {nodes: 8, ops: 500, mtu: mtu}, {nodes: 64, ops: 25}} {
+			for _, x := range []hrxRun{{nodes: 2, ops: 3500}, {nodes: 8, ops: 500, mtu: mtu}, {nodes: 64, ops: 25}} {
 				seed++
 				x.platform, x.p, x.seed = pl, p, seed
 				runs = append(runs, x)

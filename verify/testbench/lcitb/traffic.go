@@ -99,6 +99,12 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	if e == nil {
 		e = env.New(env.Options{})
 	}
+	if c.Reliability == lci.HostRetransmit {
+		// I-hrx: a node whose process has done its operations still
+		// serves the others' fetch-and-adds and acknowledges their
+		// packets: the polling watchdog's signal runs its library.
+		c.Interrupts = true
+	}
 	n := c.Nodes
 	// Plan: node i's operations, and what each node must receive.
 	plans := make([][]trafficOp, n)
