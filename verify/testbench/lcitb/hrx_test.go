@@ -208,3 +208,50 @@ var _ = Describe("I-hrx's Table III rows", func() {
 		})
 	}
 })
+
+var _ = Describe("I-hrx's timer signal", func() {
+	It("recovers the losses of a process that has stopped calling the library", func() {
+		// No network interrupts: node 0 sends 200 packets and returns;
+		// node 1 receives them all. What is lost after node 0's last
+		// call (a packet, or the acknowledgment of the last ones) is
+		// recovered by node 0's alarm alone: its signal runs the
+		// library, which resends, and takes the acknowledgments.
+		c := lcitb.DefaultConfig()
+		c.Reliability = fw.HostRetransmit
+		c.CorruptProb, c.DropProb = 2e-2, 2e-2
+		e := env.New(env.Options{Seed: 5})
+		cl, err := lcitb.Build(e, c)
+		Expect(err).NotTo(HaveOccurred())
+		var sentAt clock.Time
+		var before fw.RxStats
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			for i := range 200 {
+				s.Send(1, []byte{byte(i), 1, 2, 3}, uint32(i))
+			}
+			sentAt, before = s.Now(), s.Host().HrxStats()
+		})
+		got := 0
+		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+			for got < 200 {
+				s.Recv(func(_ *lcilib.Seq, m *lcilib.Msg) {
+					Expect(m.Tag).To(Equal(uint32(got)))
+					Expect(m.Data).To(Equal([]byte{byte(got), 1, 2, 3}))
+					got++
+				})
+			}
+		})
+		res, err := e.Run()
+		cl.Close()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(200))
+		h := cl.Nodes[0].Host
+		ok, st := h.Quiescent()
+		Expect(ok).To(BeTrue(), st)
+		Expect(h.Alarms()).To(BeNumerically(">", 0))
+		// Resent after the process's last call: by the signal alone.
+		Expect(h.HrxStats().Retransmitted).To(BeNumerically(">", before.Retransmitted))
+		Expect(cl.Nodes[0].CPU.Interrupts()).To(Equal(h.Alarms())) // every signal was the alarm's
+		Expect(res.End).To(BeNumerically(">", sentAt))
+		AddReportEntry("sender", fmt.Sprintf("%+v, %d alarms, last send at %v (%d resent by then), end at %v", h.HrxStats(), h.Alarms(), sentAt, before.Retransmitted, res.End))
+	})
+})
