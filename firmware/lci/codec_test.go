@@ -81,15 +81,17 @@ var _ = Describe("Records", func() {
 })
 
 // FuzzDesc checks that a descriptor survives encoding, and that decoding
-// any 32 bytes and encoding again gives them back but for the unused
-// bytes [4:8] and [24:28]. The host forward's fields (DescHostFwd) are
-// drawn from the other arguments, so that the corpus keeps its shape.
+// any 32 bytes and encoding again gives them back: every byte is used
+// (DescHostFwd's fields at [0:4] and [21:24], I-hrx's at [4:8] and
+// [24:28]). The host forward's and I-hrx's fields are drawn from the
+// other arguments, so that the corpus keeps its shape.
 func FuzzDesc(f *testing.F) {
 	f.Add(uint32(1), uint8(lci.TypeData), uint8(2), uint16(20), uint32(3), uint32(0xabc), uint8(0), make([]byte, lci.DescBytes))
 	f.Add(^uint32(0), ^uint8(0), ^uint8(0), ^uint16(0), ^uint32(0), ^uint32(0), ^uint8(0), bytes.Repeat([]byte{0xff}, lci.DescBytes))
 	f.Fuzz(func(t *testing.T, seq uint32, typ, dst uint8, n uint16, buf, tag uint32, flags uint8, raw []byte) {
 		d := lci.Desc{Seq: seq, Type: typ, Dst: dst, Len: n, Buf: buf, Tag: tag, Flags: flags,
-			Root: dst ^ typ, RootSeq: tag ^ seq, Kids: flags + 1, Index: typ ^ flags}
+			Root: dst ^ typ, RootSeq: tag ^ seq, Kids: flags + 1, Index: typ ^ flags,
+			HSeq: seq ^ buf, HCredits: n ^ 0x5a5a, HRoot: dst + 1, HFlags: flags ^ 1}
 		b := d.Encode()
 		if len(b) != lci.DescBytes {
 			t.Fatalf("%d bytes", len(b))
@@ -102,8 +104,6 @@ func FuzzDesc(f *testing.F) {
 		}
 		raw = raw[:lci.DescBytes]
 		want := bytes.Clone(raw)
-		clear(want[4:8])
-		clear(want[24:28])
 		if got := lci.DecodeDesc(raw).Encode(); !bytes.Equal(got, want) {
 			t.Fatalf("decode-encode of %x gave %x", raw, got)
 		}

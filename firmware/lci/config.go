@@ -225,8 +225,6 @@ func (c Config) Validate(sram uint32) error {
 	case c.Reliability != NoRetransmit && (c.AckDelayCycles < 1 || c.RetransmitCycles <= c.AckDelayCycles):
 		return fmt.Errorf("lci: %s's timers: delayed ack %d cycles, retransmission %d: need 1 <= delayed ack < retransmission",
 			c.Reliability, c.AckDelayCycles, c.RetransmitCycles)
-	case c.Reliability == HostRetransmit:
-		return fmt.Errorf("lci: %s is not built yet", c.Reliability)
 	case c.SendBufs < 1 || c.SendQSlots < 1 || c.HostSlots < 1:
 		return fmt.Errorf("lci: %d send buffers, %d descriptor slots, %d host slots: need at least 1 each", c.SendBufs, c.SendQSlots, c.HostSlots)
 	case c.WatchdogCycles < 1:

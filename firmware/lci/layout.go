@@ -236,8 +236,10 @@ const DescBytes = 32
 // for unicast packets», section 4.2). The host address of an I-sdma
 // packet's data is not in it: it is the send buffer's Fetch field.
 //
-//	[0:4] with DescHostFwd, the root's multicast sequence  [4:8] unused
-//	[8] type  [9] destination  [10:12] length
+//	[0:4] with DescHostFwd, the root's multicast sequence  [4:8] in I-hrx
+//	the packet header's credits field, root and flags the host library
+//	fills in (Desc.HCredits, HRoot, HFlags: the host runs the protocol,
+//	section 5.1.1)  [8] type  [9] destination  [10:12] length
 //	[12:16] NI send buffer (a receive buffer with DescFwd)
 //	[16:20] sender's tag; in an F&A request the addend, with length 0:
 //	the request carries no data, so the NI builds it from the
@@ -245,7 +247,7 @@ const DescBytes = 32
 //	precedes it  [20] flags (DescFwd, the NI's own; DescHostFwd, or 0,
 //	from the host)  [21:24] with DescHostFwd: the multicast's root, the
 //	number of children the send buffer goes to, this descriptor's index
-//	among them  [24:28] unused
+//	among them  [24:28] in I-hrx the packet header's sequence (Desc.HSeq)
 //	[28:32] sequence (the n-th descriptor written to the ring, from 1)
 //
 // The sequence is the slot's valid mark and comes last: the host's
@@ -269,6 +271,13 @@ type Desc struct {
 	RootSeq uint32
 	Kids    uint8
 	Index   uint8
+	// I-hrx only (zero in the other variants): the header's sequence,
+	// credits field (RxFields), root and flags (HdrAck) as the host
+	// library's protocol sets them.
+	HSeq     uint32
+	HCredits uint16
+	HRoot    uint8
+	HFlags   uint8
 }
 
 // DescFwd marks a descriptor the Multicast module made to forward a
@@ -276,23 +285,21 @@ type Desc struct {
 // packet arrived in, whose header is in place, so nothing is fetched.
 const DescFwd = 1
 
-// DescHostFwd marks a descriptor the host library of I-sdma-hmc wrote to
-// forward root Root's multicast RootSeq to one child from an NI send
-// buffer (section 5.4): «I-sdma-hmc issues a data transfer to NI memory
-// only once and transmits the same NI buffer multiple times». The
-// descriptor of index 0 brings the data in (I-sdma: the DMA fetch of the
-// buffer's Fetch field; I-pio: the host's PIO came before it) and sets
-// the buffer's reference count to Kids; those of index 1 .. Kids-1 name
-// the same buffer and fetch nothing; each child's send drops a reference
-// and the buffer's send completion comes after the last, as for a root's
-// multicast. The packet goes out with the root, the root's sequence and
-// the tag of the descriptor, and this node as the source.
 const DescHostFwd = 2
+
+// DescResend marks an I-hrx descriptor whose data is in its NI send
+// buffer already (a retransmission, or the second and later children of
+// a host-level multicast sharing one buffer): the NI «resends buffers on
+// command» and fetches nothing.
+const DescResend = 4
 
 // Encode returns the descriptor's bytes.
 func (d Desc) Encode() []byte {
 	b := make([]byte, DescBytes)
 	binary.LittleEndian.PutUint32(b[0:], d.RootSeq)
+	binary.LittleEndian.PutUint16(b[4:], d.HCredits)
+	b[6], b[7] = d.HRoot, d.HFlags
+	binary.LittleEndian.PutUint32(b[24:], d.HSeq)
 	b[8], b[9] = d.Type, d.Dst
 	binary.LittleEndian.PutUint16(b[10:], d.Len)
 	binary.LittleEndian.PutUint32(b[12:], d.Buf)
@@ -306,7 +313,8 @@ func (d Desc) Encode() []byte {
 func DecodeDesc(b []byte) Desc {
 	return Desc{Type: b[8], Dst: b[9], Len: binary.LittleEndian.Uint16(b[10:]),
 		Buf: binary.LittleEndian.Uint32(b[12:]), Tag: binary.LittleEndian.Uint32(b[16:]), Flags: b[20], Seq: binary.LittleEndian.Uint32(b[28:]),
-		Root: b[21], Kids: b[22], Index: b[23], RootSeq: binary.LittleEndian.Uint32(b[0:])}
+		Root: b[21], Kids: b[22], Index: b[23], RootSeq: binary.LittleEndian.Uint32(b[0:]),
+		HSeq: binary.LittleEndian.Uint32(b[24:]), HCredits: binary.LittleEndian.Uint16(b[4:]), HRoot: b[6], HFlags: b[7]}
 }
 
 // FetchBytes is the size of an I-sdma send buffer's address and size
@@ -476,6 +484,14 @@ type Layout struct {
 	// Buf is the size of a packet buffer: header, MTU, and room for the
 	// host slot header behind the data.
 	Buf uint32
+	// Compl (I-hrx only, after everything else; 0 otherwise) stages the
+	// slot headers of send completions, one per host receive slot, taken
+	// in the order of the Recv Completions records: at most HostSlots
+	// deliveries are outstanding, so a staged header is DMAed before its
+	// place is used again. (The other variants stage a completion in its
+	// send buffer's header space; in I-hrx the buffer may be sent again,
+	// and complete again, before the first completion's DMA.)
+	Compl uint32
 	// End is the first byte the layout does not use.
 	End uint32
 }
@@ -508,6 +524,10 @@ func NewLayout(c Config) Layout {
 	at += uint32(c.RecvBufs) * l.Buf
 	l.FwdQ, l.FwdQSlots = at, FwdQSlots
 	at += FwdQSlots * DescBytes
+	if c.Reliability == HostRetransmit {
+		l.Compl = at
+		at += uint32(c.HostSlots * HeaderBytes)
+	}
 	l.End = at
 	return l
 }

@@ -70,6 +70,10 @@ type Program struct {
 	// and rxm its machine: acknowledgments and the shared timer.
 	rx  *rxState
 	rxm *firmware.Machine
+	// hrx is set in I-hrx, whose protocol the host library runs
+	// (hrx.go): the NI passes the host's headers, keeps no credits and
+	// delivers every packet with a good CRC.
+	hrx *hrxNI
 
 	nextDesc uint32 // sequence of the next send descriptor
 	// The NI's own send queue (Layout.FwdQ): sequences of the next
@@ -193,8 +197,11 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	p.nextDesc = 1
 	p.fwdNext, p.fwdRead = 1, 1
 	p.freeNext = 1
-	if cfg.Reliability == NIRetransmit {
+	switch cfg.Reliability {
+	case NIRetransmit:
 		p.rx = newRxState(e, cfg, nodes)
+	case HostRetransmit:
+		p.hrx = &hrxNI{}
 	}
 	if err := p.build(e); err != nil {
 		return nil, err

@@ -187,8 +187,8 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 			continue
 		}
 		// A host forward's data comes in once, with its first
-		// descriptor (DescHostFwd).
-		if p.cfg.Variant == SDMA && d.Len > 0 && (d.Flags&DescHostFwd == 0 || d.Index == 0) {
+		// descriptor (DescHostFwd); an I-hrx resend's is in the NI.
+		if p.cfg.Variant == SDMA && d.Len > 0 && (d.Flags&DescHostFwd == 0 || d.Index == 0) && (p.hrx == nil || d.Flags&DescResend == 0) {
 			c.Fire(p.hsq, "fetch", d)
 		} else {
 			c.Fire(p.hsq, "pass", d)
@@ -205,6 +205,9 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 // with 1 to FwdWidth children and an index below them; the other
 // descriptors leave its fields 0.
 func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
+	if p.hrx != nil {
+		return p.hrxCheckDesc(c, d)
+	}
 	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
 		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node) &&
 		(d.Type != TypeFAReq || d.Len == 0)
@@ -294,6 +297,10 @@ func (p *Program) drainSQ(c *firmware.Ctx) {
 
 // submit turns a descriptor into packets.
 func (p *Program) submit(c *firmware.Ctx, d Desc) {
+	if p.hrx != nil {
+		p.hrxSubmit(c, d)
+		return
+	}
 	buf := int(d.Buf)
 	if d.Flags&DescFwd != 0 {
 		// A forward: the packet goes from the receive buffer it arrived
@@ -369,6 +376,13 @@ func (p *Program) children(c *firmware.Ctx, root int) []int {
 // replies) use the spare buffers and need no credit.
 func (p *Program) want(c *firmware.Ctx, a any) {
 	it := a.(txItem)
+	if p.hrx != nil {
+		// I-hrx: no NI-level flow control (the host's window).
+		p.ready.Push(it)
+		p.queues(c)
+		p.kick(c)
+		return
+	}
 	if p.rx != nil {
 		p.rxWant(c, it)
 		p.queues(c)
@@ -489,7 +503,7 @@ func (p *Program) transmit(c *firmware.Ctx, _ any) {
 	p.sigReady.Set(c.Now, uint64(p.ready.Len()))
 	if p.rx != nil {
 		p.rxStamp(c, &it)
-	} else {
+	} else if p.hrx == nil { // I-hrx: the host's header as it is
 		it.hdr.Credits = uint16(p.owed[it.dst])
 		p.owed[it.dst] = 0
 	}
@@ -527,6 +541,12 @@ func (p *Program) sent(c *firmware.Ctx, _ any) {
 func (p *Program) itemDone(c *firmware.Ctx, it txItem) {
 	switch it.kind {
 	case itemSend:
+		if p.hrx != nil {
+			// I-hrx: a completion per transmission; the host frees
+			// the buffer when it is acknowledged too.
+			p.complete(c, it.buf)
+			break
+		}
 		p.sendRefs[it.buf]--
 		if p.sendRefs[it.buf] < 0 {
 			// The checker of the send buffers' references: a buffer is
@@ -572,6 +592,10 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 	ev := a.(firmware.HWEvent)
 	if p.rx != nil {
 		p.rxReceive(c, ev)
+		return
+	}
+	if p.hrx != nil {
+		p.hrxReceive(c, ev)
 		return
 	}
 	buf := p.armedBuf
@@ -651,7 +675,7 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 		}
 	}
 	p.freeBuf(c, buf)
-	if reserved(h.Type) && p.rx == nil {
+	if reserved(h.Type) && p.rx == nil && p.hrx == nil {
 		p.held[h.Src]--
 		c.Fire(p.fc, "release", int(h.Src))
 	}
@@ -760,6 +784,11 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 		buf := -ref - 1
 		sh := SlotHeader{Type: TypeCompl, Src: uint8(p.node), Tag: uint32(buf), Flag: p.delivered}
 		at := p.layout.SendBuf(buf) // the sent buffer's header space stages it
+		if p.hrx != nil {
+			// I-hrx: the staging place of this Recv Completions record
+			// (Layout.Compl).
+			at = p.layout.Compl + uint32(int(p.freeNext-2)%p.layout.FreeQSlots*HeaderBytes)
+		}
 		c.Write(at, sh.Encode())
 		c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobCompletion, ref: buf,
 			d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt, SRAM: at, Len: HeaderBytes}})
@@ -771,6 +800,13 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 		sh.Src = h.Root
 	}
 	data := p.layout.RecvBuf(ref) + HeaderBytes
+	from, n := data, int(h.Len)+HeaderBytes
+	if p.hrx != nil {
+		// I-hrx: the packet's header goes to the host in front of the
+		// data (the host checks sequences and takes acknowledgments):
+		// derived: it fits, SlotHeaderAt(mtu) - mtu >= HeaderBytes.
+		from, n = p.layout.RecvBuf(ref), n+HeaderBytes
+	}
 	if p.corruptEvery > 0 && h.Len > 0 {
 		if p.deliveries++; p.deliveries%p.corruptEvery == 0 {
 			c.Write(data, []byte{c.Read(data, 1)[0] ^ 1}) // mutation
@@ -778,7 +814,7 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 	}
 	c.Write(data+uint32(h.Len), sh.Encode())
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: ref,
-		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt - uint64(h.Len), SRAM: data, Len: int(h.Len) + HeaderBytes}})
+		d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt + HeaderBytes - uint64(n), SRAM: from, Len: n}})
 	return true
 }
 

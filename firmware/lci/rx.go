@@ -145,6 +145,9 @@ func newRxState(e *env.Env, cfg Config, nodes int) *rxState {
 // RxStats returns the retransmission protocol's counters (zero for the
 // base implementation).
 func (p *Program) RxStats() RxStats {
+	if p.hrx != nil {
+		return p.hrx.stats
+	}
 	if p.rx == nil {
 		return RxStats{}
 	}

@@ -26,9 +26,12 @@ type Config struct {
 	Nodes   int
 	Variant lci.Variant
 	// Reliability is the retransmission protocol: none (the base
-	// implementation) or the NI's (I-nirx); the host side of I-nirx is
-	// I-sdma's («Since I-sdma and I-nirx perform the same work on the
-	// host», section 5.1.3).
+	// implementation), the NI's (I-nirx; its host side is I-sdma's:
+	// «Since I-sdma and I-nirx perform the same work on the host», section
+	// 5.1.3) or the host library's (I-hrx, section 5.1.1: the host
+	// serves fetch-and-add and acknowledges, so a process that stops
+	// polling while others still send to it needs Interrupts; RunTraffic
+	// sets it).
 	Reliability lci.Reliability
 	Tree        lci.Tree
 	// Interrupts enables the polling watchdog and network signals.

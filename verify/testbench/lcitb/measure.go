@@ -3,6 +3,7 @@ package lcitb
 import (
 	"bytes"
 	"fmt"
+	"github.com/nisim/nisim/firmware/lci"
 	"github.com/nisim/nisim/host/lcilib"
 
 	"github.com/nisim/nisim/rtl/clock"
@@ -238,6 +239,7 @@ func FetchAdd(e *env.Env, c Config, b Bench) (_ clock.Time, err error) {
 	var sum clock.Time
 	var vals []uint32
 	_, _, err = runIn(e, c, func(cl *Cluster) {
+		done := false
 		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
 			for i := range b.Warm + b.Iters {
 				t0 := s.Now()
@@ -246,7 +248,19 @@ func FetchAdd(e *env.Env, c Config, b Bench) (_ clock.Time, err error) {
 					sum += s.Now() - t0
 				}
 			}
+			if c.Reliability == lci.HostRetransmit {
+				done = true
+				cl.Nodes[1].CPU.Wake(s.Now())
+			}
 		})
+		if c.Reliability == lci.HostRetransmit {
+			// I-hrx: «handles F&A requests on the host processor»:
+			// node 1's process polls the library until node 0 is done.
+			cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+				for s.RecvOr(nil, func() bool { return done }) {
+				}
+			})
+		}
 	})
 	if err != nil {
 		return 0, err

@@ -84,7 +84,9 @@ type trafficOp struct {
 //   - at the end every NI is quiescent (lci.quiescent): every receive
 //     and send buffer free, nothing unacknowledged, no acknowledgment or
 //     retransmission request owed;
-//   - in I-nirx, each NI dropped for a bad CRC exactly the packets its
+//   - in I-hrx, every host's library too (nothing unacknowledged, no
+//     acknowledgment owed, every send buffer free);
+//   - in I-nirx and I-hrx, each NI dropped for a bad CRC exactly the packets its
 //     incoming link delivered with a failed check (lci.crcsum: the link's
 //     BadPackets).
 func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
@@ -96,6 +98,12 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	}
 	if e == nil {
 		e = env.New(env.Options{})
+	}
+	if c.Reliability == lci.HostRetransmit {
+		// I-hrx: a node whose process has done its operations still
+		// serves the others' fetch-and-adds and acknowledges their
+		// packets: the polling watchdog's signal runs its library.
+		c.Interrupts = true
 	}
 	n := c.Nodes
 	// Plan: node i's operations, and what each node must receive.
@@ -237,6 +245,15 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 	var errs []error
 	for i, nd := range cl.Nodes {
 		rs := nd.FW.RxStats()
+		if c.Reliability == lci.HostRetransmit {
+			// The library runs the protocol; the NI drops.
+			hs := nd.Host.HrxStats()
+			rs.Sent, rs.Retransmitted, rs.Timeouts, rs.AcksSent = hs.Sent, hs.Retransmitted, hs.Timeouts, hs.AcksSent
+			rs.OutOfOrder, rs.Duplicates = hs.OutOfOrder, hs.Duplicates
+			if ok, st := nd.Host.Quiescent(); !ok {
+				errs = append(errs, fmt.Errorf("lci.quiescent: node %d's library is not quiescent at the end: %s", i, st))
+			}
+		}
 		r.Rx.Sent += rs.Sent
 		r.Rx.Retransmitted += rs.Retransmitted
 		r.Rx.Timeouts += rs.Timeouts
@@ -250,7 +267,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 		if !nd.FW.Idle() {
 			errs = append(errs, fmt.Errorf("lci.quiescent: node %d's NI is not quiescent at the end: %s", i, nd.FW.State()))
 		}
-		if c.Reliability == lci.NIRetransmit {
+		if c.Reliability != lci.NoRetransmit {
 			if bad := nd.In.Stats().BadPackets; rs.CRCDrops != bad {
 				errs = append(errs, fmt.Errorf("lci.crcsum: node %d's NI dropped %d packets for a bad CRC, its link %s delivered %d", i, rs.CRCDrops, nd.In.Name(), bad))
 			}
@@ -287,7 +304,11 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 				return r, fmt.Errorf("node %d's fetch-and-add variable: %d additions but %d never handed out", i, len(faVals[i]), v)
 			}
 		}
-		if got := cl.Nodes[i].FW.FetchAddValue(); got != uint32(len(faVals[i])) {
+		got := cl.Nodes[i].FW.FetchAddValue()
+		if c.Reliability == lci.HostRetransmit {
+			got = cl.Nodes[i].Host.FetchAddValue() // the host serves it
+		}
+		if got != uint32(len(faVals[i])) {
 			return r, fmt.Errorf("node %d's fetch-and-add variable is %d after %d additions", i, got, len(faVals[i]))
 		}
 	}
