@@ -47,7 +47,7 @@ var _ = Describe("shell completion", func() {
 		got, _ := completions("run", "mesh", "--set", "topology=myr")
 		Expect(got).To(Equal([]string{"topology=myrinet-grid", "topology=myrinet-clos"}))
 		got, _ = completions("run", "lci-logp", "--set", "variant=")
-		Expect(got).To(Equal([]string{"variant=sdma", "variant=pio", "variant=nirx", "variant=I-sdma", "variant=I-pio", "variant=I-nirx"}))
+		Expect(got).To(Equal([]string{"variant=sdma", "variant=pio", "variant=nirx", "variant=hrx", "variant=I-sdma", "variant=I-pio", "variant=I-nirx", "variant=I-hrx"}))
 	})
 
 	It("completes --mutate names", func() {

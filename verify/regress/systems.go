@@ -33,8 +33,8 @@ func Systems() []*System {
 			Chunk: 80_000, Cost: 1.0 / 40_000, Draw: drawTelegraphos, Count: SumMetrics("updates", "reflects")},
 		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
 			Chunk: 40_000, Cost: 1.0 / 650, Draw: drawLCI, Count: SumMetrics("operations")},
-		{Name: "lci-nirx", Noun: "packets", Unit: "reliable packets I-nirx sent (first transmissions) while every link corrupted and lost packets at random (lci-traffic)",
-			Chunk: 40_000, Cost: 1.0 / 1500, Draw: drawNIRX, Count: SumMetrics("packets")},
+		{Name: "lci-rx", Noun: "packets", Unit: "reliable packets I-nirx or I-hrx sent (first transmissions) while every link corrupted and lost packets at random (lci-traffic)",
+			Chunk: 40_000, Cost: 1.0 / 1500, Draw: drawRx, Count: SumMetrics("packets")},
 		shrimpSystem(),
 		atmRMASystem(),
 	}
@@ -256,14 +256,14 @@ func drawLCI(r *rand.Rand, want float64) Spec {
 	return Spec{Scenario: "lci-traffic", Sets: sets, Expect: float64(nodes * ops), Cost: perOp * float64(nodes*ops)}
 }
 
-// drawNIRX: 2 to 64 nodes of either platform running I-nirx with a 1, 2
+// drawRx: 2 to 64 nodes of either platform running I-nirx or I-hrx with a 1, 2
 // or 4 KB MTU while every link corrupts and loses packets, each with
 // probability 10^-3, 3x10^-3 or 10^-2 per packet per link (issue 17
 // section 2); payloads of 0 to 512 bytes, up to 10% multicasts (fewer on
 // big clusters) and up to 20% fetch-and-adds; sometimes node 0 a busy
 // receiver. Every checker of lci-traffic is on, the retransmitting
 // variant's among them (lci.dup, lci.quiescent, lci.crcsum).
-func drawNIRX(r *rand.Rand, want float64) Spec {
+func drawRx(r *rand.Rand, want float64) Spec {
 	nodes := pick(r, 2, 4, 8, 16, 16, 32, 64)
 	mcast := pick(r, 0, 5, 10)
 	if nodes >= 32 {
@@ -276,7 +276,7 @@ func drawNIRX(r *rand.Rand, want float64) Spec {
 	ops := min(100_000, max(1, int(math.Ceil(want/(perOp*float64(nodes))))))
 	size := pick(r, 0, 16, 64, 256, 512)
 	p := pick(r, 0.001, 0.003, 0.01)
-	sets := []Set{{"platform", pick(r, "ppro", "p3")}, {"variant", "nirx"}, {"mtu", num(pick(r, 1024, 2048, 4096))},
+	sets := []Set{{"platform", pick(r, "ppro", "p3")}, {"variant", pick(r, "nirx", "hrx")}, {"mtu", num(pick(r, 1024, 2048, 4096))},
 		{"nodes", num(nodes)}, {"max_size", num(size)}, {"mcast_pct", num(mcast)}, {"fa_pct", num(fa)},
 		{"tree", pick(r, "binary", "binomial")}, {"corrupt_prob", num(p)}, {"drop_prob", num(p)}, {"ops", num(ops)}}
 	if pick(r, false, false, false, true) {

@@ -14,11 +14,11 @@ import (
 
 // platformKeys are the platform and variant (Table I; lcilib.PlatformPreset
 // and firmware/lci ParseImplementation also take "PPro", "P3", "I-sdma",
-// "I-pio", "I-nirx").
+// "I-pio", "I-nirx", "I-hrx").
 func platformKeys() []scenario.KeySpec {
 	return []scenario.KeySpec{
 		scenario.Key("platform", "host (Table I)").OneOf("ppro", "p3", "PPro", "P3").From("PPro, the calibration platform"),
-		scenario.Key("variant", "LCI implementation").OneOf("sdma", "pio", "nirx", "I-sdma", "I-pio", "I-nirx").From("I-sdma, the base implementation"),
+		scenario.Key("variant", "LCI implementation").OneOf("sdma", "pio", "nirx", "hrx", "I-sdma", "I-pio", "I-nirx", "I-hrx").From("I-sdma, the base implementation"),
 		// Table II's MTUs; validate refuses any other value.
 		scenario.Key("mtu", "bytes, the packet size (I-1k, base, I-4k; names compose: pio with 1024 is I-pio-1k)").Range(1024, 4096).
 			Also("1024, 2048 or 4096").From("«an MTU of 2 Kbyte», section 5.3"),

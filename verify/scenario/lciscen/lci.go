@@ -61,8 +61,9 @@ type Platform struct {
 	// Platform is ppro or p3 (Table I).
 	Platform string `toml:"platform"`
 	// Variant is the implementation: sdma (I-sdma, the base
-	// implementation), pio (I-pio) or nirx (I-nirx: I-sdma with the NI's
-	// retransmission protocol, section 5.1.2).
+	// implementation), pio (I-pio), nirx (I-nirx: I-sdma with the NI's
+	// retransmission protocol, section 5.1.2) or hrx (I-hrx: with the
+	// host's, section 5.1.1).
 	Variant string `toml:"variant"`
 	// MTU is the packet size in bytes: 2048, the base implementation's, or
 	// 1024 or 4096 (I-1k, I-4k; section 5.3). The names compose (Table II):

@@ -15,7 +15,7 @@ type logp struct {
 }
 
 // paperLogP returns the paper's LogP row for a platform (PPro or P3) and
-// implementation: Table III for I-sdma and I-nirx (with their F&A
+// implementation: Table III for I-sdma, I-nirx and I-hrx (with their F&A
 // latencies), Table IV for I-pio; none (all -1) for others.
 func paperLogP(platform string, c fw.Config) logp {
 	v := c.Variant
@@ -24,6 +24,10 @@ func paperLogP(platform string, c fw.Config) logp {
 		return logp{1.8, 2.5, 13.7, 12.6, 18.0, 24.4, "Table III, PPro I-nirx"}
 	case c.Reliability == fw.NIRetransmit && c.Variant == fw.SDMA && platform == "P3":
 		return logp{0.5, 0.5, 8.3, 5.2, 9.4, 9.0, "Table III, P3 I-nirx"}
+	case c.Reliability == fw.HostRetransmit && c.Variant == fw.SDMA && platform == "PPro":
+		return logp{3.3, 5.9, 9.3, 10.2, 18.5, 32.5, "Table III, PPro I-hrx"}
+	case c.Reliability == fw.HostRetransmit && c.Variant == fw.SDMA && platform == "P3":
+		return logp{0.9, 1.2, 7.8, 4.6, 9.9, 13.4, "Table III, P3 I-hrx"}
 	case c.Reliability != fw.NoRetransmit:
 		return logp{-1, -1, -1, -1, -1, -1, ""}
 	case platform == "PPro" && v == fw.SDMA:
