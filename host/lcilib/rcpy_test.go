@@ -32,8 +32,11 @@ type rnode struct {
 	notes []lcilib.RcpyMissNote
 }
 
-func newRnode() *rnode {
-	e := vtest.NewEnv(vtest.Options{})
+func newRnode() *rnode { return newRnodeWith(nil) }
+
+// newRnodeWith is newRnode with test-only faults switched on.
+func newRnodeWith(mut map[string]int) *rnode {
+	e := vtest.NewEnv(vtest.Options{Mutations: mut})
 	// Physical pages 0-3 are the reserved anonymous pages; process pages
 	// from 8.
 	n := &rnode{phys: make([]byte, 64*lci.PageBytes), pt: lcilib.NewPageTable(8), sram: make(rsram, lci.NTLBBytes),
@@ -189,5 +192,20 @@ var _ = Describe("I-rcpy host library (section 5.2.3)", func() {
 		Expect(b.pt.Pins).To(Equal(4))
 		e := vtest.NewEnv(vtest.Options{})
 		Expect(b.ntlb.CheckNTLB(e, "B", b.sram, b.pt.Pinned)).To(BeZero())
+	})
+
+	It("is caught by lci.ntlb on a broken model (mutation lci.ntlbstale), whose warm transfer copies the wrong page", func() {
+		// Every NTLB update of the sender maps its page one physical page
+		// off: the first transfer's data goes by PIO (right), the second
+		// is DMAed from the neighbouring physical page (wrong).
+		a, b := newRnodeWith(map[string]int{"lci.ntlbstale": 1}), newRnode()
+		pattern(a, 0x1_0000, 64)
+		rcpy(a, 0x1_0000, b, 0x2_0000, 64)
+		want := pattern(a, 0x1_0040, 64)
+		rcpy(a, 0x1_0040, b, 0x2_0040, 64)
+		Expect(read(b, 0x2_0040, 64)).NotTo(Equal(want))
+		e := vtest.NewEnv(vtest.Options{})
+		Expect(a.ntlb.CheckNTLB(e, "A", a.sram, a.pt.Pinned)).To(Equal(1))
+		Expect(e.Monitor.Err()).To(MatchError(ContainSubstring("the host pinned it at")))
 	})
 })
