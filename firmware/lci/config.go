@@ -229,6 +229,8 @@ func (c Config) Validate(sram uint32) error {
 		return fmt.Errorf("lci: %d send buffers, %d descriptor slots, %d host slots: need at least 1 each", c.SendBufs, c.SendQSlots, c.HostSlots)
 	case c.WatchdogCycles < 1:
 		return fmt.Errorf("lci: watchdog of %d cycles", c.WatchdogCycles)
+	case c.Variant == RCPY:
+		return errRCPYUnwired
 	}
 	if err := c.Costs.Validate(); err != nil {
 		return err

@@ -20,8 +20,11 @@ const (
 )
 
 func (v Variant) String() string {
-	if v == PIO {
+	switch v {
+	case PIO:
 		return "I-pio"
+	case RCPY:
+		return "I-rcpy"
 	}
 	return "I-sdma"
 }
@@ -84,8 +87,10 @@ func ParseImplementation(s string) (Variant, Reliability, error) {
 		return SDMA, NIRetransmit, nil
 	case "hrx":
 		return SDMA, HostRetransmit, nil
+	case "rcpy":
+		return RCPY, NoRetransmit, nil
 	}
-	return 0, 0, fmt.Errorf("unknown LCI implementation %q (have sdma, pio, nirx, hrx)", s)
+	return 0, 0, fmt.Errorf("unknown LCI implementation %q (have sdma, pio, nirx, hrx, rcpy)", s)
 }
 
 // Tree is a multicast spanning-tree shape.
@@ -492,6 +497,9 @@ type Layout struct {
 	// send buffer's header space; in I-hrx the buffer may be sent again,
 	// and complete again, before the first completion's DMA.)
 	Compl uint32
+	// NTLB (I-rcpy only, after everything else; 0 otherwise) is the NI
+	// TLB, NTLBEntries entries of NTLBEntryBytes (rcpy.go).
+	NTLB uint32
 	// End is the first byte the layout does not use.
 	End uint32
 }
@@ -527,6 +535,10 @@ func NewLayout(c Config) Layout {
 	if c.Reliability == HostRetransmit {
 		l.Compl = at
 		at += uint32(c.HostSlots * HeaderBytes)
+	}
+	if c.Variant == RCPY {
+		l.NTLB = at
+		at += NTLBBytes
 	}
 	l.End = at
 	return l
