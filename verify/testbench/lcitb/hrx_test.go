@@ -16,78 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// hrxRun is one randomised I-hrx run under link faults: every link
-// corrupts and loses each packet with probability p (issue 17 section 2:
-// 10^-3 and 10^-2 on 2, 8 and 64 nodes, with 1 KB and 4 KB MTUs,
-// multicast and F&A).
-type hrxRun struct {
-	platform   lcilib.Platform
-	nodes, mtu int
-	p          float64
-	ops        int
-	seed       uint64
-}
-
-func (x hrxRun) String() string {
-	mtu := ""
-	if x.mtu != 0 {
-		mtu = fmt.Sprintf(", %d B MTU", x.mtu)
-	}
-	return fmt.Sprintf("%d %s nodes%s, %g corrupt + %g drop per packet per link, %d ops each, seed %d", x.nodes, x.platform.Name, mtu, x.p, x.p, x.ops, x.seed)
-}
-
-func (x hrxRun) config() lcitb.Config {
-	c := lcitb.DefaultConfig()
-	c.Platform, c.Nodes, c.Reliability, c.MTU = x.platform, x.nodes, fw.HostRetransmit, x.mtu
-	c.CorruptProb, c.DropProb = x.p, x.p
-	return c
-}
-
-// hrxTraffic is the mix: payloads of 0 to 256 bytes (many packets per
-// simulated second), 10% multicasts, 10% fetch-and-adds.
-func hrxTraffic(ops int) lcitb.Traffic {
-	return lcitb.Traffic{Ops: ops, MaxSize: 256, McastPct: 10, FAPct: 10}
-}
-
-var _ = Describe("I-hrx under link faults, every checker on", Ordered, func() {
-	var runs []hrxRun
-	seed := uint64(200)
-	for _, pl := range []lcilib.Platform{lcilib.PPro(), lcilib.P3()} {
-		for _, p := range []float64{1e-3, 1e-2} {
-			mtu := 1024
-			if p == 1e-2 {
-				mtu = 4096
-			}
-			for _, x := range []hrxRun{{nodes: 2, ops: 3500}, {nodes: 8, ops: 500, mtu: mtu}, {nodes: 64, ops: 25}} {
-				seed++
-				x.platform, x.p, x.seed = pl, p, seed
-				runs = append(runs, x)
-			}
-		}
-	}
-	var sent, faults uint64
-	for _, x := range runs {
-		It("recovers every loss: "+x.String(), func() {
-			r, err := lcitb.RunTraffic(env.New(env.Options{Seed: x.seed}), x.config(), hrxTraffic(x.ops))
-			Expect(err).NotTo(HaveOccurred())
-			// Every operation carried out: unicasts at their receivers'
-			// upcalls once, multicasts at every member, F&A values back.
-			Expect(r.Completed()).To(Equal(uint64(x.nodes * x.ops)))
-			Expect(r.Corrupted + r.Dropped).To(BeNumerically(">", 0))
-			Expect(r.Rx.Retransmitted).To(BeNumerically(">", 0))
-			// Every corruption is a CRC drop at an NI unless the packet
-			// was also lost, or corrupted again, further on.
-			Expect(r.Rx.CRCDrops).To(BeNumerically("<=", r.Corrupted))
-			sent += r.Rx.Sent
-			faults += r.Corrupted + r.Dropped
-			AddReportEntry(x.String(), fmt.Sprintf("%+v, corrupted %d, lost %d", r.Rx, r.Corrupted, r.Dropped))
-		})
-	}
-	It("carried at least 10^5 packets under faults", func() {
-		AddReportEntry("packets", fmt.Sprintf("%d sent (first transmissions), %d corrupted or lost", sent, faults))
-		Expect(sent).To(BeNumerically(">=", 100_000))
-	})
-})
+var _ = rxFaultTable(fw.HostRetransmit, 200, map[int]int{2: 3500, 8: 500, 64: 25})
 
 var _ = Describe("I-hrx's receive buffer pool", func() {
 	It("drops what it has no buffer for and the sender's timeout resends it", func() {
@@ -116,10 +45,10 @@ var _ = Describe("I-hrx's receive buffer pool", func() {
 })
 
 var _ = Describe("I-hrx's checkers against mutations", func() {
-	x := hrxRun{platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
+	x := rxRun{rel: fw.HostRetransmit, platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
 	rules := func(mut map[string]int) (map[string][]string, error) {
 		e := env.New(env.Options{Seed: x.seed, Mutations: mut})
-		_, err := lcitb.RunTraffic(e, x.config(), hrxTraffic(x.ops))
+		_, err := lcitb.RunTraffic(e, x.config(), rxTraffic(x.ops))
 		out := map[string][]string{}
 		for _, v := range e.Monitor.Violations() {
 			out[v.Check] = append(out[v.Check], v.Msg)
@@ -147,8 +76,8 @@ var _ = Describe("I-hrx's checkers against mutations", func() {
 	It("gives the same trace for the same seed, faults and retransmissions included", func() {
 		runOnce := func() []trace.Record {
 			rec := trace.NewRecorder()
-			y := hrxRun{platform: lcilib.P3(), nodes: 4, p: 2e-2, ops: 40, seed: 9}
-			_, err := lcitb.RunTraffic(env.New(env.Options{Seed: y.seed, Trace: rec}), y.config(), hrxTraffic(y.ops))
+			y := rxRun{rel: fw.HostRetransmit, platform: lcilib.P3(), nodes: 4, p: 2e-2, ops: 40, seed: 9}
+			_, err := lcitb.RunTraffic(env.New(env.Options{Seed: y.seed, Trace: rec}), y.config(), rxTraffic(y.ops))
 			Expect(err).NotTo(HaveOccurred())
 			return rec.Records()
 		}

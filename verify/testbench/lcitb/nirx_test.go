@@ -16,11 +16,12 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// nirxRun is one randomised I-nirx run under link faults: every link
-// corrupts and loses each packet with probability p (issue 17 section 2:
-// 10^-3 and 10^-2 on 2, 8 and 64 nodes, with 1 KB and 4 KB MTUs,
-// multicast and F&A).
-type nirxRun struct {
+// rxRun is one randomised run of a retransmitting variant (I-nirx or
+// I-hrx) under link faults: every link corrupts and loses each packet
+// with probability p (issue 17 section 2: 10^-3 and 10^-2 on 2, 8 and 64
+// nodes, with 1 KB and 4 KB MTUs, multicast and F&A).
+type rxRun struct {
+	rel        fw.Reliability
 	platform   lcilib.Platform
 	nodes, mtu int
 	p          float64
@@ -28,7 +29,7 @@ type nirxRun struct {
 	seed       uint64
 }
 
-func (x nirxRun) String() string {
+func (x rxRun) String() string {
 	mtu := ""
 	if x.mtu != 0 {
 		mtu = fmt.Sprintf(", %d B MTU", x.mtu)
@@ -36,58 +37,67 @@ func (x nirxRun) String() string {
 	return fmt.Sprintf("%d %s nodes%s, %g corrupt + %g drop per packet per link, %d ops each, seed %d", x.nodes, x.platform.Name, mtu, x.p, x.p, x.ops, x.seed)
 }
 
-func (x nirxRun) config() lcitb.Config {
+func (x rxRun) config() lcitb.Config {
 	c := lcitb.DefaultConfig()
-	c.Platform, c.Nodes, c.Reliability, c.MTU = x.platform, x.nodes, fw.NIRetransmit, x.mtu
+	c.Platform, c.Nodes, c.Reliability, c.MTU = x.platform, x.nodes, x.rel, x.mtu
 	c.CorruptProb, c.DropProb = x.p, x.p
 	return c
 }
 
-// nirxTraffic is the mix: payloads of 0 to 256 bytes (many packets per
+// rxTraffic is the mix: payloads of 0 to 256 bytes (many packets per
 // simulated second), 10% multicasts, 10% fetch-and-adds.
-func nirxTraffic(ops int) lcitb.Traffic {
+func rxTraffic(ops int) lcitb.Traffic {
 	return lcitb.Traffic{Ops: ops, MaxSize: 256, McastPct: 10, FAPct: 10}
 }
 
-var _ = Describe("I-nirx under link faults, every checker on", Ordered, func() {
-	var runs []nirxRun
-	seed := uint64(100)
-	for _, pl := range []lcilib.Platform{lcilib.PPro(), lcilib.P3()} {
-		for _, p := range []float64{1e-3, 1e-2} {
-			mtu := 1024
-			if p == 1e-2 {
-				mtu = 4096
-			}
-			for _, x := range []nirxRun{{nodes: 2, ops: 2000}, {nodes: 8, ops: 500, mtu: mtu}, {nodes: 64, ops: 40}} {
-				seed++
-				x.platform, x.p, x.seed = pl, p, seed
-				runs = append(runs, x)
+// rxFaultTable declares rel's table under faults: on each platform and
+// fault rate, 2, 8 (with a 1 KB MTU at 10^-3, 4 KB at 10^-2) and 64 nodes
+// doing opsByNodes[n] operations each, seeds from seed+1; every checker on,
+// every operation carried out, at least 10^5 first transmissions in all.
+func rxFaultTable(rel fw.Reliability, seed uint64, opsByNodes map[int]int) bool {
+	name := fw.Config{Reliability: rel}.Name()
+	return Describe(name+" under link faults, every checker on", Ordered, func() {
+		var runs []rxRun
+		for _, pl := range []lcilib.Platform{lcilib.PPro(), lcilib.P3()} {
+			for _, p := range []float64{1e-3, 1e-2} {
+				mtu := 1024
+				if p == 1e-2 {
+					mtu = 4096
+				}
+				for _, x := range []rxRun{{nodes: 2}, {nodes: 8, mtu: mtu}, {nodes: 64}} {
+					seed++
+					x.rel, x.platform, x.p, x.seed, x.ops = rel, pl, p, seed, opsByNodes[x.nodes]
+					runs = append(runs, x)
+				}
 			}
 		}
-	}
-	var sent, faults uint64
-	for _, x := range runs {
-		It("recovers every loss: "+x.String(), func() {
-			r, err := lcitb.RunTraffic(env.New(env.Options{Seed: x.seed}), x.config(), nirxTraffic(x.ops))
-			Expect(err).NotTo(HaveOccurred())
-			// Every operation carried out: unicasts at their receivers'
-			// upcalls once, multicasts at every member, F&A values back.
-			Expect(r.Completed()).To(Equal(uint64(x.nodes * x.ops)))
-			Expect(r.Corrupted + r.Dropped).To(BeNumerically(">", 0))
-			Expect(r.Rx.Retransmitted).To(BeNumerically(">", 0))
-			// Every corruption is a CRC drop at an NI unless the packet
-			// was also lost, or corrupted again, further on.
-			Expect(r.Rx.CRCDrops).To(BeNumerically("<=", r.Corrupted))
-			sent += r.Rx.Sent
-			faults += r.Corrupted + r.Dropped
-			AddReportEntry(x.String(), fmt.Sprintf("%+v, corrupted %d, lost %d", r.Rx, r.Corrupted, r.Dropped))
+		var sent, faults uint64
+		for _, x := range runs {
+			It("recovers every loss: "+x.String(), func() {
+				r, err := lcitb.RunTraffic(env.New(env.Options{Seed: x.seed}), x.config(), rxTraffic(x.ops))
+				Expect(err).NotTo(HaveOccurred())
+				// Every operation carried out: unicasts at their
+				// receivers' upcalls once, multicasts at every member,
+				// F&A values back.
+				Expect(r.Completed()).To(Equal(uint64(x.nodes * x.ops)))
+				Expect(r.Corrupted + r.Dropped).To(BeNumerically(">", 0))
+				Expect(r.Rx.Retransmitted).To(BeNumerically(">", 0))
+				// Every corruption is a CRC drop at an NI unless the
+				// packet was also lost, or corrupted again, further on.
+				Expect(r.Rx.CRCDrops).To(BeNumerically("<=", r.Corrupted))
+				sent += r.Rx.Sent
+				faults += r.Corrupted + r.Dropped
+				AddReportEntry(x.String(), fmt.Sprintf("%+v, corrupted %d, lost %d", r.Rx, r.Corrupted, r.Dropped))
+			})
+		}
+		It("carried at least 10^5 packets under faults", func() {
+			AddReportEntry("packets", fmt.Sprintf("%d sent (first transmissions), %d corrupted or lost", sent, faults))
+			Expect(sent).To(BeNumerically(">=", 100_000))
 		})
-	}
-	It("carried at least 10^5 packets under faults", func() {
-		AddReportEntry("packets", fmt.Sprintf("%d sent (first transmissions), %d corrupted or lost", sent, faults))
-		Expect(sent).To(BeNumerically(">=", 100_000))
 	})
-})
+}
+
+var _ = rxFaultTable(fw.NIRetransmit, 100, map[int]int{2: 2000, 8: 500, 64: 40})
 
 var _ = Describe("I-nirx's receive buffer pool", func() {
 	It("drops what it has no buffer for and asks the sender to resend when buffers are free again", func() {
@@ -112,14 +122,14 @@ var _ = Describe("I-nirx's receive buffer pool", func() {
 })
 
 var _ = Describe("I-nirx's checkers against mutations", func() {
-	x := nirxRun{platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
+	x := rxRun{rel: fw.NIRetransmit, platform: lcilib.PPro(), nodes: 8, p: 1e-2, ops: 200, seed: 7}
 	rules := func(mut map[string]int) (map[string][]string, error) {
 		// The clean run takes about 20 ms; a mutation that confuses the
 		// protocol (a corrupted header taken as good can leave a
 		// receiver expecting a sequence its sender has not reached, and
 		// the sender resending for ever) is stopped at 300 ms.
 		e := env.New(env.Options{Seed: x.seed, Mutations: mut, TimeLimit: 300 * clock.Millisecond})
-		_, err := lcitb.RunTraffic(e, x.config(), nirxTraffic(x.ops))
+		_, err := lcitb.RunTraffic(e, x.config(), rxTraffic(x.ops))
 		out := map[string][]string{}
 		for _, v := range e.Monitor.Violations() {
 			out[v.Check] = append(out[v.Check], v.Msg)
@@ -152,8 +162,8 @@ var _ = Describe("I-nirx's checkers against mutations", func() {
 	It("gives the same trace for the same seed, faults and retransmissions included", func() {
 		runOnce := func() []trace.Record {
 			rec := trace.NewRecorder()
-			y := nirxRun{platform: lcilib.P3(), nodes: 4, p: 2e-2, ops: 40, seed: 9}
-			_, err := lcitb.RunTraffic(env.New(env.Options{Seed: y.seed, Trace: rec}), y.config(), nirxTraffic(y.ops))
+			y := rxRun{rel: fw.NIRetransmit, platform: lcilib.P3(), nodes: 4, p: 2e-2, ops: 40, seed: 9}
+			_, err := lcitb.RunTraffic(env.New(env.Options{Seed: y.seed, Trace: rec}), y.config(), rxTraffic(y.ops))
 			Expect(err).NotTo(HaveOccurred())
 			return rec.Records()
 		}
