@@ -473,14 +473,15 @@ func (p *Program) ack(c *firmware.Ctx, a any) {
 	c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: dst, buf: b, hdr: Header{Type: TypeAck, Src: uint8(p.node)}})
 }
 
+// ctlBuf takes a free control buffer; in the base implementation running
+// out is a checker error (lci.ctl: ctlBufs covers every acknowledgment
+// and F&A reply that can wait for the send engine).
 func (p *Program) ctlBuf(c *firmware.Ctx) (int, bool) {
-	if len(p.freeCtl) == 0 {
+	b, ok := p.takeCtl()
+	if !ok {
 		c.Env.Report(c.Now, p.name, "lci.ctl", "out of control buffers")
-		return 0, false
 	}
-	b := p.freeCtl[len(p.freeCtl)-1]
-	p.freeCtl = p.freeCtl[:len(p.freeCtl)-1]
-	return b, true
+	return b, ok
 }
 
 // --- Unicast: the send engine ---

@@ -127,6 +127,20 @@ type RxStats struct {
 	CRCDrops, NoBufDrops, OutOfOrder, Duplicates uint64
 }
 
+// Add adds o's counters to s.
+func (s *RxStats) Add(o RxStats) {
+	s.Sent += o.Sent
+	s.Retransmitted += o.Retransmitted
+	s.Timeouts += o.Timeouts
+	s.AcksSent += o.AcksSent
+	s.NacksSent += o.NacksSent
+	s.NacksReceived += o.NacksReceived
+	s.CRCDrops += o.CRCDrops
+	s.NoBufDrops += o.NoBufDrops
+	s.OutOfOrder += o.OutOfOrder
+	s.Duplicates += o.Duplicates
+}
+
 func newRxState(e *env.Env, cfg Config, nodes int) *rxState {
 	r := &rxState{w: cfg.Window(), ackWait: clock.Cycle(cfg.AckDelayCycles), rto: clock.Cycle(cfg.RetransmitCycles),
 		dupEvery: e.Mutation(mutRxDup), leakEvery: e.Mutation(mutRxLeak), crcEvery: e.Mutation(mutRxCRC)}

@@ -254,16 +254,7 @@ func RunTraffic(e *env.Env, c Config, t Traffic) (TrafficResult, error) {
 				errs = append(errs, fmt.Errorf("lci.quiescent: node %d's library is not quiescent at the end: %s", i, st))
 			}
 		}
-		r.Rx.Sent += rs.Sent
-		r.Rx.Retransmitted += rs.Retransmitted
-		r.Rx.Timeouts += rs.Timeouts
-		r.Rx.AcksSent += rs.AcksSent
-		r.Rx.NacksSent += rs.NacksSent
-		r.Rx.NacksReceived += rs.NacksReceived
-		r.Rx.CRCDrops += rs.CRCDrops
-		r.Rx.NoBufDrops += rs.NoBufDrops
-		r.Rx.OutOfOrder += rs.OutOfOrder
-		r.Rx.Duplicates += rs.Duplicates
+		r.Rx.Add(rs)
 		if !nd.FW.Idle() {
 			errs = append(errs, fmt.Errorf("lci.quiescent: node %d's NI is not quiescent at the end: %s", i, nd.FW.State()))
 		}
