@@ -81,5 +81,7 @@ var _ = Describe("Config", func() {
 		Entry("an unknown topology", func(c *lcitb.Config) { c.Platform.Topology = "ring" }, "topology"),
 		Entry("host memory below the library's memory map", func(c *lcitb.Config) { c.Platform.Host.Memory.SizeBytes = 64 << 20 }, "memory map"),
 		Entry("a host platform without caches", func(c *lcitb.Config) { c.Platform.Host.Caches = nil }, "Caches"),
+		Entry("a cluster size below the nodes", func(c *lcitb.Config) { c.Nodes, c.ClusterSize = 8, 4 }, "cluster size 4"),
+		Entry("negative host slots", func(c *lcitb.Config) { c.HostSlots = -1 }, "-1 host slots"),
 	)
 })

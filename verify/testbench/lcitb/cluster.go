@@ -57,6 +57,12 @@ type Config struct {
 	// FirmwareConfig rescales them to the MTU with the buffer bytes held
 	// constant (lci.Config.WithMTU), so the window W follows.
 	MTU int
+	// ClusterSize and HostSlots, when not 0, replace the control
+	// program's cluster size (the senders its receive buffers are
+	// reserved for, 64 by default: lci.Config.ClusterSize) and host
+	// receive slots (lci.Config.HostSlots): directed tests use them to
+	// make a receive pool small enough to run dry in a few packets.
+	ClusterSize, HostSlots int
 }
 
 // DefaultConfig is two PPro nodes running I-sdma.
@@ -75,6 +81,12 @@ func (c Config) FirmwareConfig() lci.Config {
 	if c.MTU != 0 {
 		fw = fw.WithMTU(c.MTU)
 	}
+	if c.ClusterSize != 0 {
+		fw.ClusterSize = c.ClusterSize
+	}
+	if c.HostSlots != 0 {
+		fw.HostSlots = c.HostSlots
+	}
 	return fw
 }
 
@@ -85,6 +97,10 @@ func (c Config) Validate() error {
 	}
 	if c.Nodes < 2 || c.Nodes > 64 {
 		return fmt.Errorf("lci cluster: %d nodes: the network has 2 to 64", c.Nodes)
+	}
+	if c.ClusterSize < 0 || c.HostSlots < 0 || (c.ClusterSize != 0 && c.ClusterSize < c.Nodes) {
+		return fmt.Errorf("lci cluster: cluster size %d and %d host slots for %d nodes: need 0 (the defaults) or a cluster size of at least the nodes and a positive slot count",
+			c.ClusterSize, c.HostSlots, c.Nodes)
 	}
 	if c.CorruptProb < 0 || c.CorruptProb > 1 || c.DropProb < 0 || c.DropProb > 1 {
 		return fmt.Errorf("lci cluster: link error probabilities (corrupt %g, drop %g) must be in [0, 1]", c.CorruptProb, c.DropProb)

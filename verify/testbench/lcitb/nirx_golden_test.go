@@ -55,12 +55,19 @@ func rxHeader(own ...string) []string {
 // rxDirected builds nodes PPro nodes running I-nirx, traced, gives the
 // direction out(cluster) the plan, and returns the cluster to program.
 func rxDirected(nodes int, out func(*lcitb.Cluster) *link.Dir, plan link.FaultPlan) (*lcitb.Cluster, func() []trace.Record) {
-	e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
 	c := lcitb.DefaultConfig()
 	c.Nodes, c.Reliability = nodes, fw.NIRetransmit
+	return rxDirectedConfig(c, out, plan)
+}
+
+// rxDirectedConfig is rxDirected on configuration c.
+func rxDirectedConfig(c lcitb.Config, out func(*lcitb.Cluster) *link.Dir, plan link.FaultPlan) (*lcitb.Cluster, func() []trace.Record) {
+	e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Trace: true, Seed: 1})
 	cl, err := lcitb.Build(e, c)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(out(cl).SetFaultPlan(plan)).To(Succeed())
+	if out != nil {
+		Expect(out(cl).SetFaultPlan(plan)).To(Succeed())
+	}
 	return cl, func() []trace.Record {
 		_, err := e.Run()
 		Expect(err).NotTo(HaveOccurred())
@@ -197,5 +204,58 @@ var _ = Describe("I-nirx goldens: directed faults", Label("golden"), func() {
 			"same receive buffer, which it held for the child (723.1 us); node 3 takes it (mc: no",
 			"children) and its delayed ack frees the buffer at node 1 (acked, 802.8 us). Each of nodes",
 			"1-3 delivers the message once (the spec asserts it). The other ticks are lazy deadlines.")...)).To(Succeed())
+	})
+
+	It("drops a packet it has no receive buffer for and asks for it again when a buffer is free", func() {
+		// A pool small enough to run dry in a few packets: 8 receive
+		// buffers, 4 of them spare, reserved for one other node, so
+		// W = (8 - 4) / 1 = 4 as on the 64-node PPro; 2 host slots.
+		c := lcitb.DefaultConfig()
+		c.Nodes, c.Reliability = 2, fw.NIRetransmit
+		c.ClusterSize, c.HostSlots = 2, 2
+		c.Platform.RecvBufs = 8
+		cl, run := rxDirectedConfig(c, nil, nil)
+		var tags []uint32
+		cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+			s.As("boot-wait").Compute(2000)
+			for tag := uint32(1); tag <= 10; tag++ {
+				s.Send(1, []byte("0123456789abcdef"), tag)
+			}
+			// Polls (its send completions need its host slots) until
+			// node 1 has everything.
+			s.RecvOr(func(*lcilib.Seq, *lcilib.Msg) {}, func() bool { return len(tags) == 10 })
+		})
+		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+			s.As("busy").Compute(100_000)
+			for range 10 {
+				s.Recv(func(_ *lcilib.Seq, m *lcilib.Msg) { tags = append(tags, m.Tag) })
+			}
+		})
+		recs := run()
+		Expect(tags).To(Equal([]uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}))
+		rx0, rx1 := cl.Nodes[0].FW.RxStats(), cl.Nodes[1].FW.RxStats()
+		Expect(rx1.NoBufDrops).To(BeEquivalentTo(1))
+		Expect(rx1.NacksSent).To(BeEquivalentTo(1))
+		Expect(rx0.NacksReceived).To(BeEquivalentTo(1))
+		Expect(rx0.Timeouts).To(BeZero())
+		Expect(rx0.Retransmitted).To(BeEquivalentTo(1))
+		Expect(vtest.Golden("testdata/nirx_no_buffer.trace", recs, rxHeader(
+			"A no-buffer drop: node 1's pool is 8 receive buffers, 4 spare, reserved for one sender",
+			"(ClusterSize 2, so W = (8 - 4) / 1 = 4), and its host has 2 receive slots. Node 0 sends ten",
+			"16-byte messages (tags and sequences 1-10); node 1's process computes 100,000 cycles (500",
+			"us at 200 MHz) before it polls. Sequences 1 and 2 go to the two host slots (their buffers",
+			"are free again; half-window ack at 42.0 us); 3-9 arrive in order and are acknowledged (a",
+			"half-window ack after every second one, at 78.6, 85.5 and 101.2 us, and 9's by its",
+			"delayed-ack timer at 176.6 us) but stay in 7 buffers waiting for a host slot: the",
+			"receiver acknowledges what it has stored. Sequence 10 lands in the eighth, the last free",
+			"buffer, which must stay the landing zone: dropped (why=nobuf at 104.3 us), nothing",
+			"acknowledged for it. At 508.4 us node 1's process polls, takes a message and hands a",
+			"slot back; the NI moves a stored packet to it, which frees a buffer, and at once asks",
+			"node 0 for what it dropped (event=nack; a 16-byte retransmission request, ni.sent at",
+			"511.0 us), long before node 0's retransmission timeout. Node 0 goes back to 10",
+			"(why=request) and resends it (514.5 us); it arrives in order and node 1's delayed ack",
+			"(tick at 587.1 us) frees it at node 0. Node 1's process gets tags 1-10 in order; node 1",
+			"counts one no-buffer drop and one request, node 0 one request received, one packet",
+			"resent and no timeout (the spec asserts them). The other ticks are lazy deadlines.")...)).To(Succeed())
 	})
 })
