@@ -75,6 +75,9 @@ func (c Config) FirmwareConfig() lci.Config {
 	if c.MTU != 0 {
 		fw = fw.WithMTU(c.MTU)
 	}
+	if c.Variant == lci.RCPY {
+		fw.AnonBase, fw.AnonPages = lcilib.RcpyAnonBase, lcilib.RcpyAnonPages
+	}
 	return fw
 }
 
