@@ -12,7 +12,9 @@ import (
 // rigSRAM is a rig's SRAM as lci.SRAM (to set up and read NTLB entries).
 type rigSRAM struct{ r *rig }
 
-func (s rigSRAM) Read(addr uint32, n int) []byte  { return append([]byte(nil), s.r.sramRead(addr, n)...) }
+func (s rigSRAM) Read(addr uint32, n int) []byte {
+	return append([]byte(nil), s.r.sramRead(addr, n)...)
+}
 func (s rigSRAM) Write(addr uint32, data []byte) { s.r.sramWrite(addr, data) }
 
 var _ = Describe("I-rcpy in the control program (section 5.2.3)", func() {

@@ -83,12 +83,18 @@ func rcpyBench(c Config, b Bench) error {
 	return nil
 }
 
-// rcpyRun is runIn for I-rcpy: the NTLB checker after the run.
+// rcpyRun is runIn for I-rcpy: the NTLB checker after the run, failed or
+// not.
 func rcpyRun(e *env.Env, c Config, setup func(cl *Cluster)) (env.Result, error) {
 	cl, res, err := runIn(e, c, setup)
-	if cl != nil && err == nil {
-		cl.CheckNTLBs()
+	if cl == nil {
+		return res, err
+	}
+	switch bad := cl.CheckNTLBs(); {
+	case err == nil:
 		err = cl.Env.Monitor.Err()
+	case bad > 0:
+		err = fmt.Errorf("%w; the NTLB checker (lci.ntlb) found %d bad entries", err, bad)
 	}
 	return res, err
 }
