@@ -55,8 +55,10 @@ const (
 type rcpyNI struct {
 	ntlb *NTLB
 	anon *AnonPages
-	// anonOf is the anonymous page held for a locked entry (-1: none).
+	// anonOf is the anonymous page held for a locked entry (-1: none);
+	// held lists those entries in the order they were locked.
 	anonOf []int
+	held   []int
 	// stalled are receive buffers whose page transfer found its entry
 	// locked or no anonymous page free, in arrival order.
 	stalled queue.Queue[int]
@@ -167,6 +169,7 @@ func (p *Program) rcpyPlace(c *firmware.Ctx, buf int) bool {
 	if del.Miss {
 		c.Charge(p.cfg.Costs.RcpyMiss)
 		r.anonOf[Index(h.Arg)] = del.Anon
+		r.held = append(r.held, Index(h.Arg))
 		p.recvRef[buf] = 2 // the data's DMA and the notification's
 	}
 	c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobRcpyData, ref: buf,
@@ -190,16 +193,26 @@ func (p *Program) rcpyNote(buf int) SlotHeader {
 	return SlotHeader{Type: TypeRcpy, Src: h.Src, Tag: h.Arg, Arg: uint32(p.rcpy.noteAnon[buf]) | uint32(h.Len)<<16}
 }
 
-// rcpyUnlock: the host wrote an NTLB entry. If it is unlocked now, the
-// anonymous page held for it is free again, and stalled packets are
-// retried in order.
-func (p *Program) rcpyUnlock(c *firmware.Ctx, a any) {
+// rcpyUnlock: the host wrote the NTLB (its PIO writes may reach the NI
+// as one event for several entries). Every entry holding an anonymous
+// page that is unlocked now gives it back, and stalled packets are retried
+// in order. Each page given back costs RcpyUnlock beyond the first (which
+// the transition charges).
+func (p *Program) rcpyUnlock(c *firmware.Ctx, _ any) {
 	r := p.rcpy
-	i := int(a.(uint32)-p.layout.NTLB) / NTLBEntryBytes
-	if en := r.ntlb.Entry(c, i); !en.Locked && r.anonOf[i] >= 0 {
+	kept, given := r.held[:0], 0
+	for _, i := range r.held {
+		if r.ntlb.Entry(c, i).Locked {
+			kept = append(kept, i)
+			continue
+		}
+		if given++; given > 1 {
+			c.Charge(p.cfg.Costs.RcpyUnlock)
+		}
 		r.anon.Give(r.anonOf[i])
 		r.anonOf[i] = -1
 	}
+	r.held = kept
 	for r.stalled.Len() > 0 && p.rcpyPlace(c, *r.stalled.Front()) {
 		r.stalled.Pop()
 	}

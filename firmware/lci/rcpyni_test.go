@@ -146,7 +146,9 @@ var _ = Describe("I-rcpy in the control program (section 5.2.3)", func() {
 		// stalled transfer goes to the destination now.
 		at := ntlb().EntryAddr(dstVA)
 		r.sramWrite(at, lci.EncodeNTLBEntry(lci.NTLBEntry{VPN: dstVA / lci.PageBytes, PPN: dstPPN, Valid: true}))
-		r.handle(firmware.HWEvent{Kind: firmware.HostWrite, Addr: at, Len: lci.NTLBEntryBytes})
+		// The card raises HostWrite with the watched range (writes
+		// coalesce), not the entry written.
+		r.handle(firmware.HWEvent{Kind: firmware.HostWrite, Addr: r.l.NTLB, Len: lci.NTLBBytes})
 		Expect(r.ni.dmas).To(HaveLen(n + 1))
 		Expect(r.ni.lastDMA().HostAddr).To(Equal(uint64(dstPPN)*lci.PageBytes + (dstVA+16)%lci.PageBytes))
 		r.dmaDone()

@@ -114,6 +114,30 @@ var _ = Describe("I-rcpy on a cluster", func() {
 		Expect(cl.Nodes[0].FW.Counts().Fetches).To(Equal(13))
 	})
 
+	It("recovers when the receive misses outrun the 16 anonymous pages: 20 first-touch pages, the destination equal to the source", func() {
+		const pages = 20
+		e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Seed: 1})
+		msg := data(pages*lci.PageBytes, 9)
+		ok := false
+		cl, err := run(e, func(cl *lcitb.Cluster) {
+			cl.Nodes[0].Host.VirtWrite(0x1000_0000, msg)
+			cl.Nodes[0].Host.Run(func(s *lcilib.Seq) {
+				s.VirtStore32(0x1000_0000+pages*lci.PageBytes-4, 1)
+				s.RcpyWaitDone(s.RemoteCopy(1, 0x1000_0000, 0x2010_0000, pages*lci.PageBytes))
+			})
+			cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
+				s.RcpyWait(0x2010_0000+pages*lci.PageBytes-4, 1)
+				binary.LittleEndian.PutUint32(msg[len(msg)-4:], 1)
+				ok = bytes.Equal(s.Host().VirtRead(0x2010_0000, len(msg)), msg)
+			})
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		// A receive miss per destination page (16 anonymous pages: the
+		// 17th page's first transfer waits in the NI for an unlock).
+		Expect(cl.Nodes[1].Host.RcpyStats().RecvMisses).To(Equal(pages))
+	})
+
 	It("is deterministic: the same seed gives the same trace", func() {
 		trc := func() []trace.Record {
 			e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), Seed: 7, Trace: true})
