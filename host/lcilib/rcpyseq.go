@@ -178,7 +178,7 @@ func (s *Seq) RemoteCopy(dst int, src, dstAddr uint32, n int) RcpyHandle {
 	return hd
 }
 
-// rcpyCompleted counts send buffer buf's completion towards its handle.
+// completed counts send buffer buf's completion towards its handle.
 func (r *rcpyHost) completed(buf int) {
 	if hd := r.bufHandle[buf]; hd != 0 {
 		r.left[hd-1]--
@@ -218,7 +218,7 @@ func (s *Seq) RcpyWaitDone(hd RcpyHandle) {
 }
 
 // RcpyWait polls until the 32-bit word at the process's virtual address v
-// equals want (the receiver's flag: a RemoteCopy «writes» no notification,
+// equals want (the receiver's flag: a RemoteCopy delivers no notification,
 // so a process learns of data by looking at it), handling the receive
 // queue's send completions and miss notifications meanwhile; once the
 // word is there it loads it (through the cache: a miss, the NI's DMA
