@@ -47,6 +47,10 @@ var _ = Describe("shell completion", func() {
 		got, _ := completions("run", "mesh", "--set", "topology=myr")
 		Expect(got).To(Equal([]string{"topology=myrinet-grid", "topology=myrinet-clos"}))
 		got, _ = completions("run", "lci-logp", "--set", "variant=")
+		Expect(got).To(Equal([]string{"variant=sdma", "variant=pio", "variant=nirx", "variant=hrx", "variant=rcpy",
+			"variant=I-sdma", "variant=I-pio", "variant=I-nirx", "variant=I-hrx", "variant=I-rcpy"}))
+		// lci-logp alone takes I-rcpy.
+		got, _ = completions("run", "lci-traffic", "--set", "variant=")
 		Expect(got).To(Equal([]string{"variant=sdma", "variant=pio", "variant=nirx", "variant=hrx", "variant=I-sdma", "variant=I-pio", "variant=I-nirx", "variant=I-hrx"}))
 	})
 

@@ -70,6 +70,14 @@ type Config struct {
 	// The root's own multicast is sent as in the base implementation.
 	// Default false: the base implementation's NI-level forwarding.
 	HostForward bool
+	// AnonBase and AnonPages are I-rcpy's reserved anonymous pages in
+	// host memory (bus addresses, PageBytes each from AnonBase): «it
+	// transfers the data to a so-called anonymous page, which is picked
+	// from a set of pages reserved in host memory» (section 5.2.3). The
+	// host library reserves them (host/lcilib RcpyAnonBase, RcpyAnonPages);
+	// 0 in the other variants.
+	AnonBase  uint32
+	AnonPages int
 	// Costs are the handlers' cycle counts.
 	Costs Costs
 }
@@ -229,8 +237,8 @@ func (c Config) Validate(sram uint32) error {
 		return fmt.Errorf("lci: %d send buffers, %d descriptor slots, %d host slots: need at least 1 each", c.SendBufs, c.SendQSlots, c.HostSlots)
 	case c.WatchdogCycles < 1:
 		return fmt.Errorf("lci: watchdog of %d cycles", c.WatchdogCycles)
-	case c.Variant == RCPY:
-		return errRCPYUnwired
+	case c.Variant == RCPY && (c.AnonPages < 1 || c.AnonBase%PageBytes != 0):
+		return fmt.Errorf("lci: I-rcpy needs at least 1 page-aligned anonymous page: %d at %#x", c.AnonPages, c.AnonBase)
 	}
 	if err := c.Costs.Validate(); err != nil {
 		return err
@@ -330,6 +338,27 @@ type Costs struct {
 	// Retransmit: requeue one unacknowledged packet after a timeout or a
 	// retransmission request: 8.
 	Retransmit int
+
+	// I-rcpy's NI work (section 5.2.3; rcpyni.go), on top of the
+	// handlers above:
+	//
+	// RcpyXlate: an NTLB lookup: index the entry by the virtual page
+	// number, read its two words, compare the tag, test the valid and
+	// locked bits, add the page offset to the physical page: 12. Paid by
+	// a page transfer's descriptor (the source, with HostSend; on a send
+	// miss the same instructions write the entry instead) and by an
+	// arriving RCPY packet (the destination, with Receive). assumed:
+	// about HostSend's reading and checking of a descriptor's fields,
+	// for two words read and three tests.
+	RcpyXlate int
+	// RcpyMiss: a receive miss: take an anonymous page, invalidate and
+	// lock the entry, build the RCPY notification: 16. assumed: as
+	// Replenish (take note of a host buffer) plus the entry's write.
+	RcpyMiss int
+	// RcpyUnlock: the host wrote an NTLB entry (it unlocks it after a
+	// receive miss): read it, give the anonymous page back, retry packets
+	// stalled on it: 16. assumed: as RcpyMiss, the same state undone.
+	RcpyUnlock int
 }
 
 // DefaultCPI100 is the CPI, in hundredths, of DefaultCosts: the LANai
@@ -342,7 +371,8 @@ func DefaultInstructions() Costs {
 	return Costs{Dispatch: 8, HostSend: 20, DMAStart: 12, DMADone: 10, Transmit: 20,
 		SendDone: 40, Receive: 20, Deliver: 20, Release: 40, Replenish: 16, Ack: 24, Credit: 24,
 		FetchAdd: 24, Forward: 20, Timer: 20, Boot: 200,
-		RxSend: 12, RxStamp: 8, RxRecv: 16, RxAck: 12, RxFree: 16, Retransmit: 8}
+		RxSend: 12, RxStamp: 8, RxRecv: 16, RxAck: 12, RxFree: 16, Retransmit: 8,
+		RcpyXlate: 12, RcpyMiss: 16, RcpyUnlock: 16}
 }
 
 // DefaultCosts returns the instruction estimates at DefaultCPI100.
@@ -357,14 +387,14 @@ func (c Costs) AtCPI(cpi100 int) Costs {
 		Release: f(c.Release), Replenish: f(c.Replenish), Ack: f(c.Ack), Credit: f(c.Credit),
 		FetchAdd: f(c.FetchAdd), Forward: f(c.Forward), Timer: f(c.Timer), Boot: f(c.Boot),
 		RxSend: f(c.RxSend), RxStamp: f(c.RxStamp), RxRecv: f(c.RxRecv), RxAck: f(c.RxAck), RxFree: f(c.RxFree),
-		Retransmit: f(c.Retransmit)}
+		Retransmit: f(c.Retransmit), RcpyXlate: f(c.RcpyXlate), RcpyMiss: f(c.RcpyMiss), RcpyUnlock: f(c.RcpyUnlock)}
 }
 
 // Validate checks that no cost is negative.
 func (c Costs) Validate() error {
 	for _, v := range []int{c.Dispatch, c.HostSend, c.DMAStart, c.DMADone, c.Transmit, c.SendDone, c.Receive,
 		c.Deliver, c.Release, c.Replenish, c.Ack, c.Credit, c.FetchAdd, c.Forward, c.Timer, c.Boot,
-		c.RxSend, c.RxStamp, c.RxRecv, c.RxAck, c.RxFree, c.Retransmit} {
+		c.RxSend, c.RxStamp, c.RxRecv, c.RxAck, c.RxFree, c.Retransmit, c.RcpyXlate, c.RcpyMiss, c.RcpyUnlock} {
 		if v < 0 {
 			return fmt.Errorf("lci: negative handler cost %d in %+v", v, c)
 		}

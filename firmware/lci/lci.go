@@ -74,6 +74,10 @@ type Program struct {
 	// (hrx.go): the NI passes the host's headers, keeps no credits and
 	// delivers every packet with a good CRC.
 	hrx *hrxNI
+	// rcpy is I-rcpy's NI state (rcpyni.go; nil in the other variants)
+	// and rcm its machine.
+	rcpy *rcpyNI
+	rcm  *firmware.Machine
 
 	nextDesc uint32 // sequence of the next send descriptor
 	// The NI's own send queue (Layout.FwdQ): sequences of the next
@@ -153,6 +157,7 @@ const (
 	jobFetch jobKind = iota
 	jobDeliver
 	jobCompletion
+	// jobRcpyFetch, jobRcpyData follow (rcpyni.go).
 )
 
 type dmaJob struct {
@@ -203,6 +208,9 @@ func New(e *env.Env, name string, cfg Config, node, nodes int, linkName string) 
 	case HostRetransmit:
 		p.hrx = &hrxNI{}
 	}
+	if cfg.Variant == RCPY {
+		p.rcpy = newRcpyNI(e, cfg, p.layout, node, nodes)
+	}
 	if err := p.build(e); err != nil {
 		return nil, err
 	}
@@ -227,6 +235,9 @@ func (p *Program) Machines() []*firmware.Machine {
 	ms := []*firmware.Machine{p.hsq, p.fc, p.tx, p.rq, p.mc, p.fa, p.hrq, p.dmaM, p.timer}
 	if p.rxm != nil {
 		ms = append(ms, p.rxm)
+	}
+	if p.rcm != nil {
+		ms = append(ms, p.rcm)
 	}
 	return ms
 }
@@ -306,6 +317,9 @@ func (p *Program) Boot(c *firmware.Ctx) error {
 	p.watchdog = p.cfg.Interrupts || binary.LittleEndian.Uint32(b[CtlFlags:])&1 != 0
 	c.Watch(p.layout.SendQ, p.layout.SendQSlots*DescBytes)
 	c.Watch(p.layout.FreeQ, p.layout.FreeQSlots*FreeBytes)
+	if p.rcpy != nil {
+		c.Watch(p.layout.NTLB, NTLBBytes) // the host's unlocks
+	}
 	p.arm(c)
 	return nil
 }

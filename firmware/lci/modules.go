@@ -98,6 +98,9 @@ func (p *Program) build(e *env.Env) error {
 			{From: sIdle, On: "tick", Cost: k.Timer, Do: p.rxExpire},
 		})
 	}
+	if p.rcpy != nil {
+		p.buildRcpy(mk)
+	}
 	p.timer = mk("timer", sOff, []firmware.Transition{
 		{From: sOff, On: "delivered", To: sOn, Do: watch},
 		{From: sOn, On: "delivered"},
@@ -123,6 +126,8 @@ func (p *Program) Handle(c *firmware.Ctx, ev firmware.HWEvent) {
 	case firmware.HostWrite:
 		if ev.Addr >= p.layout.SendQ && ev.Addr < p.layout.SendQ+uint32(p.layout.SendQSlots*DescBytes) {
 			c.Fire(p.hsq, "poll", nil)
+		} else if p.rcpyWrite(ev.Addr) {
+			c.Fire(p.rcm, "unlock", ev.Addr)
 		} else {
 			c.Fire(p.hrq, "freed", nil)
 		}
@@ -178,11 +183,16 @@ func (p *Program) pollSendQ(c *firmware.Ctx, _ any) {
 	}
 	for {
 		slot := p.layout.SendQ + uint32(int(p.nextDesc-1)%p.layout.SendQSlots*DescBytes)
-		d := DecodeDesc(c.Read(slot, DescBytes))
+		raw := c.Read(slot, DescBytes)
+		d := DecodeDesc(raw)
 		if d.Seq != p.nextDesc {
 			return
 		}
 		p.nextDesc++
+		if p.rcpySlot(raw) {
+			c.Fire(p.rcm, "desc", raw)
+			continue
+		}
 		if !p.checkDesc(c, d) {
 			continue
 		}
@@ -273,6 +283,15 @@ func (p *Program) pass(c *firmware.Ctx, a any) {
 
 // fetched marks the oldest unfetched descriptor's data as in the NI.
 func (p *Program) fetched(c *firmware.Ctx, _ any) {
+	p.markFetched(c)
+	if p.fetches == 0 {
+		c.Fire(p.hsq, "drained", nil)
+	}
+}
+
+// markFetched is fetched without Host Send Queue Mgt's state change (an
+// I-rcpy fetch's, whose module is rcpy).
+func (p *Program) markFetched(c *firmware.Ctx) {
 	for i := range p.sq {
 		if !p.sq[i].ready {
 			p.sq[i].ready = true
@@ -281,9 +300,6 @@ func (p *Program) fetched(c *firmware.Ctx, _ any) {
 	}
 	p.fetches--
 	p.drainSQ(c)
-	if p.fetches == 0 {
-		c.Fire(p.hsq, "drained", nil)
-	}
 }
 
 // drainSQ hands descriptors whose data is in the NI to flow control.
@@ -648,6 +664,14 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 		c.Fire(p.mc, "packet", buf)
 	case TypeFAReq:
 		c.Fire(p.fa, "request", buf)
+	case TypeRcpy:
+		if p.rcpy == nil {
+			c.Env.Report(c.Now, p.name, "lci.packet", "I-rcpy packet from node %d at an NI not running I-rcpy", h.Src)
+			p.recvRef[buf] = 1
+			p.unref(c, buf)
+			break
+		}
+		c.Fire(p.rcm, "packet", buf)
 	case TypeAck:
 		p.freeBuf(c, buf)
 	default:
@@ -658,7 +682,9 @@ func (p *Program) receive(c *firmware.Ctx, a any) {
 
 // reserved reports whether a packet type occupies one of the W buffers
 // its sender reserved (and so returns a credit when released).
-func reserved(t uint8) bool { return t == TypeData || t == TypeMcast || t == TypeFAReq }
+func reserved(t uint8) bool {
+	return t == TypeData || t == TypeMcast || t == TypeFAReq || t == TypeRcpy
+}
 
 // unref drops a reference to receive buffer buf (the host copy or a
 // forward); the last one releases it: «NI receive buffers holding
@@ -796,6 +822,17 @@ func (p *Program) takeHostBuf(c *firmware.Ctx, ref int) bool {
 		return true
 	}
 	h := p.recvHdr[ref]
+	if h.Type == TypeRcpy {
+		// I-rcpy's receive-miss notification: a slot header, no data
+		// (the data went to the anonymous page), staged behind the data.
+		sh := p.rcpyNote(ref)
+		sh.Flag = p.delivered
+		at := p.layout.RecvBuf(ref) + HeaderBytes + uint32(h.Len)
+		c.Write(at, sh.Encode())
+		c.Fire(p.dmaM, p.jobEvent(), dmaJob{kind: jobDeliver, ref: ref,
+			d: firmware.HostDMA{Dir: firmware.ToHost, HostAddr: hdrAt, SRAM: at, Len: HeaderBytes}})
+		return true
+	}
 	sh := SlotHeader{Type: h.Type, Src: h.Src, Len: h.Len, Tag: h.Arg, Arg: h.Seq, Flag: p.delivered}
 	if h.Type == TypeMcast {
 		sh.Src = h.Root
@@ -838,6 +875,10 @@ func (p *Program) dmaDone(c *firmware.Ctx, _ any) {
 	switch j.kind {
 	case jobFetch:
 		c.Fire(p.hsq, "fetched", nil)
+	case jobRcpyFetch:
+		c.Fire(p.rcm, "fetched", nil)
+	case jobRcpyData:
+		p.unref(c, j.ref)
 	case jobDeliver:
 		if p.watchdog {
 			c.Fire(p.timer, "delivered", nil)

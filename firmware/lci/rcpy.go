@@ -2,7 +2,6 @@ package lci
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/nisim/nisim/rtl/env"
@@ -26,17 +25,12 @@ import (
 // destination; a miss goes to an anonymous page, and the entry is
 // invalidated and locked until the host has pinned the page: «polling is
 // still required in I-rcpy, to handle data transfers to addresses that
-// are not in the NI TLB»). They are not yet wired into the control
-// program's modules: Config.Validate refuses I-rcpy (errRCPYUnwired), so
-// no run can silently take I-sdma's path under I-rcpy's name.
+// are not in the NI TLB»). rcpyni.go hooks them into the control
+// program's modules.
 
 // RCPY is I-rcpy (section 5.2.2): the host library moves page transfers
 // with RCPY send descriptors; the NI translates both ends in its NTLB.
 const RCPY Variant = PIO + 1
-
-// errRCPYUnwired: I-rcpy's NI pieces exist (this file) but the control
-// program's modules do not run them yet.
-var errRCPYUnwired = errors.New("lci: variant I-rcpy is not wired into the control program yet (firmware/lci/rcpy.go has its NTLB, descriptors and receive decision)")
 
 // PageBytes is the page size of a page transfer: «a page transfer spans
 // at most one 4-Kbyte page» (section 5.2.3).
@@ -106,7 +100,15 @@ func (t *NTLB) Entry(m SRAM, i int) NTLBEntry {
 	return NTLBEntry{VPN: binary.LittleEndian.Uint32(b[0:]), PPN: w >> ntlbShift, Valid: w&ntlbValid != 0, Locked: w&ntlbLocked != 0}
 }
 
-func (t *NTLB) put(m SRAM, i int, e NTLBEntry) {
+func (t *NTLB) put(m SRAM, i int, e NTLBEntry) { m.Write(t.addr(i), EncodeNTLBEntry(e)) }
+
+// EntryAddr is the SRAM address of the entry vaddr maps to (the host
+// library writes it by PIO to unlock it after a receive miss).
+func (t *NTLB) EntryAddr(vaddr uint32) uint32 { return t.addr(Index(vaddr)) }
+
+// EncodeNTLBEntry returns an entry's bytes: [0:4] the virtual page number,
+// [4:8] the physical page number above the valid and locked bits.
+func EncodeNTLBEntry(e NTLBEntry) []byte {
 	b := make([]byte, NTLBEntryBytes)
 	binary.LittleEndian.PutUint32(b[0:], e.VPN)
 	w := e.PPN << ntlbShift
@@ -117,7 +119,7 @@ func (t *NTLB) put(m SRAM, i int, e NTLBEntry) {
 		w |= ntlbLocked
 	}
 	binary.LittleEndian.PutUint32(b[4:], w)
-	m.Write(t.addr(i), b)
+	return b
 }
 
 // Lookup translates vaddr: the physical address and true on a hit (the
@@ -259,7 +261,12 @@ type RcpyCheck struct {
 // Check validates a page transfer strictly: 4-byte aligned addresses and
 // size («4-byte aligned»), a size from 4 to the MTU, neither end crossing
 // a page («a page transfer spans at most one 4-Kbyte page»), another node
-// of the cluster, known flags, and on a miss a send buffer. It returns
+// of the cluster, known flags, and a send buffer (on a miss the host's PIO
+// put the data there; on a hit the NI's DMA fetches it there: «performs a
+// DMA transfer from the corresponding physical host address to a free NI
+// buffer»; assumed: the host library picks that buffer from its free
+// send buffers, as for every other send, so that one free list and one
+// completion per buffer serve both paths). It returns
 // the reason for a bad one ("" when good).
 func (k RcpyCheck) Check(d RcpyDesc) string {
 	switch {
@@ -273,7 +280,7 @@ func (k RcpyCheck) Check(d RcpyDesc) string {
 		return fmt.Sprintf("destination node %d", d.Node)
 	case d.Flags&^RcpyMiss != 0:
 		return fmt.Sprintf("flags %#x", d.Flags)
-	case d.Flags&RcpyMiss != 0 && int(d.Buf) >= k.SendBufs:
+	case int(d.Buf) >= k.SendBufs:
 		return fmt.Sprintf("send buffer %d of %d", d.Buf, k.SendBufs)
 	}
 	return ""

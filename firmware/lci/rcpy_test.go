@@ -42,7 +42,7 @@ var _ = Describe("I-rcpy (section 5.2.3)", func() {
 		t = newNTLB(nil)
 	})
 
-	It("is parsed as rcpy, named I-rcpy, refused by Validate until wired, and leaves the other layouts alone", func() {
+	It("is parsed as rcpy, named I-rcpy, refused by Validate without anonymous pages, and leaves the other layouts alone", func() {
 		v, rel, err := lci.ParseImplementation("I-rcpy")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v).To(Equal(lci.RCPY))
@@ -56,7 +56,11 @@ var _ = Describe("I-rcpy (section 5.2.3)", func() {
 		// derived: the NTLB comes after everything else: 1024 * 8 bytes.
 		Expect(l.NTLB).To(Equal(sdma.End))
 		Expect(l.End - sdma.End).To(Equal(uint32(8192)))
-		Expect(cfg.Validate(1 << 20)).To(MatchError(ContainSubstring("I-rcpy is not wired")))
+		Expect(cfg.Validate(1 << 20)).To(MatchError("lci: I-rcpy needs at least 1 page-aligned anonymous page: 0 at 0x0"))
+		cfg.AnonBase, cfg.AnonPages = 0x0300_0000, 4
+		Expect(cfg.Validate(1 << 20)).To(Succeed())
+		cfg.AnonBase = 0x0300_0010
+		Expect(cfg.Validate(1 << 20)).To(MatchError(ContainSubstring("page-aligned")))
 	})
 
 	It("maps direct on the virtual page number modulo 1024", func() {

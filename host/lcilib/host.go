@@ -237,6 +237,9 @@ type Host struct {
 	// the process's OnSignal handler there.
 	hrx        *hrxState
 	sigHandler Handler
+	// rc is I-rcpy's library state (rcpyseq.go; nil in the other
+	// variants).
+	rc *rcpyHost
 }
 
 // mutDeaf is a test-only fault (see env.DeclareMutation).
@@ -264,6 +267,9 @@ func newHost(e *env.Env, name string, node, nodes int, plat Platform, costs Cost
 	m.SubscribeWrites(func(now clock.Time, _ mem.WriteEvent) { h.CPU.Wake(now) })
 	if fw.Reliability == lci.HostRetransmit {
 		h.hrx = newHrx(e, h)
+	}
+	if fw.Variant == lci.RCPY {
+		h.rc = newRcpyHost(fw.SendBufs)
 	}
 	return h
 }
@@ -470,7 +476,8 @@ func (h *Host) drainForBuffer(now clock.Time) []*Msg {
 		switch {
 		case m == nil:
 			return found
-		case m.Type == lci.TypeCompl:
+		case m.Type == lci.TypeCompl, m.Type == lci.TypeRcpy && h.rc != nil:
+			// (an I-rcpy miss notification is the library's own)
 			found = append(found, m)
 		case m.Type == lci.TypeFARep:
 			h.pending.Push(m)
@@ -796,19 +803,33 @@ func (s *Seq) TryRecv(handler Handler) int {
 func (s *Seq) handle(m *Msg, handler Handler) bool {
 	h := s.h
 	compl := m.Type == lci.TypeCompl
+	// note: an I-rcpy receive-miss notification, the library's own
+	// (rcpyMiss), no upcall.
+	note := m.Type == lci.TypeRcpy && h.rc != nil
 	cost := h.costs.Recv
 	if compl {
 		h.freeSend = append(h.freeSend, int(m.Tag))
+		if h.rc != nil {
+			h.rc.completed(int(m.Tag))
+		}
+		cost = h.costs.Completion
+	}
+	if note {
+		// assumed: Completion's 40 cycles to decode the notification,
+		// on top of the miss handling (pin, copy, PIO) it starts.
 		cost = h.costs.Completion
 	}
 	for _, at := range m.reads {
 		s.Load(at, readWord)
 	}
 	s.Compute(cost)
+	if note {
+		s.rcpyMiss(m)
+	}
 	if !compl && m.Type == lci.TypeMcast && h.fw.HostForward {
 		s.forwardMcast(m)
 	}
-	if !compl && handler != nil {
+	if !compl && !note && handler != nil {
 		handler(s, m)
 	}
 	if !m.Keep {
@@ -817,7 +838,7 @@ func (s *Seq) handle(m *Msg, handler Handler) bool {
 	if h.fwdQ.Len() > 0 {
 		s.forwardQueued()
 	}
-	return !compl
+	return !compl && !note
 }
 
 // Release gives a packet's host buffer back to the NI (explicit release;

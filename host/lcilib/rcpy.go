@@ -8,11 +8,11 @@ import (
 
 // I-rcpy's host library decisions (lci-myrinet-cluster-protocols.txt
 // sections 5.2.2 to 5.2.4), untimed: page splitting, the Host TLB, the
-// send-miss path and the receive-miss handling. They are not yet issued as
-// operations of Seq on the host CPU model (the NI side,
-// firmware/lci/rcpy.go, is not wired into the control program either);
-// RcpyNode composes them with the NI's NTLB for functional specs of the
-// protocol (data integrity, both miss paths).
+// send-miss path and the receive-miss handling. Seq issues them as
+// operations of the host CPU model (rcpyseq.go: RemoteCopy, the
+// completion check, the receive-miss handling); the specs also compose
+// them with the NI's NTLB untimed, for the protocol's functional specs
+// (data integrity, both miss paths).
 
 // PinCycles is what pinning a page costs the host: assumed: a system
 // call that locks the page and returns its physical address, about 2000

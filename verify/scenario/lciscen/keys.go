@@ -49,9 +49,13 @@ func payloadNote(size string) string {
 	return fmt.Sprintf("messages x %s at most %d bytes", size, maxPayload)
 }
 
-// Keys implements scenario.Keyed.
+// Keys implements scenario.Keyed. lci-logp alone takes variant rcpy
+// (I-rcpy's LogP row of Table IV: RemoteCopy's ping-pong and stream).
 func (p *LogPParams) Keys() []scenario.KeySpec {
-	return append(platformKeys(),
+	keys := platformKeys()
+	keys[1] = scenario.Key("variant", "LCI implementation").
+		OneOf("sdma", "pio", "nirx", "hrx", "rcpy", "I-sdma", "I-pio", "I-nirx", "I-hrx", "I-rcpy").From("I-sdma, the base implementation")
+	return append(keys,
 		scenario.Key("size", "bytes (one packet of the MTU)").AtLeast(0).Limit(float64(p.packetLimit()), p.packetNote()).From("«16-byte messages» (Tables III, IV)"),
 		timesKey(scenario.Key("warm", "round trips ignored").AtLeast(0), "round trip"),
 		timesKey(scenario.Key("iters", "round trips measured").AtLeast(2), "round trip").Also("warm + iters within the same bound"),

@@ -208,7 +208,11 @@ func LogPDefaults() *LogPParams {
 
 // Validate implements scenario.Params.
 func (p *LogPParams) Validate() error {
+	v, _, _ := fw.ParseImplementation(p.Variant)
 	return scenario.FirstError(p.validate(), scenario.CheckKeys(p),
+		// I-rcpy's receiver polls the message's last word.
+		scenario.Check(v == fw.RCPY && (p.Size < 4 || p.Size%4 != 0), "size",
+			"I-rcpy copies 4-byte aligned blocks of at least 4 bytes, its receiver polls the last word (got %d)", p.Size),
 		// The ping-pong keeps a time per round trip, warm-up included.
 		scenario.CheckBudget("iters", int64(p.Warm)+int64(p.Iters), timeEntryBytes, "round trip's time (warm + iters) in a growing slice"),
 		checkPayload("stream", p.Stream, p.Size))
@@ -255,13 +259,21 @@ func RunLogP(e *env.Env, p *LogPParams) (*scenario.Report, error) {
 // phases of e (the stream and the fetch-and-add run in environments of
 // their own, which e's event progress cannot see).
 func measureLogP(e *env.Env, c lcitb.Config, b lcitb.Bench) (lcitb.LogP, error) {
+	pingPong, stream := lcitb.PingPong, func(c lcitb.Config, b lcitb.Bench) (lcitb.Throughput, error) {
+		return lcitb.Stream(nil, c, b, false)
+	}
+	if c.Variant == fw.RCPY {
+		pingPong, stream = lcitb.RcpyPingPong, func(c lcitb.Config, b lcitb.Bench) (lcitb.Throughput, error) {
+			return lcitb.RcpyStream(nil, c, b)
+		}
+	}
 	e.Phase(0, 3, "ping-pong")
-	r, err := lcitb.PingPong(e, c, b)
+	r, err := pingPong(e, c, b)
 	if err != nil {
 		return r, err
 	}
 	e.Phase(1, 3, "stream")
-	t, err := lcitb.Stream(nil, c, b, false)
+	t, err := stream(c, b)
 	if err != nil {
 		return r, err
 	}

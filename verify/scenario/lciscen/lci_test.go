@@ -129,6 +129,27 @@ var _ = Describe("LCI scenarios", func() {
 		Expect(a.vcd).To(Equal(b.vcd))
 	})
 
+	It("refuses an I-rcpy message its receiver cannot poll, naming the key", func() {
+		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-logp")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(scenario.Configure(s.Defaults(), "", []string{"variant=rcpy", "size=6"})).To(MatchError(
+			"invalid parameter size: I-rcpy copies 4-byte aligned blocks of at least 4 bytes, its receiver polls the last word (got 6)"))
+		Expect(scenario.Configure(s.Defaults(), "", []string{"variant=rcpy", "size=16"})).To(Succeed())
+	})
+
+	It("lci-logp runs I-rcpy (variant=rcpy) beside Table IV's row, its metrics measured", func() {
+		o := execute("lci-logp", 1, "variant=rcpy", "iters=8", "stream=64")
+		Expect(o.rep.Title).To(HavePrefix("lci-logp: I-rcpy on the PPro platform"))
+		var rows []string
+		for _, r := range o.rep.Rows {
+			rows = append(rows, r.Metric+" | "+r.Paper)
+		}
+		Expect(rows).To(Equal([]string{
+			"PPro I-rcpy: send overhead os | 1.8 µs", "PPro I-rcpy: receive overhead or | 1.2 µs", "PPro I-rcpy: latency L | 16.1 µs",
+			"PPro I-rcpy: gap g | 13.9 µs", "PPro I-rcpy: end-to-end latency (os + L + or) | 19.1 µs"}))
+		Expect(metric(o.rep, "ppro_i-rcpy_latency_l")).To(BeNumerically(">", 0))
+	})
+
 	DescribeTable("refuses bad parameters, naming the key",
 		func(name string, set, key string) {
 			s, err := scenario.Catalog(lciscen.Scenarios()).Lookup(name)
@@ -141,7 +162,11 @@ var _ = Describe("LCI scenarios", func() {
 			Expect(err).To(MatchError(ContainSubstring(key)))
 		},
 		Entry("unknown platform", "lci-logp", "platform=pentium4", "platform"),
-		Entry("unknown variant", "lci-logp", "variant=rcpy", "variant"),
+		Entry("unknown variant", "lci-logp", "variant=rdma", "variant"),
+		// I-rcpy runs in lci-logp only (RemoteCopy's ping-pong and
+		// stream); the other scenarios' traffic is send/receive.
+		Entry("I-rcpy outside lci-logp", "lci-traffic", "variant=rcpy", "variant"),
+		Entry("I-rcpy in lci-throughput", "lci-throughput", "variant=rcpy", "variant"),
 		Entry("message over the MTU", "lci-logp", "size=4096", "size"),
 		Entry("unknown tree", "lci-broadcast", "tree=ternary", "tree"),
 		Entry("unknown forwarding", "lci-broadcast", "forward=switch", "forward"),

@@ -16,7 +16,8 @@ type logp struct {
 
 // paperLogP returns the paper's LogP row for a platform (PPro or P3) and
 // implementation: Table III for I-sdma, I-nirx and I-hrx (with their F&A
-// latencies), Table IV for I-pio; none (all -1) for others.
+// latencies), Table IV for I-pio and I-rcpy (no F&A figure); none (all
+// -1) for others.
 func paperLogP(platform string, c fw.Config) logp {
 	v := c.Variant
 	switch {
@@ -30,6 +31,10 @@ func paperLogP(platform string, c fw.Config) logp {
 		return logp{0.9, 1.2, 7.8, 4.6, 9.9, 13.4, "Table III, P3 I-hrx"}
 	case c.Reliability != fw.NoRetransmit:
 		return logp{-1, -1, -1, -1, -1, -1, ""}
+	case platform == "PPro" && v == fw.RCPY:
+		return logp{1.8, 1.2, 16.1, 13.9, 19.1, -1, "Table IV, PPro I-rcpy"}
+	case platform == "P3" && v == fw.RCPY:
+		return logp{0.6, 0.1, 9.1, 5.1, 9.8, -1, "Table IV, P3 I-rcpy"}
 	case platform == "PPro" && v == fw.SDMA:
 		return logp{1.8, 2.6, 10.7, 11.1, 15.1, 18.0, "Table III, PPro I-sdma"}
 	case platform == "P3" && v == fw.SDMA:
@@ -104,4 +109,17 @@ func paperBroadcastThroughput(platform string, v fw.Variant, t fw.Tree, hmc bool
 	default:
 		return 75
 	}
+}
+
+// paperRcpyCrossover is the message size above which I-rcpy's end-to-end
+// latency is below I-sdma's with the receiver's copy: «on the P3 platform
+// I-sdma and I-rcpy show a similar end-to-end latency, while on the PPro
+// platform I-sdma's memory copy from the receive queue makes it more
+// expensive than I-rcpy for messages larger than 350 bytes» (section
+// 5.2.4): 350 on the PPro, none (0) on the P3.
+func paperRcpyCrossover(platform string) int {
+	if platform == "PPro" {
+		return 350
+	}
+	return 0
 }

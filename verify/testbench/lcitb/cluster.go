@@ -87,6 +87,9 @@ func (c Config) FirmwareConfig() lci.Config {
 	if c.HostSlots != 0 {
 		fw.HostSlots = c.HostSlots
 	}
+	if c.Variant == lci.RCPY {
+		fw.AnonBase, fw.AnonPages = lcilib.RcpyAnonBase, lcilib.RcpyAnonPages
+	}
 	return fw
 }
 

@@ -32,6 +32,11 @@ type Bench struct {
 	// Warm and Iters are the round trips (or broadcasts) ignored and
 	// measured; Stream the one-way stream's length in messages.
 	Warm, Iters, Stream int
+	// RecvCopy makes PingPong's upcalls copy each message out of the
+	// receive queue (memcpy at the cached rate, CopyCycles): I-sdma as
+	// section 5.2.4 compares it with I-rcpy, «I-sdma's memory copy from
+	// the receive queue». Default false: Tables III and IV's ping-pong.
+	RecvCopy bool
 }
 
 // DefaultBench is 16-byte messages, 10 + 50 round trips, a 1000-message
@@ -95,6 +100,14 @@ func checkData(s *lcilib.Seq, m *lcilib.Msg, want []byte) {
 	}
 }
 
+// recvCopy is the upcall's copy of m's data out of the receive queue
+// (with copy).
+func recvCopy(s *lcilib.Seq, m *lcilib.Msg, copy bool) {
+	if copy && len(m.Data) > 0 {
+		s.Compute(s.Host().CopyCycles(len(m.Data), false))
+	}
+}
+
 // PingPong measures os, or and the end-to-end latency between nodes 0 and
 // 1 in e (nil: a fresh one): node 0 sends, node 1 answers each message with
 // one of the same size; payloads are checked.
@@ -116,7 +129,10 @@ func PingPong(e *env.Env, c Config, b Bench) (r LogP, err error) {
 				if i >= b.Warm {
 					os += s.Now() - t0
 				}
-				s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) { checkData(s, m, pattern(b.Size, -i)) })
+				s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
+					checkData(s, m, pattern(b.Size, -i))
+					recvCopy(s, m, b.RecvCopy)
+				})
 			}
 		})
 		cl.Nodes[1].Host.Run(func(s *lcilib.Seq) {
@@ -125,6 +141,7 @@ func PingPong(e *env.Env, c Config, b Bench) (r LogP, err error) {
 				s.Recv(func(s *lcilib.Seq, m *lcilib.Msg) {
 					hit = m.At
 					checkData(s, m, pattern(b.Size, i))
+					recvCopy(s, m, b.RecvCopy)
 				})
 				if i >= b.Warm {
 					or += s.Now() - hit
@@ -279,6 +296,9 @@ func FetchAdd(e *env.Env, c Config, b Bench) (_ clock.Time, err error) {
 // MeasureLogP runs the ping-pong (in e, nil: a fresh one), the stream and
 // the fetch-and-add (each in a fresh environment).
 func MeasureLogP(e *env.Env, c Config, b Bench) (LogP, error) {
+	if c.Variant == lci.RCPY {
+		return MeasureRcpyLogP(e, c, b)
+	}
 	// Each measurement names itself in its errors (named).
 	r, err := PingPong(e, c, b)
 	if err != nil {
