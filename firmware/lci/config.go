@@ -342,14 +342,21 @@ type Costs struct {
 	// I-rcpy's NI work (section 5.2.3; rcpyni.go), on top of the
 	// handlers above:
 	//
-	// RcpyXlate: an NTLB lookup: index the entry by the virtual page
-	// number, read its two words, compare the tag, test the valid and
-	// locked bits, add the page offset to the physical page: 12. Paid by
-	// a page transfer's descriptor (the source, with HostSend; on a send
-	// miss the same instructions write the entry instead) and by an
-	// arriving RCPY packet (the destination, with Receive). assumed:
-	// about HostSend's reading and checking of a descriptor's fields,
-	// for two words read and three tests.
+	// RcpyXlate: a page transfer's NTLB work at one end: the lookup
+	// (index the entry by the virtual page number, read its two words,
+	// compare the tag, test the valid and locked bits, add the page
+	// offset) and the NI-level state machine that keeps the NTLB
+	// consistent with the host's HTLB («Host-level and NI-level state
+	// machines keep corresponding NTLB and HTLB entries consistent»,
+	// section 5.2.3): 84. Paid by a page transfer's descriptor (the
+	// source, with HostSend; on a send miss the same instructions write
+	// the entry instead) and by an arriving RCPY packet (the destination,
+	// with Receive). calibrated: 84 instructions, fitted to the PPro
+	// I-rcpy L = 16.1 µs (Table IV; 16.12 at 84): the paper gives no
+	// breakdown of I-rcpy's NI work, and a bare lookup (12, about
+	// HostSend's reading of a descriptor) gave 10.67 µs, I-sdma's L. The
+	// P3 rows it was not fitted to then come out L 9.08 (9.1), g 5.03
+	// (5.1), end-to-end 9.54 (9.8) µs.
 	RcpyXlate int
 	// RcpyMiss: a receive miss: take an anonymous page, invalidate and
 	// lock the entry, build the RCPY notification: 16. assumed: as
@@ -372,7 +379,7 @@ func DefaultInstructions() Costs {
 		SendDone: 40, Receive: 20, Deliver: 20, Release: 40, Replenish: 16, Ack: 24, Credit: 24,
 		FetchAdd: 24, Forward: 20, Timer: 20, Boot: 200,
 		RxSend: 12, RxStamp: 8, RxRecv: 16, RxAck: 12, RxFree: 16, Retransmit: 8,
-		RcpyXlate: 12, RcpyMiss: 16, RcpyUnlock: 16}
+		RcpyXlate: 84, RcpyMiss: 16, RcpyUnlock: 16}
 }
 
 // DefaultCosts returns the instruction estimates at DefaultCPI100.

@@ -54,8 +54,8 @@ var _ = Describe("I-rcpy in the control program (section 5.2.3)", func() {
 		Expect(r.host.Write(src, data)).To(Succeed())
 		rcpy(lci.RcpyDesc{Src: srcVA, Dst: dstVA, Node: 2, Size: 16, Buf: 3, Handle: 9})
 		// derived (LANai 4, CPI 1.25): Dispatch 8 -> 10, HostSend 20 -> 25,
-		// RcpyXlate 12 -> 15, DMAStart 12 -> 15: 65 cycles.
-		Expect(r.c.Cycles()).To(Equal(10 + 25 + 15 + 15))
+		// RcpyXlate 84 -> 105, DMAStart 12 -> 15: 155 cycles.
+		Expect(r.c.Cycles()).To(Equal(10 + 25 + 105 + 15))
 		Expect(cmp.Diff([]firmware.HostDMA{{Dir: firmware.ToNI, HostAddr: src, SRAM: r.l.SendBuf(3) + lci.HeaderBytes, Len: 16}}, r.ni.dmas)).To(BeEmpty())
 		Expect(r.ni.sends).To(BeEmpty())
 		r.dmaDone()
@@ -103,9 +103,9 @@ var _ = Describe("I-rcpy in the control program (section 5.2.3)", func() {
 		data := payload(16, 0x70)
 		free := r.freeRecvBufs()
 		r.arrive(lci.Header{Type: lci.TypeRcpy, Src: 2, Arg: dstVA}, data)
-		// derived: Dispatch 10 + Receive 25 + RcpyXlate 15 + DMAStart 15
-		// = 65 cycles.
-		Expect(r.c.Cycles()).To(Equal(10 + 25 + 15 + 15))
+		// derived: Dispatch 10 + Receive 25 + RcpyXlate 105 + DMAStart 15
+		// = 155 cycles.
+		Expect(r.c.Cycles()).To(Equal(10 + 25 + 105 + 15))
 		dst := uint64(dstPPN)*lci.PageBytes + dstVA%lci.PageBytes
 		Expect(r.ni.lastDMA()).To(Equal(firmware.HostDMA{Dir: firmware.ToHost, HostAddr: dst, SRAM: r.ni.lastDMA().SRAM, Len: 16}))
 		r.dmaDone()

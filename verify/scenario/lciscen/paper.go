@@ -46,6 +46,23 @@ func paperLogP(platform string, c fw.Config) logp {
 	}
 }
 
+// fittedLogP is the LogP metric (addLogP's label) that a variant's one
+// calibrated cost is fitted to, "" for none: I-hrx's library send path
+// (host/lcilib Costs.HrxSend) to the PPro os, I-rcpy's NTLB work
+// (firmware/lci Costs.RcpyXlate) to the PPro L. The PPro I-sdma row is the
+// base's calibration as a whole (addLogP's calibrated).
+func fittedLogP(platform string, c fw.Config) string {
+	switch {
+	case platform != "PPro":
+		return ""
+	case c.Reliability == fw.HostRetransmit && c.Variant == fw.SDMA:
+		return "send overhead os"
+	case c.Reliability == fw.NoRetransmit && c.Variant == fw.RCPY:
+		return "latency L"
+	}
+	return ""
+}
+
 // paperCrossover is the message size where DMA-based sends catch up with
 // PIO in end-to-end latency: «The cross-over point is at a message size of
 // around 800 bytes on the P3 platform, and at around 1200 bytes on the

@@ -200,7 +200,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 			if run != nil {
 				rep.Result = r.Run
 			}
-			addLogP(rep, c.Platform.Name+" "+c.FirmwareConfig().Name(), r, paperLogP(c.Platform.Name, c.FirmwareConfig()), pl == "ppro" && v == "sdma")
+			addLogP(rep, c.Platform.Name+" "+c.FirmwareConfig().Name(), r, paperLogP(c.Platform.Name, c.FirmwareConfig()), pl == "ppro" && v == "sdma",
+				fittedLogP(c.Platform.Name, c.FirmwareConfig()))
 			logps[pl+" "+v] = r
 		}
 		addReliabilityFindings(rep, pl, logps[pl+" sdma"], logps[pl+" nirx"], logps[pl+" hrx"])
@@ -314,7 +315,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s rcpy: %w", pl, err)
 		}
-		addLogP(rep, c.Platform.Name+" "+c.FirmwareConfig().Name(), r, paperLogP(c.Platform.Name, c.FirmwareConfig()), false)
+		addLogP(rep, c.Platform.Name+" "+c.FirmwareConfig().Name(), r, paperLogP(c.Platform.Name, c.FirmwareConfig()), false,
+			fittedLogP(c.Platform.Name, c.FirmwareConfig()))
 	}
 	for _, pl := range []string{"ppro", "p3"} {
 		var sizes []int
