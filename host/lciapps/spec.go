@@ -89,7 +89,7 @@ var specs = []Spec{
 		Omits:      "the solver's data (a 128-byte broadcast stands for each processor's part of x); the convergence test's value"},
 	{Name: Puzzle4, Title: "Puzzle-4", PPS: "Multigame", Pattern: "small unicast", T1: [2]float64{209.0, 39.4},
 		Units:      puzzleJobs,
-		Derivation: fmt.Sprintf("assumed: the paper gives no job count; %d jobs (2^24) make a job 12.5 µs on the PPro, the order of host/multigame's assumed 10 µs per position; a step is 64 x (P-1) jobs per processor (a Puzzle-64 buffer fills about once per step)", puzzleJobs),
+		Derivation: fmt.Sprintf("assumed: the paper gives no job count; %d jobs (2^24) make a job 12.5 µs on the PPro, the order of host/multigame's assumed 10 µs per position; a step is PuzzleStepJobs x (P-1) jobs per processor", puzzleJobs),
 		Omits:      "the IDA* search and its iterations (jobs go to uniformly random processors, as host/multigame's hash owners)"},
 	{Name: Puzzle64, Title: "Puzzle-64", PPS: "Multigame", Pattern: "large unicast", T1: [2]float64{209.0, 39.4},
 		Units:      puzzleJobs,
@@ -137,12 +137,18 @@ const (
 )
 
 // BarnesReads is the remote region reads of one body's force
-// computation. calibrated: 7, fitted to Barnes's «≈ 10,000
+// computation. calibrated: 9, fitted to Barnes's «≈ 10,000
 // packets/s/processor» (section 7) on the PPro, I-sdma, 8 nodes: the
 // packets the hosts receive (requests and replies, both data packets of
 // LCI) per second of the window per processor; see docs/lci-validation.md
 // «LCI applications» for the measured rate.
-const BarnesReads = 7
+const BarnesReads = 9
+
+// PuzzleStepJobs is Puzzle's jobs per step and destination. assumed: 16
+// (a Puzzle-64 buffer fills every 4 steps, a Puzzle-4 buffer 4 times a
+// step; the buffers start in their steady state, World.prefill), the
+// smallest step that keeps the 8-node CI run of every variant short.
+const PuzzleStepJobs = 16
 
 // PollSlice is the computation between two polls. assumed: 50 µs, the
 // applications' polling (Panda-ST and CRL poll, ASP's MPI_Iprobe

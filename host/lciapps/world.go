@@ -41,9 +41,11 @@ type World struct {
 	p     int
 	// Ends[k][i] is when node k finished step i.
 	Ends [][]clock.Time
-	// Received[k][i] is node k's host's received packet count at the
-	// end of step i (lcilib.Host.Received).
-	Received [][]uint64
+	// Packets[k][i] is the data packets node k's PPS had received at the
+	// end of step i: Panda's packets, or CRL's requests served and
+	// replies to its misses (crl.Node.Handled; one packet each: Barnes's regions are
+	// smaller than any MTU, Radix's 1 KB fit one packet of every MTU).
+	Packets [][]uint64
 	finished int
 
 	pn    []*panda.Node
@@ -85,7 +87,7 @@ func New(e *env.Env, app string, hosts []*lcilib.Host, opt Options) (*World, err
 	if opt.Async && app != SOR {
 		return nil, fmt.Errorf("lciapps: +async is SOR's (section 7.2), not %s's", app)
 	}
-	w := &World{spec: spec, opt: opt, hosts: hosts, p: p, Ends: make([][]clock.Time, p), Received: make([][]uint64, p)}
+	w := &World{spec: spec, opt: opt, hosts: hosts, p: p, Ends: make([][]clock.Time, p), Packets: make([][]uint64, p)}
 	for k := range p {
 		w.rng = append(w.rng, e.Rand(fmt.Sprintf("lciapps.%s.N%d", app, k)))
 	}
@@ -137,6 +139,7 @@ func New(e *env.Env, app string, hosts []*lcilib.Host, opt Options) (*World, err
 			w.bufs[k] = make([][]byte, p)
 		}
 		w.pushed = make([]uint64, p)
+		w.prefill(e)
 	}
 	return w, nil
 }
@@ -220,6 +223,15 @@ func (w *World) Jobs() (pushed, received uint64) {
 	return
 }
 
+// packets are node k's data packets received so far (Packets).
+func (w *World) packets(k int) uint64 {
+	if w.crl != nil {
+		c := w.crl[k]
+		return c.Handled
+	}
+	return w.pn[k].Packets
+}
+
 // poll is one poll of node k's PPS.
 func (w *World) poll(k int, s *lcilib.Seq) {
 	if w.crl != nil {
@@ -269,7 +281,7 @@ func (w *World) Program(k int) func(s *lcilib.Seq) {
 		for i := range w.opt.Steps {
 			w.step(k, s, i)
 			w.Ends[k] = append(w.Ends[k], s.Now())
-			w.Received[k] = append(w.Received[k], w.hosts[k].Received)
+			w.Packets[k] = append(w.Packets[k], w.packets(k))
 		}
 		if w.mg != nil {
 			// Push what the buffers hold.
@@ -476,17 +488,14 @@ func (w *World) radix(k int, s *lcilib.Seq, i int) {
 	w.poll(k, s)
 }
 
-// puzzle is 64 x (P-1) jobs: each computed, its 32-byte descriptor added
-// to the buffer of a random other processor, which is pushed when it holds
-// 4 (Puzzle-4) or 64 (Puzzle-64) jobs; a poll after every job. Buffers
-// carry over from step to step.
+// puzzle is PuzzleStepJobs x (P-1) jobs: each computed, its 32-byte
+// descriptor added to the buffer of a random other processor, which is
+// pushed when it holds 4 (Puzzle-4) or 64 (Puzzle-64) jobs; a poll after
+// every job. Buffers carry over from step to step (and start prefilled).
 func (w *World) puzzle(k int, s *lcilib.Seq, i int) {
-	agg := 4
-	if w.spec.Name == Puzzle64 {
-		agg = 64
-	}
+	agg := w.aggregate()
 	c := w.spec.Compute(w.opt.Platform, w.p)
-	jobs := 64 * (w.p - 1)
+	jobs := PuzzleStepJobs * (w.p - 1)
 	for j := range jobs {
 		s.Compute(int(w.hosts[k].CPU.Clock().Cycles(c)))
 		dst := w.rng[k].IntN(w.p - 1)
@@ -499,6 +508,36 @@ func (w *World) puzzle(k int, s *lcilib.Seq, i int) {
 		}
 		w.pn[k].Poll(s)
 	}
+}
+
+// prefill starts every aggregation buffer in its steady state: under
+// uniformly random destinations a buffer's fill is uniform over 0 to the
+// aggregation minus one jobs, so each starts with a random number of them
+// (jobs of the search before the window), and Puzzle-64 pushes from the
+// first step on instead of after 64 x (P-1) jobs.
+func (w *World) prefill(e *env.Env) {
+	agg := w.aggregate()
+	for k := range w.p {
+		rng := e.Rand(fmt.Sprintf("lciapps.%s.prefill.N%d", w.spec.Name, k))
+		for dst := range w.p {
+			if dst == k {
+				continue
+			}
+			for j := range rng.IntN(agg) {
+				w.bufs[k][dst] = append(w.bufs[k][dst], multigame.Descriptor(k, 1<<30+dst<<12+j)...)
+			}
+		}
+	}
+}
+
+// aggregate is Puzzle's jobs per message: «Puzzle-4 aggregates at most 4
+// jobs before pushing them to another processor; Puzzle-64 accumulates up
+// to 64 jobs».
+func (w *World) aggregate() int {
+	if w.spec.Name == Puzzle64 {
+		return 64
+	}
+	return 4
 }
 
 func (w *World) push(k int, s *lcilib.Seq, dst int) {

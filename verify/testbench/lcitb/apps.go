@@ -112,8 +112,9 @@ type AppResult struct {
 	// Steps are the window's steps, each the slowest node's end minus
 	// the previous step's.
 	Steps []clock.Time
-	// PacketRate is the packets the hosts received per second of the
-	// window per node.
+	// PacketRate is the data packets the nodes' PPSs received per second
+	// of the window per node (lciapps.World.Packets; acknowledgments and
+	// send completions are not counted).
 	PacketRate float64
 	// CRLChecked and CRLViolations are CRL's coherence checker's counts
 	// (Barnes, Radix).
@@ -185,14 +186,14 @@ func RunApp(e *env.Env, c Config, app, variant string, warm, measured int) (r Ap
 	window := end(o.Steps-1) - end(warm-1)
 	r.StepTime = window / clock.Time(measured)
 	var pk uint64
-	for k := range w.Received {
-		pk += w.Received[k][o.Steps-1]
+	for k := range w.Packets {
+		pk += w.Packets[k][o.Steps-1]
 		if warm > 0 {
-			pk -= w.Received[k][warm-1]
+			pk -= w.Packets[k][warm-1]
 		}
 	}
 	if window > 0 {
-		r.PacketRate = float64(pk) / float64(len(w.Received)) / (float64(window) / float64(clock.Second))
+		r.PacketRate = float64(pk) / float64(len(w.Packets)) / (float64(window) / float64(clock.Second))
 	}
 	return r, nil
 }
