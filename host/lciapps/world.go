@@ -45,7 +45,7 @@ type World struct {
 	// end of step i: Panda's packets, or CRL's requests served and
 	// replies to its misses (crl.Node.Handled; one packet each: Barnes's regions are
 	// smaller than any MTU, Radix's 1 KB fit one packet of every MTU).
-	Packets [][]uint64
+	Packets  [][]uint64
 	finished int
 
 	pn    []*panda.Node
