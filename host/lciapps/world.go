@@ -60,11 +60,22 @@ type World struct {
 	applied []int
 	// per is a CRL application's regions per node and step.
 	per int
+	// badRow and badSum are the mutations' switches.
+	badRow, badSum bool
 	// puzzle's aggregation buffers per node and destination, and jobs
 	// pushed.
 	bufs   [][][]byte
 	pushed []uint64
 }
+
+// Test-only faults (see env.DeclareMutation) that the skeletons' own
+// checks (apps.data, apps.reduce) must catch.
+var (
+	mutRow = env.DeclareMutation("lciapps.badrow",
+		"ASP's owner broadcasts row 1 with its first byte flipped (caught by apps.data at every receiver)")
+	mutSum = env.DeclareMutation("lciapps.badsum",
+		"SOR's node 0 contributes 0 instead of 1 to the convergence reduction (caught by apps.reduce at every node)")
+)
 
 // mpiPort, puzzlePort: the Panda ports (MPI's default, Multigame's).
 var (
@@ -87,7 +98,8 @@ func New(e *env.Env, app string, hosts []*lcilib.Host, opt Options) (*World, err
 	if opt.Async && app != SOR {
 		return nil, fmt.Errorf("lciapps: +async is SOR's (section 7.2), not %s's", app)
 	}
-	w := &World{spec: spec, opt: opt, hosts: hosts, p: p, Ends: make([][]clock.Time, p), Packets: make([][]uint64, p)}
+	w := &World{spec: spec, opt: opt, hosts: hosts, p: p, Ends: make([][]clock.Time, p), Packets: make([][]uint64, p),
+		badRow: e.Mutation(mutRow) != 0, badSum: e.Mutation(mutSum) != 0}
 	for k := range p {
 		w.rng = append(w.rng, e.Rand(fmt.Sprintf("lciapps.%s.N%d", app, k)))
 	}
@@ -352,6 +364,9 @@ func (w *World) asp(k int, s *lcilib.Seq, i int) {
 	var row []byte
 	if k == owner {
 		row = pattern(aspRowBytes, owner, i)
+		if w.badRow && i == 1 {
+			row[0] ^= 1
+		}
 	}
 	got := w.comm[k].Bcast(s, owner, row)
 	expect(s, "asp row", got, pattern(aspRowBytes, owner, i))
@@ -420,7 +435,11 @@ func (w *World) sor(k int, s *lcilib.Seq, i int) {
 		recv()
 		w.compute(k, s, c)
 	}
-	if v := w.comm[k].Allreduce(s, []int64{1}); len(v) != 1 || v[0] != int64(w.p) {
+	one := int64(1)
+	if w.badSum && k == 0 {
+		one = 0
+	}
+	if v := w.comm[k].Allreduce(s, []int64{one}); len(v) != 1 || v[0] != int64(w.p) {
 		s.Host().Report(s.Now(), "apps.reduce", "sor iteration %d: reduction gave %v, want [%d]", i, v, w.p)
 	}
 }
