@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nisim/nisim/host/lciapps"
@@ -38,6 +39,12 @@ func AppsDefaults() *AppsParams {
 	return &AppsParams{App: lciapps.QR, Variant: "all", Platform: "both", Nodes: 64, Warm: 2, Steps: 3}
 }
 
+// maxAppSteps bounds warm + steps: a full-size run at 64 nodes (Radix's
+// 58,590 region moves are 916 steps per processor, Barnes's 65,536 bodies
+// 1,024; host/lciapps keeps a time and a count per node and step and CRL
+// a region per read).
+const maxAppSteps = 2000
+
 // allVariants are every variant any application takes (rcpy is the I-rcpy
 // hook, refused until it is wired).
 var allVariants = []string{lcitb.AppSDMA, lcitb.AppPIO, lcitb.AppNIRX, lcitb.AppHRX, lcitb.App1K, lcitb.App4K,
@@ -46,26 +53,55 @@ var allVariants = []string{lcitb.AppSDMA, lcitb.AppPIO, lcitb.AppNIRX, lcitb.App
 // Keys implements scenario.Keyed.
 func (p *AppsParams) Keys() []scenario.KeySpec {
 	return []scenario.KeySpec{
-		scenario.Key("app", "application (Table VII)").OneOf(append([]string{"all"}, lciapps.Names...)...).From("QR, the multicast-latency-bound one"),
-		scenario.Key("variant", "LCI implementation of section 7's figures").OneOf(append([]string{"all"}, allVariants...)...).
-			Also("binomial is ASP's, async and rcpy SOR's (rcpy: not wired yet)"),
+		scenario.Key("app", "application (Table VII)").OneOf(append(append([]string{"all"}, lciapps.Names...), numbered(len(lciapps.Names))...)...).
+			Also("or its column of Table VII, 1-9 (a sweep's grid is numbers)").From("QR, the multicast-latency-bound one"),
+		scenario.Key("variant", "LCI implementation of section 7's figures").OneOf(append(append([]string{"all"}, allVariants...), numbered(len(allVariants))...)...).
+			Also("or its number 1-10 in that order; binomial is ASP's, async and rcpy SOR's (rcpy: not wired yet)"),
 		scenario.Key("platform", "Table VII's").OneOf("both", "ppro", "p3").From("both, as the paper"),
 		nodesKey().From("the paper's 64"),
-		scenario.Key("warm", "steps ignored").AtLeast(0).AtMost(100),
-		scenario.Key("steps", "steps measured").AtLeast(1).AtMost(100),
+		scenario.Key("warm", "steps ignored").AtLeast(0).Limit(maxAppSteps, "with steps, a full-size run's"),
+		scenario.Key("steps", "steps measured").AtLeast(1).Limit(maxAppSteps, "a full-size run's: Radix at 64 nodes is 916 steps, Barnes 1,024").
+			Also(fmt.Sprintf("warm + steps at most %d", maxAppSteps)),
 	}
 }
+
+// numbered are "1" to "n": the numbers the app and variant keys take for
+// their values (nisim sweep's grids are numbers; a string key given a
+// bare number takes it as written).
+func numbered(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, strconv.Itoa(i+1))
+	}
+	return out
+}
+
+// byNumber resolves a number 1..len(names) to its name.
+func byNumber(v string, names []string) string {
+	if i, err := strconv.Atoi(v); err == nil && i >= 1 && i <= len(names) {
+		return names[i-1]
+	}
+	return v
+}
+
+// app and variant are the keys' values as names.
+func (p *AppsParams) app() string     { return byNumber(p.App, lciapps.Names) }
+func (p *AppsParams) variant() string { return byNumber(p.Variant, allVariants) }
 
 // Validate implements scenario.Params.
 func (p *AppsParams) Validate() error {
 	if err := scenario.CheckKeys(p); err != nil {
 		return err
 	}
-	if p.Variant == lcitb.AppRCPY {
+	if p.Warm+p.Steps > maxAppSteps {
+		return &scenario.KeyError{Key: "steps", Msg: fmt.Sprintf("warm + steps = %d, more than %d", p.Warm+p.Steps, maxAppSteps)}
+	}
+	app, v := p.app(), p.variant()
+	if v == lcitb.AppRCPY {
 		return &scenario.KeyError{Key: "variant", Msg: "rcpy: I-rcpy is not wired into the control program yet (firmware/lci Config.Validate refuses it); SOR's hook is lcitb.AppRCPY"}
 	}
-	if p.Variant != "all" && p.App != "all" && !slices.Contains(lcitb.VariantsOf(p.App), p.Variant) {
-		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s is not one of %s's variants %v", p.Variant, p.App, lcitb.VariantsOf(p.App))}
+	if v != "all" && app != "all" && !slices.Contains(lcitb.VariantsOf(app), v) {
+		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s is not one of %s's variants %v", v, app, lcitb.VariantsOf(app))}
 	}
 	return nil
 }
@@ -73,24 +109,24 @@ func (p *AppsParams) Validate() error {
 // apps and variants are the runs' applications and each one's variants
 // (I-sdma first).
 func (p *AppsParams) apps() []string {
-	if p.App == "all" {
+	if p.app() == "all" {
 		return lciapps.Names
 	}
-	return []string{p.App}
+	return []string{p.app()}
 }
 
 func (p *AppsParams) variants(app string) []string {
-	all := lcitb.VariantsOf(app)
-	if p.Variant == "all" {
+	all, v := lcitb.VariantsOf(app), p.variant()
+	if v == "all" {
 		return all
 	}
-	if !slices.Contains(all, p.Variant) {
+	if !slices.Contains(all, v) {
 		return nil
 	}
-	if p.Variant == lcitb.AppSDMA {
+	if v == lcitb.AppSDMA {
 		return []string{lcitb.AppSDMA}
 	}
-	return []string{lcitb.AppSDMA, p.Variant}
+	return []string{lcitb.AppSDMA, v}
 }
 
 func (p *AppsParams) platforms() []string {
@@ -102,18 +138,21 @@ func (p *AppsParams) platforms() []string {
 
 // single is a run of one application and one variant: its metrics have
 // short names (a sweep's columns).
-func (p *AppsParams) single() bool { return p.App != "all" && p.Variant != "all" }
+func (p *AppsParams) single() bool { return p.app() != "all" && p.variant() != "all" }
 
-// Metrics implements scenario.MetricLister: with one application and one
-// variant, per platform the variant's time per step (µs), I-sdma's, the
-// ratio and the packet rate; otherwise one time and ratio per
-// application and variant.
+// Metrics implements scenario.MetricLister: per platform the variant's
+// time per step (µs), I-sdma's, the ratio and the packet rate, measured
+// when the run has one application and one variant; otherwise one time
+// and ratio per application and variant.
 func (p *AppsParams) Metrics() []scenario.MetricDef {
 	var defs []scenario.MetricDef
 	for _, pl := range p.platforms() {
+		// The short names are declared whatever app and variant are: a
+		// sweep over them (--grid app=...,variant=...) checks its --y
+		// against the defaults' declaration.
+		defs = append(defs, scenario.MetricDef{Name: pl + "_step_us", Unit: "µs"}, scenario.MetricDef{Name: pl + "_sdma_step_us", Unit: "µs"},
+			scenario.MetricDef{Name: pl + "_rel", Unit: "x I-sdma"}, scenario.MetricDef{Name: pl + "_packet_rate", Unit: "packets/s/node"})
 		if p.single() {
-			defs = append(defs, scenario.MetricDef{Name: pl + "_step_us", Unit: "µs"}, scenario.MetricDef{Name: pl + "_sdma_step_us", Unit: "µs"},
-				scenario.MetricDef{Name: pl + "_rel", Unit: "x I-sdma"}, scenario.MetricDef{Name: pl + "_packet_rate", Unit: "packets/s/node"})
 			continue
 		}
 		for _, a := range p.apps() {
@@ -210,7 +249,7 @@ func RunApps(e *env.Env, p *AppsParams) (*scenario.Report, error) {
 			}
 			addAppRows(rep, p, pl, name, a, cells[a])
 		}
-		if p.App == "all" && p.Variant == "all" {
+		if p.app() == "all" && p.variant() == "all" {
 			addAppFindings(rep, name, cells)
 		}
 	}
@@ -254,7 +293,7 @@ func addAppRows(rep *scenario.Report, p *AppsParams, pl, name, app string, cells
 			key := strings.ToLower(name)
 			if v == lcitb.AppSDMA {
 				rep.Measure(key+"_sdma_step_us", usf(c.step), "µs")
-				if p.Variant == lcitb.AppSDMA {
+				if p.variant() == lcitb.AppSDMA {
 					rep.Measure(key+"_step_us", usf(c.step), "µs")
 					rep.Measure(key+"_rel", 1, "x I-sdma")
 					rep.Measure(key+"_packet_rate", c.rate, "packets/s/node")
