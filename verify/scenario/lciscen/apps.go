@@ -170,7 +170,7 @@ func appMetric(pl, app, variant, what string) string {
 
 // AppsScenario is lci-apps.
 func AppsScenario() *scenario.Scenario {
-	return scenario.Typed("lci-apps", "section 7's applications as skeletons: time per step vs I-sdma, the findings of 7.1-7.4",
+	return scenario.Typed("lci-apps", "section 7's applications as skeletons: time per step vs I-sdma, findings",
 		AppsDefaults, RunApps)
 }
 
