@@ -56,7 +56,7 @@ func Scenarios() []*scenario.Scenario {
 		TrafficScenario().In(sys, "0.6 s"),
 		ReportScenario().In(sys, "70 s"),
 		PPSScenario().In(sys, "60 s"),
-		AppsScenario().In(sys, "TBD"),
+		AppsScenario().In(sys, "40 s"),
 	})
 }
 
