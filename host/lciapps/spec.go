@@ -121,19 +121,28 @@ const (
 	barnesBodies     = 16384
 	// barnesTimeSteps: assumed 4 (the paper gives none).
 	barnesTimeSteps = 4
-	leqIterations   = 10900
-	leqVectorBytes  = 128
-	puzzleJobs      = 1 << 24
-	radixPasses     = 5
-	radixRegions    = 3000000 * 4 / 1024
+	// leqIterations: assumed (see LEQ's Derivation); leqVectorBytes:
+	// «their 128-byte partial solution vectors».
+	leqIterations  = 10900
+	leqVectorBytes = 128
+	// puzzleJobs: assumed (see Puzzle-4's Derivation).
+	puzzleJobs = 1 << 24
+	// radixPasses and radixRegions: derived (see Radix's Derivation).
+	radixPasses  = 5
+	radixRegions = 3000000 * 4 / 1024
 	// radixRegionMoves: every region written once per pass.
 	radixRegionMoves = radixPasses * radixRegions
+	// radixRegionBytes: «1-Kbyte CRL regions».
 	radixRegionBytes = 1024
-	sorIterations    = 100
-	sorRows          = 1536
-	sorRowBytes      = sorRows * 8
-	aspRows          = 1024
-	aspRowBytes      = aspRows * 4
+	// sorIterations: assumed (see SOR's Derivation); sorRowBytes: a row of
+	// the 1536 x 1536 matrix of doubles, «border rows (12 Kbyte)».
+	sorIterations = 100
+	sorRows       = 1536
+	sorRowBytes   = sorRows * 8
+	// aspRowBytes: a row of 1024 4-byte distances, «a 4-Kbyte matrix
+	// row».
+	aspRows     = 1024
+	aspRowBytes = aspRows * 4
 )
 
 // BarnesReads is the remote region reads of one body's force
