@@ -42,15 +42,19 @@ var _ = Describe("LCI apps", func() {
 	// Every skeleton x variant on 8 nodes, both platforms (CI): 2 warm-up
 	// and 3 measured steps, SOR 1 + 2 (its steps are 18-36 ms of
 	// simulated time, the longest).
-	It("apps: every skeleton x variant runs on 8 nodes, both platforms, quiescent, with a finite time per step relative to I-sdma", func() {
+	It("apps: every skeleton x variant runs on 8 nodes, both platforms, quiescent, with a finite time per step relative to I-sdma; the robust directions hold", func() {
 		start := time.Now()
+		// rel[platform][app][variant] is the time per step over I-sdma's.
+		rel := map[string]map[string]map[string]float64{}
 		for _, pl := range []lcilib.Platform{lcilib.PPro(), lcilib.P3()} {
+			rel[pl.Name] = map[string]map[string]float64{}
 			for _, app := range lciapps.Names {
 				warm, measured := 2, 3
 				if app == lciapps.SOR {
 					warm, measured = 1, 2
 				}
 				var sdma clock.Time
+				rel[pl.Name][app] = map[string]float64{}
 				for _, v := range lcitb.VariantsOf(app) {
 					what := fmt.Sprintf("%s %s %s", pl.Name, app, v)
 					r, err := lcitb.RunApp(nil, appsOn(pl), app, v, warm, measured)
@@ -64,11 +68,27 @@ var _ = Describe("LCI apps", func() {
 					if v == lcitb.AppSDMA {
 						sdma = r.StepTime
 					}
-					rel := float64(r.StepTime) / float64(sdma)
-					Expect(math.IsInf(rel, 0) || math.IsNaN(rel)).To(BeFalse(), what)
-					GinkgoWriter.Printf("%s: %.1f µs/step, %.3f x I-sdma, %.0f packets/s/node\n", what, float64(r.StepTime)/1e6, rel, r.PacketRate)
+					x := float64(r.StepTime) / float64(sdma)
+					Expect(math.IsInf(x, 0) || math.IsNaN(x)).To(BeFalse(), what)
+					rel[pl.Name][app][v] = x
+					GinkgoWriter.Printf("%s: %.1f µs/step, %.3f x I-sdma, %.0f packets/s/node\n", what, float64(r.StepTime)/1e6, x, r.PacketRate)
 				}
 			}
+			// Robust by mechanism, asserted: host-level forwarding changes
+			// only how multicasts are forwarded, so the applications that
+			// send none (Awari's RPCs, Barnes's and Radix's CRL misses,
+			// Puzzle's unicasts) run the same cycles; QR, whose step
+			// waits for a broadcast, is slower with it (section 7.4); and
+			// I-hrx's added send and receive work costs Puzzle-4, with 16
+			// times the messages, more than Puzzle-64 (section 7.1). The
+			// other directions of section 7 are reported (lci-apps), not
+			// asserted: at 8 nodes they are within a few percent.
+			for _, app := range []string{lciapps.Awari, lciapps.Barnes, lciapps.Radix, lciapps.Puzzle4, lciapps.Puzzle64} {
+				Expect(rel[pl.Name][app][lcitb.AppHMC]).To(Equal(1.0), pl.Name+" "+app+" hmc")
+			}
+			Expect(rel[pl.Name][lciapps.QR][lcitb.AppHMC]).To(BeNumerically(">", 1), pl.Name+" QR hmc")
+			Expect(rel[pl.Name][lciapps.Puzzle4][lcitb.AppHRX]).To(BeNumerically(">", rel[pl.Name][lciapps.Puzzle64][lcitb.AppHRX]), pl.Name+" Puzzle hrx")
+			Expect(rel[pl.Name][lciapps.Puzzle64][lcitb.AppHRX]).To(BeNumerically(">", 1), pl.Name+" Puzzle-64 hrx")
 		}
 		GinkgoWriter.Printf("wall time %v\n", time.Since(start).Round(time.Millisecond))
 	})
