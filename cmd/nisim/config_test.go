@@ -39,6 +39,7 @@ var configSets = map[string]string{
 	"lci-traffic":               "nodes=4",
 	"lci-report":                "broadcast=false",
 	"lci-pps":                   "multicast=false",
+	"lci-apps":                  "app=radix",
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
 	"shrimp-report":             "rounds=4",

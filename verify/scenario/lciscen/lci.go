@@ -18,7 +18,10 @@
 //   - lci-pps: the parallel-programming systems of section 6 (Panda, MPI,
 //     CRL, Orca, Multigame) over LCI, Tables V and VI on PPro I-pio and
 //     P3 I-sdma, each layer's one calibrated cost fitted to its PPro
-//     latency delta of Table V.
+//     latency delta of Table V;
+//   - lci-apps: the applications of section 7 as skeletons (host/lciapps),
+//     time per step relative to I-sdma per variant, the findings of
+//     7.1-7.4.
 //
 // The calibration is the PPro I-sdma row of Table III only (the
 // `calibrated:` parameters: the LANai CPI, the PCI bridge's read latency,
@@ -53,6 +56,7 @@ func Scenarios() []*scenario.Scenario {
 		TrafficScenario().In(sys, "0.6 s"),
 		ReportScenario().In(sys, "70 s"),
 		PPSScenario().In(sys, "60 s"),
+		AppsScenario().In(sys, "40 s"),
 	})
 }
 

@@ -1,0 +1,67 @@
+package lciscen_test
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/scenario/lciscen"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("lci-apps", func() {
+	It("runs one application x variant on 8 nodes, measures the declared metrics, byte-identical on a rerun", func() {
+		sets := []string{"app=awari", "variant=hrx", "platform=p3", "nodes=8", "warm=1", "steps=2"}
+		o := execute("lci-apps", 1, sets...)
+		// I-sdma first (the baseline), then I-hrx.
+		Expect(o.rep.Rows[0].Metric).To(Equal("P3 Awari sdma"))
+		Expect(o.rep.Rows[1].Metric).To(Equal("P3 Awari hrx"))
+		Expect(metric(o.rep, "p3_sdma_step_us")).To(BeNumerically(">", 0))
+		rel := metric(o.rep, "p3_rel")
+		Expect(rel).To(BeNumerically("~", metric(o.rep, "p3_step_us")/metric(o.rep, "p3_sdma_step_us"), 1e-9))
+		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-apps")
+		Expect(err).NotTo(HaveOccurred())
+		p := s.Defaults()
+		Expect(scenario.Configure(p, "", sets)).To(Succeed())
+		declared := map[string]bool{}
+		for _, d := range p.(scenario.MetricLister).Metrics() {
+			declared[d.Name] = true
+		}
+		for _, m := range o.rep.Metrics {
+			Expect(declared).To(HaveKey(m.Name))
+		}
+		again := execute("lci-apps", 1, sets...)
+		Expect(bytes.Equal(o.trace, again.trace)).To(BeTrue())
+		Expect(again.rep.Metrics).To(Equal(o.rep.Metrics))
+	})
+
+	It("takes Table VII's column and the variant's number (a sweep's grid): app=8 variant=5 is Radix on I-1k", func() {
+		o := execute("lci-apps", 1, "app=8", "variant=5", "platform=ppro", "nodes=4", "warm=1", "steps=2")
+		Expect(o.rep.Rows[1].Metric).To(Equal("PPro Radix 1k"))
+	})
+
+	It("refuses bad values with a one-line error naming the key", func() {
+		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-apps")
+		Expect(err).NotTo(HaveOccurred())
+		for _, c := range []struct{ set, key string }{
+			{"app=fft", "app"}, {"variant=dma", "variant"}, {"variant=rcpy", "variant"},
+			{"nodes=65", "nodes"}, {"steps=0", "steps"}, {"platform=alpha", "platform"},
+		} {
+			p := s.Defaults()
+			sets := []string{c.set}
+			if c.set == "variant=rcpy" {
+				sets = append(sets, "app=sor")
+			}
+			err := scenario.Configure(p, "", sets)
+			Expect(err).To(HaveOccurred(), c.set)
+			Expect(err.Error()).To(ContainSubstring(c.key), c.set)
+			Expect(err.Error()).NotTo(ContainSubstring("\n"), c.set)
+		}
+		p := s.Defaults()
+		err = scenario.Configure(p, "", []string{"app=qr", "variant=async"})
+		Expect(err).To(MatchError(ContainSubstring("variant")))
+		Expect(strings.Count(err.Error(), "\n")).To(BeZero())
+	})
+})
