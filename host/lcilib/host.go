@@ -166,6 +166,10 @@ type Msg struct {
 	// Keep, set by the upcall, keeps the packet for a later explicit
 	// Release (out of order allowed).
 	Keep bool
+	// spilled: the library copied the packet out of its host buffer and
+	// gave the buffer back (spill); Data is the library's copy and
+	// Release does nothing more.
+	spilled bool
 	// wire is the packet's header as it came (I-hrx: the NI delivers it
 	// in front of the data), wireReads the loads that read the slot's
 	// flag and it.
@@ -223,6 +227,9 @@ type Host struct {
 
 	// Counters.
 	Sent, Received, Released uint64
+	// Spilled counts the kept packets the library copied out of their host
+	// buffers to free them (spill).
+	Spilled uint64
 	// Forwarded counts the multicast packets this host forwarded
 	// (I-sdma-hmc), each one send buffer filled once; FwdDescs their
 	// descriptors, one per child.
@@ -712,9 +719,13 @@ func (s *Seq) sendBuffer() int {
 				return true
 			}
 			found = h.drainForBuffer(s.Now())
-			return len(found) > 0
+			return len(found) > 0 || h.mustSpill()
 		})
 		if len(found) == 0 {
+			if len(h.freeSend) == 0 {
+				s.spill()
+				continue
+			}
 			buf := h.freeSend[len(h.freeSend)-1]
 			h.freeSend = h.freeSend[:len(h.freeSend)-1]
 			return buf
@@ -846,6 +857,9 @@ func (s *Seq) handle(m *Msg, handler Handler) bool {
 // queue in NI memory by PIO.
 func (s *Seq) Release(m *Msg) {
 	h := s.h
+	if m.spilled {
+		return // the library gave its buffer back when it copied it out
+	}
 	rec := lci.Free{Seq: h.freeSeq, Addr: m.slot}
 	slot := h.lay.FreeQ + uint32(int(rec.Seq-1)%h.lay.FreeQSlots*lci.FreeBytes)
 	h.freeSeq++
@@ -886,7 +900,7 @@ func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 			}
 			for {
 				if m = h.take(s.Now()); m == nil {
-					return false
+					return h.mustSpill()
 				}
 				if m.Type == lci.TypeCompl || m.Type == lci.TypeFARep || h.upcallFn != nil {
 					return true
@@ -894,11 +908,60 @@ func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 				h.pending.Push(m)
 			}
 		})
+		if m == nil {
+			s.spill()
+			continue
+		}
 		if m.Type == lci.TypeFARep {
 			s.handle(m, nil) // the reply is a packet without an upcall
 			return m.Tag
 		}
 		s.handle(m, h.upcallFn)
+	}
+}
+
+// mustSpill tells a wait inside the library (for a send buffer, for a
+// fetch-and-add reply) that it can never end as things stand: every host
+// buffer holds a packet the library has taken and not released, and some
+// of them are packets it keeps for the next Recv. What the wait needs (a
+// send completion, the reply) comes through the same receive queue, and
+// the NI has no host buffer left to deliver it in.
+func (h *Host) mustSpill() bool {
+	if int(h.Received-h.Released) < h.fw.HostSlots {
+		return false
+	}
+	for i := range h.pending.Len() {
+		if !(*h.pending.At(i)).spilled {
+			return true
+		}
+	}
+	return false
+}
+
+// spill copies the oldest packet the library keeps in a host buffer out of
+// it and gives the buffer back, so that the NI can deliver what a wait
+// needs: the host-level receive queue «can be extended on demand»
+// (section 5.1.2, of the host library's queue in I-hrx). The copy reads the
+// slot through the cache (its loads) and costs memcpy's cycles; the packet
+// stays in its place among those kept, with the library's copy as its
+// data.
+func (s *Seq) spill() {
+	h := s.h
+	for i := range h.pending.Len() {
+		m := *h.pending.At(i)
+		if m.spilled {
+			continue
+		}
+		for _, at := range m.reads {
+			s.Load(at, readWord)
+		}
+		m.reads = nil
+		s.Compute(h.copyCycles(len(m.Data), false))
+		m.Data = slices.Clone(m.Data)
+		s.Release(m)
+		m.spilled = true
+		h.Spilled++
+		return
 	}
 }
 

@@ -337,6 +337,10 @@ func (s *Seq) hrxFetchAndAdd(node int, add uint32) uint32 {
 			s.handle(h.pending.Pop(), h.upcallFn)
 			continue
 		}
+		if h.mustSpill() {
+			s.spill()
+			continue
+		}
 		s.hrxWait(nil)
 	}
 }
@@ -354,6 +358,12 @@ func (s *Seq) hrxBuffer() int {
 		}
 		if h.upcallFn != nil && h.pending.Len() > 0 {
 			s.handle(h.pending.Pop(), h.upcallFn)
+			continue
+		}
+		if h.mustSpill() {
+			// The acknowledgments that free a buffer need a host
+			// buffer to arrive in.
+			s.spill()
 			continue
 		}
 		s.hrxWait(nil)
