@@ -30,12 +30,23 @@ import (
 //     the host serves fetch-and-add and forwards multicasts).
 //
 // An explicit acknowledgment is a descriptor of type TypeAck without data:
-// it is sent from a control buffer.
+// it is sent from a control buffer. When none is free (a host that
+// acknowledges many senders at once while the send engine is busy), the
+// acknowledgment waits for one, one per destination: a later one to the
+// same node replaces the waiting one, since acknowledgments are cumulative.
 
 // hrxNI is the NI's share of I-hrx: its drop counters (RxStats: CRCDrops
-// and NoBufDrops; the host counts the rest).
+// and NoBufDrops; the host counts the rest) and the acknowledgments waiting
+// for a control buffer, in order (acks), at most one per destination.
 type hrxNI struct {
 	stats RxStats
+	acks  []hrxAck
+}
+
+// hrxAck is an acknowledgment waiting for a control buffer.
+type hrxAck struct {
+	dst int
+	hdr Header
 }
 
 // hrxCheckDesc validates an I-hrx descriptor: what checkDesc checks, with
@@ -66,10 +77,17 @@ func (p *Program) hrxCheckDesc(c *firmware.Ctx, d Desc) bool {
 func (p *Program) hrxSubmit(c *firmware.Ctx, d Desc) {
 	h := Header{Type: d.Type, Src: uint8(p.node), Len: d.Len, Credits: d.HCredits, Root: d.HRoot, Flags: d.HFlags, Seq: d.HSeq, Arg: d.Tag}
 	if d.Type == TypeAck {
-		b, ok := p.ctlBuf(c)
-		if ok {
-			c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(d.Dst), buf: b, hdr: h})
+		for i := range p.hrx.acks {
+			if p.hrx.acks[i].dst == int(d.Dst) {
+				p.hrx.acks[i].hdr = h // cumulative: the newer one says more
+				return
+			}
 		}
+		if b, ok := p.takeCtl(); ok {
+			c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: int(d.Dst), buf: b, hdr: h})
+			return
+		}
+		p.hrx.acks = append(p.hrx.acks, hrxAck{dst: int(d.Dst), hdr: h})
 		return
 	}
 	c.Fire(p.fc, "want", txItem{kind: itemSend, dst: int(d.Dst), buf: int(d.Buf), hdr: h})
@@ -102,4 +120,17 @@ func (p *Program) hrxReceive(c *firmware.Ctx, ev firmware.HWEvent) {
 	p.recvHdr[buf] = h
 	p.recvRef[buf] = 1
 	c.Fire(p.hrq, "deliver", buf)
+}
+
+// hrxAckFreed sends the oldest acknowledgment waiting for a control buffer
+// from control buffer b, which has just been freed; it reports whether it
+// took b.
+func (p *Program) hrxAckFreed(c *firmware.Ctx, b int) bool {
+	if p.hrx == nil || len(p.hrx.acks) == 0 {
+		return false
+	}
+	a := p.hrx.acks[0]
+	p.hrx.acks = p.hrx.acks[1:]
+	c.Fire(p.fc, "want", txItem{kind: itemCtl, dst: a.dst, buf: b, hdr: a.hdr})
+	return true
 }

@@ -71,6 +71,34 @@ var _ = Describe("I-hrx's NI", func() {
 		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
 	})
 
+	It("holds an acknowledgment that finds no control buffer until one is free, the newest per destination", func() {
+		// 64 acknowledgments take the 64 control buffers (the send
+		// engine sends one at a time and holds the rest).
+		for i := range 64 {
+			r.send(lci.Desc{Type: lci.TypeAck, Dst: uint8(1 + i%7), HCredits: lci.RxFields(uint8(i), 0), HFlags: lci.HdrAck})
+		}
+		// Three more: node 2's twice (the second, cumulative, replaces
+		// the first), node 3's once; none is a violation.
+		r.send(lci.Desc{Type: lci.TypeAck, Dst: 2, HCredits: lci.RxFields(100, 0), HFlags: lci.HdrAck})
+		r.send(lci.Desc{Type: lci.TypeAck, Dst: 2, HCredits: lci.RxFields(101, 0), HFlags: lci.HdrAck})
+		r.send(lci.Desc{Type: lci.TypeAck, Dst: 3, HCredits: lci.RxFields(102, 0), HFlags: lci.HdrAck})
+		Expect(r.violations()).To(BeEmpty())
+		for len(r.ni.sends) < 64 {
+			r.sendDone()
+		}
+		Expect(r.p.Idle()).To(BeFalse())
+		r.sendDone()
+		Expect(r.ni.sends).To(HaveLen(65))
+		Expect(r.ni.lastSend().Packet.Dst).To(Equal(2))
+		Expect(r.ni.lastSend().Hdr().Credits).To(Equal(lci.RxFields(101, 0)))
+		r.sendDone()
+		Expect(r.ni.sends).To(HaveLen(66))
+		Expect(r.ni.lastSend().Packet.Dst).To(Equal(3))
+		r.sendDone()
+		Expect(r.ni.sends).To(HaveLen(66))
+		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
+	})
+
 	It("delivers a packet with its header in front of the data, and drops a bad CRC", func() {
 		h := lci.Header{Type: lci.TypeData, Src: 5, Credits: lci.RxFields(0, 1), Seq: 1, Arg: 7}
 		data := payload(8, 0x10)

@@ -245,7 +245,8 @@ func (p *Program) Machines() []*firmware.Machine {
 // Idle implements firmware.Program.
 func (p *Program) Idle() bool {
 	return p.fetches == 0 && p.fwdRead == p.fwdNext && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
-		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed) && p.rxQuiet()
+		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed) && p.rxQuiet() &&
+		(p.hrx == nil || len(p.hrx.acks) == 0)
 }
 
 // rxQuiet: I-nirx holds no unacknowledged packet, owes no

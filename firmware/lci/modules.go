@@ -577,7 +577,9 @@ func (p *Program) itemDone(c *firmware.Ctx, it txItem) {
 	case itemForward:
 		p.unref(c, it.buf)
 	case itemCtl:
-		p.freeCtl = append(p.freeCtl, it.buf)
+		if !p.hrxAckFreed(c, it.buf) {
+			p.freeCtl = append(p.freeCtl, it.buf)
+		}
 	}
 }
 
