@@ -22,8 +22,10 @@ NETWORKS := mesh myrinet-grid myrinet-clos atm-star mchub-star
 TELEGRAPHOS := telegraphos-calibration
 # The Myrinet/LCI reports: every figure of the LCI paper's microbenchmarks
 # and of its parallel-programming-system layers (Tables V and VI), model vs
-# paper, on both platforms (the others: `bin/nisim list`).
-LCI := lci-report lci-pps
+# paper, on both platforms, and section 7's applications at 64 nodes (QR
+# with every variant; the whole matrix goes through the sweep path, see
+# docs/lci-validation.md) (the others: `bin/nisim list`).
+LCI := lci-report lci-pps lci-apps
 # The Memory Channel report: section 2.1's network figures and 2.3's lock,
 # model vs paper (docs/mc-validation.md).
 MC := mc-report
@@ -34,7 +36,7 @@ SHRIMP := shrimp-report
 # paper (docs/atm-validation.md).
 ATM := atm-report
 
-run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI (microbenchmarks and PPS layers), Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI (microbenchmarks, PPS layers and applications), Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
