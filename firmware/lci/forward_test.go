@@ -292,6 +292,26 @@ var _ = Describe("A fetch-and-add request", func() {
 		Entry("I-pio", lci.PIO),
 	)
 
+	It("to its own NI is served there: the send completion, then the reply with the old value in the next host slot, no packet", func() {
+		r := newRig(testConfig(), 0, 8)
+		r.hostInit(8)
+		r.boot()
+		r.send(lci.Desc{Type: lci.TypeFAReq, Dst: 0, Len: 0, Buf: 3, Tag: 7})
+		r.settle()
+		r.send(lci.Desc{Type: lci.TypeFAReq, Dst: 0, Len: 0, Buf: 4, Tag: 5})
+		r.settle()
+		Expect(r.ni.sends).To(BeEmpty())
+		Expect(r.p.FetchAddValue()).To(BeEquivalentTo(12))
+		// Slots: completion of buffer 3, reply 0, completion of 4, reply 7.
+		Expect(r.slotHeader(r.slot(0))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 3, Flag: 1}))
+		Expect(r.slotHeader(r.slot(1))).To(Equal(lci.SlotHeader{Type: lci.TypeFARep, Src: 0, Tag: 0, Flag: 2}))
+		Expect(r.slotHeader(r.slot(2))).To(Equal(lci.SlotHeader{Type: lci.TypeCompl, Src: 0, Tag: 4, Flag: 3}))
+		Expect(r.slotHeader(r.slot(3))).To(Equal(lci.SlotHeader{Type: lci.TypeFARep, Src: 0, Tag: 7, Flag: 4}))
+		Expect(r.violations()).To(BeEmpty())
+		Expect(r.p.Idle()).To(BeTrue(), r.p.State())
+		r.clean()
+	})
+
 	It("is refused with an operand as data", func() {
 		r := newRig(testConfig(), 0, 8)
 		r.hostInit(8)

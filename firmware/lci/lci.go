@@ -117,6 +117,7 @@ type Program struct {
 	delivered uint32           // packets handed to the host (the slot flag)
 
 	faValue uint32
+	faLocal []uint32 // the own host's fetch-and-add addends waiting for a receive buffer
 	counts  Counts
 
 	watchdog bool
@@ -244,7 +245,7 @@ func (p *Program) Machines() []*firmware.Machine {
 
 // Idle implements firmware.Program.
 func (p *Program) Idle() bool {
-	return p.fetches == 0 && p.fwdRead == p.fwdNext && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 &&
+	return p.fetches == 0 && p.fwdRead == p.fwdNext && p.nblock == 0 && p.ready.Len() == 0 && !p.txBusy && p.jobs.Len() == 0 && len(p.faLocal) == 0 &&
 		!p.dmaBusy && p.hostWait.Len() == 0 && len(p.freeRecv) == p.cfg.RecvBufs-boolInt(p.armed) && p.rxQuiet() &&
 		(p.hrx == nil || len(p.hrx.acks) == 0)
 }

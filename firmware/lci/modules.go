@@ -219,7 +219,7 @@ func (p *Program) checkDesc(c *firmware.Ctx, d Desc) bool {
 		return p.hrxCheckDesc(c, d)
 	}
 	ok := int(d.Buf) < p.cfg.SendBufs && int(d.Len) <= p.cfg.MTU && int(d.Dst) < p.n &&
-		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type == TypeMcast || int(d.Dst) != p.node) &&
+		(d.Type == TypeData || d.Type == TypeMcast || d.Type == TypeFAReq) && (d.Type != TypeData || int(d.Dst) != p.node) &&
 		(d.Type != TypeFAReq || d.Len == 0)
 	if d.Flags == DescHostFwd {
 		ok = ok && p.cfg.HostForward && d.Type == TypeMcast && int(d.Dst) != p.node && int(d.Root) < p.n && int(d.Root) != p.node &&
@@ -348,6 +348,15 @@ func (p *Program) submit(c *firmware.Ctx, d Desc) {
 		}
 		c.Fire(p.fc, "want", txItem{kind: itemSend, dst: int(d.Dst), buf: buf,
 			hdr: Header{Type: TypeMcast, Src: uint8(p.node), Len: d.Len, Root: d.Root, Seq: d.RootSeq, Arg: d.Tag}})
+		return
+	}
+	if d.Type == TypeFAReq && int(d.Dst) == p.node {
+		// «each NI maintains a single fetch-and-add variable that can
+		// be accessed by any host» (section 4.3), its own host's too:
+		// served here, the reply delivered like a packet.
+		p.complete(c, buf)
+		p.faLocal = append(p.faLocal, d.Tag)
+		p.localFetchAdd(c)
 		return
 	}
 	switch d.Type {
@@ -712,6 +721,9 @@ func (p *Program) unref(c *firmware.Ctx, buf int) {
 
 func (p *Program) freeBuf(c *firmware.Ctx, buf int) {
 	p.freeRecv = append(p.freeRecv, buf)
+	if len(p.faLocal) > 0 {
+		p.localFetchAdd(c)
+	}
 	c.Fire(p.rq, "freed", nil)
 	if p.rx != nil && p.rx.nacks > 0 {
 		p.rxFreed(c)
@@ -772,6 +784,26 @@ func (p *Program) fetchAdd(c *firmware.Ctx, a any) {
 	}
 	p.recvRef[buf] = 1
 	p.unref(c, buf)
+}
+
+// localFetchAdd serves its own host's fetch-and-add requests (faLocal, in
+// order): the variable is read and added to, and the reply is staged in a
+// free receive buffer and delivered to the host as a reply packet would
+// be. A request that finds no free receive buffer waits for one (freeBuf).
+func (p *Program) localFetchAdd(c *firmware.Ctx) {
+	for len(p.faLocal) > 0 && len(p.freeRecv) > 0 {
+		add := p.faLocal[0]
+		p.faLocal = p.faLocal[1:]
+		b := p.freeRecv[len(p.freeRecv)-1]
+		p.freeRecv = p.freeRecv[:len(p.freeRecv)-1]
+		c.Charge(p.cfg.Costs.FetchAdd)
+		h := Header{Type: TypeFARep, Src: uint8(p.node), Root: uint8(p.node), Arg: p.faValue}
+		p.faValue += add
+		c.Write(p.layout.RecvBuf(b), h.Encode())
+		p.recvHdr[b] = h
+		p.recvRef[b] = 1
+		c.Fire(p.hrq, "deliver", b)
+	}
 }
 
 // --- Host Recv Queue Mgt ---

@@ -582,7 +582,7 @@ func (s *Seq) send(typ uint8, dst int, data []byte, tag uint32) bool {
 		h.env.Report(s.Now(), h.name, "lci.api", "send of %d bytes exceeds the %d-byte MTU", len(data), h.fw.MTU)
 		return false
 	}
-	if typ != lci.TypeMcast && (dst < 0 || dst >= h.nodes || dst == h.node) {
+	if typ != lci.TypeMcast && (dst < 0 || dst >= h.nodes || (dst == h.node && typ != lci.TypeFAReq)) {
 		h.env.Report(s.Now(), h.name, "lci.api", "send to node %d from node %d of %d", dst, h.node, h.nodes)
 		return false
 	}
@@ -869,7 +869,9 @@ func (s *Seq) Release(m *Msg) {
 }
 
 // FetchAndAdd adds add to node's fetch-and-add variable and returns its
-// old value. The request is a send call without data whose descriptor
+// old value; node may be this one («each NI maintains a single
+// fetch-and-add variable that can be accessed by any host», section 4.3:
+// the NI serves its own host's request without the network). The request is a send call without data whose descriptor
 // carries the addend as its tag (lci.Desc): the NI builds the request
 // packet from the descriptor alone, so neither I-sdma's DMA fetch nor
 // I-pio's PIO of data precedes it. The paper's P3 round trip (7.4 µs,
@@ -881,7 +883,7 @@ func (s *Seq) Release(m *Msg) {
 func (s *Seq) FetchAndAdd(node int, add uint32) uint32 {
 	h := s.h
 	if h.hrx != nil {
-		if node < 0 || node >= h.nodes || node == h.node {
+		if node < 0 || node >= h.nodes {
 			h.env.Report(s.Now(), h.name, "lci.api", "send to node %d from node %d of %d", node, h.node, h.nodes)
 			return 0
 		}

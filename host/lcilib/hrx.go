@@ -320,6 +320,14 @@ func (s *Seq) hrxFetchAndAdd(node int, add uint32) uint32 {
 	h, r := s.h, s.h.hrx
 	r.inLib++
 	defer func() { r.inLib-- }()
+	if node == h.node {
+		// The variable is this host's (I-hrx serves fetch-and-add on
+		// the host): the request is the serving code run here.
+		s.Compute(h.costs.HrxRecv)
+		old := r.faValue
+		r.faValue += add
+		return old
+	}
 	s.hrxTimers()
 	s.hrxPump()
 	buf := s.hrxBuffer()

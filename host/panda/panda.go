@@ -286,15 +286,9 @@ func (n *Node) Broadcast(s *lcilib.Seq, port uint8, iov ...[]byte) {
 // the sender broadcasts the message with the sequence number, allowing the
 // receivers to reorder messages when needed.» It returns the sequence
 // number; this node delivers its own message in its turn (at once, or
-// during a later poll). The sequencer itself may not broadcast (reported):
-// its fetch-and-add would be to its own NI.
+// during a later poll). The sequencer's own broadcasts fetch their numbers
+// from its own NI («can be accessed by any host», section 4.3).
 func (n *Node) OrderedBroadcast(s *lcilib.Seq, port uint8, iov ...[]byte) uint32 {
-	if n.cfg.Sequencer == n.host.Node() {
-		// LCI's fetch-and-add goes to another node's NI; the library
-		// refuses a request to itself.
-		n.host.Report(s.Now(), "panda.api", "ordered broadcast from the sequencer, node %d", n.cfg.Sequencer)
-		return 0
-	}
 	g := s.FetchAndAdd(n.cfg.Sequencer, 1)
 	n.send(s, KindOrdered, port, 0, true, g, iov)
 	var data []byte

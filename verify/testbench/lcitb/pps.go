@@ -263,9 +263,10 @@ type OrderedResult struct {
 }
 
 // RunOrdered runs concurrent totally ordered broadcasts on c.Nodes nodes
-// with Panda (cfg): every node but the sequencer (the last node) sends
-// per ordered broadcasts of size bytes, all at once, and every node polls
-// until it has delivered all of them; cfg.Order is set to a fresh checker.
+// with Panda (cfg): every node, the sequencer (the last node) too (its
+// numbers come from its own NI), sends per ordered broadcasts of size
+// bytes, all at once, and every node polls until it has delivered all of
+// them; cfg.Order is set to a fresh checker.
 func RunOrdered(e *env.Env, c Config, cfg panda.Config, per, size int) (r OrderedResult, err error) {
 	defer named(&err, "ordered broadcast")
 	if c.Nodes < 3 || per < 1 || size < 0 {
@@ -274,8 +275,7 @@ func RunOrdered(e *env.Env, c Config, cfg panda.Config, per, size int) (r Ordere
 	oc := panda.NewOrderChecker()
 	cfg.Order = oc
 	cfg.Sequencer = c.Nodes - 1
-	senders := c.Nodes - 1
-	want := senders * per
+	want := c.Nodes * per
 	var serr error
 	_, res, err := runIn(e, c, func(cl *Cluster) {
 		pn, perr := PandaNodes(cl, cfg)
@@ -293,11 +293,9 @@ func RunOrdered(e *env.Env, c Config, cfg panda.Config, per, size int) (r Ordere
 				from[m.Src]++
 			})
 			n.Host.Run(func(s *lcilib.Seq) {
-				if k != cfg.Sequencer {
-					for i := range per {
-						pn[k].OrderedBroadcast(s, pandaPort, pattern(size, k*1000+i))
-						pn[k].Poll(s)
-					}
+				for i := range per {
+					pn[k].OrderedBroadcast(s, pandaPort, pattern(size, k*1000+i))
+					pn[k].Poll(s)
 				}
 				pn[k].WaitUntil(s, func() bool { return oc.Count(k) == want })
 			})

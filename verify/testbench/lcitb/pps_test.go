@@ -83,13 +83,13 @@ var _ = Describe("Panda over LCI", func() {
 		Expect(got[4999]).To(Equal(byte(4999 * 31 % 256)))
 	})
 
-	It("totally ordered broadcast: 5 senders x 4 at once on 6 nodes, one order everywhere (panda.order)", func() {
+	It("totally ordered broadcast: 6 senders (the sequencer too) x 4 at once on 6 nodes, one order everywhere (panda.order)", func() {
 		c := pproPIO(6)
 		r, err := lcitb.RunOrdered(nil, c, pc, 4, 16)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(r.Delivered).To(Equal([]int{20, 20, 20, 20, 20, 20}))
+		Expect(r.Delivered).To(Equal([]int{24, 24, 24, 24, 24, 24}))
 		// Every node but the first to deliver each position is compared.
-		Expect(r.Checked).To(Equal(5 * 20))
+		Expect(r.Checked).To(Equal(5 * 24))
 		Expect(r.Violations).To(BeZero())
 	})
 
