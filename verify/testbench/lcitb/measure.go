@@ -153,10 +153,16 @@ func PingPong(e *env.Env, c Config, b Bench) (r LogP, err error) {
 	if err != nil {
 		return r, err
 	}
+	return pingPongLogP(b, sends, os, or, res)
+}
+
+// pingPongLogP derives a ping-pong's LogP figures from node 0's send
+// times (the round trip is the time between two of them) and the send
+// and receive overheads summed over the measured round trips.
+func pingPongLogP(b Bench, sends []clock.Time, os, or clock.Time, res env.Result) (r LogP, err error) {
 	if len(sends) != b.Warm+b.Iters {
 		return r, fmt.Errorf("%d of %d round trips started", len(sends), b.Warm+b.Iters)
 	}
-	// The round trip is the time between two sends of node 0.
 	last := len(sends) - 1
 	r.E2E = (sends[last] - sends[b.Warm]) / clock.Time(2*(last-b.Warm))
 	r.Os = os / clock.Time(b.Iters)

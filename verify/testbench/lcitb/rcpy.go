@@ -154,16 +154,7 @@ func RcpyPingPong(e *env.Env, c Config, b Bench) (r LogP, err error) {
 	if err != nil {
 		return r, err
 	}
-	if len(sends) != b.Warm+b.Iters {
-		return r, fmt.Errorf("%d of %d round trips started", len(sends), b.Warm+b.Iters)
-	}
-	last := len(sends) - 1
-	r.E2E = (sends[last] - sends[b.Warm]) / clock.Time(2*(last-b.Warm))
-	r.Os = os / clock.Time(b.Iters)
-	r.Or = or / clock.Time(b.Iters)
-	r.L = r.E2E - r.Os - r.Or
-	r.Run = res
-	return r, nil
+	return pingPongLogP(b, sends, os, or, res)
 }
 
 // rcpySlots is how many message slots a stream cycles through: message i
