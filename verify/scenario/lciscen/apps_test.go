@@ -37,6 +37,12 @@ var _ = Describe("lci-apps", func() {
 		Expect(again.rep.Metrics).To(Equal(o.rep.Metrics))
 	})
 
+	It("runs SOR on I-rcpy at a column size (variant 10, colsize), 4 nodes: the ratio against I-sdma at the same size", func() {
+		o := execute("lci-apps", 1, "app=sor", "variant=10", "colsize=3072", "platform=ppro", "nodes=4", "warm=1", "steps=1")
+		Expect(o.rep.Rows[1].Metric).To(Equal("PPro SOR rcpy"))
+		Expect(metric(o.rep, "ppro_rel")).To(BeNumerically("<", 1))
+	})
+
 	It("takes Table VII's column and the variant's number (a sweep's grid): app=8 variant=5 is Radix on I-1k", func() {
 		o := execute("lci-apps", 1, "app=8", "variant=5", "platform=ppro", "nodes=4", "warm=1", "steps=2")
 		Expect(o.rep.Rows[1].Metric).To(Equal("PPro Radix 1k"))
@@ -46,19 +52,24 @@ var _ = Describe("lci-apps", func() {
 		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-apps")
 		Expect(err).NotTo(HaveOccurred())
 		for _, c := range []struct{ set, key string }{
-			{"app=fft", "app"}, {"variant=dma", "variant"}, {"variant=rcpy", "variant"},
+			{"app=fft", "app"}, {"variant=dma", "variant"}, {"variant=rcpy", "variant"}, {"colsize=3072", "colsize"}, {"fig14=true", "fig14"},
 			{"nodes=65", "nodes"}, {"steps=0", "steps"}, {"platform=alpha", "platform"},
 		} {
 			p := s.Defaults()
+			// QR (the default app) takes neither I-rcpy, a column size
+			// nor figure 14: they are SOR's.
 			sets := []string{c.set}
-			if c.set == "variant=rcpy" {
-				sets = append(sets, "app=sor")
-			}
 			err := scenario.Configure(p, "", sets)
 			Expect(err).To(HaveOccurred(), c.set)
 			Expect(err.Error()).To(ContainSubstring(c.key), c.set)
 			Expect(err.Error()).NotTo(ContainSubstring("\n"), c.set)
 		}
+		for _, bad := range [][]string{{"app=sor", "colsize=0"}, {"app=sor", "colsize=100000"}, {"app=sor", "colsize=1000000", "nodes=8"}} {
+			err := scenario.Configure(s.Defaults(), "", bad)
+			Expect(err).To(MatchError(ContainSubstring("colsize")), bad[1])
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
+		}
+		Expect(scenario.Configure(s.Defaults(), "", []string{"app=sor", "variant=rcpy-async", "colsize=3072"})).To(Succeed())
 		p := s.Defaults()
 		err = scenario.Configure(p, "", []string{"app=qr", "variant=async"})
 		Expect(err).To(MatchError(ContainSubstring("variant")))
