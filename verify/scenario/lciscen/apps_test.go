@@ -43,6 +43,35 @@ var _ = Describe("lci-apps", func() {
 		Expect(metric(o.rep, "ppro_rel")).To(BeNumerically("<", 1))
 	})
 
+	It("fig14: SOR at 1536, 3072, 6144 x sdma, async, rcpy, rcpy-async on the P3 (2 nodes, 1 step): the declared metrics, four findings", func() {
+		sets := []string{"app=sor", "fig14=true", "platform=p3", "nodes=2", "warm=0", "steps=1"}
+		o := execute("lci-apps", 1, sets...)
+		s, err := scenario.Catalog(lciscen.Scenarios()).Lookup("lci-apps")
+		Expect(err).NotTo(HaveOccurred())
+		p := s.Defaults()
+		Expect(scenario.Configure(p, "", sets)).To(Succeed())
+		var declared []string
+		for _, d := range p.(scenario.MetricLister).Metrics() {
+			declared = append(declared, d.Name)
+		}
+		var measured []string
+		for _, m := range o.rep.Metrics {
+			measured = append(measured, m.Name)
+		}
+		// 3 column sizes x (I-sdma's µs + 3 ratios), all declared, all
+		// measured.
+		Expect(measured).To(Equal(declared))
+		Expect(measured).To(HaveLen(12))
+		Expect(metric(o.rep, "p3_sor_col6144_rcpy_async_rel")).To(BeNumerically(">", 0))
+		findings := 0
+		for _, r := range o.rep.Rows {
+			if strings.HasPrefix(r.Metric, "P3 finding: ") {
+				findings++
+			}
+		}
+		Expect(findings).To(Equal(4))
+	})
+
 	It("takes Table VII's column and the variant's number (a sweep's grid): app=8 variant=5 is Radix on I-1k", func() {
 		o := execute("lci-apps", 1, "app=8", "variant=5", "platform=ppro", "nodes=4", "warm=1", "steps=2")
 		Expect(o.rep.Rows[1].Metric).To(Equal("PPro Radix 1k"))
