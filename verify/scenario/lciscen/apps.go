@@ -260,6 +260,9 @@ func RunApps(e *env.Env, p *AppsParams) (*scenario.Report, error) {
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-apps: section 7's applications as skeletons on %d nodes (Table VII's PPS and pattern, paper-size messages, compute from T1), "+
 		"time per step over %d steps after %d, relative to I-sdma; the paper's relative values where its text gives them", p.Nodes, p.Steps, p.Warm)}
+	if p.ColSize != sorPaperCols {
+		rep.Title += fmt.Sprintf("; SOR at column size %d (%d-byte border rows, computation and iterations as at 1536: figure 14)", p.ColSize, 8*p.ColSize)
+	}
 	total := 0
 	for _, a := range p.apps() {
 		total += len(p.variants(a)) * len(p.platforms())
