@@ -28,6 +28,17 @@ type Options struct {
 	// Async is SOR's «+ async» (section 7.2): the border rows are
 	// computed and sent before the rest of the rows.
 	Async bool
+	// RCPY is SOR on I-rcpy (section 7.2, figure 14): the border rows go
+	// by RemoteCopy straight into the neighbours' ghost rows (the host
+	// must run I-rcpy); the reduction stays on MPI.
+	RCPY bool
+	// ColSize is SOR's column size (figure 14's axis), the doubles of a
+	// border row: 0 is the paper's 1536. The computation per iteration
+	// and the iteration count stay the paper problem's («The amount of
+	// computation per iteration was kept constant by reducing the row
+	// size accordingly. In addition, the number of iterations was also
+	// kept fixed»).
+	ColSize int
 	// Steps is how many steps every processor runs.
 	Steps int
 }
@@ -60,12 +71,15 @@ type World struct {
 	applied []int
 	// per is a CRL application's regions per node and step.
 	per int
-	// badRow and badSum are the mutations' switches.
-	badRow, badSum bool
+	// badRow, badSum and badGhost are the mutations' switches.
+	badRow, badSum, badGhost bool
 	// puzzle's aggregation buffers per node and destination, and jobs
 	// pushed.
 	bufs   [][][]byte
 	pushed []uint64
+	// sent[k][j] is node k's last RemoteCopy of its border row j (0 up,
+	// 1 down; SOR on I-rcpy).
+	sent [][2]lcilib.RcpyHandle
 }
 
 // Test-only faults (see env.DeclareMutation) that the skeletons' own
@@ -98,8 +112,14 @@ func New(e *env.Env, app string, hosts []*lcilib.Host, opt Options) (*World, err
 	if opt.Async && app != SOR {
 		return nil, fmt.Errorf("lciapps: +async is SOR's (section 7.2), not %s's", app)
 	}
+	if (opt.RCPY || opt.ColSize != 0) && app != SOR {
+		return nil, fmt.Errorf("lciapps: I-rcpy transfers and a column size are SOR's (section 7.2, figure 14), not %s's", app)
+	}
+	if opt.ColSize < 0 || opt.ColSize > SORMaxColSize || opt.ColSize > 0 && sorRows*sorRows/opt.ColSize < p {
+		return nil, fmt.Errorf("lciapps: SOR column size %d on %d nodes: need 1 to %d and at least one row of %d x %d per node", opt.ColSize, p, SORMaxColSize, sorRows, sorRows)
+	}
 	w := &World{spec: spec, opt: opt, hosts: hosts, p: p, Ends: make([][]clock.Time, p), Packets: make([][]uint64, p),
-		badRow: e.Mutation(mutRow) != 0, badSum: e.Mutation(mutSum) != 0}
+		badRow: e.Mutation(mutRow) != 0, badSum: e.Mutation(mutSum) != 0, badGhost: e.Mutation(mutGhost) != 0}
 	for k := range p {
 		w.rng = append(w.rng, e.Rand(fmt.Sprintf("lciapps.%s.N%d", app, k)))
 	}
@@ -152,6 +172,9 @@ func New(e *env.Env, app string, hosts []*lcilib.Host, opt Options) (*World, err
 		}
 		w.pushed = make([]uint64, p)
 		w.prefill(e)
+	}
+	if opt.RCPY {
+		w.sent = make([][2]lcilib.RcpyHandle, p)
 	}
 	return w, nil
 }
@@ -397,12 +420,14 @@ func (w *World) qr(k int, s *lcilib.Seq, i int) {
 	}
 }
 
-// sor is iteration i: the border rows (12 KB each) go to the neighbours,
-// theirs arrive, the rows are relaxed, a one-element reduction decides
-// convergence. With Async the border rows are relaxed first and sent
-// before the rest («a node can send the columns that are needed by its
-// neighbors during the next iteration before computing its remaining
-// columns», section 7.2).
+// sor is iteration i: the border rows (12 KB each at the paper's column
+// size) go to the neighbours, theirs arrive, the rows are relaxed, a
+// one-element reduction decides convergence. With Async the border rows
+// are relaxed first and sent before the rest («a node can send the
+// columns that are needed by its neighbors during the next iteration
+// before computing its remaining columns», section 7.2). With RCPY the
+// rows go by RemoteCopy (sorRcpySend, sorRcpyRecv) instead of MPI_Send
+// and MPI_Recv; the reduction stays on MPI.
 func (w *World) sor(k int, s *lcilib.Seq, i int) {
 	var nbrs []int
 	if k > 0 {
@@ -411,20 +436,32 @@ func (w *World) sor(k int, s *lcilib.Seq, i int) {
 	if k < w.p-1 {
 		nbrs = append(nbrs, k+1)
 	}
+	n := w.sorRowBytes()
 	send := func() {
 		for _, d := range nbrs {
-			w.comm[k].Send(s, d, i, pattern(sorRowBytes, k, i))
+			if w.opt.RCPY {
+				w.sorRcpySend(k, s, d, i)
+				continue
+			}
+			w.comm[k].Send(s, d, i, pattern(n, k, i))
 		}
 	}
 	recv := func() {
 		for _, d := range nbrs {
+			if w.opt.RCPY {
+				w.sorRcpyRecv(k, s, d, i)
+				continue
+			}
 			got, _ := w.comm[k].Recv(s, d, i)
-			expect(s, "sor border row", got, pattern(sorRowBytes, d, i))
+			expect(s, "sor border row", got, pattern(n, d, i))
 		}
 	}
 	c := w.spec.Compute(w.opt.Platform, w.p)
 	if w.opt.Async {
-		rows := max(sorRows/w.p, 1)
+		// The node's share of the grid is rows lines of the column size
+		// (sorRows x sorRows doubles in all, whatever the column size);
+		// its border lines are nbrs of them.
+		rows := max(sorRows*sorRows/w.colSize()/w.p, 1)
 		border := c * clock.Time(min(len(nbrs), rows)) / clock.Time(rows)
 		w.compute(k, s, border)
 		send()

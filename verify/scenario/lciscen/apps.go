@@ -30,13 +30,20 @@ type AppsParams struct {
 	// Warm and Steps are the steps ignored and measured.
 	Warm  int `toml:"warm"`
 	Steps int `toml:"steps"`
+	// ColSize is SOR's column size (figure 14's axis: the doubles of a
+	// border row; the paper's problem is 1536).
+	ColSize int `toml:"colsize"`
+	// Fig14 runs figure 14 instead: SOR at every column size of
+	// fig14Cols, I-sdma, +async, I-rcpy and I-rcpy + async, each
+	// relative to I-sdma at its column size, and section 7.2's findings.
+	Fig14 bool `toml:"fig14"`
 }
 
 // AppsDefaults are one application on both platforms, 64 nodes, 2 + 3
 // steps. The full matrix (app=all, variant=all) is for a sweep on many
 // machines (README «Sweeps across machines») or 8 nodes.
 func AppsDefaults() *AppsParams {
-	return &AppsParams{App: lciapps.QR, Variant: "all", Platform: "both", Nodes: 64, Warm: 2, Steps: 3}
+	return &AppsParams{App: lciapps.QR, Variant: "all", Platform: "both", Nodes: 64, Warm: 2, Steps: 3, ColSize: sorPaperCols}
 }
 
 // maxAppSteps bounds warm + steps: a full-size run at 64 nodes (Radix's
@@ -45,10 +52,25 @@ func AppsDefaults() *AppsParams {
 // a region per read).
 const maxAppSteps = 2000
 
-// allVariants are every variant any application takes (rcpy is the I-rcpy
-// hook, refused until it is wired).
+// allVariants are every variant any application takes (rcpy and
+// rcpy-async are SOR's on I-rcpy, figure 14; variant=all leaves them out:
+// fig14=true runs them).
 var allVariants = []string{lcitb.AppSDMA, lcitb.AppPIO, lcitb.AppNIRX, lcitb.AppHRX, lcitb.App1K, lcitb.App4K,
-	lcitb.AppHMC, lcitb.AppBinomial, lcitb.AppAsync, lcitb.AppRCPY}
+	lcitb.AppHMC, lcitb.AppBinomial, lcitb.AppAsync, lcitb.AppRCPY, lcitb.AppRcpyAsync}
+
+// sorPaperCols is SOR's column size in the paper («a 1536×1536 matrix»).
+const sorPaperCols = 1536
+
+// fig14Cols are figure 14's column sizes in the model: the paper's 1536
+// and its double and quadruple (the figure's axis values are not in the
+// text). Larger ones are left out: at 8 nodes I-sdma's MPI messages to
+// both neighbours at once deadlock the LCI library at 12288 on the PPro
+// and 9216 on the P3 (the NIs hold packets «waiting for host buffers»
+// while every CPU waits: the Puzzle-64 failure of docs/lci-validation.md).
+var fig14Cols = []int{sorPaperCols, 2 * sorPaperCols, 4 * sorPaperCols}
+
+// fig14Variants are figure 14's bars, I-sdma (the 1.0) first.
+var fig14Variants = []string{lcitb.AppSDMA, lcitb.AppAsync, lcitb.AppRCPY, lcitb.AppRcpyAsync}
 
 // Keys implements scenario.Keyed.
 func (p *AppsParams) Keys() []scenario.KeySpec {
@@ -56,12 +78,15 @@ func (p *AppsParams) Keys() []scenario.KeySpec {
 		scenario.Key("app", "application (Table VII)").OneOf(append(append([]string{"all"}, lciapps.Names...), numbered(len(lciapps.Names))...)...).
 			Also("or its column of Table VII, 1-9 (a sweep's grid is numbers)").From("QR, the multicast-latency-bound one"),
 		scenario.Key("variant", "LCI implementation of section 7's figures").OneOf(append(append([]string{"all"}, allVariants...), numbered(len(allVariants))...)...).
-			Also("or its number 1-10 in that order; binomial is ASP's, async and rcpy SOR's (rcpy: not wired yet)"),
+			Also("or its number 1-11 in that order; binomial is ASP's, async, rcpy and rcpy-async SOR's (all: without rcpy and rcpy-async)"),
 		scenario.Key("platform", "Table VII's").OneOf("both", "ppro", "p3").From("both, as the paper"),
 		nodesKey().From("the paper's 64"),
 		scenario.Key("warm", "steps ignored").AtLeast(0).Limit(maxAppSteps, "with steps, a full-size run's"),
 		scenario.Key("steps", "steps measured").AtLeast(1).Limit(maxAppSteps, "a full-size run's: Radix at 64 nodes is 916 steps, Barnes 1,024").
 			Also(fmt.Sprintf("warm + steps at most %d", maxAppSteps)),
+		scenario.Key("colsize", "SOR's column size (doubles per border row), figure 14's axis").AtLeast(1).Limit(lciapps.SORMaxColSize, "16 x the paper's: the I-rcpy rows' pages in the TLBs").
+			From("the paper's 1536").Also("SOR only; at least one row per node"),
+		scenario.Key("fig14", "figure 14: SOR at column sizes 1536, 3072, 6144 with sdma, async, rcpy, rcpy-async").Also("app=sor; ignores variant and colsize"),
 	}
 }
 
@@ -97,11 +122,26 @@ func (p *AppsParams) Validate() error {
 		return &scenario.KeyError{Key: "steps", Msg: fmt.Sprintf("warm + steps = %d, more than %d", p.Warm+p.Steps, maxAppSteps)}
 	}
 	app, v := p.app(), p.variant()
-	if v == lcitb.AppRCPY {
-		return &scenario.KeyError{Key: "variant", Msg: "rcpy: I-rcpy is not wired into the control program yet (firmware/lci Config.Validate refuses it); SOR's hook is lcitb.AppRCPY"}
+	if slices.Contains(lcitb.RcpyVariants, v) && app != lciapps.SOR {
+		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s is SOR's (figure 14), not %s's: set app=sor", v, app)}
 	}
-	if v != "all" && app != "all" && !slices.Contains(lcitb.VariantsOf(app), v) {
+	if v != "all" && app != "all" && !slices.Contains(lcitb.VariantsOf(app), v) && !slices.Contains(lcitb.RcpyVariants, v) {
 		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s is not one of %s's variants %v", v, app, lcitb.VariantsOf(app))}
+	}
+	if p.ColSize != sorPaperCols && app != lciapps.SOR {
+		return &scenario.KeyError{Key: "colsize", Msg: fmt.Sprintf("%d: a column size is SOR's (figure 14), not %s's: set app=sor", p.ColSize, app)}
+	}
+	if p.Fig14 && app != lciapps.SOR {
+		return &scenario.KeyError{Key: "fig14", Msg: fmt.Sprintf("figure 14 is SOR's, not %s's: set app=sor", app)}
+	}
+	cols := []int{p.ColSize}
+	if p.Fig14 {
+		cols = fig14Cols
+	}
+	for _, c := range cols {
+		if app == lciapps.SOR && 1536*1536/c < p.Nodes {
+			return &scenario.KeyError{Key: "colsize", Msg: fmt.Sprintf("%d on %d nodes: fewer rows of the 1536 x 1536 grid than nodes", c, p.Nodes)}
+		}
 	}
 	return nil
 }
@@ -119,6 +159,9 @@ func (p *AppsParams) variants(app string) []string {
 	all, v := lcitb.VariantsOf(app), p.variant()
 	if v == "all" {
 		return all
+	}
+	if app == lciapps.SOR && slices.Contains(lcitb.RcpyVariants, v) {
+		return []string{lcitb.AppSDMA, v}
 	}
 	if !slices.Contains(all, v) {
 		return nil
@@ -146,6 +189,9 @@ func (p *AppsParams) single() bool { return p.app() != "all" && p.variant() != "
 // and ratio per application and variant.
 func (p *AppsParams) Metrics() []scenario.MetricDef {
 	var defs []scenario.MetricDef
+	if p.Fig14 {
+		return p.fig14Metrics()
+	}
 	for _, pl := range p.platforms() {
 		// The short names are declared whatever app and variant are: a
 		// sweep over them (--grid app=...,variant=...) checks its --y
@@ -209,8 +255,14 @@ func RunApps(e *env.Env, p *AppsParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Fig14 {
+		return runFig14(e, p)
+	}
 	rep := &scenario.Report{Title: fmt.Sprintf("lci-apps: section 7's applications as skeletons on %d nodes (Table VII's PPS and pattern, paper-size messages, compute from T1), "+
 		"time per step over %d steps after %d, relative to I-sdma; the paper's relative values where its text gives them", p.Nodes, p.Steps, p.Warm)}
+	if p.ColSize != sorPaperCols {
+		rep.Title += fmt.Sprintf("; SOR at column size %d (%d-byte border rows, computation and iterations as at 1536: figure 14)", p.ColSize, 8*p.ColSize)
+	}
 	total := 0
 	for _, a := range p.apps() {
 		total += len(p.variants(a)) * len(p.platforms())
@@ -235,7 +287,11 @@ func RunApps(e *env.Env, p *AppsParams) (*scenario.Report, error) {
 					run = env.New(env.Options{Seed: e.Seed})
 				}
 				first = nil
-				r, err := lcitb.RunApp(run, c, a, v, p.Warm, p.Steps)
+				col := 0
+				if a == lciapps.SOR && p.ColSize != sorPaperCols {
+					col = p.ColSize
+				}
+				r, err := lcitb.RunAppCol(run, c, a, v, col, p.Warm, p.Steps)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", name, err)
 				}

@@ -36,12 +36,19 @@ const (
 	AppBinomial = "binomial"
 	// AppAsync is SOR «+ async» on I-sdma (figure 14).
 	AppAsync = "async"
-	// AppRCPY is SOR on I-rcpy (figure 14): not wired; AppConfig refuses
-	// it. The hook: when firmware/lci's Config.Validate takes I-rcpy,
-	// AppConfig sets c.Variant = lci.RCPY here and SOR's border rows go
-	// through the host library's remote copy instead of MPI_Send.
+	// AppRCPY is SOR on I-rcpy (section 7.2, figure 14): the control
+	// program runs lci.RCPY and SOR's border rows go by RemoteCopy into
+	// the neighbours' ghost rows (host/lciapps sorrcpy.go) instead of
+	// MPI_Send; the reduction stays on MPI (whose messages I-rcpy's
+	// library sends as I-pio does: host/lcilib stage).
 	AppRCPY = "rcpy"
+	// AppRcpyAsync is SOR «+ async» on I-rcpy (figure 14).
+	AppRcpyAsync = "rcpy-async"
 )
+
+// RcpyVariants are SOR's I-rcpy variants (figure 14). They are not in
+// VariantsOf (the matrix of figures 12, 13, 15 and 16 runs without them).
+var RcpyVariants = []string{AppRCPY, AppRcpyAsync}
 
 // AppVariants are the variants every application runs.
 var AppVariants = []string{AppSDMA, AppPIO, AppNIRX, AppHRX, App1K, App4K, AppHMC}
@@ -84,19 +91,19 @@ func AppConfig(c Config, app, variant string) (Config, lciapps.Options, error) {
 		c.MTU = 4096
 	case AppHMC:
 		c.HostForward = true
-	case AppBinomial, AppAsync, AppRCPY:
-		if !slices.Contains(VariantsOf(app), variant) && variant != AppRCPY || variant == AppRCPY && app != lciapps.SOR {
-			return c, o, fmt.Errorf("variant %q is %s's only", variant, map[string]string{AppBinomial: "ASP", AppAsync: "SOR", AppRCPY: "SOR"}[variant])
-		}
-		if variant == AppRCPY {
-			return c, o, fmt.Errorf("variant rcpy: I-rcpy is not wired into the control program yet (firmware/lci Config.Validate refuses it)")
+	case AppBinomial, AppAsync, AppRCPY, AppRcpyAsync:
+		if !slices.Contains(VariantsOf(app), variant) && !slices.Contains(RcpyVariants, variant) || slices.Contains(RcpyVariants, variant) && app != lciapps.SOR {
+			return c, o, fmt.Errorf("variant %q is %s's only", variant, map[string]string{AppBinomial: "ASP", AppAsync: "SOR", AppRCPY: "SOR", AppRcpyAsync: "SOR"}[variant])
 		}
 		if variant == AppBinomial {
 			o.Bcast = mpi.BcastBinomial
 		}
-		o.Async = variant == AppAsync
+		if slices.Contains(RcpyVariants, variant) {
+			c.Variant, o.RCPY = lci.RCPY, true
+		}
+		o.Async = variant == AppAsync || variant == AppRcpyAsync
 	default:
-		return c, o, fmt.Errorf("unknown variant %q (have %v, binomial for ASP, async for SOR)", variant, AppVariants)
+		return c, o, fmt.Errorf("unknown variant %q (have %v, binomial for ASP, async, rcpy and rcpy-async for SOR)", variant, AppVariants)
 	}
 	o.MTU = c.FirmwareConfig().MTU
 	return c, o, c.Validate()
@@ -128,6 +135,13 @@ type AppResult struct {
 // (a fresh one if nil): warm + measured steps, every checker on; the run
 // must end with every node done and nothing in flight.
 func RunApp(e *env.Env, c Config, app, variant string, warm, measured int) (r AppResult, err error) {
+	return RunAppCol(e, c, app, variant, 0, warm, measured)
+}
+
+// RunAppCol is RunApp with SOR's column size (figure 14's axis; 0 is the
+// paper's 1536, the only one other applications take); an I-rcpy run
+// ends with the NTLB checker (lci.ntlb) on every node.
+func RunAppCol(e *env.Env, c Config, app, variant string, colSize, warm, measured int) (r AppResult, err error) {
 	defer named(&err, "lci app "+app+" "+variant)
 	if warm < 0 || measured < 1 {
 		return r, fmt.Errorf("%d warm-up and %d measured steps: need warm >= 0, measured >= 1", warm, measured)
@@ -136,13 +150,20 @@ func RunApp(e *env.Env, c Config, app, variant string, warm, measured int) (r Ap
 	if err != nil {
 		return r, err
 	}
-	o.Steps = warm + measured
+	o.Steps, o.ColSize = warm+measured, colSize
 	if e == nil {
 		e = env.New(env.Options{})
 	}
 	var w *lciapps.World
 	var serr error
-	_, res, err := runIn(e, c, func(cl *Cluster) {
+	run := func(e *env.Env, c Config, setup func(cl *Cluster)) (env.Result, error) {
+		_, res, err := runIn(e, c, setup)
+		return res, err
+	}
+	if o.RCPY {
+		run = rcpyRun
+	}
+	res, err := run(e, c, func(cl *Cluster) {
 		var hosts []*lcilib.Host
 		for _, n := range cl.Nodes {
 			hosts = append(hosts, n.Host)
