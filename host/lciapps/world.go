@@ -484,24 +484,17 @@ func (w *World) sor(k int, s *lcilib.Seq, i int) {
 // leq is iteration i: every processor computes its part of x, then all
 // broadcast their 128-byte parts at once (totally ordered, as updates of
 // replicated Orca objects), wait for everybody's, and synchronise on a
-// replicated counter to decide convergence.
-//
-// The last node is Panda's sequencer, which may not broadcast in order
-// (its fetch-and-add would go to its own NI; host/panda refuses it): it
-// runs no LEQ process, LEQ runs on the other P-1 (each computing
-// T1/Units/(P-1)), and its steps end as it has applied theirs.
+// replicated counter to decide convergence. Every processor takes part,
+// the last node too, Panda's sequencer, whose ordered broadcasts fetch
+// their numbers from its own NI («can be accessed by any host», section
+// 4.3).
 func (w *World) leq(k int, s *lcilib.Seq, i int) {
-	workers := w.p - 1
 	o := w.orca[k]
-	if k < workers {
-		w.compute(k, s, w.spec.Compute(w.opt.Platform, workers))
-		o.Invoke(s, k, orca.OpPut, 0, pattern(leqVectorBytes, k, i))
-	}
-	w.wait(k, s, func() bool { return w.applied[k] >= workers*(i+1) })
-	if k < workers {
-		o.Invoke(s, w.p, orca.OpAdd, 1, nil)
-	}
-	w.wait(k, s, func() bool { return o.Value(w.p) >= int64(workers*(i+1)) })
+	w.compute(k, s, w.spec.Compute(w.opt.Platform, w.p))
+	o.Invoke(s, k, orca.OpPut, 0, pattern(leqVectorBytes, k, i))
+	w.wait(k, s, func() bool { return w.applied[k] >= w.p*(i+1) })
+	o.Invoke(s, w.p, orca.OpAdd, 1, nil)
+	w.wait(k, s, func() bool { return o.Value(w.p) >= int64(w.p*(i+1)) })
 }
 
 // awari is step i: compute, then one RPC carrying aggregated updates to a
