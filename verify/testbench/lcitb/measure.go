@@ -210,12 +210,7 @@ func Stream(e *env.Env, c Config, b Bench, recvCopy bool) (t Throughput, err err
 	if err != nil {
 		return t, err
 	}
-	if len(done) != b.Stream {
-		return t, fmt.Errorf("%d of %d messages received", len(done), b.Stream)
-	}
-	t = steady(done, b.Size)
-	t.Run = res
-	return t, nil
+	return streamResult(done, b, res)
 }
 
 // receiveStream receives b.Stream messages of b.Size bytes, packet by
@@ -239,6 +234,17 @@ func receiveStream(s *lcilib.Seq, b Bench, mtu int, recvCopy, big bool, last fun
 			})
 		}
 	}
+}
+
+// streamResult is a one-way stream's throughput from the times its
+// b.Stream messages were received.
+func streamResult(done []clock.Time, b Bench, res env.Result) (Throughput, error) {
+	if len(done) != b.Stream {
+		return Throughput{}, fmt.Errorf("%d of %d messages received", len(done), b.Stream)
+	}
+	t := steady(done, b.Size)
+	t.Run = res
+	return t, nil
 }
 
 // steady is the rate of messages of size bytes completing at the times in

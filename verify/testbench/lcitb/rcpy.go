@@ -219,12 +219,7 @@ func RcpyStream(e *env.Env, c Config, b Bench) (t Throughput, err error) {
 	if err != nil {
 		return t, err
 	}
-	if len(done) != b.Stream {
-		return t, fmt.Errorf("%d of %d messages received", len(done), b.Stream)
-	}
-	t = steady(done, b.Size)
-	t.Run = res
-	return t, nil
+	return streamResult(done, b, res)
 }
 
 // MeasureRcpyLogP is MeasureLogP for I-rcpy: the ping-pong (in e, nil: a
