@@ -1,0 +1,27 @@
+package cashapps
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Names lists the programs Default knows, in the order of Table 2 (CLU, LU,
+// Gauss, SOR, Em3d).
+func Names() []string { return []string{"clu", "lu", "gauss", "sor", "em3d"} }
+
+// Default is the named program at its CI size (each Default*Config).
+func Default(name string) (Program, error) {
+	switch name {
+	case "sor":
+		return NewSOR(DefaultSOR())
+	case "gauss":
+		return NewGauss(DefaultGauss())
+	case "lu":
+		return NewLU(DefaultLU())
+	case "clu":
+		return NewLU(DefaultCLU())
+	case "em3d":
+		return NewEm3d(DefaultEm3d())
+	}
+	return nil, fmt.Errorf("cashapps: app = %q: unknown; one of %s", name, strings.Join(Names(), ", "))
+}
