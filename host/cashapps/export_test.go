@@ -10,6 +10,9 @@ func (s *SOR) DropBlackBarrier() { s.dropBlackBarrier = true }
 // SkipPivotWait makes Gauss read pivot rows without waiting for their flags.
 func (g *Gauss) SkipPivotWait() { g.skipPivotWait = true }
 
+// SkipForceLocks makes Water add forces without the group locks.
+func (w *Water) SkipForceLocks() { w.skipLocks = true }
+
 // The per-element costs, milli-cycles.
 const (
 	SORMilli   = sorMilli
@@ -17,4 +20,5 @@ const (
 	LUMilli    = luMilli
 	CLUMilli   = cluMilli
 	Em3dMilli  = em3dMilli
+	WaterMilli = waterMilli
 )

@@ -42,6 +42,26 @@ func gaussFlags(n, procs int) int {
 	return 2 * s
 }
 
+// waterLocks is Water's lock acquires a step: each process with a chunk
+// [lo, hi) locks every group holding a molecule of [lo, hi-1+n/2] (mod n).
+// At 32 processes, 512 molecules and 32 groups a chunk is a group and the
+// range is it and the next 16: 17 x 32 = 544. At 1 process: all 32.
+func waterLocks(n, groups, procs int) int {
+	per, total := n/groups, 0
+	for id := 0; id < procs; id++ {
+		lo, hi := id*n/procs, (id+1)*n/procs // band's split when procs divides n
+		if lo == hi {
+			continue
+		}
+		seen := map[int]bool{}
+		for j := lo; j < hi+n/2; j++ {
+			seen[(j%n)/per] = true
+		}
+		total += len(seen)
+	}
+	return total
+}
+
 // prog is one program under test: its CI default, its expected counts, and
 // the elements of work its code charges (at one process, the Compute total
 // is elements x cost / 1000 exactly).
@@ -63,7 +83,11 @@ func cases() []progCase {
 	Expect(err).NotTo(HaveOccurred())
 	em3d, err := cashapps.NewEm3d(cashapps.DefaultEm3d())
 	Expect(err).NotTo(HaveOccurred())
-	s, g, l, e := cashapps.DefaultSOR(), cashapps.DefaultGauss(), cashapps.DefaultLU(), cashapps.DefaultEm3d()
+	water, err := cashapps.NewWater(cashapps.DefaultWater())
+	Expect(err).NotTo(HaveOccurred())
+	s, g, l, e, w := cashapps.DefaultSOR(), cashapps.DefaultGauss(), cashapps.DefaultLU(), cashapps.DefaultEm3d(), cashapps.DefaultWater()
+	// Water's pairs: n(n-1)/2 a step
+	waterPairs := int64(w.Molecules) * int64(w.Molecules-1) / 2 * int64(w.Steps)
 	luElems := int64(l.N-1) * int64(l.N) * int64(2*l.N-1) / 6
 	luBarriers := func(int) syncCounts { return syncCounts{Barriers: 2 + 2*l.N/l.Block} }
 	return []progCase{
@@ -75,6 +99,9 @@ func cases() []progCase {
 			int64(s.Rows-2) * int64(s.Cols-2) * int64(s.Iters), cashapps.SORMilli},
 		{em3d, func(int) syncCounts { return syncCounts{Barriers: 1 + 2*e.Iters} },
 			int64(e.Nodes) * int64(e.Iters), cashapps.Em3dMilli},
+		{water, func(procs int) syncCounts {
+			return syncCounts{Barriers: 1 + 3*w.Steps, LockAcquires: w.Steps * waterLocks(w.Molecules, w.Groups, procs)}
+		}, waterPairs, cashapps.WaterMilli},
 	}
 }
 
@@ -88,8 +115,8 @@ var _ = Describe("the programs", func() {
 			Expect(d.SharedBytes()).To(Equal(c.prog.SharedBytes()))
 		}
 		Expect(names).To(Equal(cashapps.Names()))
-		_, err := cashapps.Default("water")
-		Expect(err).To(MatchError(`cashapps: app = "water": unknown; one of clu, lu, gauss, sor, em3d`))
+		_, err := cashapps.Default("barnes")
+		Expect(err).To(MatchError(`cashapps: app = "barnes": unknown; one of clu, lu, gauss, sor, em3d, water`))
 	})
 
 	for _, c := range cases() {
@@ -228,6 +255,17 @@ var _ = Describe("the programs", func() {
 		Expect(gaussFlags(2048, 32)).To(Equal(125984))
 	})
 
+	It("counts Water's locks as worked out by hand", func() {
+		Expect(waterLocks(512, 32, 32)).To(Equal(544))
+		Expect(waterLocks(512, 32, 1)).To(Equal(32))
+		// 2 processes: chunks of 256 molecules = 16 groups, the range
+		// [lo, lo+511] wraps over all 32
+		Expect(waterLocks(512, 32, 2)).To(Equal(64))
+		// the paper's 4096 molecules at 32 processes: 17 x 32 = 544 a
+		// step, 3,808 over 7 steps against Table 3's 3.68 K (+3.5%)
+		Expect(7 * waterLocks(4096, 32, 32)).To(Equal(3808))
+	})
+
 	It("derives each cost from Table 2 as its comment says", func() {
 		// Table 2's seconds x 233 MHz x 1000 / elements at the paper's size
 		const f = 233e6 * 1000
@@ -235,8 +273,9 @@ var _ = Describe("the programs", func() {
 		lu := (n - 1) * n * (2*n - 1) / 6
 		derive := func(secs, elems float64) int64 { return int64(math.Round(secs * f / elems)) }
 		Expect(cmp.Diff(
-			[]int64{cashapps.SORMilli, cashapps.GaussMilli, cashapps.LUMilli, cashapps.CLUMilli, cashapps.Em3dMilli},
-			[]int64{derive(162.2, 3072*4096*24), derive(970.8, (n-1)*n*(n+1)/3), derive(763.0, lu), derive(265.5, lu), derive(145.0, 64000*100)},
+			[]int64{cashapps.SORMilli, cashapps.GaussMilli, cashapps.LUMilli, cashapps.CLUMilli, cashapps.Em3dMilli, cashapps.WaterMilli},
+			[]int64{derive(162.2, 3072*4096*24), derive(970.8, (n-1)*n*(n+1)/3), derive(763.0, lu), derive(265.5, lu), derive(145.0, 64000*100),
+				derive(1566.4, 4096*4095/2*7)},
 		)).To(BeEmpty())
 	})
 
@@ -256,6 +295,16 @@ var _ = Describe("the programs", func() {
 					_, _, err := cashapps.RunInterleaved(s, procs, seed)
 					Expect(err).To(MatchError(MatchRegexp(`^sor: cashapps: data race on word \d+ \(address 0x[0-9a-f]+\): process \d+'s (read|write) and process \d+'s (read|write) are not ordered`)), "procs %d seed %d", procs, seed)
 				}
+			}
+		})
+
+		It("Water adding forces without the group locks races", func() {
+			w, err := cashapps.NewWater(cashapps.WaterConfig{Molecules: 32, Steps: 1, Groups: 4})
+			Expect(err).NotTo(HaveOccurred())
+			w.SkipForceLocks()
+			for seed := uint64(1); seed <= 4; seed++ {
+				_, _, err := cashapps.RunInterleaved(w, 4, seed)
+				Expect(err).To(MatchError(MatchRegexp(`^water: cashapps: data race on word \d+`)), "seed %d", seed)
 			}
 		})
 
@@ -299,6 +348,18 @@ var _ = Describe("the programs", func() {
 			_, err := cashapps.NewEm3d(cashapps.Em3dConfig{Nodes: 8, Degree: 1, Span: 4, Iters: 1})
 			return err
 		}, "em3d: span = 4: need 0 <= span < nodes/2 = 4"),
+		Entry("water molecules", func() error {
+			_, err := cashapps.NewWater(cashapps.WaterConfig{Molecules: 3, Steps: 1, Groups: 1})
+			return err
+		},
+			"water: molecules = 3: need an even number of at least 2"),
+		Entry("water steps", func() error { _, err := cashapps.NewWater(cashapps.WaterConfig{Molecules: 4, Groups: 1}); return err },
+			"water: steps = 0: need at least 1"),
+		Entry("water groups", func() error {
+			_, err := cashapps.NewWater(cashapps.WaterConfig{Molecules: 4, Steps: 1, Groups: 3})
+			return err
+		},
+			"water: groups = 3: need a positive divisor of molecules = 4"),
 		Entry("em3d iters", func() error { _, err := cashapps.NewEm3d(cashapps.Em3dConfig{Nodes: 8, Degree: 1}); return err },
 			"em3d: iters = 0: need at least 1"),
 	)
