@@ -9,7 +9,8 @@
 //
 // The programs: SOR (bands of rows, barriers), Gauss (cyclic rows, a flag
 // per row), LU and CLU (SPLASH-2's blocked LU, non-contiguous and contiguous
-// blocks), Em3d (bands of nodes, neighbour dependencies, barriers). Each is
+// blocks), Em3d (bands of nodes, neighbour dependencies, barriers) and Water
+// (chunks of molecules, forces added under locks: migratory). Each is
 // data-race-free, initialises its data in Run by the owning process (first
 // touch), charges its own work through Proc.Compute at a per-element cost
 // derived from Table 2 (cost.go), and leaves a final memory that does not
