@@ -179,6 +179,29 @@ var _ = Describe("the programs", func() {
 		})
 	}
 
+	It("run with more processes than rows, blocks, nodes or molecules: the idle ones only synchronise", func() {
+		mk := func(p cashapps.Program, err error) cashapps.Program {
+			Expect(err).NotTo(HaveOccurred())
+			return p
+		}
+		for _, prog := range []cashapps.Program{
+			mk(cashapps.NewSOR(cashapps.SORConfig{Rows: 5, Cols: 6, Iters: 2})),
+			mk(cashapps.NewGauss(cashapps.GaussConfig{N: 3})),
+			mk(cashapps.NewLU(cashapps.LUConfig{N: 8, Block: 4})),
+			mk(cashapps.NewLU(cashapps.LUConfig{N: 8, Block: 4, Contiguous: true})),
+			mk(cashapps.NewEm3d(cashapps.Em3dConfig{Nodes: 10, Degree: 2, Span: 2, Iters: 2, Seed: 3})),
+			mk(cashapps.NewWater(cashapps.WaterConfig{Molecules: 6, Steps: 2, Groups: 3})),
+		} {
+			ref, err := cashapps.RunSequential(prog)
+			Expect(err).NotTo(HaveOccurred())
+			for _, procs := range []int{3, 7, 32} {
+				mem, _, err := cashapps.RunInterleaved(prog, procs, uint64(procs))
+				Expect(err).NotTo(HaveOccurred(), "%s procs %d", prog.Name(), procs)
+				Expect(firstDiff(ref, mem)).To(BeEmpty(), "%s procs %d", prog.Name(), procs)
+			}
+		}
+	})
+
 	It("reaches the answer: Gauss's x solves A x = b", func() {
 		g, err := cashapps.NewGauss(cashapps.GaussConfig{N: 16, RowWords: 17})
 		Expect(err).NotTo(HaveOccurred())
