@@ -115,7 +115,17 @@ var _ = Describe("the programs", func() {
 			Expect(d.SharedBytes()).To(Equal(c.prog.SharedBytes()))
 		}
 		Expect(names).To(Equal(cashapps.Names()))
-		_, err := cashapps.Default("barnes")
+		// Build with parameters: the defaults replaced, bad keys named
+		p, err := cashapps.Build("sor", map[string]int{"rows": 16, "cols": 2048})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.SharedBytes()).To(Equal(uint64(2 * 16 * 1024 * 8))) // two arrays of 16 rows of 1024 words
+		_, err = cashapps.Build("lu", map[string]int{"n": 100})
+		Expect(err).To(MatchError("lu: n = 100: need a positive multiple of block = 16"))
+		_, err = cashapps.Build("gauss", map[string]int{"rows": 3, "blocks": 2})
+		Expect(err).To(MatchError(`cashapps: gauss: unknown parameter "blocks"; one of n, row_words`))
+		_, err = cashapps.Build("em3d", map[string]int{"seed": -1})
+		Expect(err).To(MatchError("em3d: seed = -1: need >= 0"))
+		_, err = cashapps.Default("barnes")
 		Expect(err).To(MatchError(`cashapps: app = "barnes": unknown; one of clu, lu, gauss, sor, em3d, water`))
 	})
 
