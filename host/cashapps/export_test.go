@@ -1,0 +1,24 @@
+package cashapps
+
+// Test-only hooks: the mutations (faults in a program that the interleaving
+// backend's race detector must catch) and the derived costs.
+
+// DropBlackBarrier leaves out the barrier after SOR's black phase (but the
+// last): the next red phase reads the neighbours' black rows unordered.
+func (s *SOR) DropBlackBarrier() { s.dropBlackBarrier = true }
+
+// SkipPivotWait makes Gauss read pivot rows without waiting for their flags.
+func (g *Gauss) SkipPivotWait() { g.skipPivotWait = true }
+
+// SkipForceLocks makes Water add forces without the group locks.
+func (w *Water) SkipForceLocks() { w.skipLocks = true }
+
+// The per-element costs, milli-cycles.
+const (
+	SORMilli   = sorMilli
+	GaussMilli = gaussMilli
+	LUMilli    = luMilli
+	CLUMilli   = cluMilli
+	Em3dMilli  = em3dMilli
+	WaterMilli = waterMilli
+)
