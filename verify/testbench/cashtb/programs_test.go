@@ -1,0 +1,100 @@
+package cashtb_test
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/nisim/nisim/host/cashmere"
+)
+
+// stencil is a red-black relaxation over a Rows x Cols grid of float64 in
+// shared memory (row-major), the interior rows cut into one band per
+// process, bands not aligned to pages so that the pages at a band's edge
+// have writers on two nodes (twins, diffs, incoming diffs). Each process
+// initialises its own band (first touch makes it the home), process 0 the
+// boundary rows; every half-iteration ends at a barrier.
+type stencil struct {
+	Rows, Cols, Iters int
+}
+
+func (s stencil) Name() string        { return "stencil" }
+func (s stencil) SharedBytes() uint64 { return (uint64(s.Rows*s.Cols*8) + 8191) &^ 8191 }
+func (s stencil) Locks() int          { return 0 }
+func (s stencil) Flags() int          { return 0 }
+
+func (s stencil) init(i, j int) float64 { return float64((i*31+j*17)%13) + 0.25 }
+
+// band returns process id's rows [lo, hi) of the interior 1..Rows-2.
+func (s stencil) band(id, procs int) (int, int) {
+	n := s.Rows - 2
+	return 1 + n*id/procs, 1 + n*(id+1)/procs
+}
+
+func (s stencil) addr(i, j int) uint64 { return uint64(i*s.Cols+j) * 8 }
+
+func (s stencil) Run(p *cashmere.Process) {
+	lo, hi := s.band(p.ID(), p.Procs())
+	row := make([]uint64, s.Cols)
+	fill := func(i int) {
+		for j := range row {
+			row[j] = math.Float64bits(s.init(i, j))
+		}
+		p.Store(s.addr(i, 0), row)
+	}
+	if p.ID() == 0 {
+		fill(0)
+		fill(s.Rows - 1)
+	}
+	for i := lo; i < hi; i++ {
+		fill(i)
+	}
+	p.Barrier()
+	up, mid, down := make([]uint64, s.Cols), make([]uint64, s.Cols), make([]uint64, s.Cols)
+	for range s.Iters {
+		for color := range 2 {
+			for i := lo; i < hi; i++ {
+				p.Poll()
+				p.Load(s.addr(i-1, 0), up)
+				p.Load(s.addr(i, 0), mid)
+				p.Load(s.addr(i+1, 0), down)
+				for j := 1; j < s.Cols-1; j++ {
+					if (i+j)%2 != color {
+						continue
+					}
+					v := (f(up[j]) + f(down[j]) + f(mid[j-1]) + f(mid[j+1])) / 4
+					p.Compute(20)
+					p.Store(s.addr(i, j), []uint64{math.Float64bits(v)})
+				}
+			}
+			p.Barrier()
+		}
+	}
+}
+
+// reference is the same computation in plain Go.
+func (s stencil) reference() []byte {
+	g := make([]float64, s.Rows*s.Cols)
+	for i := range s.Rows {
+		for j := range s.Cols {
+			g[i*s.Cols+j] = s.init(i, j)
+		}
+	}
+	for range s.Iters {
+		for color := range 2 {
+			for i := 1; i < s.Rows-1; i++ {
+				for j := 1; j < s.Cols-1; j++ {
+					if (i+j)%2 == color {
+						g[i*s.Cols+j] = (g[(i-1)*s.Cols+j] + g[(i+1)*s.Cols+j] + g[i*s.Cols+j-1] + g[i*s.Cols+j+1]) / 4
+					}
+				}
+			}
+		}
+	}
+	out := make([]byte, 0, s.SharedBytes())
+	for _, v := range g {
+		out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+	}
+	return append(out, make([]byte, int(s.SharedBytes())-len(out))...)
+}
+
+func f(b uint64) float64 { return math.Float64frombits(b) }
