@@ -50,3 +50,40 @@ var _ = Describe("Barriers and page coherence (2L)", func() {
 })
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+var _ = Describe("Locks and flags (2L)", func() {
+	It("keeps a lock-protected counter and histogram bit-exact against one process on 2x2", func() {
+		c := counter{N: 12}
+		one, err := run(c, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(le(one.Memory, 0)).To(Equal(uint64(12)))
+		res, err := run(c, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory[:8*17]).To(Equal(one.Memory[:8*17]))
+		t := res.Total
+		Expect(t.LockAcquires).To(Equal(12))
+		// The rounds alternate between the nodes: the home node's writes
+		// reach the other node as write notices and invalidations, the
+		// other node's as diffs.
+		Expect([]int{t.PageTransfers, t.WriteNotices, t.Invalidations, t.Diffs}).To(HaveEach(BeNumerically(">", 0)))
+	})
+
+	It("passes blocks from producer to consumer through flags bit-exact against one process on 2x2", func() {
+		q := pipeline{Stages: 3, Words: 64}
+		one, err := run(q, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(q, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.FlagAcquires).To(Equal(6))
+		Expect(res.Total.PageTransfers).To(BeNumerically(">", 0))
+	})
+})
+
+func le(b []byte, off int) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[off+i])
+	}
+	return v
+}

@@ -98,3 +98,75 @@ func (s stencil) reference() []byte {
 }
 
 func f(b uint64) float64 { return math.Float64frombits(b) }
+
+// counter is a lock-protected counter and histogram: N rounds dealt
+// round-robin to the processes, each round under lock 0 adding one to the
+// counter (word 0) and r+1 to bucket r%16 (words 1..16), on a page of its
+// own; a second page holds each round's ticket (the counter's value it
+// saw), written outside the lock. The sums do not depend on the number of
+// processes; the tickets do (the lock order), so only page 0 is compared.
+type counter struct{ N int }
+
+func (c counter) Name() string        { return "counter" }
+func (c counter) SharedBytes() uint64 { return 8192 }
+func (c counter) Locks() int          { return 1 }
+func (c counter) Flags() int          { return 0 }
+
+func (c counter) Run(p *cashmere.Process) {
+	v := make([]uint64, 1)
+	for r := p.ID(); r < c.N; r += p.Procs() {
+		p.Poll()
+		p.Lock(0)
+		p.Load(0, v)
+		v[0]++
+		p.Store(0, v)
+		b := uint64(8 * (1 + r%16))
+		p.Load(b, v)
+		v[0] += uint64(r + 1)
+		p.Store(b, v)
+		p.Unlock(0)
+		// Work between rounds, longer than a round, so that the other
+		// node's processes get the lock in between (the per-node flag
+		// favours a node's own processors otherwise).
+		p.Compute(100000)
+	}
+}
+
+// pipeline is a producer and a consumer synchronised by flags: process 0
+// fills block s (page s+1) and sets flag 0 to s+1; the last process waits
+// for it, sums the block and writes the sum to out[s] (page 0), then sets
+// flag 1 to s+1, which the producer waits for before the next block. One
+// process plays both parts.
+type pipeline struct{ Stages, Words int }
+
+func (q pipeline) Name() string        { return "pipeline" }
+func (q pipeline) SharedBytes() uint64 { return uint64(q.Stages+1) * 8192 }
+func (q pipeline) Locks() int          { return 0 }
+func (q pipeline) Flags() int          { return 2 }
+
+func (q pipeline) Run(p *cashmere.Process) {
+	last := p.Procs() - 1
+	blk := make([]uint64, q.Words)
+	for s := range q.Stages {
+		if p.ID() == 0 {
+			for k := range blk {
+				blk[k] = uint64(s*1000 + k*7)
+			}
+			p.Store(uint64(s+1)*8192, blk)
+			p.SetFlag(0, uint64(s+1))
+		}
+		if p.ID() == last {
+			p.WaitFlag(0, uint64(s+1))
+			p.Load(uint64(s+1)*8192, blk)
+			var sum uint64
+			for _, v := range blk {
+				sum += v
+			}
+			p.Store(uint64(8*s), []uint64{2 * sum})
+			p.SetFlag(1, uint64(s+1))
+		}
+		if p.ID() == 0 {
+			p.WaitFlag(1, uint64(s+1))
+		}
+	}
+}
