@@ -237,16 +237,18 @@ func (pr *Process) sendPage(p *cpu.Proc, src, dst uint64) {
 			blk = append(blk, p.As("cm.sendload").Load(src+off+8*w, 8)...)
 		}
 		pr.txStore(p, dst+off, append([]byte(nil), blk...), "cm.send")
+		step(p, "cm.sendloop", instrCopyWord*wordsPerBlock)
 	}
-	step(p, "cm.sendloop", instrCopyWord*PageBytes/8)
 }
 
 // copyPage copies a page in node memory, word by word.
 func (pr *Process) copyPage(p *cpu.Proc, src, dst uint64, label string) {
 	for off := uint64(0); off < PageBytes; off += 8 {
 		pr.store(p, dst+off, p.As(label).Load(src+off, 8))
+		if (off/8)%wordsPerBlock == wordsPerBlock-1 {
+			step(p, label, instrCopyWord*wordsPerBlock)
+		}
 	}
-	step(p, label, instrCopyWord*PageBytes/8)
 }
 
 // makeTwin creates pg's twin: a copy of the node's page (section 2.2 «a
@@ -270,8 +272,10 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 			pr.store(p, page+off, in)
 			pr.store(p, twin+off, in)
 		}
+		if (off/8)%wordsPerBlock == wordsPerBlock-1 {
+			step(p, "cm.indiff", instrDiffWord*wordsPerBlock)
+		}
 	}
-	step(p, "cm.indiff", instrDiffWord*PageBytes/8)
 	pr.stats.IncomingDiffs++
 }
 
@@ -298,6 +302,9 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 	for off := uint64(0); off < PageBytes; off += 8 {
 		if off%(8*wordsPerBlock) == 0 {
 			flushRun()
+			if off > 0 {
+				step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
+			}
 		}
 		w := p.As("cm.outdiff").Load(page+off, 8)
 		t := p.As("cm.outdiff").Load(twin+off, 8)
@@ -314,7 +321,7 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 		}
 	}
 	flushRun()
-	step(p, "cm.outdiff", instrDiffWord*PageBytes/8)
+	step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
 	pr.stats.Diffs++
 	pr.stats.FlushUpdates++
 	pr.stats.DataBytes += sent

@@ -87,3 +87,50 @@ func le(b []byte, off int) uint64 {
 	}
 	return v
 }
+
+var _ = Describe("Two-way diffing (2L)", func() {
+	It("merges a fetch into a page with a local writer through the twin (an incoming diff), bit-exact", func() {
+		one, err := run(twoway{}, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(twoway{}, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.IncomingDiffs).To(BeNumerically(">", 0))
+	})
+})
+
+var _ = Describe("Checkers against mutations", func() {
+	st := stencil{Rows: 34, Cols: 64, Iters: 1}
+	// fails runs prog on nodes x cpus with mutation m on and expects the
+	// run to fail a checker named rule, or (rule "result") to differ from
+	// one process's memory. A write notice from a non-home writer needs a
+	// third node (the home gets none), hence 4x1 for the diff rules.
+	fails := func(prog cashtb.Program, nodes, cpus int, m, rule string) {
+		GinkgoHelper()
+		one, err := run(prog, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(prog, nodes, cpus, map[string]int{m: 1})
+		if rule == "result" {
+			Expect(res.Memory).NotTo(Equal(one.Memory))
+			return
+		}
+		Expect(err).To(MatchError(ContainSubstring("[" + rule + "]")))
+	}
+	It("tail is clean without the mutation", func() {
+		one, err := run(tail{}, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(tail{}, 4, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.WriteNotices).To(Equal(2))
+	})
+	It("cashmere.diff catches a release that skips the MC flush after its diff", func() {
+		fails(tail{}, 4, 1, "cashmere.skipflush", "cashmere.diff")
+	})
+	It("cashmere.diff catches write notices sent before the diff", func() {
+		fails(st, 4, 1, "cashmere.noticesfirst", "cashmere.diff")
+	})
+	It("the sequential comparison catches a fetch that skips the incoming diff", func() {
+		fails(twoway{}, 2, 2, "cashmere.skipincoming", "result")
+	})
+})

@@ -170,3 +170,72 @@ func (q pipeline) Run(p *cashmere.Process) {
 		}
 	}
 }
+
+// twoway makes an incoming diff (section 2.2): on 2x2, process 2 (node
+// 1) writes word A of page 0 (home node 0, process 0's first touch) and
+// keeps its write mapping while process 1 (node 0) writes word B and sets
+// flag 0; process 3 (node 1) waits for the flag, reads B (a fetch into a
+// page with a local writer: the incoming diff keeps A) and writes C = B+1;
+// process 2 then writes A+8. One process plays every part in turn.
+type twoway struct{}
+
+func (twoway) Name() string        { return "twoway" }
+func (twoway) SharedBytes() uint64 { return 8192 }
+func (twoway) Locks() int          { return 0 }
+func (twoway) Flags() int          { return 1 }
+
+func (twoway) Run(p *cashmere.Process) {
+	const a, b, c = 0x100, 0x800, 0x1000
+	id, n := p.ID(), p.Procs()
+	if id == 0 {
+		p.Store(0, make([]uint64, 1024))
+	}
+	p.Barrier()
+	if id == 2%n {
+		p.Store(a, []uint64{1})
+	}
+	if id == 1%n {
+		p.Compute(100000)
+		p.Store(b, []uint64{7})
+		p.SetFlag(0, 1)
+	}
+	if id == 3%n {
+		p.WaitFlag(0, 1)
+		v := make([]uint64, 1)
+		p.Load(b, v)
+		p.Store(c, []uint64{v[0] + 1})
+	}
+	if id == 2%n {
+		for range 40 {
+			p.Poll()
+			p.Compute(10000)
+		}
+		p.Store(a+8, []uint64{2})
+	}
+}
+
+// tail writes the last word of a page another node is home of while two
+// more nodes hold copies: on 4x1, process 1's release diffs one word, the
+// page's last, and sends notices to nodes 2 and 3 right after it (nothing
+// of the diff loop is left to cover the diff's flight to the home).
+type tail struct{}
+
+func (tail) Name() string        { return "tail" }
+func (tail) SharedBytes() uint64 { return 8192 }
+func (tail) Locks() int          { return 0 }
+func (tail) Flags() int          { return 0 }
+
+func (tail) Run(p *cashmere.Process) {
+	if p.ID() == 0 {
+		p.Store(0, make([]uint64, 1024))
+	}
+	p.Barrier()
+	v := make([]uint64, 1)
+	p.Load(8*1023, v)
+	p.Barrier()
+	if p.ID() == 1%p.Procs() {
+		p.Store(8*1023, []uint64{42})
+	}
+	p.Barrier()
+	p.Load(8*1023, v)
+}
