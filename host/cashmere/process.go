@@ -32,6 +32,7 @@ type Process struct {
 	done       bool
 	end        clock.Time
 	stats      Stats
+	times      Times
 }
 
 // ID returns the process number: node*CPUs + the CPU's index.
@@ -45,6 +46,20 @@ func (pr *Process) Node() int { return pr.node }
 
 // Stats returns the process's counters.
 func (pr *Process) Stats() Stats { return pr.stats }
+
+// Times are the durations of the process's last protocol operations of
+// each kind (section 3.1's costs, measured on the model): the twin copy,
+// the fetch (request to the page copied in), the outgoing diff with its MC
+// flush.
+type Times struct {
+	Twin, Fetch, Diff clock.Time
+}
+
+// Times returns the durations of the last operations.
+func (pr *Process) Times() Times { return pr.times }
+
+// Now returns the simulated time in the process's program.
+func (pr *Process) Now() clock.Time { return pr.p.Now() }
 
 // End returns when the process finished (its exit barrier's departure).
 func (pr *Process) End() clock.Time { return pr.end }

@@ -143,6 +143,7 @@ func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
 	pr.lockLocal(p, rt.meta(metaFetchLock))
+	t := p.Now()
 	ts := pr.tick(p)
 	ns.reqSeq[home]++
 	seq := ns.reqSeq[home]
@@ -161,6 +162,7 @@ func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
 			pr.copyPage(p, reply+binReply, rt.pageAddr(pg), "cm.fetchcopy")
 		}
 	})
+	pr.times.Fetch = p.Now() - t
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
 	pr.stats.PageTransfers++
@@ -254,7 +256,9 @@ func (pr *Process) copyPage(p *cpu.Proc, src, dst uint64, label string) {
 // makeTwin creates pg's twin: a copy of the node's page (section 2.2 «a
 // pristine copy of the page, called a twin»).
 func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
+	t := p.Now()
 	pr.alias(p, pg, func() { pr.copyPage(p, pr.rt.pageAddr(pg), pr.rt.twinAddr(pg), "cm.twin") })
+	pr.times.Twin = p.Now() - t
 	pr.ns.twin[pg] = true
 	pr.stats.Twins++
 }

@@ -58,11 +58,13 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 	if rt.mut.noticesFirst != 0 {
 		pr.sendNotices(p, pg, home)
 	}
+	t := p.Now()
 	pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home) })
 	p.Fence()
 	if rt.mut.skipFlush == 0 {
 		pr.mcFlush(p)
 	}
+	pr.times.Diff = p.Now() - t
 	if rt.mut.noticesFirst == 0 {
 		pr.sendNotices(p, pg, home)
 	}
