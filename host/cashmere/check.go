@@ -38,16 +38,26 @@ var (
 		"a release sends its write notices before its outgoing diff (caught by cashmere.diff)")
 	mutSkipFlushUpdate = env.DeclareMutation("cashmere.skipflushupdate",
 		"an outgoing diff does not update the twin: the next release sends the words again, over newer "+
-			"modifications from other nodes (caught by cashmere.copy or cashmere.result)")
+			"modifications from other nodes (caught by the testbench's sequential comparison)")
+	mutKeepTwin = env.DeclareMutation("cashmere.keeptwin",
+		"a downgrade keeps the twin when no local writer is left (caught by cashmere.twin)")
+	mutLockAlone = env.DeclareMutation("cashmere.lockalone",
+		"a global lock's acquirer does not read the other nodes' entries: it always thinks itself alone "+
+			"(caught by cashmere.lock)")
+	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
+		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
+			"(caught by cashmere.copy)")
 )
 
 type mutations struct {
-	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate int
+	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate int
 }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
-		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate)}
+		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
+		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
+		skipInvalidate: e.Mutation(mutSkipInvalidate)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's

@@ -82,7 +82,7 @@ func (pr *Process) downgrade(p *cpu.Proc, pg int) {
 	before := ns.loosest(pg)
 	ns.perm[pr.local][pg] = cur &^ cpu.PermWrite
 	p.Mprotect(pr.rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
-	if !ns.writers(pg, -1) {
+	if !ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
 		ns.twin[pg] = false
 	}
 	if after := ns.loosest(pg); after != before {
@@ -147,7 +147,7 @@ func (pr *Process) acquire(p *cpu.Proc) {
 	for _, pg := range q {
 		ns.wnBit[pr.local][pg] = false
 		step(p, "cm.invalidate", instrInvalidate)
-		if ns.updateTS[pg] >= ns.wnTS[pg] || ns.perm[pr.local][pg] == cpu.PermNone {
+		if ns.updateTS[pg] >= ns.wnTS[pg] || ns.perm[pr.local][pg] == cpu.PermNone || rt.mut.skipInvalidate != 0 {
 			continue
 		}
 		pr.lockLocal(p, rt.pageLock(pg))

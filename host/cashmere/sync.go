@@ -94,7 +94,7 @@ func (pr *Process) lockGlobal(p *cpu.Proc, l int) {
 		set(1)
 		alone := true
 		for n := range rt.cfg.Nodes {
-			if n != pr.node && p.As("cm.lockread").Load32(rx+rt.lockEntry(l, n)) != 0 {
+			if n != pr.node && p.As("cm.lockread").Load32(rx+rt.lockEntry(l, n)) != 0 && rt.mut.lockAlone == 0 {
 				alone = false
 			}
 		}

@@ -116,6 +116,14 @@ var _ = Describe("Checkers against mutations", func() {
 		}
 		Expect(err).To(MatchError(ContainSubstring("[" + rule + "]")))
 	}
+	It("reflush is clean without the mutation", func() {
+		one, err := run(reflush{}, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(reflush{}, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.Diffs).To(BeNumerically(">=", 2))
+	})
 	It("tail is clean without the mutation", func() {
 		one, err := run(tail{}, 1, 1, nil)
 		Expect(err).NotTo(HaveOccurred())
@@ -129,6 +137,18 @@ var _ = Describe("Checkers against mutations", func() {
 	})
 	It("cashmere.diff catches write notices sent before the diff", func() {
 		fails(st, 4, 1, "cashmere.noticesfirst", "cashmere.diff")
+	})
+	It("cashmere.twin catches a twin kept after the last local writer", func() {
+		fails(st, 2, 2, "cashmere.keeptwin", "cashmere.twin")
+	})
+	It("cashmere.lock catches two holders of a lock", func() {
+		fails(counter{N: 12}, 2, 2, "cashmere.lockalone", "cashmere.lock")
+	})
+	It("cashmere.copy catches an acquire that invalidates nothing", func() {
+		fails(st, 2, 2, "cashmere.skipinvalidate", "cashmere.copy")
+	})
+	It("the sequential comparison catches a diff that skips the flush-update", func() {
+		fails(reflush{}, 2, 2, "cashmere.skipflushupdate", "result")
 	})
 	It("the sequential comparison catches a fetch that skips the incoming diff", func() {
 		fails(twoway{}, 2, 2, "cashmere.skipincoming", "result")

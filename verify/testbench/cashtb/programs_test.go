@@ -239,3 +239,47 @@ func (tail) Run(p *cashmere.Process) {
 	p.Barrier()
 	p.Load(8*1023, v)
 }
+
+// reflush needs the flush-update (section 2.5): on 2x2, processes 2 and 3
+// (node 1) write words X and Y of page 0 (home node 0); process 2
+// releases (flag 0), its diff carrying both, while process 3 keeps its
+// write mapping (the twin stays); process 1 (node 0) acquires the flag and
+// writes X = 5 into the master; process 3 releases last, at the barrier,
+// and its diff must not carry X again (the twin has X from process 2's
+// flush-update). One process plays every part in turn.
+type reflush struct{}
+
+func (reflush) Name() string        { return "reflush" }
+func (reflush) SharedBytes() uint64 { return 8192 }
+func (reflush) Locks() int          { return 0 }
+func (reflush) Flags() int          { return 1 }
+
+func (reflush) Run(p *cashmere.Process) {
+	const x, y = 0x100, 0x200
+	id, n := p.ID(), p.Procs()
+	if id == 0 {
+		p.Store(0, make([]uint64, 1024))
+	}
+	p.Barrier()
+	if id == 2%n {
+		p.Store(x, []uint64{1})
+	}
+	if id == 3%n {
+		p.Store(y, []uint64{1})
+	}
+	if id == 2%n {
+		p.Compute(100000)
+		p.SetFlag(0, 1)
+	}
+	if id == 1%n {
+		p.WaitFlag(0, 1)
+		p.Store(x, []uint64{5})
+	}
+	if id == 3%n {
+		for range 100 {
+			p.Poll()
+			p.Compute(10000)
+		}
+		p.Store(y+8, []uint64{2})
+	}
+}
