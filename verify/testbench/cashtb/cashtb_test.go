@@ -2,6 +2,8 @@ package cashtb_test
 
 import (
 	"strconv"
+
+	"github.com/nisim/nisim/host/cashmere"
 	"time"
 
 	"github.com/nisim/nisim/rtl/clock"
@@ -50,6 +52,44 @@ var _ = Describe("Barriers and page coherence (2L)", func() {
 })
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+var _ = Describe("Build", func() {
+	It("refuses a bad configuration with a one-line error naming the field", func() {
+		for _, x := range []struct {
+			mod  func(c *cashtb.Config)
+			prog cashtb.Program
+			want string
+		}{
+			{func(c *cashtb.Config) { c.Nodes = 0 }, tail{}, "cashtb: Nodes 0 must be in 1..8"},
+			{func(c *cashtb.Config) { c.Nodes = 9 }, tail{}, "cashtb: Nodes 9"},
+			{func(c *cashtb.Config) { c.CPUs = 5 }, tail{}, "cashtb: CPUs 5 must be in 1..4"},
+			{func(c *cashtb.Config) { c.SuperpagePages = 0 }, tail{}, "cashtb: SuperpagePages 0"},
+			{func(c *cashtb.Config) { c.Cluster.RxBase = 1 }, tail{}, "mctb: RxBase 0x1"},
+			{nil, sized(100), "program sized: SharedBytes 100 must be a positive multiple of 8192"},
+		} {
+			c := cashtb.DefaultConfig()
+			if x.mod != nil {
+				x.mod(&c)
+			}
+			_, err := cashtb.Build(vtest.NewEnv(vtest.Options{}), c, x.prog)
+			Expect(err).To(MatchError(ContainSubstring(x.want)))
+			Expect(err.Error()).NotTo(ContainSubstring("\n"))
+		}
+	})
+})
+
+var _ = Describe("Determinism", func() {
+	It("gives the same memory, statistics and time on two runs of the same seed", func() {
+		st := stencil{Rows: 34, Cols: 64, Iters: 1}
+		a, err := run(st, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := run(st, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Time).To(Equal(a.Time))
+		Expect(b.Stats).To(Equal(a.Stats))
+		Expect(b.Memory).To(Equal(a.Memory))
+	})
+})
 
 var _ = Describe("Locks and flags (2L)", func() {
 	It("keeps a lock-protected counter and histogram bit-exact against one process on 2x2", func() {
@@ -154,3 +194,12 @@ var _ = Describe("Checkers against mutations", func() {
 		fails(twoway{}, 2, 2, "cashmere.skipincoming", "result")
 	})
 })
+
+// sized is an empty program of the given shared size.
+type sized uint64
+
+func (sized) Name() string            { return "sized" }
+func (s sized) SharedBytes() uint64   { return uint64(s) }
+func (sized) Locks() int              { return 0 }
+func (sized) Flags() int              { return 0 }
+func (sized) Run(p *cashmere.Process) {}
