@@ -2,10 +2,9 @@ package cashtb_test
 
 import (
 	"strconv"
-
-	"github.com/nisim/nisim/host/cashmere"
 	"time"
 
+	"github.com/nisim/nisim/host/cashmere"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/testbench/cashtb"
 	"github.com/nisim/nisim/verify/vtest"
