@@ -138,6 +138,37 @@ var _ = Describe("Ref", func() {
 	})
 })
 
+var _ = Describe("MapAt", func() {
+	It("puts a region's receive frames where the caller says and delivers there", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: pciClock})
+		cl := build(e, func(c *mctb.Config) { c.Nodes = 2; c.CPUs = 1 })
+		// Two pages received by node 1 only, at 16 MB (below RxBase), and
+		// transmitted by node 0: Cashmere-2L's home copy of a superpage.
+		const frame = 16 << 20
+		r, err := cl.MapAt("home", 2*8192, false, []bool{true, false}, []uint64{0, frame})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Rx).To(Equal([]uint64{0, frame}))
+		Expect(r.Tx[0]).To(Equal(uint64(0x4000_0000)))
+		// The bump allocator did not move: the next region's frames start
+		// at RxBase.
+		b, err := cl.Broadcast("next", 8, false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Rx[1]).To(Equal(uint64(128 << 20)))
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Store32(r.Tx[0]+8192+4, 0xfeedf00d) // the second page
+			p.Fence()
+		}))
+		_, err = e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cl.Finish()).To(Succeed())
+		Expect(word(cl, 1, frame+8192+4)).To(Equal(uint32(0xfeedf00d)))
+		_, err = cl.MapAt("bad", 8192, false, []bool{true, true}, []uint64{0, frame + 4})
+		Expect(err).To(MatchError(ContainSubstring("node 1's frame 0x1000004 must be page-aligned")))
+		_, err = cl.MapAt("short", 8192, false, []bool{true}, []uint64{0})
+		Expect(err).To(MatchError(ContainSubstring("one entry per node")))
+	})
+})
+
 var _ = Describe("Checkers", func() {
 	// oneWrite runs node 0 writing 0xdeadbeef to node 1's point-to-point
 	// region and returns the cluster and the region, before Finish.

@@ -97,6 +97,33 @@ func (c *Cluster) Map(name string, bytes int, loopback bool, tx, rx []bool) (Reg
 	return c.mapRegion(name, bytes, loopback, tx, rx)
 }
 
+// MapAt maps a region whose receive frames the caller chooses: tx[i] says
+// whether node i transmits into it, rxFrames[i] is node i's host frame of
+// the region's first page (page-aligned; the region's pages follow it), 0
+// when node i does not receive it. Cashmere-2L places a home node's master
+// copy of a superpage at the shared pages' own address (Figure 1(c)), so
+// the frame is not the bump allocator's. The frames are not reserved:
+// the caller keeps them apart from RxBase's.
+func (c *Cluster) MapAt(name string, bytes int, loopback bool, tx []bool, rxFrames []uint64) (Region, error) {
+	if len(tx) != len(c.Nodes) || len(rxFrames) != len(c.Nodes) {
+		return Region{}, fmt.Errorf("mctb: region %s: tx and rxFrames must have one entry per node (%d)", name, len(c.Nodes))
+	}
+	pb := uint64(c.Config.Adapter.PageBytes)
+	mem := c.Config.Host.Memory.SizeBytes
+	rx := make([]bool, len(c.Nodes))
+	for i, f := range rxFrames {
+		if f == 0 {
+			continue
+		}
+		pages := (uint64(max(bytes, 1)) + pb - 1) / pb
+		if f%pb != 0 || f+pages*pb > mem {
+			return Region{}, fmt.Errorf("mctb: region %s: node %d's frame %#x must be page-aligned with %d pages inside memory (%#x bytes)", name, i, f, pages, mem)
+		}
+		rx[i] = true
+	}
+	return c.mapRegionAt(name, bytes, loopback, tx, rx, rxFrames)
+}
+
 func (c *Cluster) all() []bool {
 	a := make([]bool, len(c.Nodes))
 	for i := range a {
@@ -110,6 +137,12 @@ func (c *Cluster) all() []bool {
 // (bump allocators, nothing is ever freed), and writes the adapters'
 // tables through their back doors (set-up before the run).
 func (c *Cluster) mapRegion(name string, bytes int, loopback bool, tx, rx []bool) (Region, error) {
+	return c.mapRegionAt(name, bytes, loopback, tx, rx, nil)
+}
+
+// mapRegionAt is mapRegion with the receive frames given (at[i], for the
+// nodes in rx) instead of the bump allocator's when at is not nil.
+func (c *Cluster) mapRegionAt(name string, bytes int, loopback bool, tx, rx []bool, at []uint64) (Region, error) {
 	a := c.Config.Adapter
 	pb := a.PageBytes
 	if bytes < 1 {
@@ -124,13 +157,17 @@ func (c *Cluster) mapRegion(name string, bytes int, loopback bool, tx, rx []bool
 		if tx[i] && c.nextTx[i]+pages > a.TxPages {
 			return Region{}, fmt.Errorf("mctb: region %s: node %d's transmit window has %d of %d pages left", name, i, a.TxPages-c.nextTx[i], a.TxPages)
 		}
-		if rx[i] && c.nextRx[i]+uint64(pages*pb) > mem {
+		if rx[i] && at == nil && c.nextRx[i]+uint64(pages*pb) > mem {
 			return Region{}, fmt.Errorf("mctb: region %s: node %d's receive frames would pass the end of memory (%#x)", name, i, mem)
 		}
 	}
 	r := Region{Name: name, Bytes: bytes, Pages: pages, GlobalPage: c.nextGlobal, Loopback: loopback,
 		Tx: make([]uint64, len(c.Nodes)), Rx: make([]uint64, len(c.Nodes))}
 	for i, n := range c.Nodes {
+		rxBase := c.nextRx[i]
+		if at != nil {
+			rxBase = at[i]
+		}
 		for k := range pages {
 			g := r.GlobalPage + k
 			if tx[i] {
@@ -139,7 +176,7 @@ func (c *Cluster) mapRegion(name string, bytes int, loopback bool, tx, rx []bool
 				}
 			}
 			if rx[i] {
-				frame := c.nextRx[i] + uint64(k*pb)
+				frame := rxBase + uint64(k*pb)
 				if err := c.MapRx(i, g, frame); err != nil {
 					return Region{}, fmt.Errorf("mctb: region %s: %w", name, err)
 				}
@@ -150,8 +187,10 @@ func (c *Cluster) mapRegion(name string, bytes int, loopback bool, tx, rx []bool
 			c.nextTx[i] += pages
 		}
 		if rx[i] {
-			r.Rx[i] = c.nextRx[i]
-			c.nextRx[i] += uint64(pages * pb)
+			r.Rx[i] = rxBase
+			if at == nil {
+				c.nextRx[i] += uint64(pages * pb)
+			}
 		}
 	}
 	c.nextGlobal += pages

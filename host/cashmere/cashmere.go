@@ -1,0 +1,224 @@
+// Package cashmere is the Cashmere-2L runtime (cashmere-2l-memory-channel.txt,
+// Stets et al., SOSP 1997, sections 2.2-2.5): a two-level, moderately lazy
+// release-consistent software DSM whose inter-node level runs on the Memory
+// Channel's remote writes and whose intra-node level is the SMP's hardware
+// coherence. It runs as sequential host programs (docs/host-programs.md) on
+// the CPUs of a cluster: every byte it moves between nodes is a store into
+// an adapter's transmit window, every copy, twin and diff is loads and
+// stores on the cycle model, page faults and mprotect are the platform's.
+//
+// The package imports no hardware: the testbench (verify/testbench/cashtb)
+// hands it the addresses of its regions (Layout) and a remapping hook
+// (Hooks.Remap), and starts one Process per CPU. The design is
+// docs/cashmere-design.md; what this first core implements and leaves out is
+// said there (section 7).
+//
+// The per-process handle (Process) has the method set of the programs'
+// interface (host/cashapps.Proc, design section 2).
+package cashmere
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// Variants of the runtime (section 2.6). Only 2L is implemented; the others
+// are options of this one runtime to come.
+const (
+	Variant2L = "2L"
+)
+
+// PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
+// (section 2.2 «making the coherence unit equal to the size of VM page»),
+// which is also the Memory Channel's page (MC-P6).
+const PageBytes = 8192
+
+// MaxNodes is the lock array's size: «an 8-entry array in Memory Channel
+// space» (section 2.3).
+const MaxNodes = 8
+
+// maxProcs is what the directory word's 6-bit processor fields hold
+// (section 2.3: «the id of any processor accessing the page in exclusive
+// mode (6 bits), and ... the id of the home processor (6 bits)»).
+const maxProcs = 64
+
+// Config is one run's runtime parameters.
+type Config struct {
+	// Variant is the protocol (section 2.6); only "2L" for now.
+	Variant string
+	// Nodes is the number of SMP nodes, CPUs the processes per node (one
+	// per CPU, section 3: «application processes are pinned to a
+	// processor»).
+	Nodes, CPUs int
+	// Pages is the number of shared 8 KB pages.
+	Pages int
+	// SuperpagePages is the pages per superpage, the unit of home
+	// assignment (section 2.3 «Pages are grouped together into
+	// "superpages"»).
+	SuperpagePages int
+	// Locks and Flags are the application's locks and flags.
+	Locks, Flags int
+	// RemapCycles is the kernel call that moves a superpage's receive
+	// mapping to its first-touch home (section 2.3 «explicitly request a
+	// remapping»), in CPU cycles. The testbench sets it (assumed: the cost
+	// of an mprotect, the one memory-mapping system call the paper times).
+	RemapCycles int
+}
+
+// Validate checks the configuration; an error names the field.
+func (c Config) Validate() error {
+	switch {
+	case c.Variant != Variant2L:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (only %q)", c.Variant, Variant2L)
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fmt.Errorf("cashmere: Nodes %d must be in 1..%d (the lock array's entries)", c.Nodes, MaxNodes)
+	case c.CPUs < 1 || c.Nodes*c.CPUs > maxProcs:
+		return fmt.Errorf("cashmere: CPUs %d must be at least 1 with Nodes*CPUs at most %d", c.CPUs, maxProcs)
+	case c.Pages < 1:
+		return fmt.Errorf("cashmere: Pages %d must be at least 1", c.Pages)
+	case c.SuperpagePages < 1:
+		return fmt.Errorf("cashmere: SuperpagePages %d must be at least 1", c.SuperpagePages)
+	case c.Locks < 0:
+		return fmt.Errorf("cashmere: Locks %d must not be negative", c.Locks)
+	case c.Flags < 0:
+		return fmt.Errorf("cashmere: Flags %d must not be negative", c.Flags)
+	case c.RemapCycles < 0:
+		return fmt.Errorf("cashmere: RemapCycles %d must not be negative", c.RemapCycles)
+	}
+	return nil
+}
+
+// Superpages returns the number of superpages.
+func (c Config) Superpages() int { return (c.Pages + c.SuperpagePages - 1) / c.SuperpagePages }
+
+// Procs returns the number of processes.
+func (c Config) Procs() int { return c.Nodes * c.CPUs }
+
+// Hooks are what the testbench does for the runtime outside the CPUs.
+type Hooks struct {
+	// Remap moves superpage sp's receive mapping (its global MC pages)
+	// from node from to node to (the kernel's part of the first-touch
+	// relocation, section 2.3).
+	Remap func(sp, from, to int) error
+	// LocalWrite is told of every store a process makes into its node's
+	// memory (application data, twins, doubled broadcast words), so a
+	// reference model of the receive frames can follow them (mctb's
+	// Ref.LocalWrite); nil when nobody listens.
+	LocalWrite func(node int, addr uint64, data []byte)
+	// Peek returns n bytes of node's memory at addr without simulating an
+	// access: the checkers' view (nil turns the memory checks off).
+	Peek func(node int, addr uint64, n int) []byte
+}
+
+// Runtime is one cluster's Cashmere-2L.
+type Runtime struct {
+	env   *env.Env
+	cfg   Config
+	lay   Layout
+	hooks Hooks
+	nodes []*nodeState
+	procs []*Process
+	// home is each superpage's home node as the relocations leave it (the
+	// testbench's and the checkers' view; the protocol reads the
+	// directory).
+	home []int
+	err  error
+	chk  *checker
+	mut  mutations
+}
+
+// New returns the runtime for cfg on the regions of lay.
+func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
+	if e == nil {
+		return nil, errors.New("cashmere: no env")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := lay.Validate(cfg); err != nil {
+		return nil, err
+	}
+	if h.Remap == nil {
+		return nil, errors.New("cashmere: Hooks.Remap is nil")
+	}
+	rt := &Runtime{env: e, cfg: cfg, lay: lay, hooks: h, home: make([]int, cfg.Superpages()), mut: readMutations(e)}
+	for sp := range rt.home {
+		rt.home[sp] = initialHome(sp, cfg.Nodes)
+	}
+	for n := range cfg.Nodes {
+		rt.nodes = append(rt.nodes, newNodeState(n, cfg))
+	}
+	rt.chk = newChecker(rt)
+	return rt, nil
+}
+
+// initialHome is the round-robin assignment before first touch (section
+// 2.3 «Initially home nodes are assigned in a round robin manner»).
+func initialHome(sp, nodes int) int { return sp % nodes }
+
+// Config returns the configuration.
+func (rt *Runtime) Config() Config { return rt.cfg }
+
+// Layout returns the regions' addresses.
+func (rt *Runtime) Layout() Layout { return rt.lay }
+
+// Home returns the home node of page pg as the run left it.
+func (rt *Runtime) Home(pg int) int { return rt.home[pg/rt.cfg.SuperpagePages] }
+
+// Err returns the first program error (a shared access outside the shared
+// space, a lock or flag out of range), nil when none.
+func (rt *Runtime) Err() error { return rt.err }
+
+func (rt *Runtime) fail(err error) {
+	if rt.err == nil {
+		rt.err = err
+	}
+}
+
+// Procs returns the processes installed so far, by ID.
+func (rt *Runtime) Procs() []*Process { return rt.procs }
+
+// Install makes c node's CPU local run process node*CPUs+local: its page
+// table (the shared pages invalid, everything else read-write) and its
+// page-fault handler. Processes are installed in ID order.
+func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
+	id := node*rt.cfg.CPUs + local
+	switch {
+	case node < 0 || node >= rt.cfg.Nodes:
+		return nil, fmt.Errorf("cashmere: node %d is not in 0..%d", node, rt.cfg.Nodes-1)
+	case local < 0 || local >= rt.cfg.CPUs:
+		return nil, fmt.Errorf("cashmere: CPU %d is not in 0..%d", local, rt.cfg.CPUs-1)
+	case id != len(rt.procs):
+		return nil, fmt.Errorf("cashmere: process %d installed out of order (next is %d)", id, len(rt.procs))
+	}
+	pt, err := cpu.NewPageTable(PageBytes, cpu.PermReadWrite)
+	if err != nil {
+		return nil, fmt.Errorf("cashmere: %w", err)
+	}
+	pt.Protect(rt.lay.SharedBase, rt.cfg.Pages*PageBytes, cpu.PermNone)
+	pr := &Process{rt: rt, ns: rt.nodes[node], node: node, local: local, id: id, cpu: c}
+	c.SetPageTable(pt)
+	c.SetFaultHandler(cpu.Sequential(pr.pageFault))
+	rt.procs = append(rt.procs, pr)
+	return pr, nil
+}
+
+// Start returns the process's program: run (the application), then the
+// exit barrier (a release that flushes the last modifications to their
+// homes, while every process keeps serving page requests until all have
+// arrived).
+func (pr *Process) Start(run func(p *Process)) cpu.Op {
+	return cpu.Go(func(p *cpu.Proc) {
+		pr.p = p
+		run(pr)
+		pr.Barrier()
+		pr.done, pr.end = true, p.Now()
+	})
+}
+
+// Done reports whether the process has finished its program and the exit
+// barrier.
+func (pr *Process) Done() bool { return pr.done }

@@ -1,0 +1,191 @@
+package cashmere
+
+import (
+	"bytes"
+
+	"github.com/nisim/nisim/host/cpu"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/rtl/env"
+)
+
+// Rules the protocol checkers report under (env.Report; design section 6).
+const (
+	// RuleCopy: at the end of a run every readable copy of a page equals
+	// its home's master copy.
+	RuleCopy = "cashmere.copy"
+	// RuleTwin: a twin exists exactly when section 2.5 says: off the home
+	// node, while a local processor may write the page or has it dirty.
+	RuleTwin = "cashmere.twin"
+	// RuleDir: a directory word is written only by its node.
+	RuleDir = "cashmere.dir"
+	// RuleLock: a global lock has one holder at a time.
+	RuleLock = "cashmere.lock"
+	// RuleDiff: a page's outgoing diff has reached the home when the
+	// write notices that depend on it are sent (section 2.2: «the diff be
+	// applied before any related write notices are processed»).
+	RuleDiff = "cashmere.diff"
+)
+
+// Test-only faults (env.DeclareMutation), each caught by a checker.
+var (
+	mutSkipFlush = env.DeclareMutation("cashmere.skipflush",
+		"a release does not MC-flush after its outgoing diff: write notices leave while the diff is in flight "+
+			"(caught by cashmere.diff)")
+	mutSkipIncoming = env.DeclareMutation("cashmere.skipincoming",
+		"a fetch with local writers copies the page over the working copy instead of the incoming diff: "+
+			"local modifications not yet flushed are lost (caught by the testbench's sequential comparison, cashmere.result)")
+	mutNoticesFirst = env.DeclareMutation("cashmere.noticesfirst",
+		"a release sends its write notices before its outgoing diff (caught by cashmere.diff)")
+	mutSkipFlushUpdate = env.DeclareMutation("cashmere.skipflushupdate",
+		"an outgoing diff does not update the twin: the next release sends the words again, over newer "+
+			"modifications from other nodes (caught by the testbench's sequential comparison)")
+	mutKeepTwin = env.DeclareMutation("cashmere.keeptwin",
+		"a downgrade keeps the twin when no local writer is left (caught by cashmere.twin)")
+	mutLockAlone = env.DeclareMutation("cashmere.lockalone",
+		"a global lock's acquirer does not read the other nodes' entries: it always thinks itself alone "+
+			"(caught by cashmere.lock)")
+	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
+		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
+			"(caught by cashmere.copy)")
+)
+
+type mutations struct {
+	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate int
+}
+
+func readMutations(e *env.Env) mutations {
+	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
+		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
+		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
+		skipInvalidate: e.Mutation(mutSkipInvalidate)}
+}
+
+// checker holds the checkers' state: lock holders, and each process's
+// diff of the page it is flushing.
+type checker struct {
+	rt     *Runtime
+	holder []*Process
+	// diff[id] is the words process id's current flush sent to the home
+	// (offset, value), pending its notices; diffPg the page, -1 none.
+	diff   [][][2]uint64
+	diffPg []int
+}
+
+func newChecker(rt *Runtime) *checker {
+	c := &checker{rt: rt, holder: make([]*Process, rt.cfg.Locks+1)}
+	for range rt.cfg.Procs() {
+		c.diff = append(c.diff, nil)
+		c.diffPg = append(c.diffPg, -1)
+	}
+	return c
+}
+
+func (c *checker) report(now clock.Time, pr *Process, rule, format string, args ...any) {
+	c.rt.env.Report(now, pr.cpu.Name(), rule, format, args...)
+}
+
+func (c *checker) locked(now clock.Time, l int, pr *Process) {
+	if h := c.holder[l]; h != nil {
+		c.report(now, pr, RuleLock, "process %d acquired lock %d held by process %d", pr.id, l, h.id)
+	}
+	c.holder[l] = pr
+}
+
+func (c *checker) unlocked(now clock.Time, l int, pr *Process) {
+	if c.holder[l] != pr {
+		c.report(now, pr, RuleLock, "process %d released lock %d it does not hold", pr.id, l)
+	}
+	c.holder[l] = nil
+}
+
+func (c *checker) dirWrite(pr *Process, pg int) {
+	// The runtime addresses a directory word by the writer's own node
+	// (dirOff(pg, pr.node)); the check is that the node's word is the one
+	// its state describes, which a write from another node would break.
+	if pr.ns.id != pr.node {
+		c.report(pr.p.Now(), pr, RuleDir, "process %d of node %d wrote node %d's word of page %d", pr.id, pr.node, pr.ns.id, pg)
+	}
+}
+
+func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
+	ns := pr.ns
+	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1)
+	if ns.twin[pg] != want {
+		c.report(now, pr, RuleTwin, "node %d page %d: twin %v, but local writers %v and home %d", pr.node, pg, ns.twin[pg], ns.writers(pg, -1), c.rt.Home(pg))
+	}
+}
+
+func (c *checker) diffSent(pr *Process, pg int, off uint64, data []byte) {
+	if c.diffPg[pr.id] != pg {
+		c.diffPg[pr.id] = pg
+		c.diff[pr.id] = c.diff[pr.id][:0]
+	}
+	for i := 0; i+8 <= len(data); i += 8 {
+		c.diff[pr.id] = append(c.diff[pr.id], [2]uint64{off + uint64(i), le64v(data[i : i+8])})
+	}
+}
+
+// noticeSent checks, when pr sends the write notices of a flush of pg to
+// a remote home, that the flush's diff is in the home's memory already
+// (the MC flush's purpose) and that no local modification of pr's is
+// still unsent (a notice before its diff).
+func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
+	rt := c.rt
+	peek := rt.hooks.Peek
+	if home == pr.node || peek == nil {
+		return
+	}
+	if c.diffPg[pr.id] != pg {
+		c.report(now, pr, RuleDiff, "process %d sends write notices for page %d before its diff", pr.id, pg)
+		return
+	}
+	base := rt.pageAddr(pg)
+	for _, w := range c.diff[pr.id] {
+		got := peek(home, base+w[0], 8)
+		if len(got) != 8 || le64v(got) != w[1] {
+			c.report(now, pr, RuleDiff, "process %d sends write notices for page %d while its diff's word at +%#x has not reached home node %d", pr.id, pg, w[0], home)
+			break
+		}
+	}
+	c.diffPg[pr.id] = -1
+}
+
+func (c *checker) noticeTaken(now clock.Time, pr *Process, from, pg int) {}
+
+func (c *checker) fetched(now clock.Time, pr *Process, pg int) {}
+
+func (c *checker) barrierExit(now clock.Time, pr *Process) {}
+
+// Finish runs the end-of-run checks: every readable copy equals its
+// master (RuleCopy), every twin is where section 2.5 says (RuleTwin).
+func (rt *Runtime) Finish(now clock.Time) {
+	peek := rt.hooks.Peek
+	for _, ns := range rt.nodes {
+		var pr *Process
+		for _, q := range rt.procs {
+			if q.node == ns.id {
+				pr = q
+				break
+			}
+		}
+		if pr == nil {
+			continue
+		}
+		for pg := range rt.cfg.Pages {
+			rt.chk.twinRule(now, pr, pg)
+			home := rt.Home(pg)
+			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
+				continue
+			}
+			a := rt.pageAddr(pg)
+			mine, master := peek(ns.id, a, PageBytes), peek(home, a, PageBytes)
+			if !bytes.Equal(mine, master) {
+				off := 0
+				for off < len(mine) && off < len(master) && mine[off] == master[off] {
+					off++
+				}
+				rt.chk.report(now, pr, RuleCopy, "node %d's readable copy of page %d differs from home node %d's at +%#x", ns.id, pg, home, off&^7)
+			}
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package cashmere
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/nisim/nisim/host/cpu"
+)
+
+// pageFault is the SIGSEGV handler (section 2.4.1): the second-level
+// entry, the global entry if the node's loosest permission changes, a
+// fetch if there is no valid copy or it is stale by the timestamps, on a
+// write the dirty list and the twin, and the mprotect.
+func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
+	rt, ns := pr.rt, pr.ns
+	pg := int((f.Addr - rt.lay.SharedBase) / PageBytes)
+	if f.Addr < rt.lay.SharedBase || pg >= rt.cfg.Pages {
+		rt.fail(errAddr(pr.id, f.Addr))
+		return
+	}
+	if f.Write {
+		pr.stats.WriteFaults++
+	} else {
+		pr.stats.ReadFaults++
+	}
+	pr.lockLocal(p, rt.pageLock(pg))
+	home := pr.homeOf(p, pg)
+	step(p, "cm.fault", instrFault)
+	cur := ns.perm[pr.local][pg]
+	want := cur | cpu.PermRead
+	if f.Write {
+		want |= cpu.PermWrite
+	}
+	before := ns.loosest(pg)
+	ns.perm[pr.local][pg] = want
+	if after := ns.loosest(pg); after != before {
+		pr.writeDir(p, pg, after, home)
+	}
+	if home != pr.node && cur == cpu.PermNone {
+		stale := !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS)
+		if stale {
+			pr.fetch(p, pg, home)
+		}
+	}
+	if f.Write {
+		if home != pr.node && !ns.twin[pg] {
+			pr.makeTwin(p, pg)
+		}
+		if !ns.dirtyBit[pr.local][pg] {
+			ns.dirtyBit[pr.local][pg] = true
+			ns.dirty[pr.local] = append(ns.dirty[pr.local], pg)
+			step(p, "cm.dirty", instrDirtyInsert)
+		}
+	}
+	p.Mprotect(rt.pageAddr(pg), PageBytes, want)
+	rt.chk.twinRule(p.Now(), pr, pg)
+	pr.unlockLocal(p, rt.pageLock(pg))
+}
+
+// homeOf returns page pg's home node from the directory: the node's own
+// word once the superpage's home is fixed, else the other nodes' words;
+// if no node has fixed it, this is the first touch and the home moves here
+// (section 2.3: «re-assigned dynamically after program initialization to
+// the node that first touches a page. To relocate a master page, a
+// processor must acquire a global lock and explicitly request a remapping
+// from the initial home node»).
+func (pr *Process) homeOf(p *cpu.Proc, pg int) int {
+	rt, ns := pr.rt, pr.ns
+	if w := ns.dirWord[pg]; w&dirFixed != 0 {
+		return dirHome(w) / rt.cfg.CPUs
+	}
+	if h, ok := pr.readHome(p, pg); ok {
+		return h
+	}
+	pr.lockGlobal(p, 0)
+	h, ok := pr.readHome(p, pg)
+	if !ok {
+		sp := pg / rt.cfg.SuperpagePages
+		h = pr.node
+		if from := rt.home[sp]; from != h {
+			if err := rt.hooks.Remap(sp, from, h); err != nil {
+				rt.fail(err)
+			}
+			p.As("cm.remap").Compute(rt.cfg.RemapCycles)
+			rt.home[sp] = h
+		}
+		pr.stats.Relocations++
+		for q := sp * rt.cfg.SuperpagePages; q < min((sp+1)*rt.cfg.SuperpagePages, rt.cfg.Pages); q++ {
+			pr.writeDirWord(p, q, dirWord(ns.loosest(q), h*rt.cfg.CPUs, true))
+		}
+		p.Fence()
+	}
+	pr.unlockGlobal(p, 0)
+	return h
+}
+
+// readHome loads every node's directory word of pg and returns the home a
+// fixed one names.
+func (pr *Process) readHome(p *cpu.Proc, pg int) (int, bool) {
+	rt := pr.rt
+	rx := rt.lay.DirRx[pr.node]
+	home, ok := 0, false
+	for n := range rt.cfg.Nodes {
+		w := p.As("cm.dirread").Load32(rx + rt.dirOff(pg, n))
+		if w&dirFixed != 0 && !ok {
+			home, ok = dirHome(w)/rt.cfg.CPUs, true
+		}
+	}
+	if ok {
+		pr.ns.dirWord[pg] |= dirFixed
+		pr.ns.dirWord[pg] = pr.ns.dirWord[pg]&^(0x3f<<dirHomeShift) | uint32(home*rt.cfg.CPUs)<<dirHomeShift
+	}
+	return home, ok
+}
+
+// writeDir writes the node's directory word of pg with permission perm.
+func (pr *Process) writeDir(p *cpu.Proc, pg int, perm cpu.Perm, home int) {
+	pr.writeDirWord(p, pg, dirWord(perm, home*pr.rt.cfg.CPUs, true))
+	if perm == cpu.PermNone && home != pr.node {
+		pr.ns.valid[pg] = false
+	}
+}
+
+// writeDirWord broadcasts the node's word of pg by doubling (section 2.3:
+// «Writes are written to both the transmit and receive regions. Loopback
+// mode is disabled»).
+func (pr *Process) writeDirWord(p *cpu.Proc, pg int, w uint32) {
+	rt := pr.rt
+	off := rt.dirOff(pg, pr.node)
+	pr.ns.dirWord[pg] = w
+	rt.chk.dirWrite(pr, pg)
+	pr.double(p, rt.lay.DirRx[pr.node]+off, rt.lay.DirTx[pr.node]+off, le32(w), "cm.dir")
+	pr.stats.DirUpdates++
+}
+
+// fetch gets pg from home by an explicit request (section 2.3: «Cashmere-2L
+// only uses explicit inter-node requests to request a copy of the page
+// from its home node»): the request into the node's bin at the home, the
+// home's poll flag, a wait for the reply (serving others meanwhile), then
+// the copy in, through the twin when local writers exist (the incoming
+// diff, section 2.2).
+func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
+	rt, ns := pr.rt, pr.ns
+	lay := rt.lay
+	pr.lockLocal(p, rt.meta(metaFetchLock))
+	t := p.Now()
+	ts := pr.tick(p)
+	ns.reqSeq[home]++
+	seq := ns.reqSeq[home]
+	step(p, "cm.request", instrRequest)
+	at := lay.MsgTx[home][pr.node] + bin(pr.node)
+	pr.txStore(p, at+binReqPage, le32(uint32(pg)), "cm.request")
+	pr.txStore(p, at+binReqSeq, le32(seq), "cm.request")
+	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, seq)), "cm.pollset")
+	p.Fence()
+	reply := lay.MsgRx[pr.node] + bin(home)
+	pr.spin(p, "cm.replywait", func() bool { return p.As("cm.replywait").Load32(reply+binReplySeq) == seq })
+	pr.alias(p, pg, func() {
+		if ns.twin[pg] && rt.mut.skipIncoming == 0 {
+			pr.incomingDiff(p, pg, reply+binReply)
+		} else {
+			pr.copyPage(p, reply+binReply, rt.pageAddr(pg), "cm.fetchcopy")
+		}
+	})
+	pr.times.Fetch = p.Now() - t
+	ns.updateTS[pg] = ts
+	ns.valid[pg] = true
+	pr.stats.PageTransfers++
+	rt.chk.fetched(p.Now(), pr, pg)
+	pr.unlockLocal(p, rt.meta(metaFetchLock))
+}
+
+// pollValue is what a request writes into the home's poll flag: unique to
+// the requester and its request, so a change of the flag's value is a new
+// message and the home never clears it (deviation: the paper's handler
+// resets the flag, which a remote write can race with; docs section 7).
+func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0xffffff }
+
+// poll is Figure 3: a load of the poll flag; when it changed, the request
+// handler.
+func (pr *Process) poll(p *cpu.Proc) {
+	rt := pr.rt
+	v := p.As("cm.poll").Load32(rt.lay.PollRx[pr.node])
+	if v == pr.lastPoll {
+		return
+	}
+	if !pr.tryLocal(p, rt.meta(metaServeLock)) {
+		return // another processor is serving; look again next time
+	}
+	pr.lastPoll = v
+	pr.serve(p)
+	pr.unlockLocal(p, rt.meta(metaServeLock))
+}
+
+// serve answers every new page request in the node's bins: the home copy
+// written, 32-byte write-combined block by block, into the requester's
+// reply buffer through the transmit window, then the reply's sequence
+// number (the Memory Channel's order puts it after the page).
+func (pr *Process) serve(p *cpu.Proc) {
+	rt, ns := pr.rt, pr.ns
+	lay := rt.lay
+	for s := range rt.cfg.Nodes {
+		if s == pr.node {
+			continue
+		}
+		in := lay.MsgRx[pr.node] + bin(s)
+		seq := p.As("cm.serve").Load32(in + binReqSeq)
+		if seq == ns.served[s] {
+			continue
+		}
+		pg := int(p.Load32(in + binReqPage))
+		ns.served[s] = seq
+		step(p, "cm.serve", instrRequest)
+		if pg < 0 || pg >= rt.cfg.Pages {
+			continue
+		}
+		out := lay.MsgTx[s][pr.node] + bin(pr.node)
+		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
+		p.Fence()
+		pr.stats.Served++
+		pr.stats.DataBytes += PageBytes
+	}
+}
+
+// wordsPerBlock is a write-combined block's words: the 21064A's write
+// buffer merges stores to one aligned 32-byte block
+// (platform.AlphaServer2100().CPU.WriteCombineBytes), which the adapter
+// sends as one packet.
+const wordsPerBlock = 4
+
+// sendPage writes the page at src through the transmit address dst: loads
+// of 8-byte words, a 32-byte store per block.
+func (pr *Process) sendPage(p *cpu.Proc, src, dst uint64) {
+	blk := make([]byte, 0, 8*wordsPerBlock)
+	for off := uint64(0); off < PageBytes; off += 8 * wordsPerBlock {
+		blk = blk[:0]
+		for w := range uint64(wordsPerBlock) {
+			blk = append(blk, p.As("cm.sendload").Load(src+off+8*w, 8)...)
+		}
+		pr.txStore(p, dst+off, append([]byte(nil), blk...), "cm.send")
+		step(p, "cm.sendloop", instrCopyWord*wordsPerBlock)
+	}
+}
+
+// copyPage copies a page in node memory, word by word.
+func (pr *Process) copyPage(p *cpu.Proc, src, dst uint64, label string) {
+	for off := uint64(0); off < PageBytes; off += 8 {
+		pr.store(p, dst+off, p.As(label).Load(src+off, 8))
+		if (off/8)%wordsPerBlock == wordsPerBlock-1 {
+			step(p, label, instrCopyWord*wordsPerBlock)
+		}
+	}
+}
+
+// makeTwin creates pg's twin: a copy of the node's page (section 2.2 «a
+// pristine copy of the page, called a twin»).
+func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
+	t := p.Now()
+	pr.alias(p, pg, func() { pr.copyPage(p, pr.rt.pageAddr(pg), pr.rt.twinAddr(pg), "cm.twin") })
+	pr.times.Twin = p.Now() - t
+	pr.ns.twin[pg] = true
+	pr.stats.Twins++
+}
+
+// incomingDiff merges a fetched page through the twin (section 2.2: «The
+// incoming data is simply compared to the twin, and any differences are
+// written to both the working copy and the twin»).
+func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
+	rt := pr.rt
+	page, twin := rt.pageAddr(pg), rt.twinAddr(pg)
+	for off := uint64(0); off < PageBytes; off += 8 {
+		in := p.As("cm.indiff").Load(src+off, 8)
+		tw := p.As("cm.indiff").Load(twin+off, 8)
+		if binary.LittleEndian.Uint64(in) != binary.LittleEndian.Uint64(tw) {
+			pr.store(p, page+off, in)
+			pr.store(p, twin+off, in)
+		}
+		if (off/8)%wordsPerBlock == wordsPerBlock-1 {
+			step(p, "cm.indiff", instrDiffWord*wordsPerBlock)
+		}
+	}
+	pr.stats.IncomingDiffs++
+}
+
+// outgoingDiff sends pg's modifications to the home copy through the
+// transmit window: every word that differs from the twin, contiguous
+// changed words of one 32-byte block in one write-combined store, and
+// writes them into the twin too (the flush-update, section 2.5: «A
+// flush-update operation writes all local modifications to both the home
+// node and the twin»). It returns the bytes sent.
+func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
+	rt := pr.rt
+	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
+	sent := 0
+	var run []byte
+	var runAt uint64
+	flushRun := func() {
+		if len(run) > 0 {
+			pr.txStore(p, tx+runAt, append([]byte(nil), run...), "cm.diff")
+			rt.chk.diffSent(pr, pg, runAt, run)
+			sent += len(run)
+			run = run[:0]
+		}
+	}
+	for off := uint64(0); off < PageBytes; off += 8 {
+		if off%(8*wordsPerBlock) == 0 {
+			flushRun()
+			if off > 0 {
+				step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
+			}
+		}
+		w := p.As("cm.outdiff").Load(page+off, 8)
+		t := p.As("cm.outdiff").Load(twin+off, 8)
+		if binary.LittleEndian.Uint64(w) == binary.LittleEndian.Uint64(t) {
+			flushRun()
+			continue
+		}
+		if len(run) == 0 {
+			runAt = off
+		}
+		run = append(run, w...)
+		if rt.mut.skipFlushUpdate == 0 {
+			pr.store(p, twin+off, w)
+		}
+	}
+	flushRun()
+	step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
+	pr.stats.Diffs++
+	pr.stats.FlushUpdates++
+	pr.stats.DataBytes += sent
+	return sent
+}
+
+func errAddr(id int, a uint64) error {
+	return fmt.Errorf("cashmere: process %d: fault at %#x outside the shared pages", id, a)
+}

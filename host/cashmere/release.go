@@ -1,0 +1,204 @@
+package cashmere
+
+import (
+	"github.com/nisim/nisim/host/cpu"
+)
+
+// release is section 2.4.3's release: the node's Last-Release time, then
+// every page of the processor's dirty list flushed to its home (diff,
+// flush-update, MC flush), write notices to the sharers but the home, and
+// the mapping downgraded.
+func (pr *Process) release(p *cpu.Proc) {
+	start := pr.tick(p)
+	pr.ns.lastRelease = max(pr.ns.lastRelease, start)
+	pr.flushDirty(p, func(int) bool { return true })
+}
+
+// flushDirty takes the processor's dirty pages: those mine says to flush
+// are flushed; every one is downgraded to read-only. A barrier's arrival
+// leaves to a later-arriving local writer the pages it will flush (section
+// 2.3 «Each processor within the node, as it arrives, performs page
+// flushes for those (non-exclusive) pages for which it is the last
+// arriving local writer»).
+func (pr *Process) flushDirty(p *cpu.Proc, mine func(pg int) bool) {
+	rt, ns := pr.rt, pr.ns
+	list := ns.dirty[pr.local]
+	ns.dirty[pr.local] = nil
+	for _, pg := range list {
+		ns.dirtyBit[pr.local][pg] = false
+		pr.lockLocal(p, rt.pageLock(pg))
+		step(p, "cm.release", instrRelease)
+		if mine(pg) {
+			pr.flushPage(p, pg)
+		}
+		pr.downgrade(p, pg)
+		rt.chk.twinRule(p.Now(), pr, pg)
+		pr.unlockLocal(p, rt.pageLock(pg))
+	}
+}
+
+// flushPage flushes pg unless a flush that began after the node's last
+// release began already carries its modifications (section 2.4.3: «It
+// skips the flush and the sending of write notices if the latter precedes
+// the former»); the page lock, held, makes the caller wait for an active
+// flush.
+func (pr *Process) flushPage(p *cpu.Proc, pg int) {
+	rt, ns := pr.rt, pr.ns
+	if ns.flushTS[pg] > ns.lastRelease {
+		return
+	}
+	ns.flushTS[pg] = pr.tick(p)
+	home := pr.homeOf(p, pg)
+	if home == pr.node {
+		// «If a processor is on the home node, then the flush can be
+		// skipped»: its writes are in the master copy.
+		pr.sendNotices(p, pg, home)
+		return
+	}
+	if rt.mut.noticesFirst != 0 {
+		pr.sendNotices(p, pg, home)
+	}
+	t := p.Now()
+	pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home) })
+	p.Fence()
+	if rt.mut.skipFlush == 0 {
+		pr.mcFlush(p)
+	}
+	pr.times.Diff = p.Now() - t
+	if rt.mut.noticesFirst == 0 {
+		pr.sendNotices(p, pg, home)
+	}
+}
+
+// downgrade makes the processor's mapping of pg read-only after a flush,
+// drops the twin when no local writer is left (section 2.5), and
+// updates the directory when the node's loosest permission changed.
+func (pr *Process) downgrade(p *cpu.Proc, pg int) {
+	ns := pr.ns
+	cur := ns.perm[pr.local][pg]
+	if cur&cpu.PermWrite == 0 {
+		return
+	}
+	before := ns.loosest(pg)
+	ns.perm[pr.local][pg] = cur &^ cpu.PermWrite
+	p.Mprotect(pr.rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+	if !ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
+		ns.twin[pg] = false
+	}
+	if after := ns.loosest(pg); after != before {
+		pr.writeDir(p, pg, after, pr.homeOf(p, pg))
+	}
+}
+
+// sendNotices sends a write notice for pg to every node that has a copy
+// by the directory, but this one and the home (section 2.4.3: «send write
+// notices to all other nodes, excluding the home node, that have copies
+// of the dirty page»).
+func (pr *Process) sendNotices(p *cpu.Proc, pg, home int) {
+	rt := pr.rt
+	rx := rt.lay.DirRx[pr.node]
+	var to []int
+	for n := range rt.cfg.Nodes {
+		if n == pr.node || n == home {
+			continue
+		}
+		if dirPerm(p.As("cm.dirread").Load32(rx+rt.dirOff(pg, n))) != cpu.PermNone {
+			to = append(to, n)
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	rt.chk.noticeSent(p.Now(), pr, pg, home)
+	pr.lockLocal(p, rt.meta(metaSendLock))
+	for _, n := range to {
+		pr.sendNotice(p, n, pg)
+	}
+	p.Fence()
+	pr.unlockLocal(p, rt.meta(metaSendLock))
+}
+
+// sendNotice puts pg in this node's bin at node n: the entry, then the
+// bin's tail, waiting while the circular queue is full.
+func (pr *Process) sendNotice(p *cpu.Proc, n, pg int) {
+	rt, ns := pr.rt, pr.ns
+	step(p, "cm.notice", instrNotice)
+	ack := rt.lay.MsgRx[pr.node] + bin(n) + binAck
+	pr.spin(p, "cm.noticefull", func() bool { return ns.wnSent[n]-p.As("cm.noticefull").Load32(ack) < binQueue })
+	at := rt.lay.MsgTx[n][pr.node] + bin(pr.node)
+	slot := uint64(ns.wnSent[n] % binQueue)
+	pr.txStore(p, at+binNotices+4*slot, le32(uint32(pg)), "cm.notice")
+	ns.wnSent[n]++
+	pr.txStore(p, at+binTail, le32(ns.wnSent[n]), "cm.notice")
+	pr.stats.WriteNotices++
+}
+
+// acquire is section 2.4.2: the node's global bins distributed to the
+// per-processor lists of the processors with mappings (each page's
+// write-notice timestamp set to the node's time), then the processor's
+// own list: a page whose update timestamp precedes its write-notice
+// timestamp is invalidated.
+func (pr *Process) acquire(p *cpu.Proc) {
+	rt, ns := pr.rt, pr.ns
+	pr.distribute(p)
+	pr.acqTS = pr.tick(p)
+	q := ns.wnq[pr.local]
+	ns.wnq[pr.local] = nil
+	for _, pg := range q {
+		ns.wnBit[pr.local][pg] = false
+		step(p, "cm.invalidate", instrInvalidate)
+		if ns.updateTS[pg] >= ns.wnTS[pg] || ns.perm[pr.local][pg] == cpu.PermNone || rt.mut.skipInvalidate != 0 {
+			continue
+		}
+		pr.lockLocal(p, rt.pageLock(pg))
+		before := ns.loosest(pg)
+		ns.perm[pr.local][pg] = cpu.PermNone
+		p.Mprotect(rt.pageAddr(pg), PageBytes, cpu.PermNone)
+		if after := ns.loosest(pg); after != before {
+			pr.writeDir(p, pg, after, pr.homeOf(p, pg))
+		}
+		pr.stats.Invalidations++
+		pr.unlockLocal(p, rt.pageLock(pg))
+	}
+}
+
+// distribute empties the node's global write-notice bins into the
+// per-processor lists (Figure 2), under the node's notice lock, and gives
+// each sender back its consumption index.
+func (pr *Process) distribute(p *cpu.Proc) {
+	rt, ns := pr.rt, pr.ns
+	lay := rt.lay
+	pr.lockLocal(p, rt.meta(metaNoticeLock))
+	var ts uint64
+	for s := range rt.cfg.Nodes {
+		if s == pr.node {
+			continue
+		}
+		in := lay.MsgRx[pr.node] + bin(s)
+		tail := p.As("cm.bins").Load32(in + binTail)
+		if tail == ns.wnHead[s] {
+			continue
+		}
+		if ts == 0 {
+			ts = pr.tick(p)
+		}
+		for i := ns.wnHead[s]; i != tail; i++ {
+			pg := int(p.As("cm.bins").Load32(in + binNotices + 4*uint64(i%binQueue)))
+			step(p, "cm.distribute", instrDistribute)
+			if pg < 0 || pg >= rt.cfg.Pages {
+				continue
+			}
+			rt.chk.noticeTaken(p.Now(), pr, s, pg)
+			ns.wnTS[pg] = ts
+			for c := range rt.cfg.CPUs {
+				if ns.perm[c][pg] != cpu.PermNone && !ns.wnBit[c][pg] {
+					ns.wnBit[c][pg] = true
+					ns.wnq[c] = append(ns.wnq[c], pg)
+				}
+			}
+		}
+		ns.wnHead[s] = tail
+		pr.txStore(p, lay.MsgTx[s][pr.node]+bin(pr.node)+binAck, le32(tail), "cm.ack")
+	}
+	pr.unlockLocal(p, rt.meta(metaNoticeLock))
+}
