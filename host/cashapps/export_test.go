@@ -13,6 +13,9 @@ func (g *Gauss) SkipPivotWait() { g.skipPivotWait = true }
 // SkipForceLocks makes Water add forces without the group locks.
 func (w *Water) SkipForceLocks() { w.skipLocks = true }
 
+// SkipLocks makes Random's critical sections run without their locks.
+func (r *Random) SkipLocks() { r.skipLock = true }
+
 // The per-element costs, milli-cycles.
 const (
 	SORMilli   = sorMilli
