@@ -109,7 +109,7 @@ func (c *checker) dirWrite(pr *Process, pg int) {
 
 func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
 	ns := pr.ns
-	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1)
+	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0
 	if ns.twin[pg] != want {
 		c.report(now, pr, RuleTwin, "node %d page %d: twin %v, but local writers %v and home %d", pr.node, pg, ns.twin[pg], ns.writers(pg, -1), c.rt.Home(pg))
 	}
@@ -173,7 +173,7 @@ func (rt *Runtime) Finish(now clock.Time) {
 		}
 		for pg := range rt.cfg.Pages {
 			rt.chk.twinRule(now, pr, pg)
-			home := rt.Home(pg)
+			home := rt.Holder(pg)
 			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
 				continue
 			}

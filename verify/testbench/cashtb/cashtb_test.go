@@ -17,9 +17,15 @@ import (
 // and the run's error.
 func run(prog cashtb.Program, nodes, cpus int, mut map[string]int) (cashtb.Result, error) {
 	GinkgoHelper()
+	return runSP(prog, nodes, cpus, 1, mut)
+}
+
+// runSP is run with sp pages per superpage.
+func runSP(prog cashtb.Program, nodes, cpus, sp int, mut map[string]int) (cashtb.Result, error) {
+	GinkgoHelper()
 	e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), TimeLimit: 2 * clock.Second, Mutations: mut})
 	c := cashtb.DefaultConfig()
-	c.Nodes, c.CPUs = nodes, cpus
+	c.Nodes, c.CPUs, c.SuperpagePages = nodes, cpus, sp
 	b, err := cashtb.Build(e, c, prog)
 	Expect(err).NotTo(HaveOccurred())
 	start := time.Now()
@@ -135,6 +141,19 @@ var _ = Describe("Two-way diffing (2L)", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Memory).To(Equal(one.Memory))
 		Expect(res.Total.IncomingDiffs).To(BeNumerically(">", 0))
+	})
+})
+
+var _ = Describe("Exclusive mode (2L)", func() {
+	It("keeps a page only one node maps exclusive (no twin) and breaks it when the home reads it, bit-exact", func() {
+		one, err := runSP(private{}, 1, 1, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := runSP(private{}, 2, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Stats[0].Exclusive).To(Equal(1))
+		Expect(res.Stats[0].Twins).To(BeZero())
+		Expect(res.Total.Breaks).To(Equal(1))
 	})
 })
 

@@ -283,3 +283,42 @@ func (reflush) Run(p *cashmere.Process) {
 		p.Store(y+8, []uint64{2})
 	}
 }
+
+// private puts a page in exclusive mode and breaks it (section 2.4.1): with
+// two-page superpages on 2x2, process 2 (node 1) first-touches page 0, so
+// node 1 is the home of pages 0 and 1; process 0 (node 0) then fills page
+// 1, which no other node maps (exclusive: no twin, no dirty list); after a
+// barrier process 3 (node 1, the home) reads it, which asks node 0 to
+// flush the page home and leave exclusive mode, and writes its sum to
+// page 0. One process plays every part in turn.
+type private struct{}
+
+func (private) Name() string        { return "private" }
+func (private) SharedBytes() uint64 { return 2 * 8192 }
+func (private) Locks() int          { return 0 }
+func (private) Flags() int          { return 0 }
+
+func (private) Run(p *cashmere.Process) {
+	id, n := p.ID(), p.Procs()
+	if id == 2%n {
+		p.Store(0, []uint64{1})
+	}
+	p.Barrier()
+	if id == 0 {
+		all := make([]uint64, 1024)
+		for i := range all {
+			all[i] = uint64(3*i + 1)
+		}
+		p.Store(8192, all)
+	}
+	p.Barrier()
+	if id == 3%n {
+		all := make([]uint64, 1024)
+		p.Load(8192, all)
+		var sum uint64
+		for _, v := range all {
+			sum += v
+		}
+		p.Store(8, []uint64{sum})
+	}
+}
