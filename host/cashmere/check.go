@@ -44,20 +44,22 @@ var (
 	mutLockAlone = env.DeclareMutation("cashmere.lockalone",
 		"a global lock's acquirer does not read the other nodes' entries: it always thinks itself alone "+
 			"(caught by cashmere.lock)")
+	mutDirOther = env.DeclareMutation("cashmere.dirother",
+		"a node writes its directory words into the next node's slots (caught by cashmere.dir)")
 	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
 		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
 			"(caught by cashmere.copy)")
 )
 
 type mutations struct {
-	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate int
+	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate, dirOther int
 }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
 		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
 		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
-		skipInvalidate: e.Mutation(mutSkipInvalidate)}
+		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's
@@ -98,12 +100,13 @@ func (c *checker) unlocked(now clock.Time, l int, pr *Process) {
 	c.holder[l] = nil
 }
 
-func (c *checker) dirWrite(pr *Process, pg int) {
-	// The runtime addresses a directory word by the writer's own node
-	// (dirOff(pg, pr.node)); the check is that the node's word is the one
-	// its state describes, which a write from another node would break.
-	if pr.ns.id != pr.node {
-		c.report(pr.p.Now(), pr, RuleDir, "process %d of node %d wrote node %d's word of page %d", pr.id, pr.node, pr.ns.id, pg)
+// dirWrite checks that the directory word at offset off, which pr is
+// about to write, is its own node's (section 2.3: «Each word is written
+// by a unique node»).
+func (c *checker) dirWrite(pr *Process, pg int, off uint64) {
+	n := c.rt.cfg.Nodes
+	if owner := int(off/4) % n; owner != pr.node || int(off/4)/n != pg {
+		c.report(c.rt.env.Now(), pr, RuleDir, "process %d of node %d writes node %d's directory word of page %d", pr.id, pr.node, owner, int(off/4)/n)
 	}
 }
 

@@ -145,9 +145,13 @@ func (pr *Process) writeDir(p *cpu.Proc, pg int, perm cpu.Perm, home int) {
 // mode is disabled»).
 func (pr *Process) writeDirWord(p *cpu.Proc, pg int, w uint32) {
 	rt := pr.rt
-	off := rt.dirOff(pg, pr.node)
+	node := pr.node
+	if rt.mut.dirOther != 0 {
+		node = (node + 1) % rt.cfg.Nodes
+	}
+	off := rt.dirOff(pg, node)
 	pr.ns.dirWord[pg] = w
-	rt.chk.dirWrite(pr, pg)
+	rt.chk.dirWrite(pr, pg, off)
 	pr.double(p, rt.lay.DirRx[pr.node]+off, rt.lay.DirTx[pr.node]+off, le32(w), "cm.dir")
 	pr.stats.DirUpdates++
 }

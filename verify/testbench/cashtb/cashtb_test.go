@@ -199,6 +199,9 @@ var _ = Describe("Checkers against mutations", func() {
 	It("cashmere.twin catches a twin kept after the last local writer", func() {
 		fails(st, 2, 2, "cashmere.keeptwin", "cashmere.twin")
 	})
+	It("cashmere.dir catches a node writing another node's directory word", func() {
+		fails(st, 2, 2, "cashmere.dirother", "cashmere.dir")
+	})
 	It("cashmere.lock catches two holders of a lock", func() {
 		fails(counter{N: 12}, 2, 2, "cashmere.lockalone", "cashmere.lock")
 	})
