@@ -96,6 +96,33 @@ var _ = Describe("Determinism", func() {
 	})
 })
 
+var _ = Describe("Randomised data-race-free programs (2L)", func() {
+	for _, seed := range []uint64{1, 2} {
+		It("adds under random locks bit-exact against one process on 2x2 and 4x1, seed "+itoa(int(seed)), func() {
+			r := random{Seed: seed, Ops: 40, Pages: 3, L: 3, Phases: 2}
+			one, err := run(r, 1, 1, nil)
+			Expect(err).NotTo(HaveOccurred())
+			for _, nc := range [][2]int{{2, 2}, {4, 1}} {
+				res, err := run(r, nc[0], nc[1], nil)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Memory).To(Equal(one.Memory))
+			}
+		})
+	}
+})
+
+var _ = Describe("The paper's 8 x 4 cluster", func() {
+	It("runs the stencil on 32 processes bit-exact against one process", func() {
+		st := stencil{Rows: 66, Cols: 64, Iters: 1}
+		one, err := run(st, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := run(st, 8, 4, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.Barriers).To(Equal(32 * 4))
+	})
+})
+
 var _ = Describe("Locks and flags (2L)", func() {
 	It("keeps a lock-protected counter and histogram bit-exact against one process on 2x2", func() {
 		c := counter{N: 12}

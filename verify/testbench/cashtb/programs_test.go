@@ -3,6 +3,7 @@ package cashtb_test
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 
 	"github.com/nisim/nisim/host/cashmere"
 )
@@ -320,5 +321,51 @@ func (private) Run(p *cashmere.Process) {
 			sum += v
 		}
 		p.Store(8, []uint64{sum})
+	}
+}
+
+// random is a randomised data-race-free program: Ops operations drawn
+// from Seed, each adding a delta to a word of Pages pages under the lock
+// that word hashes to (word % L), dealt round-robin to the processes
+// and cut into Phases phases separated by barriers. The adds commute, so
+// the final memory does not depend on the number of processes or on the
+// lock order.
+type random struct {
+	Seed                  uint64
+	Ops, Pages, L, Phases int
+}
+
+func (r random) Name() string        { return "random" }
+func (r random) SharedBytes() uint64 { return uint64(r.Pages) * 8192 }
+func (r random) Locks() int          { return r.L }
+func (r random) Flags() int          { return 0 }
+
+func (r random) Run(p *cashmere.Process) {
+	rng := rand.New(rand.NewPCG(r.Seed, 1))
+	type op struct {
+		word  int
+		delta uint64
+	}
+	ops := make([]op, r.Ops)
+	for i := range ops {
+		ops[i] = op{rng.IntN(r.Pages * 1024), rng.Uint64N(1000) + 1}
+	}
+	v := make([]uint64, 1)
+	per := (r.Ops + r.Phases - 1) / r.Phases
+	for ph := range r.Phases {
+		for i := ph * per; i < min((ph+1)*per, r.Ops); i++ {
+			if i%p.Procs() != p.ID() {
+				continue
+			}
+			o := ops[i]
+			p.Poll()
+			p.Lock(o.word % r.L)
+			p.Load(uint64(8*o.word), v)
+			v[0] += o.delta
+			p.Store(uint64(8*o.word), v)
+			p.Unlock(o.word % r.L)
+			p.Compute(int(o.delta) * 20)
+		}
+		p.Barrier()
 	}
 }
