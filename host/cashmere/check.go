@@ -153,12 +153,6 @@ func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
 	c.diffPg[pr.id] = -1
 }
 
-func (c *checker) noticeTaken(now clock.Time, pr *Process, from, pg int) {}
-
-func (c *checker) fetched(now clock.Time, pr *Process, pg int) {}
-
-func (c *checker) barrierExit(now clock.Time, pr *Process) {}
-
 // Finish runs the end-of-run checks: every readable copy equals its
 // master (RuleCopy), every twin is where section 2.5 says (RuleTwin).
 func (rt *Runtime) Finish(now clock.Time) {

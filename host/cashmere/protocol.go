@@ -199,7 +199,6 @@ func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
 	pr.stats.PageTransfers++
-	rt.chk.fetched(p.Now(), pr, pg)
 	pr.unlockLocal(p, rt.meta(metaFetchLock))
 }
 

@@ -198,7 +198,6 @@ func (pr *Process) distribute(p *cpu.Proc) {
 			if pg < 0 || pg >= rt.cfg.Pages {
 				continue
 			}
-			rt.chk.noticeTaken(p.Now(), pr, s, pg)
 			ns.wnTS[pg] = ts
 			for c := range rt.cfg.CPUs {
 				if ns.perm[c][pg] != cpu.PermNone && !ns.wnBit[c][pg] {
