@@ -118,11 +118,14 @@ func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
 	}
 }
 
+// diffStart begins pr's diff of pg (which may send nothing: another
+// local processor's flush-update may have carried every change already).
+func (c *checker) diffStart(pr *Process, pg int) {
+	c.diffPg[pr.id] = pg
+	c.diff[pr.id] = c.diff[pr.id][:0]
+}
+
 func (c *checker) diffSent(pr *Process, pg int, off uint64, data []byte) {
-	if c.diffPg[pr.id] != pg {
-		c.diffPg[pr.id] = pg
-		c.diff[pr.id] = c.diff[pr.id][:0]
-	}
 	for i := 0; i+8 <= len(data); i += 8 {
 		c.diff[pr.id] = append(c.diff[pr.id], [2]uint64{off + uint64(i), le64v(data[i : i+8])})
 	}

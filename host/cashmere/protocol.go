@@ -337,6 +337,7 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 	rt := pr.rt
 	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
+	rt.chk.diffStart(pr, pg)
 	sent := 0
 	var run []byte
 	var runAt uint64
