@@ -168,6 +168,17 @@ func (rt *Runtime) Layout() Layout { return rt.lay }
 // Home returns the home node of page pg as the run left it.
 func (rt *Runtime) Home(pg int) int { return rt.home[pg/rt.cfg.SuperpagePages] }
 
+// Holder returns the node whose copy of page pg is the latest: the node
+// holding it in exclusive mode, else its home.
+func (rt *Runtime) Holder(pg int) int {
+	for _, ns := range rt.nodes {
+		if ns.excl[pg] >= 0 {
+			return ns.id
+		}
+	}
+	return rt.Home(pg)
+}
+
 // Err returns the first program error (a shared access outside the shared
 // space, a lock or flag out of range), nil when none.
 func (rt *Runtime) Err() error { return rt.err }

@@ -44,20 +44,22 @@ var (
 	mutLockAlone = env.DeclareMutation("cashmere.lockalone",
 		"a global lock's acquirer does not read the other nodes' entries: it always thinks itself alone "+
 			"(caught by cashmere.lock)")
+	mutDirOther = env.DeclareMutation("cashmere.dirother",
+		"a node writes its directory words into the next node's slots (caught by cashmere.dir)")
 	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
 		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
 			"(caught by cashmere.copy)")
 )
 
 type mutations struct {
-	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate int
+	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate, dirOther int
 }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
 		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
 		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
-		skipInvalidate: e.Mutation(mutSkipInvalidate)}
+		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's
@@ -98,28 +100,32 @@ func (c *checker) unlocked(now clock.Time, l int, pr *Process) {
 	c.holder[l] = nil
 }
 
-func (c *checker) dirWrite(pr *Process, pg int) {
-	// The runtime addresses a directory word by the writer's own node
-	// (dirOff(pg, pr.node)); the check is that the node's word is the one
-	// its state describes, which a write from another node would break.
-	if pr.ns.id != pr.node {
-		c.report(pr.p.Now(), pr, RuleDir, "process %d of node %d wrote node %d's word of page %d", pr.id, pr.node, pr.ns.id, pg)
+// dirWrite checks that the directory word at offset off, which pr is
+// about to write, is its own node's (section 2.3: «Each word is written
+// by a unique node»).
+func (c *checker) dirWrite(pr *Process, pg int, off uint64) {
+	n := c.rt.cfg.Nodes
+	if owner := int(off/4) % n; owner != pr.node || int(off/4)/n != pg {
+		c.report(c.rt.env.Now(), pr, RuleDir, "process %d of node %d writes node %d's directory word of page %d", pr.id, pr.node, owner, int(off/4)/n)
 	}
 }
 
 func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
 	ns := pr.ns
-	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1)
+	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0
 	if ns.twin[pg] != want {
 		c.report(now, pr, RuleTwin, "node %d page %d: twin %v, but local writers %v and home %d", pr.node, pg, ns.twin[pg], ns.writers(pg, -1), c.rt.Home(pg))
 	}
 }
 
+// diffStart begins pr's diff of pg (which may send nothing: another
+// local processor's flush-update may have carried every change already).
+func (c *checker) diffStart(pr *Process, pg int) {
+	c.diffPg[pr.id] = pg
+	c.diff[pr.id] = c.diff[pr.id][:0]
+}
+
 func (c *checker) diffSent(pr *Process, pg int, off uint64, data []byte) {
-	if c.diffPg[pr.id] != pg {
-		c.diffPg[pr.id] = pg
-		c.diff[pr.id] = c.diff[pr.id][:0]
-	}
 	for i := 0; i+8 <= len(data); i += 8 {
 		c.diff[pr.id] = append(c.diff[pr.id], [2]uint64{off + uint64(i), le64v(data[i : i+8])})
 	}
@@ -150,12 +156,6 @@ func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
 	c.diffPg[pr.id] = -1
 }
 
-func (c *checker) noticeTaken(now clock.Time, pr *Process, from, pg int) {}
-
-func (c *checker) fetched(now clock.Time, pr *Process, pg int) {}
-
-func (c *checker) barrierExit(now clock.Time, pr *Process) {}
-
 // Finish runs the end-of-run checks: every readable copy equals its
 // master (RuleCopy), every twin is where section 2.5 says (RuleTwin).
 func (rt *Runtime) Finish(now clock.Time) {
@@ -173,7 +173,7 @@ func (rt *Runtime) Finish(now clock.Time) {
 		}
 		for pg := range rt.cfg.Pages {
 			rt.chk.twinRule(now, pr, pg)
-			home := rt.Home(pg)
+			home := rt.Holder(pg)
 			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
 				continue
 			}

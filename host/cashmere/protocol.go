@@ -33,16 +33,31 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	}
 	before := ns.loosest(pg)
 	ns.perm[pr.local][pg] = want
+	holder := -1
 	if after := ns.loosest(pg); after != before {
 		pr.writeDir(p, pg, after, home)
+		if before == cpu.PermNone {
+			// The node starts sharing: once its word is everywhere (the
+			// MC flush), an exclusive holder elsewhere must be asked
+			// for the page (section 2.4.1 «Exclusive Mode»). An
+			// exclusive writer checks the other way round, so one of
+			// the two sees the other.
+			pr.mcFlush(p)
+			holder = pr.exclHolder(p, pg)
+		}
 	}
-	if home != pr.node && cur == cpu.PermNone {
-		stale := !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS)
-		if stale {
+	switch {
+	case holder >= 0:
+		pr.fetchFrom(p, pg, holder, reqBreak)
+	case home != pr.node && cur == cpu.PermNone:
+		if !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS) {
 			pr.fetch(p, pg, home)
 		}
 	}
-	if f.Write {
+	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) {
+		pr.tryExclusive(p, pg, home)
+	}
+	if f.Write && ns.excl[pg] < 0 {
 		if home != pr.node && !ns.twin[pg] {
 			pr.makeTwin(p, pg)
 		}
@@ -115,7 +130,11 @@ func (pr *Process) readHome(p *cpu.Proc, pg int) (int, bool) {
 
 // writeDir writes the node's directory word of pg with permission perm.
 func (pr *Process) writeDir(p *cpu.Proc, pg int, perm cpu.Perm, home int) {
-	pr.writeDirWord(p, pg, dirWord(perm, home*pr.rt.cfg.CPUs, true))
+	excl := noProc
+	if e := pr.ns.excl[pg]; e >= 0 {
+		excl = e
+	}
+	pr.writeDirWord(p, pg, dirWordX(perm, excl, home*pr.rt.cfg.CPUs, true))
 	if perm == cpu.PermNone && home != pr.node {
 		pr.ns.valid[pg] = false
 	}
@@ -126,9 +145,13 @@ func (pr *Process) writeDir(p *cpu.Proc, pg int, perm cpu.Perm, home int) {
 // mode is disabled»).
 func (pr *Process) writeDirWord(p *cpu.Proc, pg int, w uint32) {
 	rt := pr.rt
-	off := rt.dirOff(pg, pr.node)
+	node := pr.node
+	if rt.mut.dirOther != 0 {
+		node = (node + 1) % rt.cfg.Nodes
+	}
+	off := rt.dirOff(pg, node)
 	pr.ns.dirWord[pg] = w
-	rt.chk.dirWrite(pr, pg)
+	rt.chk.dirWrite(pr, pg, off)
 	pr.double(p, rt.lay.DirRx[pr.node]+off, rt.lay.DirTx[pr.node]+off, le32(w), "cm.dir")
 	pr.stats.DirUpdates++
 }
@@ -139,7 +162,17 @@ func (pr *Process) writeDirWord(p *cpu.Proc, pg int, w uint32) {
 // home's poll flag, a wait for the reply (serving others meanwhile), then
 // the copy in, through the twin when local writers exist (the incoming
 // diff, section 2.2).
-func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
+func (pr *Process) fetch(p *cpu.Proc, pg, home int) { pr.fetchFrom(p, pg, home, reqFetch) }
+
+// Request kinds, in the request word's top bit.
+const (
+	reqFetch = 0
+	reqBreak = 1 << 31
+)
+
+// fetchFrom asks node home (the home, or an exclusive holder with kind
+// reqBreak) for pg.
+func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
 	pr.lockLocal(p, rt.meta(metaFetchLock))
@@ -149,7 +182,7 @@ func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
 	seq := ns.reqSeq[home]
 	step(p, "cm.request", instrRequest)
 	at := lay.MsgTx[home][pr.node] + bin(pr.node)
-	pr.txStore(p, at+binReqPage, le32(uint32(pg)), "cm.request")
+	pr.txStore(p, at+binReqPage, le32(uint32(pg)|kind), "cm.request")
 	pr.txStore(p, at+binReqSeq, le32(seq), "cm.request")
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, seq)), "cm.pollset")
 	p.Fence()
@@ -166,7 +199,6 @@ func (pr *Process) fetch(p *cpu.Proc, pg, home int) {
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
 	pr.stats.PageTransfers++
-	rt.chk.fetched(p.Now(), pr, pg)
 	pr.unlockLocal(p, rt.meta(metaFetchLock))
 }
 
@@ -181,7 +213,7 @@ func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0x
 func (pr *Process) poll(p *cpu.Proc) {
 	rt := pr.rt
 	v := p.As("cm.poll").Load32(rt.lay.PollRx[pr.node])
-	if v == pr.lastPoll {
+	if v == pr.lastPoll && !pr.ns.pendingServe {
 		return
 	}
 	if !pr.tryLocal(p, rt.meta(metaServeLock)) {
@@ -199,6 +231,7 @@ func (pr *Process) poll(p *cpu.Proc) {
 func (pr *Process) serve(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
+	ns.pendingServe = false
 	for s := range rt.cfg.Nodes {
 		if s == pr.node {
 			continue
@@ -208,12 +241,24 @@ func (pr *Process) serve(p *cpu.Proc) {
 		if seq == ns.served[s] {
 			continue
 		}
-		pg := int(p.Load32(in + binReqPage))
-		ns.served[s] = seq
+		w := p.Load32(in + binReqPage)
+		pg := int(w &^ reqBreak)
 		step(p, "cm.serve", instrRequest)
-		if pg < 0 || pg >= rt.cfg.Pages {
+		if pg >= rt.cfg.Pages {
+			ns.served[s] = seq
 			continue
 		}
+		if w&reqBreak != 0 {
+			if !pr.tryLocal(p, rt.pageLock(pg)) {
+				ns.pendingServe = true
+				continue
+			}
+			ns.served[s] = seq
+			pr.breakExclusive(p, pg, s, seq)
+			pr.unlockLocal(p, rt.pageLock(pg))
+			continue
+		}
+		ns.served[s] = seq
 		out := lay.MsgTx[s][pr.node] + bin(pr.node)
 		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
 		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
@@ -292,6 +337,7 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 	rt := pr.rt
 	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
+	rt.chk.diffStart(pr, pg)
 	sent := 0
 	var run []byte
 	var runAt uint64
@@ -334,4 +380,102 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 
 func errAddr(id int, a uint64) error {
 	return fmt.Errorf("cashmere: process %d: fault at %#x outside the shared pages", id, a)
+}
+
+// exclHolder returns the node whose directory word of pg names an
+// exclusive holder, -1 when none.
+func (pr *Process) exclHolder(p *cpu.Proc, pg int) int {
+	rt := pr.rt
+	rx := rt.lay.DirRx[pr.node]
+	for n := range rt.cfg.Nodes {
+		if n == pr.node {
+			continue
+		}
+		// A word never written (0, no fixed bit) names nobody.
+		w := p.As("cm.dirread").Load32(rx + rt.dirOff(pg, n))
+		if e := dirExclOf(w); w&dirFixed != 0 && e != noProc {
+			return e / rt.cfg.CPUs
+		}
+	}
+	return -1
+}
+
+// alone reports whether no other node maps pg (the home included: its
+// processors read the master, which an exclusive page leaves stale).
+func (pr *Process) alone(p *cpu.Proc, pg int) bool {
+	rt := pr.rt
+	rx := rt.lay.DirRx[pr.node]
+	for n := range rt.cfg.Nodes {
+		if n != pr.node && dirPerm(p.As("cm.dirread").Load32(rx+rt.dirOff(pg, n))) != cpu.PermNone {
+			return false
+		}
+	}
+	return true
+}
+
+// tryExclusive puts pg in exclusive mode when no other node shares it
+// (section 2.4.1: «If there are any other sharers, the processor adds the
+// page to its (private) per-processor dirty list and possibly creates a
+// twin of the page; otherwise it shifts the page into exclusive mode»):
+// the holder in the node's directory word, then, once the word is
+// everywhere (the MC flush), a second look: a node that began sharing
+// meanwhile makes it give exclusive mode up again.
+func (pr *Process) tryExclusive(p *cpu.Proc, pg, home int) {
+	ns := pr.ns
+	if !pr.alone(p, pg) {
+		return
+	}
+	ns.excl[pg] = pr.id
+	pr.writeDir(p, pg, ns.loosest(pg), home)
+	pr.mcFlush(p)
+	if !pr.alone(p, pg) {
+		ns.excl[pg] = -1
+		pr.writeDir(p, pg, ns.loosest(pg), home)
+		return
+	}
+	pr.stats.Exclusive++
+}
+
+// breakExclusive answers node s's request seq for pg, which this node held
+// exclusively (section 2.4.1: «the holder flushes the entire page to the
+// home node, removes the page from exclusive-mode, and then returns the
+// latest copy of the page to the requestor»): local writers left keep a
+// twin and find the page on their No-Longer-Exclusive lists; the
+// responding processor downgrades its own mapping. A page no longer
+// exclusive is answered with the node's copy.
+func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
+	rt, ns := pr.rt, pr.ns
+	lay := rt.lay
+	if ns.excl[pg] >= 0 {
+		home := pr.homeOf(p, pg)
+		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), rt.homeTx(pr.node, pg)) })
+		p.Fence()
+		pr.stats.DataBytes += PageBytes
+		ns.excl[pg] = -1
+		pr.writeDir(p, pg, ns.loosest(pg), home)
+		var others []int
+		for q := range rt.cfg.CPUs {
+			if q != pr.local && ns.perm[q][pg]&cpu.PermWrite != 0 {
+				others = append(others, q)
+			}
+		}
+		if len(others) > 0 {
+			pr.makeTwin(p, pg)
+			for _, q := range others {
+				ns.nle[q] = append(ns.nle[q], pg)
+			}
+		}
+		pr.stats.Breaks++
+	}
+	out := lay.MsgTx[s][pr.node] + bin(pr.node)
+	pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
+	p.Fence()
+	pr.stats.Served++
+	pr.stats.DataBytes += PageBytes
+	if ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
+		ns.perm[pr.local][pg] &^= cpu.PermWrite
+		p.Mprotect(rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+	}
+	rt.chk.twinRule(p.Now(), pr, pg)
 }

@@ -22,6 +22,16 @@ func (pr *Process) release(p *cpu.Proc) {
 // arriving local writer»).
 func (pr *Process) flushDirty(p *cpu.Proc, mine func(pg int) bool) {
 	rt, ns := pr.rt, pr.ns
+	// The No-Longer-Exclusive list joins the dirty list (section 2.4.3:
+	// «These pages are found in the processor's (private) dirty list and
+	// in its no-longer-exclusive list»).
+	for _, pg := range ns.nle[pr.local] {
+		if !ns.dirtyBit[pr.local][pg] {
+			ns.dirtyBit[pr.local][pg] = true
+			ns.dirty[pr.local] = append(ns.dirty[pr.local], pg)
+		}
+	}
+	ns.nle[pr.local] = nil
 	list := ns.dirty[pr.local]
 	ns.dirty[pr.local] = nil
 	for _, pg := range list {
@@ -188,7 +198,6 @@ func (pr *Process) distribute(p *cpu.Proc) {
 			if pg < 0 || pg >= rt.cfg.Pages {
 				continue
 			}
-			rt.chk.noticeTaken(p.Now(), pr, s, pg)
 			ns.wnTS[pg] = ts
 			for c := range rt.cfg.CPUs {
 				if ns.perm[c][pg] != cpu.PermNone && !ns.wnBit[c][pg] {

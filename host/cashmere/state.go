@@ -44,6 +44,15 @@ type nodeState struct {
 	served, reqSeq []uint32
 	// arrived[cpu]: the processor has arrived at the current barrier.
 	arrived []bool
+	// excl[page] is the processor holding the page in exclusive mode on
+	// this node, -1 when none (section 2.4.1 «Exclusive Mode»).
+	excl []int
+	// nle[cpu] is a processor's No-Longer-Exclusive list (section 2.3),
+	// written by the processor that broke the page out of exclusive mode.
+	nle [][]int
+	// pendingServe: a request could not be served yet (its page was
+	// locked); the next poll looks again whatever the flag says.
+	pendingServe bool
 	// dirWord[page] is this node's own word of the global directory, as
 	// it last wrote it (the writer keeps its value in a register; readers
 	// load the replicas).
@@ -56,13 +65,17 @@ func newNodeState(id int, cfg Config) *nodeState {
 		flushTS: make([]uint64, cfg.Pages), updateTS: make([]uint64, cfg.Pages), wnTS: make([]uint64, cfg.Pages),
 		wnHead: make([]uint32, cfg.Nodes), wnSent: make([]uint32, cfg.Nodes),
 		served: make([]uint32, cfg.Nodes), reqSeq: make([]uint32, cfg.Nodes),
-		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages)}
+		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages), excl: make([]int, cfg.Pages)}
 	for range cfg.CPUs {
 		ns.perm = append(ns.perm, make([]cpu.Perm, cfg.Pages))
 		ns.dirtyBit = append(ns.dirtyBit, make([]bool, cfg.Pages))
 		ns.wnBit = append(ns.wnBit, make([]bool, cfg.Pages))
 		ns.dirty = append(ns.dirty, nil)
 		ns.wnq = append(ns.wnq, nil)
+		ns.nle = append(ns.nle, nil)
+	}
+	for pg := range ns.excl {
+		ns.excl[pg] = -1
 	}
 	for pg := range ns.dirWord {
 		ns.dirWord[pg] = dirExcl(noProc)
@@ -106,8 +119,14 @@ const (
 func dirPerm(w uint32) cpu.Perm { return cpu.Perm(w & dirPermMask) }
 func dirExcl(proc int) uint32   { return uint32(proc&0x3f) << 2 }
 func dirHome(w uint32) int      { return int(w>>dirHomeShift) & 0x3f }
+func dirExclOf(w uint32) int    { return int(w>>2) & 0x3f }
 func dirWord(perm cpu.Perm, home int, fixed bool) uint32 {
-	w := uint32(perm)&dirPermMask | dirExcl(noProc) | uint32(home&0x3f)<<dirHomeShift
+	return dirWordX(perm, noProc, home, fixed)
+}
+
+// dirWordX is dirWord with an exclusive holder (noProc: none).
+func dirWordX(perm cpu.Perm, excl, home int, fixed bool) uint32 {
+	w := uint32(perm)&dirPermMask | dirExcl(excl) | uint32(home&0x3f)<<dirHomeShift
 	if fixed {
 		w |= dirFixed
 	}
@@ -131,6 +150,9 @@ type Stats struct {
 	// Relocations are first-touch home moves this process made; Served
 	// the page requests it answered.
 	Relocations, Served int
+	// Exclusive counts pages this process put in exclusive mode, Breaks
+	// those it took out of it at another node's request.
+	Exclusive, Breaks int
 }
 
 // Add adds o to s.
@@ -151,4 +173,6 @@ func (s *Stats) Add(o Stats) {
 	s.Invalidations += o.Invalidations
 	s.Relocations += o.Relocations
 	s.Served += o.Served
+	s.Exclusive += o.Exclusive
+	s.Breaks += o.Breaks
 }

@@ -219,7 +219,6 @@ func (pr *Process) Barrier() {
 			a := lay.BarRx[pr.node] + 4*uint64(n)
 			pr.spin(p, "cm.barwait", func() bool { return int32(p.As("cm.barwait").Load32(a)-e) >= 0 })
 		}
-		rt.chk.barrierExit(p.Now(), pr)
 		p.Store32(rt.meta(metaBarRelease), e)
 		p.Fence()
 	} else {

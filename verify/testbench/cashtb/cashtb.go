@@ -242,7 +242,7 @@ func (b *Bench) peek(node int, addr uint64, n int) []byte {
 // Result is a finished run.
 type Result struct {
 	// Memory is the final shared memory, page by page from each page's
-	// home copy.
+	// home copy, or its exclusive holder's.
 	Memory []byte
 	// Stats are the processes' counters, by ID; Total their sum.
 	Stats []cashmere.Stats
@@ -278,7 +278,7 @@ func (b *Bench) Run() (Result, error) {
 	}
 	rc := b.Runtime.Config()
 	for pg := range rc.Pages {
-		res.Memory = append(res.Memory, b.peek(b.Runtime.Home(pg), sharedBase+uint64(pg)*cashmere.PageBytes, cashmere.PageBytes)...)
+		res.Memory = append(res.Memory, b.peek(b.Runtime.Holder(pg), sharedBase+uint64(pg)*cashmere.PageBytes, cashmere.PageBytes)...)
 	}
 	if err := b.Runtime.Err(); err != nil {
 		errs = append(errs, err)

@@ -3,6 +3,7 @@ package cashtb_test
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 
 	"github.com/nisim/nisim/host/cashmere"
 )
@@ -281,5 +282,90 @@ func (reflush) Run(p *cashmere.Process) {
 			p.Compute(10000)
 		}
 		p.Store(y+8, []uint64{2})
+	}
+}
+
+// private puts a page in exclusive mode and breaks it (section 2.4.1): with
+// two-page superpages on 2x2, process 2 (node 1) first-touches page 0, so
+// node 1 is the home of pages 0 and 1; process 0 (node 0) then fills page
+// 1, which no other node maps (exclusive: no twin, no dirty list); after a
+// barrier process 3 (node 1, the home) reads it, which asks node 0 to
+// flush the page home and leave exclusive mode, and writes its sum to
+// page 0. One process plays every part in turn.
+type private struct{}
+
+func (private) Name() string        { return "private" }
+func (private) SharedBytes() uint64 { return 2 * 8192 }
+func (private) Locks() int          { return 0 }
+func (private) Flags() int          { return 0 }
+
+func (private) Run(p *cashmere.Process) {
+	id, n := p.ID(), p.Procs()
+	if id == 2%n {
+		p.Store(0, []uint64{1})
+	}
+	p.Barrier()
+	if id == 0 {
+		all := make([]uint64, 1024)
+		for i := range all {
+			all[i] = uint64(3*i + 1)
+		}
+		p.Store(8192, all)
+	}
+	p.Barrier()
+	if id == 3%n {
+		all := make([]uint64, 1024)
+		p.Load(8192, all)
+		var sum uint64
+		for _, v := range all {
+			sum += v
+		}
+		p.Store(8, []uint64{sum})
+	}
+}
+
+// random is a randomised data-race-free program: Ops operations drawn
+// from Seed, each adding a delta to a word of Pages pages under the lock
+// that word hashes to (word % L), dealt round-robin to the processes
+// and cut into Phases phases separated by barriers. The adds commute, so
+// the final memory does not depend on the number of processes or on the
+// lock order.
+type random struct {
+	Seed                  uint64
+	Ops, Pages, L, Phases int
+}
+
+func (r random) Name() string        { return "random" }
+func (r random) SharedBytes() uint64 { return uint64(r.Pages) * 8192 }
+func (r random) Locks() int          { return r.L }
+func (r random) Flags() int          { return 0 }
+
+func (r random) Run(p *cashmere.Process) {
+	rng := rand.New(rand.NewPCG(r.Seed, 1))
+	type op struct {
+		word  int
+		delta uint64
+	}
+	ops := make([]op, r.Ops)
+	for i := range ops {
+		ops[i] = op{rng.IntN(r.Pages * 1024), rng.Uint64N(1000) + 1}
+	}
+	v := make([]uint64, 1)
+	per := (r.Ops + r.Phases - 1) / r.Phases
+	for ph := range r.Phases {
+		for i := ph * per; i < min((ph+1)*per, r.Ops); i++ {
+			if i%p.Procs() != p.ID() {
+				continue
+			}
+			o := ops[i]
+			p.Poll()
+			p.Lock(o.word % r.L)
+			p.Load(uint64(8*o.word), v)
+			v[0] += o.delta
+			p.Store(uint64(8*o.word), v)
+			p.Unlock(o.word % r.L)
+			p.Compute(int(o.delta) * 20)
+		}
+		p.Barrier()
 	}
 }
