@@ -108,7 +108,7 @@ func (ns *nodeState) writers(pg, except int) bool {
 // Bit 14 marks the home as fixed by first touch: the paper's relocation
 // happens once per superpage (section 2.3), and a node that has not yet
 // touched a superpage learns from this bit that another did (deviation,
-// docs/cashmere-design.md section 7).
+// docs/cashmere-design.md section 8).
 const (
 	dirPermMask  = 0x3
 	dirHomeShift = 8
