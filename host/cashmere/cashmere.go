@@ -25,10 +25,12 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 )
 
-// Variants of the runtime (section 2.6). Only 2L is implemented; the others
-// are options of this one runtime to come.
+// Variants of the runtime (section 2.6), options of this one runtime: 2L
+// (two-way diffing) and 2LS (shootdown instead of incoming diffs and
+// flush-updates). 2LOffMC, 2LMigr, 1LD and 1L are not built yet.
 const (
-	Variant2L = "2L"
+	Variant2L  = "2L"
+	Variant2LS = "2LS"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -47,7 +49,7 @@ const maxProcs = 64
 
 // Config is one run's runtime parameters.
 type Config struct {
-	// Variant is the protocol (section 2.6); only "2L" for now.
+	// Variant is the protocol (section 2.6): Variant2L or Variant2LS.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -71,8 +73,8 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (only %q)", c.Variant, Variant2L)
+	case c.Variant != Variant2L && c.Variant != Variant2LS:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q or %q)", c.Variant, Variant2L, Variant2LS)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
 		return fmt.Errorf("cashmere: Nodes %d must be in 1..%d (the lock array's entries)", c.Nodes, MaxNodes)
 	case c.CPUs < 1 || c.Nodes*c.CPUs > maxProcs:
@@ -96,6 +98,9 @@ func (c Config) Superpages() int { return (c.Pages + c.SuperpagePages - 1) / c.S
 
 // Procs returns the number of processes.
 func (c Config) Procs() int { return c.Nodes * c.CPUs }
+
+// shootdown reports the 2LS variant (section 2.6 «Shootdown»).
+func (c Config) shootdown() bool { return c.Variant == Variant2LS }
 
 // Hooks are what the testbench does for the runtime outside the CPUs.
 type Hooks struct {
@@ -210,7 +215,8 @@ func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
 		return nil, fmt.Errorf("cashmere: %w", err)
 	}
 	pt.Protect(rt.lay.SharedBase, rt.cfg.Pages*PageBytes, cpu.PermNone)
-	pr := &Process{rt: rt, ns: rt.nodes[node], node: node, local: local, id: id, cpu: c}
+	pr := &Process{rt: rt, ns: rt.nodes[node], node: node, local: local, id: id, cpu: c,
+		shootSent: make([]uint32, rt.cfg.CPUs), shootSeen: make([]uint32, rt.cfg.CPUs)}
 	c.SetPageTable(pt)
 	c.SetFaultHandler(cpu.Sequential(pr.pageFault))
 	rt.procs = append(rt.procs, pr)

@@ -111,8 +111,29 @@ const (
 // line, section 3 «A cache line is 64 bytes»).
 const metaLine = 64
 
-// MetaBytes is the node-local words.
-func MetaBytes(cfg Config) int { return (cfg.Pages + metaLockFlags + cfg.Locks + 1) * metaLine }
+// MetaBytes is the node-local words; 2LS adds one shootdown mailbox line
+// per (sender, target) pair of local processors after the lock flags.
+func MetaBytes(cfg Config) int {
+	n := cfg.Pages + metaLockFlags + cfg.Locks + 1
+	if cfg.shootdown() {
+		n += cfg.CPUs * cfg.CPUs
+	}
+	return n * metaLine
+}
+
+// A shootdown mailbox (2LS, section 2.6): the page and the request's
+// sequence number, written by the sender; the acknowledged sequence
+// number, written by the target.
+const (
+	shootPage = 0
+	shootSeq  = 4
+	shootAck  = 8
+)
+
+// shootSlot is the mailbox from local processor s to local processor q.
+func (rt *Runtime) shootSlot(s, q int) uint64 {
+	return rt.meta(metaLockFlags + rt.cfg.Locks + 1 + s*rt.cfg.CPUs + q)
+}
 
 // Validate checks that every region is there for every node that needs
 // it; an error names the field.

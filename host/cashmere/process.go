@@ -29,10 +29,14 @@ type Process struct {
 	flushSeq uint32
 	// barEpisode counts the barriers the process has entered.
 	barEpisode uint32
-	done       bool
-	end        clock.Time
-	stats      Stats
-	times      Times
+	// shootSent counts the shootdowns this process sent to each local
+	// processor, shootSeen those of each local processor it has served
+	// (2LS).
+	shootSent, shootSeen []uint32
+	done                 bool
+	end                  clock.Time
+	stats                Stats
+	times                Times
 }
 
 // ID returns the process number: node*CPUs + the CPU's index.

@@ -48,9 +48,11 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	}
 	switch {
 	case holder >= 0:
+		pr.beforeFetch(p, pg, home)
 		pr.fetchFrom(p, pg, holder, reqBreak)
 	case home != pr.node && cur == cpu.PermNone:
 		if !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS) {
+			pr.beforeFetch(p, pg, home)
 			pr.fetch(p, pg, home)
 		}
 	}
@@ -70,6 +72,15 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	p.Mprotect(rt.pageAddr(pg), PageBytes, want)
 	rt.chk.twinRule(p.Now(), pr, pg)
 	pr.unlockLocal(p, rt.pageLock(pg))
+}
+
+// beforeFetch is 2LS's part of a fetch into a page with local writers
+// (section 2.6): their write mappings shot down, their changes flushed,
+// the twin dropped (shootFlush); 2L keeps the twin for the incoming diff.
+func (pr *Process) beforeFetch(p *cpu.Proc, pg, home int) {
+	if pr.rt.cfg.shootdown() && pr.ns.twin[pg] {
+		pr.shootFlush(p, pg, home)
+	}
 }
 
 // homeOf returns page pg's home node from the directory: the node's own
@@ -212,6 +223,9 @@ func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0x
 // handler.
 func (pr *Process) poll(p *cpu.Proc) {
 	rt := pr.rt
+	if rt.cfg.shootdown() {
+		pr.serveShootdowns(p)
+	}
 	v := p.As("cm.poll").Load32(rt.lay.PollRx[pr.node])
 	if v == pr.lastPoll && !pr.ns.pendingServe {
 		return
@@ -331,10 +345,11 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 // outgoingDiff sends pg's modifications to the home copy through the
 // transmit window: every word that differs from the twin, contiguous
 // changed words of one 32-byte block in one write-combined store, and
-// writes them into the twin too (the flush-update, section 2.5: «A
-// flush-update operation writes all local modifications to both the home
-// node and the twin»). It returns the bytes sent.
-func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
+// writes them into the twin too when update (the flush-update, section
+// 2.5: «A flush-update operation writes all local modifications to both
+// the home node and the twin»; 2LS drops the twin instead). It returns the
+// bytes sent.
+func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 	rt := pr.rt
 	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
 	rt.chk.diffStart(pr, pg)
@@ -366,14 +381,16 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 			runAt = off
 		}
 		run = append(run, w...)
-		if rt.mut.skipFlushUpdate == 0 {
+		if update && rt.mut.skipFlushUpdate == 0 {
 			pr.store(p, twin+off, w)
 		}
 	}
 	flushRun()
 	step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
 	pr.stats.Diffs++
-	pr.stats.FlushUpdates++
+	if update {
+		pr.stats.FlushUpdates++
+	}
 	pr.stats.DataBytes += sent
 	return sent
 }

@@ -69,10 +69,22 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 		pr.sendNotices(p, pg, home)
 	}
 	t := p.Now()
-	pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home) })
-	p.Fence()
-	if rt.mut.skipFlush == 0 {
-		pr.mcFlush(p)
+	switch {
+	case rt.cfg.shootdown() && ns.twin[pg]:
+		// 2LS (section 2.6): «it shoots down all write mappings,
+		// flushes outstanding changes, and throws away the twin».
+		pr.shootFlush(p, pg, home)
+	case rt.cfg.shootdown():
+		// 2LS: no twin, so no change since a shootdown flushed the
+		// page (this processor's entry is left from before it); only
+		// the notices are due.
+		rt.chk.diffStart(pr, pg)
+	default:
+		pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home, true) })
+		p.Fence()
+		if rt.mut.skipFlush == 0 {
+			pr.mcFlush(p)
+		}
 	}
 	pr.times.Diff = p.Now() - t
 	if rt.mut.noticesFirst == 0 {

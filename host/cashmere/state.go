@@ -153,6 +153,10 @@ type Stats struct {
 	// Exclusive counts pages this process put in exclusive mode, Breaks
 	// those it took out of it at another node's request.
 	Exclusive, Breaks int
+	// Shootdowns are the write mappings of other local processors this
+	// process shot down (2LS: Table 3's «Shootdowns», one intra-node
+	// message each).
+	Shootdowns int
 }
 
 // Add adds o to s.
@@ -175,4 +179,5 @@ func (s *Stats) Add(o Stats) {
 	s.Served += o.Served
 	s.Exclusive += o.Exclusive
 	s.Breaks += o.Breaks
+	s.Shootdowns += o.Shootdowns
 }

@@ -40,6 +40,9 @@ type Config struct {
 	Nodes, CPUs int
 	// SuperpagePages is the pages per superpage.
 	SuperpagePages int
+	// Variant is the protocol (section 2.6, cashmere.Variant2L ...);
+	// empty means cashmere.Variant2L.
+	Variant string
 	// Cluster is the hardware; its Nodes and CPUs are set from the above.
 	Cluster mctb.Config
 }
@@ -111,7 +114,11 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cashtb: %w", err)
 	}
-	rc := cashmere.Config{Variant: cashmere.Variant2L, Nodes: c.Nodes, CPUs: c.CPUs,
+	variant := c.Variant
+	if variant == "" {
+		variant = cashmere.Variant2L
+	}
+	rc := cashmere.Config{Variant: variant, Nodes: c.Nodes, CPUs: c.CPUs,
 		Pages: int(bytes / cashmere.PageBytes), SuperpagePages: c.SuperpagePages,
 		Locks: prog.Locks(), Flags: prog.Flags(),
 		// assumed: the remapping system call costs what an mprotect does
