@@ -46,6 +46,9 @@ var (
 			"(caught by cashmere.lock)")
 	mutDirOther = env.DeclareMutation("cashmere.dirother",
 		"a node writes its directory words into the next node's slots (caught by cashmere.dir)")
+	mutSkipShootdown = env.DeclareMutation("cashmere.skipshootdown",
+		"2LS: a shootdown sends no messages: other local writers keep their write mappings while the twin "+
+			"is dropped (caught by cashmere.twin)")
 	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
 		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
 			"(caught by cashmere.copy)")
@@ -53,13 +56,15 @@ var (
 
 type mutations struct {
 	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate, dirOther int
+	skipShootdown                                                                                         int
 }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
 		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
 		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
-		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther)}
+		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther),
+		skipShootdown: e.Mutation(mutSkipShootdown)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's

@@ -54,9 +54,9 @@ func (pr *Process) Stats() Stats { return pr.stats }
 // Times are the durations of the process's last protocol operations of
 // each kind (section 3.1's costs, measured on the model): the twin copy,
 // the fetch (request to the page copied in), the outgoing diff with its MC
-// flush.
+// flush, the shootdown (2LS: the messages sent to every acknowledgement).
 type Times struct {
-	Twin, Fetch, Diff clock.Time
+	Twin, Fetch, Diff, Shootdown clock.Time
 }
 
 // Times returns the durations of the last operations.

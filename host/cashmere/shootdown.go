@@ -59,9 +59,10 @@ func (pr *Process) shootdown(p *cpu.Proc, pg, home int) {
 			to = append(to, q)
 		}
 	}
-	if len(to) == 0 {
+	if len(to) == 0 || rt.mut.skipShootdown != 0 {
 		return
 	}
+	t := p.Now()
 	for _, q := range to {
 		step(p, "cm.shoot", instrShootdown)
 		pr.shootSent[q]++
@@ -76,6 +77,7 @@ func (pr *Process) shootdown(p *cpu.Proc, pg, home int) {
 		slot, seq := rt.shootSlot(pr.local, q), pr.shootSent[q]
 		pr.spin(p, "cm.shootwait", func() bool { return p.As("cm.shootwait").Load32(slot+shootAck) == seq })
 	}
+	pr.times.Shootdown = p.Now() - t
 	if after := ns.loosest(pg); after != before {
 		pr.writeDir(p, pg, after, home)
 	}
