@@ -26,11 +26,13 @@ import (
 )
 
 // Variants of the runtime (section 2.6), options of this one runtime: 2L
-// (two-way diffing) and 2LS (shootdown instead of incoming diffs and
-// flush-updates). 2LOffMC, 2LMigr, 1LD and 1L are not built yet.
+// (two-way diffing), 2LS (shootdown instead of incoming diffs and
+// flush-updates) and 1LD (one level: every processor its own protocol
+// node, twins and diffs). 2LOffMC, 2LMigr and 1L are not built yet.
 const (
 	Variant2L  = "2L"
 	Variant2LS = "2LS"
+	Variant1LD = "1LD"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -49,7 +51,8 @@ const maxProcs = 64
 
 // Config is one run's runtime parameters.
 type Config struct {
-	// Variant is the protocol (section 2.6): Variant2L or Variant2LS.
+	// Variant is the protocol (section 2.6): Variant2L, Variant2LS or
+	// Variant1LD.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -73,8 +76,10 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L && c.Variant != Variant2LS:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (%q or %q)", c.Variant, Variant2L, Variant2LS)
+	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD)
+	case c.Variant == Variant1LD && c.Nodes*c.CPUs > MaxNodes:
+		return fmt.Errorf("cashmere: Variant %q needs Nodes*CPUs at most %d (every processor a protocol node of the lock array), not %d", c.Variant, MaxNodes, c.Nodes*c.CPUs)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
 		return fmt.Errorf("cashmere: Nodes %d must be in 1..%d (the lock array's entries)", c.Nodes, MaxNodes)
 	case c.CPUs < 1 || c.Nodes*c.CPUs > maxProcs:
@@ -102,6 +107,18 @@ func (c Config) Procs() int { return c.Nodes * c.CPUs }
 // shootdown reports the 2LS variant (section 2.6 «Shootdown»).
 func (c Config) shootdown() bool { return c.Variant == Variant2LS }
 
+// Protocol returns the protocol's view of the cluster: under 1LD every
+// processor is a node of one CPU (section 2.6: the one-level protocols
+// treat each processor as a separate node; section 3.3.2), otherwise c.
+// The Layout's per-node slices and MetaBytes, MsgBytes, DirBytes,
+// SyncBytes and BarBytes are in these nodes.
+func (c Config) Protocol() Config {
+	if c.Variant == Variant1LD {
+		c.Nodes, c.CPUs = c.Nodes*c.CPUs, 1
+	}
+	return c
+}
+
 // Hooks are what the testbench does for the runtime outside the CPUs.
 type Hooks struct {
 	// Remap moves superpage sp's receive mapping (its global MC pages)
@@ -120,8 +137,10 @@ type Hooks struct {
 
 // Runtime is one cluster's Cashmere-2L.
 type Runtime struct {
-	env   *env.Env
+	env *env.Env
+	// cfg is the protocol's view (Config.Protocol), user the cluster's.
 	cfg   Config
+	user  Config
 	lay   Layout
 	hooks Hooks
 	nodes []*nodeState
@@ -143,13 +162,15 @@ func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	user := cfg
+	cfg = cfg.Protocol()
 	if err := lay.Validate(cfg); err != nil {
 		return nil, err
 	}
 	if h.Remap == nil {
 		return nil, errors.New("cashmere: Hooks.Remap is nil")
 	}
-	rt := &Runtime{env: e, cfg: cfg, lay: lay, hooks: h, home: make([]int, cfg.Superpages()), mut: readMutations(e)}
+	rt := &Runtime{env: e, cfg: cfg, user: user, lay: lay, hooks: h, home: make([]int, cfg.Superpages()), mut: readMutations(e)}
 	for sp := range rt.home {
 		rt.home[sp] = initialHome(sp, cfg.Nodes)
 	}
@@ -165,7 +186,23 @@ func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
 func initialHome(sp, nodes int) int { return sp % nodes }
 
 // Config returns the configuration.
-func (rt *Runtime) Config() Config { return rt.cfg }
+func (rt *Runtime) Config() Config { return rt.user }
+
+// PhysNode returns the cluster node protocol node n runs on.
+func (rt *Runtime) PhysNode(n int) int { return n * rt.cfg.CPUs / rt.user.CPUs }
+
+// offset is protocol node n's displacement of its node-memory data (its
+// copy of the pages, twins and protocol words): 0 but under 1LD.
+func (rt *Runtime) offset(n int) uint64 {
+	if rt.lay.Offset == nil {
+		return 0
+	}
+	return rt.lay.Offset[n]
+}
+
+// PageAddr returns where protocol node n keeps its copy of page pg on
+// its cluster node (PhysNode).
+func (rt *Runtime) PageAddr(n, pg int) uint64 { return rt.offset(n) + rt.pageAddr(pg) }
 
 // Layout returns the regions' addresses.
 func (rt *Runtime) Layout() Layout { return rt.lay }
@@ -201,12 +238,12 @@ func (rt *Runtime) Procs() []*Process { return rt.procs }
 // table (the shared pages invalid, everything else read-write) and its
 // page-fault handler. Processes are installed in ID order.
 func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
-	id := node*rt.cfg.CPUs + local
+	id := node*rt.user.CPUs + local
 	switch {
-	case node < 0 || node >= rt.cfg.Nodes:
-		return nil, fmt.Errorf("cashmere: node %d is not in 0..%d", node, rt.cfg.Nodes-1)
-	case local < 0 || local >= rt.cfg.CPUs:
-		return nil, fmt.Errorf("cashmere: CPU %d is not in 0..%d", local, rt.cfg.CPUs-1)
+	case node < 0 || node >= rt.user.Nodes:
+		return nil, fmt.Errorf("cashmere: node %d is not in 0..%d", node, rt.user.Nodes-1)
+	case local < 0 || local >= rt.user.CPUs:
+		return nil, fmt.Errorf("cashmere: CPU %d is not in 0..%d", local, rt.user.CPUs-1)
 	case id != len(rt.procs):
 		return nil, fmt.Errorf("cashmere: process %d installed out of order (next is %d)", id, len(rt.procs))
 	}
@@ -214,9 +251,10 @@ func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cashmere: %w", err)
 	}
-	pt.Protect(rt.lay.SharedBase, rt.cfg.Pages*PageBytes, cpu.PermNone)
-	pr := &Process{rt: rt, ns: rt.nodes[node], node: node, local: local, id: id, cpu: c,
+	pn, pl := id/rt.cfg.CPUs, id%rt.cfg.CPUs
+	pr := &Process{rt: rt, ns: rt.nodes[pn], node: pn, local: pl, id: id, cpu: c, phys: node, off: rt.offset(pn),
 		shootSent: make([]uint32, rt.cfg.CPUs), shootSeen: make([]uint32, rt.cfg.CPUs)}
+	pt.Protect(pr.pageAddr(0), rt.cfg.Pages*PageBytes, cpu.PermNone)
 	c.SetPageTable(pt)
 	c.SetFaultHandler(cpu.Sequential(pr.pageFault))
 	rt.procs = append(rt.procs, pr)

@@ -159,9 +159,9 @@ func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
 		c.report(now, pr, RuleDiff, "process %d sends write notices for page %d before its diff", pr.id, pg)
 		return
 	}
-	base := rt.pageAddr(pg)
+	base := rt.PageAddr(home, pg)
 	for _, w := range c.diff[pr.id] {
-		got := peek(home, base+w[0], 8)
+		got := peek(rt.PhysNode(home), base+w[0], 8)
 		if len(got) != 8 || le64v(got) != w[1] {
 			c.report(now, pr, RuleDiff, "process %d sends write notices for page %d while its diff's word at +%#x has not reached home node %d", pr.id, pg, w[0], home)
 			break
@@ -191,8 +191,8 @@ func (rt *Runtime) Finish(now clock.Time) {
 			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
 				continue
 			}
-			a := rt.pageAddr(pg)
-			mine, master := peek(ns.id, a, PageBytes), peek(home, a, PageBytes)
+			mine := peek(rt.PhysNode(ns.id), rt.PageAddr(ns.id, pg), PageBytes)
+			master := peek(rt.PhysNode(home), rt.PageAddr(home, pg), PageBytes)
 			if !bytes.Equal(mine, master) {
 				off := 0
 				for off < len(mine) && off < len(master) && mine[off] == master[off] {

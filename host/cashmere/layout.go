@@ -46,6 +46,12 @@ type Layout struct {
 	// Bar is the broadcast region of the barrier's node arrivals (one word
 	// per node) and the flags (8 bytes each, from byte 64): BarBytes(cfg).
 	BarTx, BarRx []uint64
+	// Offset, under 1LD, displaces each protocol node's node-memory data
+	// (its copy at SharedBase+Offset[n], its twins, its protocol words):
+	// the processors of one cluster node keep separate copies at the same
+	// shared addresses, which the runtime translates per process as a TLB
+	// would, at no cost. nil: no displacement.
+	Offset []uint64
 }
 
 // Bins: the layout of one sender's bin in a receiver's message region

@@ -18,8 +18,14 @@ type Process struct {
 	node  int
 	local int
 	id    int
-	cpu   *cpu.CPU
-	p     *cpu.Proc
+	// phys is the cluster node the process runs on (node is its
+	// protocol node: the same but under 1LD); off displaces its
+	// node-memory data (its page copies, twins, protocol words: 0 but
+	// under 1LD, the per-process address translation a TLB would do).
+	phys int
+	off  uint64
+	cpu  *cpu.CPU
+	p    *cpu.Proc
 	// acqTS is the logical time of the process's last acquire.
 	acqTS uint64
 	// lastPoll is the poll flag's value this process last acted on (a
@@ -45,8 +51,17 @@ func (pr *Process) ID() int { return pr.id }
 // Procs returns the number of processes.
 func (pr *Process) Procs() int { return pr.rt.cfg.Procs() }
 
-// Node returns the process's node.
+// Node returns the process's node (its protocol node under 1LD).
 func (pr *Process) Node() int { return pr.node }
+
+// The process's own node-memory data, translated by its offset (1LD).
+func (pr *Process) pageAddr(pg int) uint64 { return pr.off + pr.rt.pageAddr(pg) }
+func (pr *Process) twinAddr(pg int) uint64 { return pr.off + pr.rt.twinAddr(pg) }
+func (pr *Process) pageLock(pg int) uint64 { return pr.off + pr.rt.pageLock(pg) }
+func (pr *Process) meta(word int) uint64   { return pr.off + pr.rt.meta(word) }
+func (pr *Process) shootSlot(s, q int) uint64 {
+	return pr.off + pr.rt.shootSlot(s, q)
+}
 
 // Stats returns the process's counters.
 func (pr *Process) Stats() Stats { return pr.stats }
@@ -77,7 +92,7 @@ func (pr *Process) sharedAddr(addr uint64, words int) (uint64, bool) {
 		pr.rt.fail(fmt.Errorf("cashmere: process %d: %d words at shared address %#x are not 8-aligned inside [0, %#x)", pr.id, words, addr, size))
 		return 0, false
 	}
-	return pr.rt.lay.SharedBase + addr, true
+	return pr.pageAddr(0) + addr, true
 }
 
 // Load reads len(dst) words from shared address addr: one 8-byte load
@@ -119,7 +134,7 @@ func (pr *Process) Poll() { pr.poll(pr.p) }
 func (pr *Process) store(p *cpu.Proc, addr uint64, data []byte) {
 	p.Store(addr, data)
 	if h := pr.rt.hooks.LocalWrite; h != nil {
-		h(pr.node, addr, data)
+		h(pr.phys, addr, data)
 	}
 }
 
@@ -163,7 +178,7 @@ func (pr *Process) alias(p *cpu.Proc, pg int, fn func()) {
 		fn()
 		return
 	}
-	a := pr.rt.pageAddr(pg)
+	a := pr.pageAddr(pg)
 	was := pt.Perm(a)
 	pt.Protect(a, PageBytes, cpu.PermReadWrite)
 	fn()

@@ -13,8 +13,8 @@ import (
 // write the dirty list and the twin, and the mprotect.
 func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	rt, ns := pr.rt, pr.ns
-	pg := int((f.Addr - rt.lay.SharedBase) / PageBytes)
-	if f.Addr < rt.lay.SharedBase || pg >= rt.cfg.Pages {
+	pg := int((f.Addr - pr.pageAddr(0)) / PageBytes)
+	if f.Addr < pr.pageAddr(0) || pg >= rt.cfg.Pages {
 		rt.fail(errAddr(pr.id, f.Addr))
 		return
 	}
@@ -23,7 +23,7 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	} else {
 		pr.stats.ReadFaults++
 	}
-	pr.lockLocal(p, rt.pageLock(pg))
+	pr.lockLocal(p, pr.pageLock(pg))
 	home := pr.homeOf(p, pg)
 	step(p, "cm.fault", instrFault)
 	cur := ns.perm[pr.local][pg]
@@ -69,9 +69,9 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 			step(p, "cm.dirty", instrDirtyInsert)
 		}
 	}
-	p.Mprotect(rt.pageAddr(pg), PageBytes, want)
+	p.Mprotect(pr.pageAddr(pg), PageBytes, want)
 	rt.chk.twinRule(p.Now(), pr, pg)
-	pr.unlockLocal(p, rt.pageLock(pg))
+	pr.unlockLocal(p, pr.pageLock(pg))
 }
 
 // beforeFetch is 2LS's part of a fetch into a page with local writers
@@ -186,7 +186,7 @@ const (
 func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
-	pr.lockLocal(p, rt.meta(metaFetchLock))
+	pr.lockLocal(p, pr.meta(metaFetchLock))
 	t := p.Now()
 	ts := pr.tick(p)
 	ns.reqSeq[home]++
@@ -203,14 +203,14 @@ func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 		if ns.twin[pg] && rt.mut.skipIncoming == 0 {
 			pr.incomingDiff(p, pg, reply+binReply)
 		} else {
-			pr.copyPage(p, reply+binReply, rt.pageAddr(pg), "cm.fetchcopy")
+			pr.copyPage(p, reply+binReply, pr.pageAddr(pg), "cm.fetchcopy")
 		}
 	})
 	pr.times.Fetch = p.Now() - t
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
 	pr.stats.PageTransfers++
-	pr.unlockLocal(p, rt.meta(metaFetchLock))
+	pr.unlockLocal(p, pr.meta(metaFetchLock))
 }
 
 // pollValue is what a request writes into the home's poll flag: unique to
@@ -230,12 +230,12 @@ func (pr *Process) poll(p *cpu.Proc) {
 	if v == pr.lastPoll && !pr.ns.pendingServe {
 		return
 	}
-	if !pr.tryLocal(p, rt.meta(metaServeLock)) {
+	if !pr.tryLocal(p, pr.meta(metaServeLock)) {
 		return // another processor is serving; look again next time
 	}
 	pr.lastPoll = v
 	pr.serve(p)
-	pr.unlockLocal(p, rt.meta(metaServeLock))
+	pr.unlockLocal(p, pr.meta(metaServeLock))
 }
 
 // serve answers every new page request in the node's bins: the home copy
@@ -263,18 +263,18 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		if w&reqBreak != 0 {
-			if !pr.tryLocal(p, rt.pageLock(pg)) {
+			if !pr.tryLocal(p, pr.pageLock(pg)) {
 				ns.pendingServe = true
 				continue
 			}
 			ns.served[s] = seq
 			pr.breakExclusive(p, pg, s, seq)
-			pr.unlockLocal(p, rt.pageLock(pg))
+			pr.unlockLocal(p, pr.pageLock(pg))
 			continue
 		}
 		ns.served[s] = seq
 		out := lay.MsgTx[s][pr.node] + bin(pr.node)
-		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 		p.Fence()
 		pr.stats.Served++
@@ -316,7 +316,7 @@ func (pr *Process) copyPage(p *cpu.Proc, src, dst uint64, label string) {
 // pristine copy of the page, called a twin»).
 func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
 	t := p.Now()
-	pr.alias(p, pg, func() { pr.copyPage(p, pr.rt.pageAddr(pg), pr.rt.twinAddr(pg), "cm.twin") })
+	pr.alias(p, pg, func() { pr.copyPage(p, pr.pageAddr(pg), pr.twinAddr(pg), "cm.twin") })
 	pr.times.Twin = p.Now() - t
 	pr.ns.twin[pg] = true
 	pr.stats.Twins++
@@ -326,8 +326,7 @@ func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
 // incoming data is simply compared to the twin, and any differences are
 // written to both the working copy and the twin»).
 func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
-	rt := pr.rt
-	page, twin := rt.pageAddr(pg), rt.twinAddr(pg)
+	page, twin := pr.pageAddr(pg), pr.twinAddr(pg)
 	for off := uint64(0); off < PageBytes; off += 8 {
 		in := p.As("cm.indiff").Load(src+off, 8)
 		tw := p.As("cm.indiff").Load(twin+off, 8)
@@ -351,7 +350,7 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 // bytes sent.
 func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 	rt := pr.rt
-	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
+	page, twin, tx := pr.pageAddr(pg), pr.twinAddr(pg), rt.homeTx(pr.node, pg)
 	rt.chk.diffStart(pr, pg)
 	sent := 0
 	var run []byte
@@ -465,7 +464,7 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 	lay := rt.lay
 	if ns.excl[pg] >= 0 {
 		home := pr.homeOf(p, pg)
-		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), rt.homeTx(pr.node, pg)) })
+		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), rt.homeTx(pr.node, pg)) })
 		p.Fence()
 		pr.stats.DataBytes += PageBytes
 		ns.excl[pg] = -1
@@ -485,14 +484,14 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 		pr.stats.Breaks++
 	}
 	out := lay.MsgTx[s][pr.node] + bin(pr.node)
-	pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 	p.Fence()
 	pr.stats.Served++
 	pr.stats.DataBytes += PageBytes
 	if ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
 		ns.perm[pr.local][pg] &^= cpu.PermWrite
-		p.Mprotect(rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+		p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
 	}
 	rt.chk.twinRule(p.Now(), pr, pg)
 }

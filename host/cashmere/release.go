@@ -36,14 +36,14 @@ func (pr *Process) flushDirty(p *cpu.Proc, mine func(pg int) bool) {
 	ns.dirty[pr.local] = nil
 	for _, pg := range list {
 		ns.dirtyBit[pr.local][pg] = false
-		pr.lockLocal(p, rt.pageLock(pg))
+		pr.lockLocal(p, pr.pageLock(pg))
 		step(p, "cm.release", instrRelease)
 		if mine(pg) {
 			pr.flushPage(p, pg)
 		}
 		pr.downgrade(p, pg)
 		rt.chk.twinRule(p.Now(), pr, pg)
-		pr.unlockLocal(p, rt.pageLock(pg))
+		pr.unlockLocal(p, pr.pageLock(pg))
 	}
 }
 
@@ -103,7 +103,7 @@ func (pr *Process) downgrade(p *cpu.Proc, pg int) {
 	}
 	before := ns.loosest(pg)
 	ns.perm[pr.local][pg] = cur &^ cpu.PermWrite
-	p.Mprotect(pr.rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+	p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
 	if !ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
 		ns.twin[pg] = false
 	}
@@ -132,12 +132,12 @@ func (pr *Process) sendNotices(p *cpu.Proc, pg, home int) {
 		return
 	}
 	rt.chk.noticeSent(p.Now(), pr, pg, home)
-	pr.lockLocal(p, rt.meta(metaSendLock))
+	pr.lockLocal(p, pr.meta(metaSendLock))
 	for _, n := range to {
 		pr.sendNotice(p, n, pg)
 	}
 	p.Fence()
-	pr.unlockLocal(p, rt.meta(metaSendLock))
+	pr.unlockLocal(p, pr.meta(metaSendLock))
 }
 
 // sendNotice puts pg in this node's bin at node n: the entry, then the
@@ -172,15 +172,15 @@ func (pr *Process) acquire(p *cpu.Proc) {
 		if ns.updateTS[pg] >= ns.wnTS[pg] || ns.perm[pr.local][pg] == cpu.PermNone || rt.mut.skipInvalidate != 0 {
 			continue
 		}
-		pr.lockLocal(p, rt.pageLock(pg))
+		pr.lockLocal(p, pr.pageLock(pg))
 		before := ns.loosest(pg)
 		ns.perm[pr.local][pg] = cpu.PermNone
-		p.Mprotect(rt.pageAddr(pg), PageBytes, cpu.PermNone)
+		p.Mprotect(pr.pageAddr(pg), PageBytes, cpu.PermNone)
 		if after := ns.loosest(pg); after != before {
 			pr.writeDir(p, pg, after, pr.homeOf(p, pg))
 		}
 		pr.stats.Invalidations++
-		pr.unlockLocal(p, rt.pageLock(pg))
+		pr.unlockLocal(p, pr.pageLock(pg))
 	}
 }
 
@@ -190,7 +190,7 @@ func (pr *Process) acquire(p *cpu.Proc) {
 func (pr *Process) distribute(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
-	pr.lockLocal(p, rt.meta(metaNoticeLock))
+	pr.lockLocal(p, pr.meta(metaNoticeLock))
 	var ts uint64
 	for s := range rt.cfg.Nodes {
 		if s == pr.node {
@@ -221,5 +221,5 @@ func (pr *Process) distribute(p *cpu.Proc) {
 		ns.wnHead[s] = tail
 		pr.txStore(p, lay.MsgTx[s][pr.node]+bin(pr.node)+binAck, le32(tail), "cm.ack")
 	}
-	pr.unlockLocal(p, rt.meta(metaNoticeLock))
+	pr.unlockLocal(p, pr.meta(metaNoticeLock))
 }

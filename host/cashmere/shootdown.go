@@ -66,7 +66,7 @@ func (pr *Process) shootdown(p *cpu.Proc, pg, home int) {
 	for _, q := range to {
 		step(p, "cm.shoot", instrShootdown)
 		pr.shootSent[q]++
-		slot := rt.shootSlot(pr.local, q)
+		slot := pr.shootSlot(pr.local, q)
 		p.Store32(slot+shootPage, uint32(pg))
 		p.Fence()
 		p.Store32(slot+shootSeq, pr.shootSent[q])
@@ -74,7 +74,7 @@ func (pr *Process) shootdown(p *cpu.Proc, pg, home int) {
 	}
 	p.Fence()
 	for _, q := range to {
-		slot, seq := rt.shootSlot(pr.local, q), pr.shootSent[q]
+		slot, seq := pr.shootSlot(pr.local, q), pr.shootSent[q]
 		pr.spin(p, "cm.shootwait", func() bool { return p.As("cm.shootwait").Load32(slot+shootAck) == seq })
 	}
 	pr.times.Shootdown = p.Now() - t
@@ -92,7 +92,7 @@ func (pr *Process) serveShootdowns(p *cpu.Proc) {
 		if s == pr.local {
 			continue
 		}
-		slot := rt.shootSlot(s, pr.local)
+		slot := pr.shootSlot(s, pr.local)
 		seq := p.As("cm.shootpoll").Load32(slot + shootSeq)
 		if seq == pr.shootSeen[s] {
 			continue
@@ -102,7 +102,7 @@ func (pr *Process) serveShootdowns(p *cpu.Proc) {
 		step(p, "cm.shootserve", instrShootdown)
 		if pg < rt.cfg.Pages && ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
 			ns.perm[pr.local][pg] &^= cpu.PermWrite
-			p.Mprotect(rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+			p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
 		}
 		p.Fence()
 		p.Store32(slot+shootAck, seq)

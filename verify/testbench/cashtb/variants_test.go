@@ -3,6 +3,7 @@ package cashtb_test
 import (
 	"time"
 
+	"github.com/nisim/nisim/host/cashapps"
 	"github.com/nisim/nisim/host/cashmere"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/testbench/cashtb"
@@ -104,5 +105,43 @@ var _ = Describe("Variant 2LS: checkers against mutations", func() {
 	It("cashmere.twin catches a shootdown that sends no messages (a writer left without a twin)", func() {
 		_, err := runV(twoway{}, cashmere.Variant2LS, 2, 2, map[string]int{"cashmere.skipshootdown": 1})
 		Expect(err).To(MatchError(ContainSubstring("[cashmere.twin]")))
+	})
+})
+
+// varApp runs a host/cashapps program on the runtime (*cashmere.Process
+// has cashapps.Proc's method set).
+type varApp struct{ cashapps.Program }
+
+func (a varApp) Run(p *cashmere.Process) { a.Program.Run(p) }
+
+var _ = Describe("Variant 1LD (one level, twins and diffs)", func() {
+	It("runs the stencil bit-exact on 2x2", func() {
+		st := stencil{Rows: 34, Cols: 64, Iters: 1}
+		one, err := run(st, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := runV(st, cashmere.Variant1LD, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+	})
+})
+
+var _ = Describe("Variant 1LD: Gauss against 2L", func() {
+	// Section 3.3.2: «four-fold reductions in number of page requests»
+	// under 2L. Gauss's pivot rows are read by every process: 1LD fetches
+	// each once per processor, 2L once per node.
+	It("runs Gauss bit-exact on 2x2 under 1LD and 2L, 1LD with more page transfers", func() {
+		g, err := cashapps.NewGauss(cashapps.GaussConfig{N: 24})
+		Expect(err).NotTo(HaveOccurred())
+		want, err := cashapps.RunSequential(g)
+		Expect(err).NotTo(HaveOccurred())
+		l2, err := runV(varApp{g}, cashmere.Variant2L, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		l1, err := runV(varApp{g}, cashmere.Variant1LD, 2, 2, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(l2.Memory).To(Equal(want))
+		Expect(l1.Memory).To(Equal(want))
+		GinkgoWriter.Printf("Gauss n=24 2x2 page transfers: 1LD %d, 2L %d (ratio %.2f; paper: 2L's four-fold reduction at 8x4)\n",
+			l1.Total.PageTransfers, l2.Total.PageTransfers, float64(l1.Total.PageTransfers)/float64(l2.Total.PageTransfers))
+		Expect(l1.Total.PageTransfers).To(BeNumerically(">", l2.Total.PageTransfers))
 	})
 })
