@@ -27,12 +27,14 @@ import (
 
 // Variants of the runtime (section 2.6), options of this one runtime: 2L
 // (two-way diffing), 2LS (shootdown instead of incoming diffs and
-// flush-updates) and 1LD (one level: every processor its own protocol
-// node, twins and diffs). 2LOffMC, 2LMigr and 1L are not built yet.
+// flush-updates), 1LD (one level: every processor its own protocol
+// node, twins and diffs) and 2LOffMC (application data in node memory,
+// explicit diff messages). 2LMigr and 1L are not built yet.
 const (
-	Variant2L  = "2L"
-	Variant2LS = "2LS"
-	Variant1LD = "1LD"
+	Variant2L      = "2L"
+	Variant2LS     = "2LS"
+	Variant1LD     = "1LD"
+	Variant2LOffMC = "2LOffMC"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -51,8 +53,8 @@ const maxProcs = 64
 
 // Config is one run's runtime parameters.
 type Config struct {
-	// Variant is the protocol (section 2.6): Variant2L, Variant2LS or
-	// Variant1LD.
+	// Variant is the protocol (section 2.6): Variant2L, Variant2LS,
+	// Variant1LD or Variant2LOffMC.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -76,8 +78,8 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD)
+	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC)
 	case c.Variant == Variant1LD && c.Nodes*c.CPUs > MaxNodes:
 		return fmt.Errorf("cashmere: Variant %q needs Nodes*CPUs at most %d (every processor a protocol node of the lock array), not %d", c.Variant, MaxNodes, c.Nodes*c.CPUs)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
@@ -106,6 +108,10 @@ func (c Config) Procs() int { return c.Nodes * c.CPUs }
 
 // shootdown reports the 2LS variant (section 2.6 «Shootdown»).
 func (c Config) shootdown() bool { return c.Variant == Variant2LS }
+
+// offMC reports the 2LOffMC variant (section 2.6 «Treatment of
+// Application Data»).
+func (c Config) offMC() bool { return c.Variant == Variant2LOffMC }
 
 // Protocol returns the protocol's view of the cluster: under 1LD every
 // processor is a node of one CPU (section 2.6: the one-level protocols

@@ -104,10 +104,14 @@ func (pr *Process) homeOf(p *cpu.Proc, pg int) int {
 		sp := pg / rt.cfg.SuperpagePages
 		h = pr.node
 		if from := rt.home[sp]; from != h {
-			if err := rt.hooks.Remap(sp, from, h); err != nil {
-				rt.fail(err)
+			if !rt.cfg.offMC() {
+				// 2LOffMC's data is in node memory: no receive
+				// mapping to move, the directory says it all.
+				if err := rt.hooks.Remap(sp, from, h); err != nil {
+					rt.fail(err)
+				}
+				p.As("cm.remap").Compute(rt.cfg.RemapCycles)
 			}
-			p.As("cm.remap").Compute(rt.cfg.RemapCycles)
 			rt.home[sp] = h
 		}
 		pr.stats.Relocations++
@@ -192,12 +196,12 @@ func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	ns.reqSeq[home]++
 	seq := ns.reqSeq[home]
 	step(p, "cm.request", instrRequest)
-	at := lay.MsgTx[home][pr.node] + bin(pr.node)
+	at := lay.MsgTx[home][pr.node] + rt.bin(pr.node)
 	pr.txStore(p, at+binReqPage, le32(uint32(pg)|kind), "cm.request")
 	pr.txStore(p, at+binReqSeq, le32(seq), "cm.request")
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, seq)), "cm.pollset")
 	p.Fence()
-	reply := lay.MsgRx[pr.node] + bin(home)
+	reply := lay.MsgRx[pr.node] + rt.bin(home)
 	pr.spin(p, "cm.replywait", func() bool { return p.As("cm.replywait").Load32(reply+binReplySeq) == seq })
 	pr.alias(p, pg, func() {
 		if ns.twin[pg] && rt.mut.skipIncoming == 0 {
@@ -245,12 +249,15 @@ func (pr *Process) poll(p *cpu.Proc) {
 func (pr *Process) serve(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
+	if rt.cfg.offMC() {
+		pr.applyDiffs(p)
+	}
 	ns.pendingServe = false
 	for s := range rt.cfg.Nodes {
 		if s == pr.node {
 			continue
 		}
-		in := lay.MsgRx[pr.node] + bin(s)
+		in := lay.MsgRx[pr.node] + rt.bin(s)
 		seq := p.As("cm.serve").Load32(in + binReqSeq)
 		if seq == ns.served[s] {
 			continue
@@ -273,7 +280,7 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		ns.served[s] = seq
-		out := lay.MsgTx[s][pr.node] + bin(pr.node)
+		out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
 		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 		p.Fence()
@@ -464,9 +471,13 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 	lay := rt.lay
 	if ns.excl[pg] >= 0 {
 		home := pr.homeOf(p, pg)
-		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), rt.homeTx(pr.node, pg)) })
-		p.Fence()
-		pr.stats.DataBytes += PageBytes
+		if rt.cfg.offMC() {
+			pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 1) })
+		} else {
+			pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), rt.homeTx(pr.node, pg)) })
+			p.Fence()
+			pr.stats.DataBytes += PageBytes
+		}
 		ns.excl[pg] = -1
 		pr.writeDir(p, pg, ns.loosest(pg), home)
 		var others []int
@@ -483,7 +494,7 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 		}
 		pr.stats.Breaks++
 	}
-	out := lay.MsgTx[s][pr.node] + bin(pr.node)
+	out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
 	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 	p.Fence()

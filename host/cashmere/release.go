@@ -79,6 +79,8 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 		// page (this processor's entry is left from before it); only
 		// the notices are due.
 		rt.chk.diffStart(pr, pg)
+	case rt.cfg.offMC():
+		pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 0) })
 	default:
 		pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home, true) })
 		p.Fence()
@@ -145,9 +147,9 @@ func (pr *Process) sendNotices(p *cpu.Proc, pg, home int) {
 func (pr *Process) sendNotice(p *cpu.Proc, n, pg int) {
 	rt, ns := pr.rt, pr.ns
 	step(p, "cm.notice", instrNotice)
-	ack := rt.lay.MsgRx[pr.node] + bin(n) + binAck
+	ack := rt.lay.MsgRx[pr.node] + rt.bin(n) + binAck
 	pr.spin(p, "cm.noticefull", func() bool { return ns.wnSent[n]-p.As("cm.noticefull").Load32(ack) < binQueue })
-	at := rt.lay.MsgTx[n][pr.node] + bin(pr.node)
+	at := rt.lay.MsgTx[n][pr.node] + rt.bin(pr.node)
 	slot := uint64(ns.wnSent[n] % binQueue)
 	pr.txStore(p, at+binNotices+4*slot, le32(uint32(pg)), "cm.notice")
 	ns.wnSent[n]++
@@ -196,7 +198,7 @@ func (pr *Process) distribute(p *cpu.Proc) {
 		if s == pr.node {
 			continue
 		}
-		in := lay.MsgRx[pr.node] + bin(s)
+		in := lay.MsgRx[pr.node] + rt.bin(s)
 		tail := p.As("cm.bins").Load32(in + binTail)
 		if tail == ns.wnHead[s] {
 			continue
@@ -219,7 +221,7 @@ func (pr *Process) distribute(p *cpu.Proc) {
 			}
 		}
 		ns.wnHead[s] = tail
-		pr.txStore(p, lay.MsgTx[s][pr.node]+bin(pr.node)+binAck, le32(tail), "cm.ack")
+		pr.txStore(p, lay.MsgTx[s][pr.node]+rt.bin(pr.node)+binAck, le32(tail), "cm.ack")
 	}
 	pr.unlockLocal(p, pr.meta(metaNoticeLock))
 }

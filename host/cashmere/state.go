@@ -57,6 +57,10 @@ type nodeState struct {
 	// it last wrote it (the writer keeps its value in a register; readers
 	// load the replicas).
 	dirWord []uint32
+	// diffSent[h][ch] counts the explicit diffs sent to node h on
+	// channel ch, diffSeen[s][ch] the last one applied from node s
+	// (2LOffMC).
+	diffSent, diffSeen [][2]uint32
 }
 
 func newNodeState(id int, cfg Config) *nodeState {
@@ -65,7 +69,8 @@ func newNodeState(id int, cfg Config) *nodeState {
 		flushTS: make([]uint64, cfg.Pages), updateTS: make([]uint64, cfg.Pages), wnTS: make([]uint64, cfg.Pages),
 		wnHead: make([]uint32, cfg.Nodes), wnSent: make([]uint32, cfg.Nodes),
 		served: make([]uint32, cfg.Nodes), reqSeq: make([]uint32, cfg.Nodes),
-		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages), excl: make([]int, cfg.Pages)}
+		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages), excl: make([]int, cfg.Pages),
+		diffSent: make([][2]uint32, cfg.Nodes), diffSeen: make([][2]uint32, cfg.Nodes)}
 	for range cfg.CPUs {
 		ns.perm = append(ns.perm, make([]cpu.Perm, cfg.Pages))
 		ns.dirtyBit = append(ns.dirtyBit, make([]bool, cfg.Pages))

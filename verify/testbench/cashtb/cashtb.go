@@ -189,6 +189,12 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 		DataTx: make([]uint64, n), MsgRx: make([]uint64, n), PollRx: make([]uint64, n),
 		MsgTx: make([][]uint64, n), PollTx: make([][]uint64, n)}
 	for sp := range rc.Superpages() {
+		if rc.Variant == cashmere.Variant2LOffMC {
+			// Application data in node memory, not MC space
+			// (section 2.6): no home-copy regions.
+			lay.DataTx = nil
+			break
+		}
 		first := sp * rc.SuperpagePages
 		pages := min(rc.SuperpagePages, rc.Pages-first)
 		frames := make([]uint64, n)
