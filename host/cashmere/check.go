@@ -49,6 +49,9 @@ var (
 	mutSkipShootdown = env.DeclareMutation("cashmere.skipshootdown",
 		"2LS: a shootdown sends no messages: other local writers keep their write mappings while the twin "+
 			"is dropped (caught by cashmere.twin)")
+	mutNoDiffAck = env.DeclareMutation("cashmere.nodiffack",
+		"2LOffMC: an explicit diff's sender does not wait for the home's acknowledgement: its write notices "+
+			"leave before the home has applied the diff (caught by cashmere.diff)")
 	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
 		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
 			"(caught by cashmere.copy)")
@@ -56,7 +59,7 @@ var (
 
 type mutations struct {
 	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate, dirOther int
-	skipShootdown                                                                                         int
+	skipShootdown, noDiffAck                                                                              int
 }
 
 func readMutations(e *env.Env) mutations {
@@ -64,7 +67,7 @@ func readMutations(e *env.Env) mutations {
 		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
 		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
 		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther),
-		skipShootdown: e.Mutation(mutSkipShootdown)}
+		skipShootdown: e.Mutation(mutSkipShootdown), noDiffAck: e.Mutation(mutNoDiffAck)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's

@@ -88,7 +88,7 @@ func (pr *Process) explicitDiff(p *cpu.Proc, pg, home, ch int) {
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, ns.reqSeq[home])), "cm.pollset")
 	p.Fence()
 	ack := lay.MsgRx[pr.node] + rt.bin(home) + binDiffAck(ch)
-	for p.As("cm.xdiffwait").Load32(ack) != seq {
+	for rt.mut.noDiffAck == 0 && p.As("cm.xdiffwait").Load32(ack) != seq {
 		if ch == 0 {
 			pr.poll(p)
 		} else {

@@ -85,19 +85,15 @@ var _ = Describe("Variant 2LS (shootdown, section 2.6)", func() {
 		// and a second twin on node 1.
 		Expect(ls.Stats[2].WriteFaults).To(Equal(l2.Stats[2].WriteFaults + 1))
 	})
-	It("adds under random locks with several writers per node bit-exact on 2x4 and 3x2 (seed 3)", func() {
+	It("adds under random locks with several writers per node bit-exact on 2x4 (seed 3)", func() {
 		r := random{Seed: 3, Ops: 60, Pages: 2, L: 2, Phases: 3}
 		one, err := run(r, 1, 1, nil)
 		Expect(err).NotTo(HaveOccurred())
-		shot := 0
-		for _, nc := range [][2]int{{2, 4}, {3, 2}} {
-			res, err := runV(r, cashmere.Variant2LS, nc[0], nc[1], nil)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(res.Memory).To(Equal(one.Memory))
-			Expect(res.Total.IncomingDiffs).To(BeZero())
-			shot += res.Total.Shootdowns
-		}
-		Expect(shot).To(BeNumerically(">", 0))
+		res, err := runV(r, cashmere.Variant2LS, 2, 4, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		Expect(res.Total.IncomingDiffs).To(BeZero())
+		Expect(res.Total.Shootdowns).To(BeNumerically(">", 0))
 	})
 })
 
@@ -130,7 +126,7 @@ var _ = Describe("Variant 1LD: Gauss against 2L", func() {
 	// under 2L. Gauss's pivot rows are read by every process: 1LD fetches
 	// each once per processor, 2L once per node.
 	It("runs Gauss bit-exact on 2x2 under 1LD and 2L, 1LD with more page transfers", func() {
-		g, err := cashapps.NewGauss(cashapps.GaussConfig{N: 24})
+		g, err := cashapps.NewGauss(cashapps.GaussConfig{N: 16})
 		Expect(err).NotTo(HaveOccurred())
 		want, err := cashapps.RunSequential(g)
 		Expect(err).NotTo(HaveOccurred())
@@ -140,7 +136,7 @@ var _ = Describe("Variant 1LD: Gauss against 2L", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l2.Memory).To(Equal(want))
 		Expect(l1.Memory).To(Equal(want))
-		GinkgoWriter.Printf("Gauss n=24 2x2 page transfers: 1LD %d, 2L %d (ratio %.2f; paper: 2L's four-fold reduction at 8x4)\n",
+		GinkgoWriter.Printf("Gauss n=16 2x2 page transfers: 1LD %d, 2L %d (ratio %.2f; paper: 2L's four-fold reduction at 8x4)\n",
 			l1.Total.PageTransfers, l2.Total.PageTransfers, float64(l1.Total.PageTransfers)/float64(l2.Total.PageTransfers))
 		Expect(l1.Total.PageTransfers).To(BeNumerically(">", l2.Total.PageTransfers))
 	})
@@ -189,5 +185,17 @@ var _ = Describe("Variant 2LOffMC (data off MC space, explicit diffs)", func() {
 		// (the same words, then the home's copy and the
 		// acknowledgement) costs more than the remote-write one.
 		Expect(off.Diff).To(BeNumerically(">", l2.Diff))
+	})
+})
+
+var _ = Describe("Variant 2LOffMC: checkers against mutations", func() {
+	// A write notice from a non-home writer needs a third node (the home
+	// gets none), hence tail on 4x1 as for 2L's cashmere.skipflush.
+	It("cashmere.diff catches notices sent before the home acknowledged the explicit diff", func() {
+		res, err := runV(tail{}, cashmere.Variant2LOffMC, 4, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Total.WriteNotices).To(Equal(2))
+		_, err = runV(tail{}, cashmere.Variant2LOffMC, 4, 1, map[string]int{"cashmere.nodiffack": 1})
+		Expect(err).To(MatchError(ContainSubstring("[cashmere.diff]")))
 	})
 })
