@@ -28,13 +28,15 @@ import (
 // Variants of the runtime (section 2.6), options of this one runtime: 2L
 // (two-way diffing), 2LS (shootdown instead of incoming diffs and
 // flush-updates), 1LD (one level: every processor its own protocol
-// node, twins and diffs) and 2LOffMC (application data in node memory,
-// explicit diff messages). 2LMigr and 1L are not built yet.
+// node, twins and diffs), 2LOffMC (application data in node memory,
+// explicit diff messages) and 1L (one level, write doubling). 2LMigr is
+// not built yet.
 const (
 	Variant2L      = "2L"
 	Variant2LS     = "2LS"
 	Variant1LD     = "1LD"
 	Variant2LOffMC = "2LOffMC"
+	Variant1L      = "1L"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -54,7 +56,7 @@ const maxProcs = 64
 // Config is one run's runtime parameters.
 type Config struct {
 	// Variant is the protocol (section 2.6): Variant2L, Variant2LS,
-	// Variant1LD or Variant2LOffMC.
+	// Variant1LD, Variant2LOffMC or Variant1L.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -78,9 +80,9 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC)
-	case c.Variant == Variant1LD && c.Nodes*c.CPUs > MaxNodes:
+	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC && c.Variant != Variant1L:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC, Variant1L)
+	case c.OneLevel() && c.Nodes*c.CPUs > MaxNodes:
 		return fmt.Errorf("cashmere: Variant %q needs Nodes*CPUs at most %d (every processor a protocol node of the lock array), not %d", c.Variant, MaxNodes, c.Nodes*c.CPUs)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
 		return fmt.Errorf("cashmere: Nodes %d must be in 1..%d (the lock array's entries)", c.Nodes, MaxNodes)
@@ -109,17 +111,26 @@ func (c Config) Procs() int { return c.Nodes * c.CPUs }
 // shootdown reports the 2LS variant (section 2.6 «Shootdown»).
 func (c Config) shootdown() bool { return c.Variant == Variant2LS }
 
+// OneLevel reports a one-level variant (1LD, 1L): every processor its own
+// protocol node.
+func (c Config) OneLevel() bool { return c.Variant == Variant1LD || c.Variant == Variant1L }
+
+// doubling reports the 1L variant: every shared store also written to the
+// home copy (section 3.3.1: «Cashmere-1L updates the home node with
+// modifications as they occur»).
+func (c Config) doubling() bool { return c.Variant == Variant1L }
+
 // offMC reports the 2LOffMC variant (section 2.6 «Treatment of
 // Application Data»).
 func (c Config) offMC() bool { return c.Variant == Variant2LOffMC }
 
-// Protocol returns the protocol's view of the cluster: under 1LD every
+// Protocol returns the protocol's view of the cluster: under 1LD and 1L every
 // processor is a node of one CPU (section 2.6: the one-level protocols
 // treat each processor as a separate node; section 3.3.2), otherwise c.
 // The Layout's per-node slices and MetaBytes, MsgBytes, DirBytes,
 // SyncBytes and BarBytes are in these nodes.
 func (c Config) Protocol() Config {
-	if c.Variant == Variant1LD {
+	if c.OneLevel() {
 		c.Nodes, c.CPUs = c.Nodes*c.CPUs, 1
 	}
 	return c

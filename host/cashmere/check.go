@@ -79,6 +79,37 @@ type checker struct {
 	// (offset, value), pending its notices; diffPg the page, -1 none.
 	diff   [][][2]uint64
 	diffPg []int
+	// dbl[id][pg] is process id's doubled stores (1L) to page pg since
+	// its last flush of pg, in order.
+	dbl [][][][2]uint64
+}
+
+// doubled records a 1L doubled store for the diff rule.
+func (c *checker) doubled(pr *Process, pg int, off uint64, data []byte) {
+	if c.dbl[pr.id] == nil {
+		c.dbl[pr.id] = make([][][2]uint64, c.rt.cfg.Pages)
+	}
+	c.dbl[pr.id][pg] = append(c.dbl[pr.id][pg], [2]uint64{off, le64v(data)})
+}
+
+// flushDoubled begins pr's 1L flush of pg: its doubled stores, the last
+// value of each word, are what the home must hold when the notices go.
+func (c *checker) flushDoubled(pr *Process, pg int) {
+	c.diffStart(pr, pg)
+	if c.dbl[pr.id] == nil {
+		return
+	}
+	l := c.dbl[pr.id][pg]
+	last := make(map[uint64]int, len(l))
+	for i, w := range l {
+		last[w[0]] = i
+	}
+	for i, w := range l {
+		if last[w[0]] == i {
+			c.diff[pr.id] = append(c.diff[pr.id], w)
+		}
+	}
+	c.dbl[pr.id][pg] = nil
 }
 
 func newChecker(rt *Runtime) *checker {
@@ -86,6 +117,7 @@ func newChecker(rt *Runtime) *checker {
 	for range rt.cfg.Procs() {
 		c.diff = append(c.diff, nil)
 		c.diffPg = append(c.diffPg, -1)
+		c.dbl = append(c.dbl, nil)
 	}
 	return c
 }
@@ -120,7 +152,7 @@ func (c *checker) dirWrite(pr *Process, pg int, off uint64) {
 
 func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
 	ns := pr.ns
-	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0
+	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0 && !c.rt.cfg.doubling()
 	if c.rt.cfg.shootdown() && want && !ns.twin[pg] {
 		// 2LS drops the twin at a shootdown flush while the shot-down
 		// processors keep their dirty entries: the twin is then needed

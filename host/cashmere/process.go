@@ -116,7 +116,31 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 	}
 	for i, v := range src {
 		pr.store(pr.p, a+8*uint64(i), le64(v))
+		if pr.rt.cfg.doubling() {
+			pr.double1L(pr.p, addr+8*uint64(i), le64(v))
+		}
 	}
+}
+
+// double1L is 1L's write doubling (section 3.3.1: «The 1L executable is
+// instrumented with in-line code to ... » write each shared store also to
+// the home node's copy): off the home, the same word through the
+// transmit mapping of the page's home copy, an uncached store the write
+// buffer may combine with its neighbours. The home is the one the write
+// fault found (the node's directory word holds it: no access).
+func (pr *Process) double1L(p *cpu.Proc, addr uint64, data []byte) {
+	pg := int(addr / PageBytes)
+	w := pr.ns.dirWord[pg]
+	if w&dirFixed == 0 {
+		return // not reached: the store's write fault fixed the home
+	}
+	home := dirHome(w) / pr.rt.cfg.CPUs
+	if home == pr.node {
+		return
+	}
+	pr.txStore(p, pr.rt.homeTx(pr.node, pg)+addr%PageBytes, data, "cm.double")
+	pr.stats.DataBytes += len(data)
+	pr.rt.chk.doubled(pr, pg, addr%PageBytes, data)
 }
 
 // Compute spends cycles CPU cycles of the program's own work.

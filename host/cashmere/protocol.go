@@ -56,11 +56,11 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 			pr.fetch(p, pg, home)
 		}
 	}
-	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) {
+	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) && !rt.cfg.doubling() {
 		pr.tryExclusive(p, pg, home)
 	}
 	if f.Write && ns.excl[pg] < 0 {
-		if home != pr.node && !ns.twin[pg] {
+		if home != pr.node && !ns.twin[pg] && !rt.cfg.doubling() {
 			pr.makeTwin(p, pg)
 		}
 		if !ns.dirtyBit[pr.local][pg] {

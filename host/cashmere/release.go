@@ -81,6 +81,13 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 		rt.chk.diffStart(pr, pg)
 	case rt.cfg.offMC():
 		pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 0) })
+	case rt.cfg.doubling():
+		// 1L: the stores went home as they were made; the MC flush
+		// puts them there before the notices.
+		rt.chk.flushDoubled(pr, pg)
+		if rt.mut.skipFlush == 0 {
+			pr.mcFlush(p)
+		}
 	default:
 		pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home, true) })
 		p.Fence()

@@ -132,7 +132,7 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 	if err := rc.Validate(); err != nil {
 		return nil, err
 	}
-	if rc.Variant == cashmere.Variant1LD && rc.Pages*c.CPUs > maxPages {
+	if rc.OneLevel() && rc.Pages*c.CPUs > maxPages {
 		return nil, fmt.Errorf("cashtb: program %s: %d pages times %d CPUs (1LD: a copy per processor) exceed %d", prog.Name(), rc.Pages, c.CPUs, maxPages)
 	}
 	b := &Bench{Env: e, Cluster: cl, prog: prog}
@@ -182,7 +182,7 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 	for i := range all {
 		all[i] = true
 	}
-	if rc.Variant == cashmere.Variant1LD {
+	if rc.OneLevel() {
 		return b.mapRegions1(rc)
 	}
 	lay := cashmere.Layout{SharedBase: sharedBase, TwinBase: twinBase, MetaBase: metaBase,
@@ -242,7 +242,7 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 	return lay, nil
 }
 
-// mapRegions1 is mapRegions under 1LD: rc's protocol nodes (processors)
+// mapRegions1 is mapRegions under 1LD and 1L: rc's protocol nodes (processors)
 // on the cluster's nodes.
 func (b *Bench) mapRegions1(rc cashmere.Config) (cashmere.Layout, error) {
 	cl := b.Cluster

@@ -199,3 +199,25 @@ var _ = Describe("Variant 2LOffMC: checkers against mutations", func() {
 		Expect(err).To(MatchError(ContainSubstring("[cashmere.diff]")))
 	})
 })
+
+var _ = Describe("Variant 1L (one level, write doubling)", func() {
+	It("runs the stencil and the lock counter bit-exact on 2x2, with no twins and no diffs", func() {
+		for _, prog := range []cashtb.Program{stencil{Rows: 34, Cols: 64, Iters: 1}, counter{N: 12}} {
+			one, err := run(prog, 1, 1, nil)
+			Expect(err).NotTo(HaveOccurred())
+			res, err := runV(prog, cashmere.Variant1L, 2, 2, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Memory).To(Equal(one.Memory))
+			Expect(res.Total.Twins).To(BeZero())
+			Expect(res.Total.Diffs).To(BeZero())
+			Expect(res.Total.DataBytes).To(BeNumerically(">", 0))
+		}
+	})
+	It("cashmere.diff catches a release that skips the MC flush after doubled stores", func() {
+		res, err := runV(tail{}, cashmere.Variant1L, 4, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Total.WriteNotices).To(BeNumerically(">", 0))
+		_, err = runV(tail{}, cashmere.Variant1L, 4, 1, map[string]int{"cashmere.skipflush": 1})
+		Expect(err).To(MatchError(ContainSubstring("[cashmere.diff]")))
+	})
+})
