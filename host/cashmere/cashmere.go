@@ -10,8 +10,9 @@
 // The package imports no hardware: the testbench (verify/testbench/cashtb)
 // hands it the addresses of its regions (Layout) and a remapping hook
 // (Hooks.Remap), and starts one Process per CPU. The design is
-// docs/cashmere-design.md; what this first core implements and leaves out is
-// said there (section 7).
+// docs/cashmere-design.md; what is built, the variants of section 2.6
+// (Config.Variant: 2L, 2LS, 1LD, 2LOffMC, 1L; 2LMigr not yet) and the
+// deviations are said in its section 8.
 //
 // The per-process handle (Process) has the method set of the programs'
 // interface (host/cashapps.Proc, design section 2).
