@@ -10,8 +10,9 @@
 // The package imports no hardware: the testbench (verify/testbench/cashtb)
 // hands it the addresses of its regions (Layout) and a remapping hook
 // (Hooks.Remap), and starts one Process per CPU. The design is
-// docs/cashmere-design.md; what this first core implements and leaves out is
-// said there (section 7).
+// docs/cashmere-design.md; what is built, the variants of section 2.6
+// (Config.Variant: 2L, 2LS, 1LD, 2LOffMC, 1L; 2LMigr not yet) and the
+// deviations are said in its section 8.
 //
 // The per-process handle (Process) has the method set of the programs'
 // interface (host/cashapps.Proc, design section 2).
@@ -25,10 +26,18 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 )
 
-// Variants of the runtime (section 2.6). Only 2L is implemented; the others
-// are options of this one runtime to come.
+// Variants of the runtime (section 2.6), options of this one runtime: 2L
+// (two-way diffing), 2LS (shootdown instead of incoming diffs and
+// flush-updates), 1LD (one level: every processor its own protocol
+// node, twins and diffs), 2LOffMC (application data in node memory,
+// explicit diff messages) and 1L (one level, write doubling). 2LMigr is
+// not built yet.
 const (
-	Variant2L = "2L"
+	Variant2L      = "2L"
+	Variant2LS     = "2LS"
+	Variant1LD     = "1LD"
+	Variant2LOffMC = "2LOffMC"
+	Variant1L      = "1L"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -47,7 +56,8 @@ const maxProcs = 64
 
 // Config is one run's runtime parameters.
 type Config struct {
-	// Variant is the protocol (section 2.6); only "2L" for now.
+	// Variant is the protocol (section 2.6): Variant2L, Variant2LS,
+	// Variant1LD, Variant2LOffMC or Variant1L.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -71,8 +81,10 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (only %q)", c.Variant, Variant2L)
+	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC && c.Variant != Variant1L:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC, Variant1L)
+	case c.OneLevel() && c.Nodes*c.CPUs > MaxNodes:
+		return fmt.Errorf("cashmere: Variant %q needs Nodes*CPUs at most %d (every processor a protocol node of the lock array), not %d", c.Variant, MaxNodes, c.Nodes*c.CPUs)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
 		return fmt.Errorf("cashmere: Nodes %d must be in 1..%d (the lock array's entries)", c.Nodes, MaxNodes)
 	case c.CPUs < 1 || c.Nodes*c.CPUs > maxProcs:
@@ -97,6 +109,34 @@ func (c Config) Superpages() int { return (c.Pages + c.SuperpagePages - 1) / c.S
 // Procs returns the number of processes.
 func (c Config) Procs() int { return c.Nodes * c.CPUs }
 
+// shootdown reports the 2LS variant (section 2.6 «Shootdown»).
+func (c Config) shootdown() bool { return c.Variant == Variant2LS }
+
+// OneLevel reports a one-level variant (1LD, 1L): every processor its own
+// protocol node.
+func (c Config) OneLevel() bool { return c.Variant == Variant1LD || c.Variant == Variant1L }
+
+// doubling reports the 1L variant: every shared store also written to the
+// home copy (section 3.3.1: «Cashmere-1L updates the home node with
+// modifications as they occur»).
+func (c Config) doubling() bool { return c.Variant == Variant1L }
+
+// offMC reports the 2LOffMC variant (section 2.6 «Treatment of
+// Application Data»).
+func (c Config) offMC() bool { return c.Variant == Variant2LOffMC }
+
+// Protocol returns the protocol's view of the cluster: under 1LD and 1L every
+// processor is a node of one CPU (section 2.6: the one-level protocols
+// treat each processor as a separate node; section 3.3.2), otherwise c.
+// The Layout's per-node slices and MetaBytes, MsgBytes, DirBytes,
+// SyncBytes and BarBytes are in these nodes.
+func (c Config) Protocol() Config {
+	if c.OneLevel() {
+		c.Nodes, c.CPUs = c.Nodes*c.CPUs, 1
+	}
+	return c
+}
+
 // Hooks are what the testbench does for the runtime outside the CPUs.
 type Hooks struct {
 	// Remap moves superpage sp's receive mapping (its global MC pages)
@@ -115,8 +155,10 @@ type Hooks struct {
 
 // Runtime is one cluster's Cashmere-2L.
 type Runtime struct {
-	env   *env.Env
+	env *env.Env
+	// cfg is the protocol's view (Config.Protocol), user the cluster's.
 	cfg   Config
+	user  Config
 	lay   Layout
 	hooks Hooks
 	nodes []*nodeState
@@ -138,13 +180,15 @@ func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	user := cfg
+	cfg = cfg.Protocol()
 	if err := lay.Validate(cfg); err != nil {
 		return nil, err
 	}
 	if h.Remap == nil {
 		return nil, errors.New("cashmere: Hooks.Remap is nil")
 	}
-	rt := &Runtime{env: e, cfg: cfg, lay: lay, hooks: h, home: make([]int, cfg.Superpages()), mut: readMutations(e)}
+	rt := &Runtime{env: e, cfg: cfg, user: user, lay: lay, hooks: h, home: make([]int, cfg.Superpages()), mut: readMutations(e)}
 	for sp := range rt.home {
 		rt.home[sp] = initialHome(sp, cfg.Nodes)
 	}
@@ -160,7 +204,23 @@ func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
 func initialHome(sp, nodes int) int { return sp % nodes }
 
 // Config returns the configuration.
-func (rt *Runtime) Config() Config { return rt.cfg }
+func (rt *Runtime) Config() Config { return rt.user }
+
+// PhysNode returns the cluster node protocol node n runs on.
+func (rt *Runtime) PhysNode(n int) int { return n * rt.cfg.CPUs / rt.user.CPUs }
+
+// offset is protocol node n's displacement of its node-memory data (its
+// copy of the pages, twins and protocol words): 0 but under 1LD.
+func (rt *Runtime) offset(n int) uint64 {
+	if rt.lay.Offset == nil {
+		return 0
+	}
+	return rt.lay.Offset[n]
+}
+
+// PageAddr returns where protocol node n keeps its copy of page pg on
+// its cluster node (PhysNode).
+func (rt *Runtime) PageAddr(n, pg int) uint64 { return rt.offset(n) + rt.pageAddr(pg) }
 
 // Layout returns the regions' addresses.
 func (rt *Runtime) Layout() Layout { return rt.lay }
@@ -196,12 +256,12 @@ func (rt *Runtime) Procs() []*Process { return rt.procs }
 // table (the shared pages invalid, everything else read-write) and its
 // page-fault handler. Processes are installed in ID order.
 func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
-	id := node*rt.cfg.CPUs + local
+	id := node*rt.user.CPUs + local
 	switch {
-	case node < 0 || node >= rt.cfg.Nodes:
-		return nil, fmt.Errorf("cashmere: node %d is not in 0..%d", node, rt.cfg.Nodes-1)
-	case local < 0 || local >= rt.cfg.CPUs:
-		return nil, fmt.Errorf("cashmere: CPU %d is not in 0..%d", local, rt.cfg.CPUs-1)
+	case node < 0 || node >= rt.user.Nodes:
+		return nil, fmt.Errorf("cashmere: node %d is not in 0..%d", node, rt.user.Nodes-1)
+	case local < 0 || local >= rt.user.CPUs:
+		return nil, fmt.Errorf("cashmere: CPU %d is not in 0..%d", local, rt.user.CPUs-1)
 	case id != len(rt.procs):
 		return nil, fmt.Errorf("cashmere: process %d installed out of order (next is %d)", id, len(rt.procs))
 	}
@@ -209,8 +269,10 @@ func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cashmere: %w", err)
 	}
-	pt.Protect(rt.lay.SharedBase, rt.cfg.Pages*PageBytes, cpu.PermNone)
-	pr := &Process{rt: rt, ns: rt.nodes[node], node: node, local: local, id: id, cpu: c}
+	pn, pl := id/rt.cfg.CPUs, id%rt.cfg.CPUs
+	pr := &Process{rt: rt, ns: rt.nodes[pn], node: pn, local: pl, id: id, cpu: c, phys: node, off: rt.offset(pn),
+		shootSent: make([]uint32, rt.cfg.CPUs), shootSeen: make([]uint32, rt.cfg.CPUs)}
+	pt.Protect(pr.pageAddr(0), rt.cfg.Pages*PageBytes, cpu.PermNone)
 	c.SetPageTable(pt)
 	c.SetFaultHandler(cpu.Sequential(pr.pageFault))
 	rt.procs = append(rt.procs, pr)

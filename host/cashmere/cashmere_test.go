@@ -58,7 +58,8 @@ var _ = Describe("Config and Layout", func() {
 			mod  func(c *cashmere.Config)
 			want string
 		}{
-			{func(c *cashmere.Config) { c.Variant = "1LD" }, `Variant "1LD"`},
+			{func(c *cashmere.Config) { c.Variant = "3L" }, `Variant "3L" is not implemented`},
+			{func(c *cashmere.Config) { c.Variant, c.Nodes, c.CPUs = cashmere.Variant1LD, 8, 4 }, `Variant "1LD" needs Nodes*CPUs at most 8`},
 			{func(c *cashmere.Config) { c.Nodes = 9 }, "Nodes 9"},
 			{func(c *cashmere.Config) { c.CPUs = 0 }, "CPUs 0"},
 			{func(c *cashmere.Config) { c.Pages = 0 }, "Pages 0"},

@@ -46,6 +46,12 @@ var (
 			"(caught by cashmere.lock)")
 	mutDirOther = env.DeclareMutation("cashmere.dirother",
 		"a node writes its directory words into the next node's slots (caught by cashmere.dir)")
+	mutSkipShootdown = env.DeclareMutation("cashmere.skipshootdown",
+		"2LS: a shootdown sends no messages: other local writers keep their write mappings while the twin "+
+			"is dropped (caught by cashmere.twin)")
+	mutNoDiffAck = env.DeclareMutation("cashmere.nodiffack",
+		"2LOffMC: an explicit diff's sender does not wait for the home's acknowledgement: its write notices "+
+			"leave before the home has applied the diff (caught by cashmere.diff)")
 	mutSkipInvalidate = env.DeclareMutation("cashmere.skipinvalidate",
 		"an acquire distributes the write notices but invalidates nothing: stale copies stay readable "+
 			"(caught by cashmere.copy)")
@@ -53,13 +59,15 @@ var (
 
 type mutations struct {
 	skipFlush, skipIncoming, noticesFirst, skipFlushUpdate, keepTwin, lockAlone, skipInvalidate, dirOther int
+	skipShootdown, noDiffAck                                                                              int
 }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{skipFlush: e.Mutation(mutSkipFlush), skipIncoming: e.Mutation(mutSkipIncoming),
 		noticesFirst: e.Mutation(mutNoticesFirst), skipFlushUpdate: e.Mutation(mutSkipFlushUpdate),
 		keepTwin: e.Mutation(mutKeepTwin), lockAlone: e.Mutation(mutLockAlone),
-		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther)}
+		skipInvalidate: e.Mutation(mutSkipInvalidate), dirOther: e.Mutation(mutDirOther),
+		skipShootdown: e.Mutation(mutSkipShootdown), noDiffAck: e.Mutation(mutNoDiffAck)}
 }
 
 // checker holds the checkers' state: lock holders, and each process's
@@ -71,6 +79,37 @@ type checker struct {
 	// (offset, value), pending its notices; diffPg the page, -1 none.
 	diff   [][][2]uint64
 	diffPg []int
+	// dbl[id][pg] is process id's doubled stores (1L) to page pg since
+	// its last flush of pg, in order.
+	dbl [][][][2]uint64
+}
+
+// doubled records a 1L doubled store for the diff rule.
+func (c *checker) doubled(pr *Process, pg int, off uint64, data []byte) {
+	if c.dbl[pr.id] == nil {
+		c.dbl[pr.id] = make([][][2]uint64, c.rt.cfg.Pages)
+	}
+	c.dbl[pr.id][pg] = append(c.dbl[pr.id][pg], [2]uint64{off, le64v(data)})
+}
+
+// flushDoubled begins pr's 1L flush of pg: its doubled stores, the last
+// value of each word, are what the home must hold when the notices go.
+func (c *checker) flushDoubled(pr *Process, pg int) {
+	c.diffStart(pr, pg)
+	if c.dbl[pr.id] == nil {
+		return
+	}
+	l := c.dbl[pr.id][pg]
+	last := make(map[uint64]int, len(l))
+	for i, w := range l {
+		last[w[0]] = i
+	}
+	for i, w := range l {
+		if last[w[0]] == i {
+			c.diff[pr.id] = append(c.diff[pr.id], w)
+		}
+	}
+	c.dbl[pr.id][pg] = nil
 }
 
 func newChecker(rt *Runtime) *checker {
@@ -78,6 +117,7 @@ func newChecker(rt *Runtime) *checker {
 	for range rt.cfg.Procs() {
 		c.diff = append(c.diff, nil)
 		c.diffPg = append(c.diffPg, -1)
+		c.dbl = append(c.dbl, nil)
 	}
 	return c
 }
@@ -112,7 +152,16 @@ func (c *checker) dirWrite(pr *Process, pg int, off uint64) {
 
 func (c *checker) twinRule(now clock.Time, pr *Process, pg int) {
 	ns := pr.ns
-	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0
+	want := c.rt.Home(pg) != pr.node && ns.writers(pg, -1) && ns.excl[pg] < 0 && !c.rt.cfg.doubling()
+	if c.rt.cfg.shootdown() && want && !ns.twin[pg] {
+		// 2LS drops the twin at a shootdown flush while the shot-down
+		// processors keep their dirty entries: the twin is then needed
+		// only while some local processor may write the page.
+		want = false
+		for q := range ns.perm {
+			want = want || ns.perm[q][pg]&cpu.PermWrite != 0
+		}
+	}
 	if ns.twin[pg] != want {
 		c.report(now, pr, RuleTwin, "node %d page %d: twin %v, but local writers %v and home %d", pr.node, pg, ns.twin[pg], ns.writers(pg, -1), c.rt.Home(pg))
 	}
@@ -145,9 +194,9 @@ func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
 		c.report(now, pr, RuleDiff, "process %d sends write notices for page %d before its diff", pr.id, pg)
 		return
 	}
-	base := rt.pageAddr(pg)
+	base := rt.PageAddr(home, pg)
 	for _, w := range c.diff[pr.id] {
-		got := peek(home, base+w[0], 8)
+		got := peek(rt.PhysNode(home), base+w[0], 8)
 		if len(got) != 8 || le64v(got) != w[1] {
 			c.report(now, pr, RuleDiff, "process %d sends write notices for page %d while its diff's word at +%#x has not reached home node %d", pr.id, pg, w[0], home)
 			break
@@ -177,8 +226,8 @@ func (rt *Runtime) Finish(now clock.Time) {
 			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
 				continue
 			}
-			a := rt.pageAddr(pg)
-			mine, master := peek(ns.id, a, PageBytes), peek(home, a, PageBytes)
+			mine := peek(rt.PhysNode(ns.id), rt.PageAddr(ns.id, pg), PageBytes)
+			master := peek(rt.PhysNode(home), rt.PageAddr(home, pg), PageBytes)
 			if !bytes.Equal(mine, master) {
 				off := 0
 				for off < len(mine) && off < len(master) && mine[off] == master[off] {

@@ -42,6 +42,11 @@ const (
 	// instrBarrier: a barrier's local bookkeeping (episode, deciding the
 	// last writer of each dirty page is in instrRelease). assumed: 30.
 	instrBarrier = 30
+	// instrShootdown: sending or serving one 2LS shootdown message
+	// besides its loads, stores and mprotect (finding the target in the
+	// second-level directory, the mailbox's sequence number). assumed: 30,
+	// as a page request's bookkeeping (instrRequest).
+	instrShootdown = 30
 	// spinCycles: the pause between two iterations of a wait loop (a
 	// lock, a reply, a barrier), after its poll. assumed: 50 cycles, short
 	// against the 5.2 µs (1200-cycle) MC latency so a wait ends within a

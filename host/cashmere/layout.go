@@ -46,6 +46,12 @@ type Layout struct {
 	// Bar is the broadcast region of the barrier's node arrivals (one word
 	// per node) and the flags (8 bytes each, from byte 64): BarBytes(cfg).
 	BarTx, BarRx []uint64
+	// Offset, under 1LD, displaces each protocol node's node-memory data
+	// (its copy at SharedBase+Offset[n], its twins, its protocol words):
+	// the processors of one cluster node keep separate copies at the same
+	// shared addresses, which the runtime translates per process as a TLB
+	// would, at no cost. nil: no displacement.
+	Offset []uint64
 }
 
 // Bins: the layout of one sender's bin in a receiver's message region
@@ -75,7 +81,33 @@ const (
 )
 
 // MsgBytes is one node's message region: a bin per node (its own unused).
-func MsgBytes(cfg Config) int { return cfg.Nodes * BinBytes }
+func MsgBytes(cfg Config) int { return cfg.Nodes * binBytes(cfg) }
+
+// binBytes is one bin: BinBytes, and under 2LOffMC two more diff
+// channels (section 2.6 «explicit messages to perform diff operations»):
+// channel 0 for a processor's flushes (under the node's fetch lock),
+// channel 1 for the page an exclusive holder sends home when it is asked
+// for it (under the serving lock), each an 8 KB image and a bitmap of the
+// words it carries.
+func binBytes(cfg Config) int {
+	if cfg.offMC() {
+		return 5 * PageBytes
+	}
+	return BinBytes
+}
+
+// The explicit diff's fields in a bin (2LOffMC): per channel ch, the
+// sender's sequence number and page in the header, the home's
+// acknowledgement (written back into the sender's region), the image and
+// the bitmap.
+func binDiffSeq(ch int) uint64   { return 20 + 12*uint64(ch) }
+func binDiffPage(ch int) uint64  { return 24 + 12*uint64(ch) }
+func binDiffAck(ch int) uint64   { return 28 + 12*uint64(ch) }
+func binDiffImage(ch int) uint64 { return uint64(2+ch) * PageBytes }
+func binDiffBits(ch int) uint64  { return 4*PageBytes + 256*uint64(ch) }
+
+// diffBitmapBytes is a page's bitmap of words: one bit per 8-byte word.
+const diffBitmapBytes = PageBytes / 8 / 8
 
 // DirBytes is the global directory.
 func DirBytes(cfg Config) int { return cfg.Pages * cfg.Nodes * 4 }
@@ -111,8 +143,29 @@ const (
 // line, section 3 «A cache line is 64 bytes»).
 const metaLine = 64
 
-// MetaBytes is the node-local words.
-func MetaBytes(cfg Config) int { return (cfg.Pages + metaLockFlags + cfg.Locks + 1) * metaLine }
+// MetaBytes is the node-local words; 2LS adds one shootdown mailbox line
+// per (sender, target) pair of local processors after the lock flags.
+func MetaBytes(cfg Config) int {
+	n := cfg.Pages + metaLockFlags + cfg.Locks + 1
+	if cfg.shootdown() {
+		n += cfg.CPUs * cfg.CPUs
+	}
+	return n * metaLine
+}
+
+// A shootdown mailbox (2LS, section 2.6): the page and the request's
+// sequence number, written by the sender; the acknowledged sequence
+// number, written by the target.
+const (
+	shootPage = 0
+	shootSeq  = 4
+	shootAck  = 8
+)
+
+// shootSlot is the mailbox from local processor s to local processor q.
+func (rt *Runtime) shootSlot(s, q int) uint64 {
+	return rt.meta(metaLockFlags + rt.cfg.Locks + 1 + s*rt.cfg.CPUs + q)
+}
 
 // Validate checks that every region is there for every node that needs
 // it; an error names the field.
@@ -146,9 +199,15 @@ func (l Layout) Validate(cfg Config) error {
 	for _, x := range []struct {
 		name string
 		a    []uint64
-	}{{"DataTx", l.DataTx}, {"DirTx", l.DirTx}, {"DirRx", l.DirRx}, {"MsgRx", l.MsgRx}, {"PollRx", l.PollRx},
+	}{{"DirTx", l.DirTx}, {"DirRx", l.DirRx}, {"MsgRx", l.MsgRx}, {"PollRx", l.PollRx},
 		{"SyncTx", l.SyncTx}, {"SyncRx", l.SyncRx}, {"BarTx", l.BarTx}, {"BarRx", l.BarRx}} {
 		if err := all(x.name, x.a); err != nil {
+			return err
+		}
+	}
+	if !cfg.offMC() {
+		// 2LOffMC keeps the application's data out of MC space.
+		if err := all("DataTx", l.DataTx); err != nil {
 			return err
 		}
 	}
@@ -187,7 +246,7 @@ func (rt *Runtime) meta(word int) uint64 {
 func (rt *Runtime) dirOff(pg, node int) uint64 { return 4 * uint64(pg*rt.cfg.Nodes+node) }
 
 // bin returns the offset of sender's bin in a message region.
-func bin(sender int) uint64 { return uint64(sender) * BinBytes }
+func (rt *Runtime) bin(sender int) uint64 { return uint64(sender) * uint64(binBytes(rt.cfg)) }
 
 func (rt *Runtime) lockEntry(l, node int) uint64 { return uint64(l*lockBytes + 4*node) }
 func (rt *Runtime) flushWord(id int) uint64 {

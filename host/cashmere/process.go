@@ -18,8 +18,14 @@ type Process struct {
 	node  int
 	local int
 	id    int
-	cpu   *cpu.CPU
-	p     *cpu.Proc
+	// phys is the cluster node the process runs on (node is its
+	// protocol node: the same but under 1LD); off displaces its
+	// node-memory data (its page copies, twins, protocol words: 0 but
+	// under 1LD, the per-process address translation a TLB would do).
+	phys int
+	off  uint64
+	cpu  *cpu.CPU
+	p    *cpu.Proc
 	// acqTS is the logical time of the process's last acquire.
 	acqTS uint64
 	// lastPoll is the poll flag's value this process last acted on (a
@@ -29,10 +35,14 @@ type Process struct {
 	flushSeq uint32
 	// barEpisode counts the barriers the process has entered.
 	barEpisode uint32
-	done       bool
-	end        clock.Time
-	stats      Stats
-	times      Times
+	// shootSent counts the shootdowns this process sent to each local
+	// processor, shootSeen those of each local processor it has served
+	// (2LS).
+	shootSent, shootSeen []uint32
+	done                 bool
+	end                  clock.Time
+	stats                Stats
+	times                Times
 }
 
 // ID returns the process number: node*CPUs + the CPU's index.
@@ -41,8 +51,17 @@ func (pr *Process) ID() int { return pr.id }
 // Procs returns the number of processes.
 func (pr *Process) Procs() int { return pr.rt.cfg.Procs() }
 
-// Node returns the process's node.
+// Node returns the process's node (its protocol node under 1LD).
 func (pr *Process) Node() int { return pr.node }
+
+// The process's own node-memory data, translated by its offset (1LD).
+func (pr *Process) pageAddr(pg int) uint64 { return pr.off + pr.rt.pageAddr(pg) }
+func (pr *Process) twinAddr(pg int) uint64 { return pr.off + pr.rt.twinAddr(pg) }
+func (pr *Process) pageLock(pg int) uint64 { return pr.off + pr.rt.pageLock(pg) }
+func (pr *Process) meta(word int) uint64   { return pr.off + pr.rt.meta(word) }
+func (pr *Process) shootSlot(s, q int) uint64 {
+	return pr.off + pr.rt.shootSlot(s, q)
+}
 
 // Stats returns the process's counters.
 func (pr *Process) Stats() Stats { return pr.stats }
@@ -50,9 +69,9 @@ func (pr *Process) Stats() Stats { return pr.stats }
 // Times are the durations of the process's last protocol operations of
 // each kind (section 3.1's costs, measured on the model): the twin copy,
 // the fetch (request to the page copied in), the outgoing diff with its MC
-// flush.
+// flush, the shootdown (2LS: the messages sent to every acknowledgement).
 type Times struct {
-	Twin, Fetch, Diff clock.Time
+	Twin, Fetch, Diff, Shootdown clock.Time
 }
 
 // Times returns the durations of the last operations.
@@ -73,7 +92,7 @@ func (pr *Process) sharedAddr(addr uint64, words int) (uint64, bool) {
 		pr.rt.fail(fmt.Errorf("cashmere: process %d: %d words at shared address %#x are not 8-aligned inside [0, %#x)", pr.id, words, addr, size))
 		return 0, false
 	}
-	return pr.rt.lay.SharedBase + addr, true
+	return pr.pageAddr(0) + addr, true
 }
 
 // Load reads len(dst) words from shared address addr: one 8-byte load
@@ -97,7 +116,31 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 	}
 	for i, v := range src {
 		pr.store(pr.p, a+8*uint64(i), le64(v))
+		if pr.rt.cfg.doubling() {
+			pr.double1L(pr.p, addr+8*uint64(i), le64(v))
+		}
 	}
+}
+
+// double1L is 1L's write doubling (section 3.3.1: «The 1L executable is
+// instrumented with in-line code to ... » write each shared store also to
+// the home node's copy): off the home, the same word through the
+// transmit mapping of the page's home copy, an uncached store the write
+// buffer may combine with its neighbours. The home is the one the write
+// fault found (the node's directory word holds it: no access).
+func (pr *Process) double1L(p *cpu.Proc, addr uint64, data []byte) {
+	pg := int(addr / PageBytes)
+	w := pr.ns.dirWord[pg]
+	if w&dirFixed == 0 {
+		return // not reached: the store's write fault fixed the home
+	}
+	home := dirHome(w) / pr.rt.cfg.CPUs
+	if home == pr.node {
+		return
+	}
+	pr.txStore(p, pr.rt.homeTx(pr.node, pg)+addr%PageBytes, data, "cm.double")
+	pr.stats.DataBytes += len(data)
+	pr.rt.chk.doubled(pr, pg, addr%PageBytes, data)
 }
 
 // Compute spends cycles CPU cycles of the program's own work.
@@ -115,7 +158,7 @@ func (pr *Process) Poll() { pr.poll(pr.p) }
 func (pr *Process) store(p *cpu.Proc, addr uint64, data []byte) {
 	p.Store(addr, data)
 	if h := pr.rt.hooks.LocalWrite; h != nil {
-		h(pr.node, addr, data)
+		h(pr.phys, addr, data)
 	}
 }
 
@@ -159,7 +202,7 @@ func (pr *Process) alias(p *cpu.Proc, pg int, fn func()) {
 		fn()
 		return
 	}
-	a := pr.rt.pageAddr(pg)
+	a := pr.pageAddr(pg)
 	was := pt.Perm(a)
 	pt.Protect(a, PageBytes, cpu.PermReadWrite)
 	fn()

@@ -13,8 +13,8 @@ import (
 // write the dirty list and the twin, and the mprotect.
 func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	rt, ns := pr.rt, pr.ns
-	pg := int((f.Addr - rt.lay.SharedBase) / PageBytes)
-	if f.Addr < rt.lay.SharedBase || pg >= rt.cfg.Pages {
+	pg := int((f.Addr - pr.pageAddr(0)) / PageBytes)
+	if f.Addr < pr.pageAddr(0) || pg >= rt.cfg.Pages {
 		rt.fail(errAddr(pr.id, f.Addr))
 		return
 	}
@@ -23,7 +23,7 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	} else {
 		pr.stats.ReadFaults++
 	}
-	pr.lockLocal(p, rt.pageLock(pg))
+	pr.lockLocal(p, pr.pageLock(pg))
 	home := pr.homeOf(p, pg)
 	step(p, "cm.fault", instrFault)
 	cur := ns.perm[pr.local][pg]
@@ -48,17 +48,19 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	}
 	switch {
 	case holder >= 0:
+		pr.beforeFetch(p, pg, home)
 		pr.fetchFrom(p, pg, holder, reqBreak)
 	case home != pr.node && cur == cpu.PermNone:
 		if !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS) {
+			pr.beforeFetch(p, pg, home)
 			pr.fetch(p, pg, home)
 		}
 	}
-	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) {
+	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) && !rt.cfg.doubling() {
 		pr.tryExclusive(p, pg, home)
 	}
 	if f.Write && ns.excl[pg] < 0 {
-		if home != pr.node && !ns.twin[pg] {
+		if home != pr.node && !ns.twin[pg] && !rt.cfg.doubling() {
 			pr.makeTwin(p, pg)
 		}
 		if !ns.dirtyBit[pr.local][pg] {
@@ -67,9 +69,18 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 			step(p, "cm.dirty", instrDirtyInsert)
 		}
 	}
-	p.Mprotect(rt.pageAddr(pg), PageBytes, want)
+	p.Mprotect(pr.pageAddr(pg), PageBytes, want)
 	rt.chk.twinRule(p.Now(), pr, pg)
-	pr.unlockLocal(p, rt.pageLock(pg))
+	pr.unlockLocal(p, pr.pageLock(pg))
+}
+
+// beforeFetch is 2LS's part of a fetch into a page with local writers
+// (section 2.6): their write mappings shot down, their changes flushed,
+// the twin dropped (shootFlush); 2L keeps the twin for the incoming diff.
+func (pr *Process) beforeFetch(p *cpu.Proc, pg, home int) {
+	if pr.rt.cfg.shootdown() && pr.ns.twin[pg] {
+		pr.shootFlush(p, pg, home)
+	}
 }
 
 // homeOf returns page pg's home node from the directory: the node's own
@@ -93,10 +104,14 @@ func (pr *Process) homeOf(p *cpu.Proc, pg int) int {
 		sp := pg / rt.cfg.SuperpagePages
 		h = pr.node
 		if from := rt.home[sp]; from != h {
-			if err := rt.hooks.Remap(sp, from, h); err != nil {
-				rt.fail(err)
+			if !rt.cfg.offMC() {
+				// 2LOffMC's data is in node memory: no receive
+				// mapping to move, the directory says it all.
+				if err := rt.hooks.Remap(sp, from, h); err != nil {
+					rt.fail(err)
+				}
+				p.As("cm.remap").Compute(rt.cfg.RemapCycles)
 			}
-			p.As("cm.remap").Compute(rt.cfg.RemapCycles)
 			rt.home[sp] = h
 		}
 		pr.stats.Relocations++
@@ -175,31 +190,31 @@ const (
 func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
-	pr.lockLocal(p, rt.meta(metaFetchLock))
+	pr.lockLocal(p, pr.meta(metaFetchLock))
 	t := p.Now()
 	ts := pr.tick(p)
 	ns.reqSeq[home]++
 	seq := ns.reqSeq[home]
 	step(p, "cm.request", instrRequest)
-	at := lay.MsgTx[home][pr.node] + bin(pr.node)
+	at := lay.MsgTx[home][pr.node] + rt.bin(pr.node)
 	pr.txStore(p, at+binReqPage, le32(uint32(pg)|kind), "cm.request")
 	pr.txStore(p, at+binReqSeq, le32(seq), "cm.request")
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, seq)), "cm.pollset")
 	p.Fence()
-	reply := lay.MsgRx[pr.node] + bin(home)
+	reply := lay.MsgRx[pr.node] + rt.bin(home)
 	pr.spin(p, "cm.replywait", func() bool { return p.As("cm.replywait").Load32(reply+binReplySeq) == seq })
 	pr.alias(p, pg, func() {
 		if ns.twin[pg] && rt.mut.skipIncoming == 0 {
 			pr.incomingDiff(p, pg, reply+binReply)
 		} else {
-			pr.copyPage(p, reply+binReply, rt.pageAddr(pg), "cm.fetchcopy")
+			pr.copyPage(p, reply+binReply, pr.pageAddr(pg), "cm.fetchcopy")
 		}
 	})
 	pr.times.Fetch = p.Now() - t
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
 	pr.stats.PageTransfers++
-	pr.unlockLocal(p, rt.meta(metaFetchLock))
+	pr.unlockLocal(p, pr.meta(metaFetchLock))
 }
 
 // pollValue is what a request writes into the home's poll flag: unique to
@@ -212,16 +227,19 @@ func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0x
 // handler.
 func (pr *Process) poll(p *cpu.Proc) {
 	rt := pr.rt
+	if rt.cfg.shootdown() {
+		pr.serveShootdowns(p)
+	}
 	v := p.As("cm.poll").Load32(rt.lay.PollRx[pr.node])
 	if v == pr.lastPoll && !pr.ns.pendingServe {
 		return
 	}
-	if !pr.tryLocal(p, rt.meta(metaServeLock)) {
+	if !pr.tryLocal(p, pr.meta(metaServeLock)) {
 		return // another processor is serving; look again next time
 	}
 	pr.lastPoll = v
 	pr.serve(p)
-	pr.unlockLocal(p, rt.meta(metaServeLock))
+	pr.unlockLocal(p, pr.meta(metaServeLock))
 }
 
 // serve answers every new page request in the node's bins: the home copy
@@ -231,12 +249,15 @@ func (pr *Process) poll(p *cpu.Proc) {
 func (pr *Process) serve(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
+	if rt.cfg.offMC() {
+		pr.applyDiffs(p)
+	}
 	ns.pendingServe = false
 	for s := range rt.cfg.Nodes {
 		if s == pr.node {
 			continue
 		}
-		in := lay.MsgRx[pr.node] + bin(s)
+		in := lay.MsgRx[pr.node] + rt.bin(s)
 		seq := p.As("cm.serve").Load32(in + binReqSeq)
 		if seq == ns.served[s] {
 			continue
@@ -249,18 +270,18 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		if w&reqBreak != 0 {
-			if !pr.tryLocal(p, rt.pageLock(pg)) {
+			if !pr.tryLocal(p, pr.pageLock(pg)) {
 				ns.pendingServe = true
 				continue
 			}
 			ns.served[s] = seq
 			pr.breakExclusive(p, pg, s, seq)
-			pr.unlockLocal(p, rt.pageLock(pg))
+			pr.unlockLocal(p, pr.pageLock(pg))
 			continue
 		}
 		ns.served[s] = seq
-		out := lay.MsgTx[s][pr.node] + bin(pr.node)
-		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+		out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
+		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 		p.Fence()
 		pr.stats.Served++
@@ -302,7 +323,7 @@ func (pr *Process) copyPage(p *cpu.Proc, src, dst uint64, label string) {
 // pristine copy of the page, called a twin»).
 func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
 	t := p.Now()
-	pr.alias(p, pg, func() { pr.copyPage(p, pr.rt.pageAddr(pg), pr.rt.twinAddr(pg), "cm.twin") })
+	pr.alias(p, pg, func() { pr.copyPage(p, pr.pageAddr(pg), pr.twinAddr(pg), "cm.twin") })
 	pr.times.Twin = p.Now() - t
 	pr.ns.twin[pg] = true
 	pr.stats.Twins++
@@ -312,8 +333,7 @@ func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
 // incoming data is simply compared to the twin, and any differences are
 // written to both the working copy and the twin»).
 func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
-	rt := pr.rt
-	page, twin := rt.pageAddr(pg), rt.twinAddr(pg)
+	page, twin := pr.pageAddr(pg), pr.twinAddr(pg)
 	for off := uint64(0); off < PageBytes; off += 8 {
 		in := p.As("cm.indiff").Load(src+off, 8)
 		tw := p.As("cm.indiff").Load(twin+off, 8)
@@ -331,12 +351,13 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 // outgoingDiff sends pg's modifications to the home copy through the
 // transmit window: every word that differs from the twin, contiguous
 // changed words of one 32-byte block in one write-combined store, and
-// writes them into the twin too (the flush-update, section 2.5: «A
-// flush-update operation writes all local modifications to both the home
-// node and the twin»). It returns the bytes sent.
-func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
+// writes them into the twin too when update (the flush-update, section
+// 2.5: «A flush-update operation writes all local modifications to both
+// the home node and the twin»; 2LS drops the twin instead). It returns the
+// bytes sent.
+func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 	rt := pr.rt
-	page, twin, tx := rt.pageAddr(pg), rt.twinAddr(pg), rt.homeTx(pr.node, pg)
+	page, twin, tx := pr.pageAddr(pg), pr.twinAddr(pg), rt.homeTx(pr.node, pg)
 	rt.chk.diffStart(pr, pg)
 	sent := 0
 	var run []byte
@@ -366,14 +387,16 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int) int {
 			runAt = off
 		}
 		run = append(run, w...)
-		if rt.mut.skipFlushUpdate == 0 {
+		if update && rt.mut.skipFlushUpdate == 0 {
 			pr.store(p, twin+off, w)
 		}
 	}
 	flushRun()
 	step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
 	pr.stats.Diffs++
-	pr.stats.FlushUpdates++
+	if update {
+		pr.stats.FlushUpdates++
+	}
 	pr.stats.DataBytes += sent
 	return sent
 }
@@ -448,9 +471,13 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 	lay := rt.lay
 	if ns.excl[pg] >= 0 {
 		home := pr.homeOf(p, pg)
-		pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), rt.homeTx(pr.node, pg)) })
-		p.Fence()
-		pr.stats.DataBytes += PageBytes
+		if rt.cfg.offMC() {
+			pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 1) })
+		} else {
+			pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), rt.homeTx(pr.node, pg)) })
+			p.Fence()
+			pr.stats.DataBytes += PageBytes
+		}
 		ns.excl[pg] = -1
 		pr.writeDir(p, pg, ns.loosest(pg), home)
 		var others []int
@@ -467,15 +494,15 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 		}
 		pr.stats.Breaks++
 	}
-	out := lay.MsgTx[s][pr.node] + bin(pr.node)
-	pr.alias(p, pg, func() { pr.sendPage(p, rt.pageAddr(pg), out+binReply) })
+	out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
+	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
 	p.Fence()
 	pr.stats.Served++
 	pr.stats.DataBytes += PageBytes
 	if ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
 		ns.perm[pr.local][pg] &^= cpu.PermWrite
-		p.Mprotect(rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+		p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
 	}
 	rt.chk.twinRule(p.Now(), pr, pg)
 }

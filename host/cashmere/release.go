@@ -36,14 +36,14 @@ func (pr *Process) flushDirty(p *cpu.Proc, mine func(pg int) bool) {
 	ns.dirty[pr.local] = nil
 	for _, pg := range list {
 		ns.dirtyBit[pr.local][pg] = false
-		pr.lockLocal(p, rt.pageLock(pg))
+		pr.lockLocal(p, pr.pageLock(pg))
 		step(p, "cm.release", instrRelease)
 		if mine(pg) {
 			pr.flushPage(p, pg)
 		}
 		pr.downgrade(p, pg)
 		rt.chk.twinRule(p.Now(), pr, pg)
-		pr.unlockLocal(p, rt.pageLock(pg))
+		pr.unlockLocal(p, pr.pageLock(pg))
 	}
 }
 
@@ -69,10 +69,31 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 		pr.sendNotices(p, pg, home)
 	}
 	t := p.Now()
-	pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home) })
-	p.Fence()
-	if rt.mut.skipFlush == 0 {
-		pr.mcFlush(p)
+	switch {
+	case rt.cfg.shootdown() && ns.twin[pg]:
+		// 2LS (section 2.6): «it shoots down all write mappings,
+		// flushes outstanding changes, and throws away the twin».
+		pr.shootFlush(p, pg, home)
+	case rt.cfg.shootdown():
+		// 2LS: no twin, so no change since a shootdown flushed the
+		// page (this processor's entry is left from before it); only
+		// the notices are due.
+		rt.chk.diffStart(pr, pg)
+	case rt.cfg.offMC():
+		pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 0) })
+	case rt.cfg.doubling():
+		// 1L: the stores went home as they were made; the MC flush
+		// puts them there before the notices.
+		rt.chk.flushDoubled(pr, pg)
+		if rt.mut.skipFlush == 0 {
+			pr.mcFlush(p)
+		}
+	default:
+		pr.alias(p, pg, func() { pr.outgoingDiff(p, pg, home, true) })
+		p.Fence()
+		if rt.mut.skipFlush == 0 {
+			pr.mcFlush(p)
+		}
 	}
 	pr.times.Diff = p.Now() - t
 	if rt.mut.noticesFirst == 0 {
@@ -91,7 +112,7 @@ func (pr *Process) downgrade(p *cpu.Proc, pg int) {
 	}
 	before := ns.loosest(pg)
 	ns.perm[pr.local][pg] = cur &^ cpu.PermWrite
-	p.Mprotect(pr.rt.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
+	p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
 	if !ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
 		ns.twin[pg] = false
 	}
@@ -120,12 +141,12 @@ func (pr *Process) sendNotices(p *cpu.Proc, pg, home int) {
 		return
 	}
 	rt.chk.noticeSent(p.Now(), pr, pg, home)
-	pr.lockLocal(p, rt.meta(metaSendLock))
+	pr.lockLocal(p, pr.meta(metaSendLock))
 	for _, n := range to {
 		pr.sendNotice(p, n, pg)
 	}
 	p.Fence()
-	pr.unlockLocal(p, rt.meta(metaSendLock))
+	pr.unlockLocal(p, pr.meta(metaSendLock))
 }
 
 // sendNotice puts pg in this node's bin at node n: the entry, then the
@@ -133,9 +154,9 @@ func (pr *Process) sendNotices(p *cpu.Proc, pg, home int) {
 func (pr *Process) sendNotice(p *cpu.Proc, n, pg int) {
 	rt, ns := pr.rt, pr.ns
 	step(p, "cm.notice", instrNotice)
-	ack := rt.lay.MsgRx[pr.node] + bin(n) + binAck
+	ack := rt.lay.MsgRx[pr.node] + rt.bin(n) + binAck
 	pr.spin(p, "cm.noticefull", func() bool { return ns.wnSent[n]-p.As("cm.noticefull").Load32(ack) < binQueue })
-	at := rt.lay.MsgTx[n][pr.node] + bin(pr.node)
+	at := rt.lay.MsgTx[n][pr.node] + rt.bin(pr.node)
 	slot := uint64(ns.wnSent[n] % binQueue)
 	pr.txStore(p, at+binNotices+4*slot, le32(uint32(pg)), "cm.notice")
 	ns.wnSent[n]++
@@ -160,15 +181,15 @@ func (pr *Process) acquire(p *cpu.Proc) {
 		if ns.updateTS[pg] >= ns.wnTS[pg] || ns.perm[pr.local][pg] == cpu.PermNone || rt.mut.skipInvalidate != 0 {
 			continue
 		}
-		pr.lockLocal(p, rt.pageLock(pg))
+		pr.lockLocal(p, pr.pageLock(pg))
 		before := ns.loosest(pg)
 		ns.perm[pr.local][pg] = cpu.PermNone
-		p.Mprotect(rt.pageAddr(pg), PageBytes, cpu.PermNone)
+		p.Mprotect(pr.pageAddr(pg), PageBytes, cpu.PermNone)
 		if after := ns.loosest(pg); after != before {
 			pr.writeDir(p, pg, after, pr.homeOf(p, pg))
 		}
 		pr.stats.Invalidations++
-		pr.unlockLocal(p, rt.pageLock(pg))
+		pr.unlockLocal(p, pr.pageLock(pg))
 	}
 }
 
@@ -178,13 +199,13 @@ func (pr *Process) acquire(p *cpu.Proc) {
 func (pr *Process) distribute(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
 	lay := rt.lay
-	pr.lockLocal(p, rt.meta(metaNoticeLock))
+	pr.lockLocal(p, pr.meta(metaNoticeLock))
 	var ts uint64
 	for s := range rt.cfg.Nodes {
 		if s == pr.node {
 			continue
 		}
-		in := lay.MsgRx[pr.node] + bin(s)
+		in := lay.MsgRx[pr.node] + rt.bin(s)
 		tail := p.As("cm.bins").Load32(in + binTail)
 		if tail == ns.wnHead[s] {
 			continue
@@ -207,7 +228,7 @@ func (pr *Process) distribute(p *cpu.Proc) {
 			}
 		}
 		ns.wnHead[s] = tail
-		pr.txStore(p, lay.MsgTx[s][pr.node]+bin(pr.node)+binAck, le32(tail), "cm.ack")
+		pr.txStore(p, lay.MsgTx[s][pr.node]+rt.bin(pr.node)+binAck, le32(tail), "cm.ack")
 	}
-	pr.unlockLocal(p, rt.meta(metaNoticeLock))
+	pr.unlockLocal(p, pr.meta(metaNoticeLock))
 }

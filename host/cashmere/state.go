@@ -57,6 +57,10 @@ type nodeState struct {
 	// it last wrote it (the writer keeps its value in a register; readers
 	// load the replicas).
 	dirWord []uint32
+	// diffSent[h][ch] counts the explicit diffs sent to node h on
+	// channel ch, diffSeen[s][ch] the last one applied from node s
+	// (2LOffMC).
+	diffSent, diffSeen [][2]uint32
 }
 
 func newNodeState(id int, cfg Config) *nodeState {
@@ -65,7 +69,8 @@ func newNodeState(id int, cfg Config) *nodeState {
 		flushTS: make([]uint64, cfg.Pages), updateTS: make([]uint64, cfg.Pages), wnTS: make([]uint64, cfg.Pages),
 		wnHead: make([]uint32, cfg.Nodes), wnSent: make([]uint32, cfg.Nodes),
 		served: make([]uint32, cfg.Nodes), reqSeq: make([]uint32, cfg.Nodes),
-		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages), excl: make([]int, cfg.Pages)}
+		arrived: make([]bool, cfg.CPUs), dirWord: make([]uint32, cfg.Pages), excl: make([]int, cfg.Pages),
+		diffSent: make([][2]uint32, cfg.Nodes), diffSeen: make([][2]uint32, cfg.Nodes)}
 	for range cfg.CPUs {
 		ns.perm = append(ns.perm, make([]cpu.Perm, cfg.Pages))
 		ns.dirtyBit = append(ns.dirtyBit, make([]bool, cfg.Pages))
@@ -153,6 +158,10 @@ type Stats struct {
 	// Exclusive counts pages this process put in exclusive mode, Breaks
 	// those it took out of it at another node's request.
 	Exclusive, Breaks int
+	// Shootdowns are the write mappings of other local processors this
+	// process shot down (2LS: Table 3's «Shootdowns», one intra-node
+	// message each).
+	Shootdowns int
 }
 
 // Add adds o to s.
@@ -175,4 +184,5 @@ func (s *Stats) Add(o Stats) {
 	s.Served += o.Served
 	s.Exclusive += o.Exclusive
 	s.Breaks += o.Breaks
+	s.Shootdowns += o.Shootdowns
 }

@@ -52,7 +52,7 @@ func (pr *Process) unlockLocal(p *cpu.Proc, addr uint64) {
 // ll/sc instruction is also used to atomically increment the logical
 // clocks») and returns its new value.
 func (pr *Process) tick(p *cpu.Proc) uint64 {
-	return uint64(p.FetchAdd(pr.rt.meta(metaClock), 1)) + 1
+	return uint64(p.FetchAdd(pr.meta(metaClock), 1)) + 1
 }
 
 // mcFlush is section 2.2's MC flush: a write to the process's word of the
@@ -81,7 +81,7 @@ func (pr *Process) mcFlush(p *cpu.Proc) {
 // clears its entry, backs off, and tries again.»
 func (pr *Process) lockGlobal(p *cpu.Proc, l int) {
 	rt := pr.rt
-	pr.lockLocal(p, rt.meta(metaLockFlags+l))
+	pr.lockLocal(p, pr.meta(metaLockFlags+l))
 	tx := rt.lay.SyncTx[pr.node]
 	rx := rt.lay.SyncRx[pr.node]
 	own := rt.lockEntry(l, pr.node)
@@ -120,7 +120,7 @@ func (pr *Process) unlockGlobal(p *cpu.Proc, l int) {
 	p.Fence()
 	rx := rt.lay.SyncRx[pr.node] + own
 	pr.spin(p, "cm.lockloop", func() bool { return p.As("cm.lockloop").Load32(rx) == 0 })
-	pr.unlockLocal(p, rt.meta(metaLockFlags+l))
+	pr.unlockLocal(p, pr.meta(metaLockFlags+l))
 }
 
 // Lock acquires application lock l: the global lock, then the acquire's
@@ -194,7 +194,7 @@ func (pr *Process) Barrier() {
 	step(p, "cm.barrier", instrBarrier)
 	start := pr.tick(p)
 	ns.lastRelease = max(ns.lastRelease, start)
-	p.FetchAdd(rt.meta(metaBarArrive), 1)
+	p.FetchAdd(pr.meta(metaBarArrive), 1)
 	ns.arrived[pr.local] = true
 	// The pages another local writer still to arrive will flush are only
 	// downgraded here; the rest are flushed.
@@ -207,7 +207,7 @@ func (pr *Process) Barrier() {
 		return true
 	})
 	p.Fence()
-	if p.FetchAdd(rt.meta(metaBarDone), 1) == e*c-1 {
+	if p.FetchAdd(pr.meta(metaBarDone), 1) == e*c-1 {
 		for q := range ns.arrived {
 			ns.arrived[q] = false
 		}
@@ -219,10 +219,10 @@ func (pr *Process) Barrier() {
 			a := lay.BarRx[pr.node] + 4*uint64(n)
 			pr.spin(p, "cm.barwait", func() bool { return int32(p.As("cm.barwait").Load32(a)-e) >= 0 })
 		}
-		p.Store32(rt.meta(metaBarRelease), e)
+		p.Store32(pr.meta(metaBarRelease), e)
 		p.Fence()
 	} else {
-		a := rt.meta(metaBarRelease)
+		a := pr.meta(metaBarRelease)
 		pr.spin(p, "cm.barwait", func() bool { return int32(p.As("cm.barwait").Load32(a)-e) >= 0 })
 	}
 	pr.acquire(p)

@@ -40,6 +40,9 @@ type Config struct {
 	Nodes, CPUs int
 	// SuperpagePages is the pages per superpage.
 	SuperpagePages int
+	// Variant is the protocol (section 2.6, cashmere.Variant2L ...);
+	// empty means cashmere.Variant2L.
+	Variant string
 	// Cluster is the hardware; its Nodes and CPUs are set from the above.
 	Cluster mctb.Config
 }
@@ -88,6 +91,10 @@ type Bench struct {
 	Procs   []*cashmere.Process
 	data    []mctb.Region
 	prog    Program
+	// offset is each protocol node's data displacement and cpus the CPUs
+	// per node under 1LD (nil, 0 otherwise).
+	offset []uint64
+	cpus   int
 }
 
 // Build builds the cluster and the runtime for prog on e.
@@ -111,7 +118,11 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cashtb: %w", err)
 	}
-	rc := cashmere.Config{Variant: cashmere.Variant2L, Nodes: c.Nodes, CPUs: c.CPUs,
+	variant := c.Variant
+	if variant == "" {
+		variant = cashmere.Variant2L
+	}
+	rc := cashmere.Config{Variant: variant, Nodes: c.Nodes, CPUs: c.CPUs,
 		Pages: int(bytes / cashmere.PageBytes), SuperpagePages: c.SuperpagePages,
 		Locks: prog.Locks(), Flags: prog.Flags(),
 		// assumed: the remapping system call costs what an mprotect does
@@ -120,6 +131,9 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 		RemapCycles: mc.Host.OS.Mprotect}
 	if err := rc.Validate(); err != nil {
 		return nil, err
+	}
+	if rc.OneLevel() && rc.Pages*c.CPUs > maxPages {
+		return nil, fmt.Errorf("cashtb: program %s: %d pages times %d CPUs (1LD: a copy per processor) exceed %d", prog.Name(), rc.Pages, c.CPUs, maxPages)
 	}
 	b := &Bench{Env: e, Cluster: cl, prog: prog}
 	lay, err := b.mapRegions(rc)
@@ -153,6 +167,14 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 // round-robin home, transmitted by every node), the broadcast directory,
 // a message and a poll region per node, the loop-back lock region, the
 // broadcast barrier and flag region.
+//
+// Under 1LD (every processor a protocol node, rc.Protocol()) the slices are
+// by protocol node, each processor's data is displaced by its CPU's index
+// times the shared pages' span (Layout.Offset), and the home-copy, message
+// and poll regions loop back, so that a processor sends to another of its
+// own node through the Memory Channel as to any other (no intra-node
+// hardware coherence exploited); the directory and the barrier region stay
+// one replica per cluster node, each word written by one protocol node.
 func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 	cl := b.Cluster
 	n := rc.Nodes
@@ -160,10 +182,19 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 	for i := range all {
 		all[i] = true
 	}
+	if rc.OneLevel() {
+		return b.mapRegions1(rc)
+	}
 	lay := cashmere.Layout{SharedBase: sharedBase, TwinBase: twinBase, MetaBase: metaBase,
 		DataTx: make([]uint64, n), MsgRx: make([]uint64, n), PollRx: make([]uint64, n),
 		MsgTx: make([][]uint64, n), PollTx: make([][]uint64, n)}
 	for sp := range rc.Superpages() {
+		if rc.Variant == cashmere.Variant2LOffMC {
+			// Application data in node memory, not MC space
+			// (section 2.6): no home-copy regions.
+			lay.DataTx = nil
+			break
+		}
 		first := sp * rc.SuperpagePages
 		pages := min(rc.SuperpagePages, rc.Pages-first)
 		frames := make([]uint64, n)
@@ -211,12 +242,94 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 	return lay, nil
 }
 
-// remap moves superpage sp's receive mapping from node from to node to:
-// the adapters' tables and mctb's reference model (the kernel's part of
-// a first-touch relocation, section 2.3).
+// mapRegions1 is mapRegions under 1LD and 1L: rc's protocol nodes (processors)
+// on the cluster's nodes.
+func (b *Bench) mapRegions1(rc cashmere.Config) (cashmere.Layout, error) {
+	cl := b.Cluster
+	pc := rc.Protocol()
+	n, cpus := pc.Nodes, rc.CPUs
+	phys := func(p int) int { return p / cpus }
+	span := uint64(rc.Pages) * cashmere.PageBytes
+	all := make([]bool, rc.Nodes)
+	for i := range all {
+		all[i] = true
+	}
+	lay := cashmere.Layout{SharedBase: sharedBase, TwinBase: twinBase, MetaBase: metaBase,
+		DataTx: make([]uint64, n), MsgRx: make([]uint64, n), PollRx: make([]uint64, n),
+		MsgTx: make([][]uint64, n), PollTx: make([][]uint64, n), Offset: make([]uint64, n),
+		DirTx: make([]uint64, n), DirRx: make([]uint64, n), SyncTx: make([]uint64, n), SyncRx: make([]uint64, n),
+		BarTx: make([]uint64, n), BarRx: make([]uint64, n)}
+	for p := range n {
+		lay.Offset[p] = uint64(p%cpus) * span
+	}
+	b.offset = lay.Offset
+	b.cpus = cpus
+	for sp := range rc.Superpages() {
+		first := sp * rc.SuperpagePages
+		pages := min(rc.SuperpagePages, rc.Pages-first)
+		frames := make([]uint64, rc.Nodes)
+		h := sp % n
+		frames[phys(h)] = sharedBase + lay.Offset[h] + uint64(first)*cashmere.PageBytes
+		r, err := cl.MapAt(fmt.Sprintf("data%d", sp), pages*cashmere.PageBytes, true, all, frames)
+		if err != nil {
+			return lay, fmt.Errorf("cashtb: %w", err)
+		}
+		for p := range n {
+			if sp == 0 {
+				lay.DataTx[p] = r.Tx[phys(p)]
+			} else if r.Tx[phys(p)] != lay.DataTx[p]+uint64(first)*cashmere.PageBytes {
+				return lay, fmt.Errorf("cashtb: superpage %d's transmit window on node %d is not contiguous", sp, phys(p))
+			}
+		}
+		b.data = append(b.data, r)
+	}
+	dir, err := cl.Broadcast("dir", cashmere.DirBytes(pc), false)
+	if err != nil {
+		return lay, fmt.Errorf("cashtb: %w", err)
+	}
+	sync, err := cl.Loopback("sync", cashmere.SyncBytes(pc))
+	if err != nil {
+		return lay, fmt.Errorf("cashtb: %w", err)
+	}
+	bar, err := cl.Broadcast("bar", cashmere.BarBytes(pc), false)
+	if err != nil {
+		return lay, fmt.Errorf("cashtb: %w", err)
+	}
+	for p := range n {
+		lay.DirTx[p], lay.DirRx[p] = dir.Tx[phys(p)], dir.Rx[phys(p)]
+		lay.SyncTx[p], lay.SyncRx[p] = sync.Tx[phys(p)], sync.Rx[phys(p)]
+		lay.BarTx[p], lay.BarRx[p] = bar.Tx[phys(p)], bar.Rx[phys(p)]
+	}
+	for r := range n {
+		rx := make([]bool, rc.Nodes)
+		rx[phys(r)] = true
+		m, err := cl.Map(fmt.Sprintf("msg%d", r), cashmere.MsgBytes(pc), true, all, rx)
+		if err != nil {
+			return lay, fmt.Errorf("cashtb: %w", err)
+		}
+		pl, err := cl.Map(fmt.Sprintf("poll%d", r), 4, true, all, rx)
+		if err != nil {
+			return lay, fmt.Errorf("cashtb: %w", err)
+		}
+		lay.MsgRx[r], lay.PollRx[r] = m.Rx[phys(r)], pl.Rx[phys(r)]
+		lay.MsgTx[r], lay.PollTx[r] = make([]uint64, n), make([]uint64, n)
+		for s := range n {
+			lay.MsgTx[r][s], lay.PollTx[r][s] = m.Tx[phys(s)], pl.Tx[phys(s)]
+		}
+	}
+	return lay, nil
+}
+
+// remap moves superpage sp's receive mapping from (protocol) node from to
+// node to: the adapters' tables and mctb's reference model (the kernel's
+// part of a first-touch relocation, section 2.3).
 func (b *Bench) remap(sp, from, to int) error {
 	r := b.data[sp]
 	frame := sharedBase + uint64(sp*b.Runtime.Config().SuperpagePages)*cashmere.PageBytes
+	if b.offset != nil {
+		frame += b.offset[to]
+		from, to = from/b.cpus, to/b.cpus
+	}
 	for k := range r.Pages {
 		g := r.GlobalPage + k
 		if err := b.Cluster.UnmapRx(from, g); err != nil {
@@ -278,7 +391,8 @@ func (b *Bench) Run() (Result, error) {
 	}
 	rc := b.Runtime.Config()
 	for pg := range rc.Pages {
-		res.Memory = append(res.Memory, b.peek(b.Runtime.Holder(pg), sharedBase+uint64(pg)*cashmere.PageBytes, cashmere.PageBytes)...)
+		h := b.Runtime.Holder(pg)
+		res.Memory = append(res.Memory, b.peek(b.Runtime.PhysNode(h), b.Runtime.PageAddr(h, pg), cashmere.PageBytes)...)
 	}
 	if err := b.Runtime.Err(); err != nil {
 		errs = append(errs, err)
