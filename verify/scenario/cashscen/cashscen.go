@@ -270,12 +270,18 @@ func count(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-// oneLine is an error on one line ("ok" for none).
+// oneLine is an error's first two lines on one line ("ok" for none):
+// the checkers' count and the first violation (the rest is in the error
+// the tests print; a report line of every violation twice helps no one).
 func oneLine(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	return strings.ReplaceAll(err.Error(), "\n", "; ")
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) > 2 {
+		lines = append(lines[:2], "...")
+	}
+	return strings.Join(lines, " ")
 }
 
 // firstDiff names the first byte where got and want differ.

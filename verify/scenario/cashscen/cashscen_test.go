@@ -41,7 +41,7 @@ var _ = Describe("cashmere-report", func() {
 		}
 		for _, name := range cashapps.Names() {
 			for _, k := range cashapps.Keys(name) {
-				Expect(keys).To(ContainElement(name+"."+k))
+				Expect(keys).To(ContainElement(name + "." + k))
 			}
 		}
 		Expect(p.Validate()).To(Succeed())
