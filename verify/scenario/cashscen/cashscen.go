@@ -37,7 +37,7 @@ func Scenarios() []*scenario.Scenario {
 
 // ReportScenario is cashmere-report.
 func ReportScenario() *scenario.Scenario {
-	return scenario.Typed("cashmere-report", "Cashmere-2L 3.1-3.3: Table 1 costs, Table 3 statistics, speedups vs paper",
+	return scenario.Typed("cashmere-report", "Cashmere-2L 3.1-3.3: Table 1 costs, Table 3 counts, speedups vs paper",
 		ReportDefaults, RunReport)
 }
 
