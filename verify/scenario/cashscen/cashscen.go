@@ -68,12 +68,28 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		}
 	}
 	for _, name := range p.apps() {
-		if err := runApp(seed, p, name, ph, rep); err != nil {
+		if err := runApp(e, seed, p, name, ph, rep); err != nil {
 			return rep, scenario.Label(name, err)
 		}
 	}
 	e.Phase(phases, phases, "")
 	return rep, nil
+}
+
+// sideEnv is the env of a run beside the captured one
+// (scenario.SideEnv) with e's mutations switched on too, so that
+// `--mutation` reaches the programs' runs, not only the cost run.
+func sideEnv(e *env.Env, seed uint64) *env.Env {
+	var muts map[string]int
+	for _, m := range env.Mutations() {
+		if v := e.Mutation(m.Name); v != 0 {
+			if muts == nil {
+				muts = map[string]int{}
+			}
+			muts[m.Name] = v
+		}
+	}
+	return env.New(env.Options{Seed: seed, Mutations: muts})
 }
 
 // config is cashtb's configuration for nodes x cpus.
@@ -99,7 +115,7 @@ func costs(e *env.Env, seed uint64, ph *scenario.Phases, rep *scenario.Report) e
 	}
 	ph.Next("costs, 32-processor barrier")
 	var c32 cashtb.Costs
-	b, err = cashtb.Build(scenario.SideEnv(seed), config(8, 4), cashtb.CostProgram{BarrierOnly: true, Out: &c32})
+	b, err = cashtb.Build(sideEnv(e, seed), config(8, 4), cashtb.CostProgram{BarrierOnly: true, Out: &c32})
 	if err != nil {
 		return scenario.Label("barrier", err)
 	}
@@ -135,7 +151,7 @@ func costs(e *env.Env, seed uint64, ph *scenario.Phases, rep *scenario.Report) e
 
 // runApp runs program name on the configured P:C (and on 1:1 with
 // speedup) and reports its time, speedup and Table 3 statistics.
-func runApp(seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep *scenario.Report) error {
+func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep *scenario.Report) error {
 	prog, err := p.build(name)
 	if err != nil {
 		return err
@@ -147,7 +163,7 @@ func runApp(seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep 
 	}
 	procs := p.Nodes * p.CPUs
 	ph.Next(fmt.Sprintf("%s on %d:%d", name, procs, p.CPUs))
-	res, runErr := cashtb.RunApp(scenario.SideEnv(seed), config(p.Nodes, p.CPUs), prog)
+	res, runErr := cashtb.RunApp(sideEnv(e, seed), config(p.Nodes, p.CPUs), prog)
 	pa := papers[name]
 	sc := scaleOf(p, name)
 	rep.Add(fmt.Sprintf("%s on %d:%d, size", name, procs, p.CPUs), sc.model, pa.T2.Short,
@@ -161,7 +177,7 @@ func runApp(seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep 
 	rep.Check(name+": final memory equals RunSequential bit for bit", bytes.Equal(res.Memory, want), "%d bytes, %s", len(want), firstDiff(res.Memory, want))
 	if p.Speedup {
 		ph.Next(name + " on 1:1")
-		one, oneErr := cashtb.RunApp(scenario.SideEnv(seed), config(1, 1), prog)
+		one, oneErr := cashtb.RunApp(sideEnv(e, seed), config(1, 1), prog)
 		rep.Check(name+" on 1:1: no checker violation, memory equals RunSequential", oneErr == nil && bytes.Equal(one.Memory, want), "%s; %s", oneLine(oneErr), firstDiff(one.Memory, want))
 		sp := float64(one.Time) / float64(res.Time)
 		ps := paperSpeedup(name)

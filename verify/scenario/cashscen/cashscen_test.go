@@ -124,3 +124,35 @@ var _ = Describe("cashmere-report", func() {
 		Expect(err.Error()).NotTo(ContainSubstring("\n"))
 	})
 })
+
+var _ = Describe("cashmere-report's checks on a broken runtime", func() {
+	// The report's program checks (no checker violation; memory equal to
+	// RunSequential) must fail when the runtime is broken, and the
+	// scenario's --mutation must reach the programs' runs (env of their
+	// own). SOR 34 x 64 on 2:1, 2 iterations: the band-edge pages read
+	// across the nodes every half-iteration; skipping the invalidation
+	// at an acquire leaves a stale copy that the next half-iteration
+	// reads (cashmere.copy at the end, and the memory differs). On 4:1
+	// the unbroken run already trips cashmere.diff
+	// (docs/cashmere-validation.md), so 2:1.
+	for _, m := range []string{"cashmere.skipinvalidate"} {
+		It("fails a check with "+m, func() {
+			p := cashscen.ReportDefaults()
+			Expect(scenario.Configure(p, "", []string{"app=sor", "nodes=2", "cpus=1", "costs=false", "speedup=false",
+				"sor.rows=34", "sor.cols=64", "sor.iters=2"})).To(Succeed())
+			rep, err := cashscen.RunReport(env.New(env.Options{Seed: 1}), p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rep.Failed()).To(BeFalse(), "the unbroken run passes")
+			rep, err = cashscen.RunReport(env.New(env.Options{Seed: 1, Mutations: map[string]int{m: 1}}), p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rep.Failed()).To(BeTrue())
+			var failed []string
+			for _, c := range rep.Checks {
+				if !c.OK {
+					failed = append(failed, c.Name)
+				}
+			}
+			Expect(failed).To(Equal([]string{"sor: no checker violation, every process finished", "sor: final memory equals RunSequential bit for bit"}))
+		})
+	}
+})
