@@ -29,6 +29,10 @@ LCI := lci-report lci-pps lci-apps
 # The Memory Channel report: section 2.1's network figures and 2.3's lock,
 # model vs paper (docs/mc-validation.md).
 MC := mc-report
+# The Cashmere-2L report: section 3.1 / Table 1 costs and the programs'
+# Table 3 statistics and speedups, model vs paper
+# (docs/cashmere-validation.md).
+CASH := cashmere-report
 # The SHRIMP report: sections 4.1-4.5's figures, model vs paper
 # (docs/shrimp-validation.md).
 SHRIMP := shrimp-report
@@ -36,12 +40,12 @@ SHRIMP := shrimp-report
 # paper (docs/atm-validation.md).
 ATM := atm-report
 
-run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI (microbenchmarks, PPS layers and applications), Memory Channel, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
+run: build ## run the main job: the demo, the network scenarios, the Telegraphos calibration, the LCI (microbenchmarks, PPS layers and applications), Memory Channel, Cashmere-2L, SHRIMP and FORE ATM reports, with waveforms (and the demo's trace) in out/
 	@mkdir -p $(OUT)
 	$(NISIM) run demo --vcd $(OUT)/demo.vcd --trace $(OUT)/demo.trace
 	$(NISIM) vcd lint $(OUT)/demo.vcd
 	$(NISIM) trace diff verify/scenario/demo/testdata/demo.trace $(OUT)/demo.trace
-	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC) $(SHRIMP) $(ATM); do \
+	@for s in $(NETWORKS) $(TELEGRAPHOS) $(LCI) $(MC) $(CASH) $(SHRIMP) $(ATM); do \
 		echo; echo "== $$s"; \
 		$(NISIM) run $$s --vcd $(OUT)/$$s.vcd || exit 1; \
 		$(NISIM) vcd lint $(OUT)/$$s.vcd || exit 1; \

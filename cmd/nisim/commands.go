@@ -13,6 +13,7 @@ import (
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/scenario"
 	"github.com/nisim/nisim/verify/scenario/atmscen"
+	"github.com/nisim/nisim/verify/scenario/cashscen"
 	"github.com/nisim/nisim/verify/scenario/demo"
 	"github.com/nisim/nisim/verify/scenario/lciscen"
 	"github.com/nisim/nisim/verify/scenario/mcscen"
@@ -32,6 +33,7 @@ func catalog() scenario.Catalog {
 	c = append(c, tgscen.Scenarios()...)
 	c = append(c, lciscen.Scenarios()...)
 	c = append(c, mcscen.Scenarios()...)
+	c = append(c, cashscen.Scenarios()...)
 	c = append(c, shrimpscen.Scenarios()...)
 	c = append(c, atmscen.Scenarios()...)
 	c = append(c, rwscen.Scenario())

@@ -42,6 +42,7 @@ var configSets = map[string]string{
 	"lci-apps":                  "app=radix",
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
+	"cashmere-report":           "sor.iters=2",
 	"shrimp-report":             "rounds=4",
 	"shrimp-traffic":            "ops=10",
 	"atm-report":                "rounds=4",
