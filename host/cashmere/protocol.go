@@ -54,6 +54,19 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 		if !ns.valid[pg] || ns.updateTS[pg] < min(ns.wnTS[pg], pr.acqTS) {
 			pr.beforeFetch(p, pg, home)
 			pr.fetch(p, pg, home)
+		} else if ns.updateTS[pg] < ns.wnTS[pg] && !ns.wnBit[pr.local][pg] {
+			// The copy predates a write notice the node distributed
+			// after this processor's last acquire, so it may map the
+			// copy now (the paper's «whichever is earlier»); but the
+			// notice went only to the processors that had mappings
+			// then, so this processor takes it on its own list, where
+			// its next acquire finds it and invalidates the page.
+			// Without it a later acquire (a flag naming this very
+			// write) kept the stale mapping: Gauss at 16 processes
+			// read x[j] as 0 after x[j]'s flag.
+			ns.wnBit[pr.local][pg] = true
+			ns.wnq[pr.local] = append(ns.wnq[pr.local], pg)
+			step(p, "cm.distribute", instrDistribute)
 		}
 	}
 	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) && !rt.cfg.doubling() {

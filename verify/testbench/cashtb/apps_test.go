@@ -84,7 +84,6 @@ var knownBroken = map[string]string{
 	"sor 8:2": "cashmere.diff with 2 writers a node", "sor 32:4": "cashmere.diff with 4 writers a node",
 	"lu 8:2": "cashmere.diff with 2 writers a node", "lu 32:4": "does not end at 32:4",
 	"clu 32:4": "does not end at 32:4", "water 32:4": "cashmere.diff (notices before the diff) at 4 a node",
-	"gauss 32:4": "final memory differs from RunSequential, no checker fires",
 }
 
 var _ = Describe("The programs (host/cashapps) on the bench", func() {
