@@ -399,11 +399,21 @@ func (c *Cache) observe(now clock.Time, o bus.Observation) {
 		// line or, when the write-back answers a read, are the reader's
 		// fresh shared copy, which it must keep (with its reservation).
 		return
+	case o.Req.Class == ClassUpgrade && o.Req.Lost:
+		// An upgrade its master lost before it reached the bus: it
+		// claims nothing (its master fails the store-conditional or
+		// reads the line for ownership next). Taking it as a claim
+		// made contending LL/SC loops fail one another for ever: each
+		// lost upgrade took the reservation of the next load-locked.
+		return
 	case o.Write:
 		k = snWrite
+		c.loseUpgrades(o.Addr, max(len(o.Data), 1))
 	case o.Req.Class == ClassRFO:
 		k = snRFO
+		c.loseUpgrades(o.Addr, max(len(o.Data), 1))
 	case o.Req.Class == ClassUpgrade:
+		c.loseUpgrades(o.Req.Addr, max(o.Req.Len, 1))
 		// Address only: the line it claims is the request's extent.
 		c.snoops = append(c.snoops, snoop{t: now, kind: snUpgrade, addr: o.Req.Addr, n: max(o.Req.Len, 1), master: o.Master})
 		c.Wake(now)
@@ -536,6 +546,34 @@ func (c *Cache) dropReservation(line uint64) {
 	if c.resvValid && c.resvLine == line {
 		c.resvValid = false
 		c.stats.ReservationsLost++
+	}
+}
+
+// loseUpgrades marks Lost this cache's upgrades of the lines of [addr,
+// addr+n) that have not yet been on the bus, when another master claims
+// or writes those lines (observed in bus order, before the upgrades can
+// be): the same upgrades applySnoop marks lost at the next edge, told to
+// the other caches through the request.
+func (c *Cache) loseUpgrades(addr uint64, n int) {
+	first, last := addr>>c.lineShift, (addr+uint64(n)-1)>>c.lineShift
+	lose := func(req *mem.Req, line uint64, onBus bool) {
+		if req == nil || onBus || line < first || line > last {
+			return
+		}
+		for _, s := range c.snoops {
+			if s.kind == snOwnFill && s.req == req {
+				return // on the bus already, ahead of this claim
+			}
+		}
+		req.Lost = true
+	}
+	if x := c.cur; x != nil && x.wait != nil && x.upgrade && !x.uncached {
+		lose(x.wait, x.fillLine, x.onBus)
+	}
+	for _, m := range c.mshrs {
+		if m.upgrade && !m.done {
+			lose(m.req, m.line, m.onBus)
+		}
 	}
 }
 

@@ -941,6 +941,75 @@ var _ = Describe("Cache upgrades (a store to a line held shared)", func() {
 	})
 })
 
+var _ = Describe("Cache upgrades lost before the bus (issue 18)", func() {
+	It("takes neither the line nor the reservation of a cache that read it after the upgrade that won", func() {
+		e := vtest.NewEnv(vtest.Options{Clock: clk, Trace: true, TimeLimit: 500 * clock.Microsecond})
+		n, err := memsys.MakeNodeBuilder().WithEnv(e).WithCPUs(3, clk).WithCache(testCache()).WithBus(testBus()).
+			WithMemory(1<<16, 0, 2, 8).Build("N")
+		Expect(err).NotTo(HaveOccurred())
+		var beats []seen
+		n.Bus.Observe(func(now clock.Time, o bus.Observation) {
+			if o.First {
+				beats = append(beats, seen{o.Cycle, o.Master, o.Req.Class, o.Addr, o.Write})
+			}
+		})
+		Expect(n.Memory.Storage().Write(0x100, []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"))).To(Succeed())
+		var got0, got1, got2 []done
+		cpuAgent(e, "Cpu0", n.Caches[0].Port(), []step{
+			{At: 20, Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x100, Data: []byte("0000")},
+		}, &got0)
+		cpuAgent(e, "Cpu1", n.Caches[1].Port(), []step{
+			{Op: mem.Read, Addr: 0x100, Len: 8},
+			{At: 40, Op: mem.Write, Addr: 0x102, Data: []byte("11")},
+		}, &got1)
+		cpuAgent(e, "Cpu2", n.Caches[2].Port(), []step{
+			{At: 40, Op: mem.Read, Addr: 0x100, Len: 8, Atomic: mem.LoadLocked},
+			{At: 56, Op: mem.Write, Addr: 0x104, Data: []byte("2222"), Atomic: mem.StoreConditional},
+		}, &got2)
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stopped).To(BeFalse(), "the run reached its time limit")
+		Expect(n.CheckCoherence()).To(Succeed())
+		// Cpu1's load: fill at c8, popped c13; Cpu0's: fill at c28,
+		// popped c33; the line shared in caches 0 and 1. At c40 both
+		// stores and Cpu2's load-locked are pushed; the stores upgrade,
+		// Cpu2 misses. Round robin after cache 0 (the last grant) gives
+		// cache 1's upgrade the address phase at c44 (popped c46). Cache 0
+		// observes it at c44 while its own upgrade still waits for the
+		// bus: that upgrade is lost (Lost set, line gone at c45). Cache
+		// 2's fill is next (c50; cache 1, dirty, writes back at c58) and
+		// its load-locked is popped at c55, reservation set. Cache 0's
+		// lost upgrade reaches the bus at c55: it claims nothing, so cache
+		// 2 keeps its line and reservation (before the fix it took both at
+		// c56, and Cpu2's SC, pushed at c56, failed at its lookup, popped
+		// c59 with CondFailed; three such LL/SC loops failed each other in
+		// turn for ever on an 8 x 4 Cashmere-2L run). Cpu2's SC upgrades at
+		// c65 and is popped at c67, stored. Cache 0, its upgrade found
+		// lost, reads the line for ownership at c71 (cache 2 writes back
+		// at c77) and Cpu0 pops its store at c76.
+		Expect(got1).To(Equal([]done{{13, "ABCDEFGH", false}, {46, "", false}}))
+		Expect(got0).To(Equal([]done{{33, "ABCDEFGH", false}, {76, "", false}}))
+		Expect(got2).To(Equal([]done{{55, "AB11EFGH", false}, {67, "", false}}))
+		Expect(beats).To(Equal([]seen{
+			{8, "N.Cache[1]", memsys.ClassFill, 0x100, false},
+			{28, "N.Cache[0]", memsys.ClassFill, 0x100, false},
+			{44, "N.Cache[1]", memsys.ClassUpgrade, 0x100, false},
+			{50, "N.Cache[2]", memsys.ClassFill, 0x100, false},
+			{55, "N.Cache[0]", memsys.ClassUpgrade, 0x100, false},
+			{58, "N.Cache[1]", memsys.ClassWriteBack, 0x100, true},
+			{65, "N.Cache[2]", memsys.ClassUpgrade, 0x100, false},
+			{71, "N.Cache[0]", memsys.ClassRFO, 0x100, false},
+			{77, "N.Cache[2]", memsys.ClassWriteBack, 0x100, true},
+		}))
+		back, _ := n.Memory.Storage().Bytes(0x100, 8)
+		Expect(string(back)).To(Equal("00002222"))
+		s0, s2 := n.Caches[0].Stats(), n.Caches[2].Stats()
+		Expect([]uint64{s0.Upgrades, s0.UpgradesLost}).To(Equal([]uint64{1, 1}))
+		Expect([]uint64{s2.ReservationsLost, s2.SCFailed, s2.Upgrades}).To(Equal([]uint64{0, 0, 1}))
+	})
+})
+
 var _ = Describe("Cache miss status holding registers (MaxMisses)", func() {
 	// overlap runs the program of the specs below on a one-CPU node whose
 	// cache has maxMisses registers: a load miss, then two posted stores

@@ -45,6 +45,12 @@ type Req struct {
 	// component that keeps reservations (a host cache) honours it, others
 	// treat the request as a plain read or write.
 	Atomic Atomic
+	// Lost marks an address-only claim (a cache's upgrade of a line it
+	// held shared) whose master saw another master claim or write the
+	// line first, while the upgrade still waited for the bus: it claims a
+	// copy its master no longer holds, so it invalidates nothing, and the
+	// caches that observe it ignore it (host/memsys). Its master sets it.
+	Lost bool
 	// Poll marks a read of a spin loop waiting for a value to change: it
 	// is not forward progress, so components do not record progress
 	// (check.Monitor.Progress) for it, and a program that spins for ever
