@@ -54,13 +54,6 @@ const (
 	// flood the simulation.
 	spinCycles = 50
 
-	// llscBackoff: the pause after a failed store-conditional of a
-	// fetch-and-add on a node-local word (the logical clock, the barrier
-	// counters), times the local processor number plus one and doubled
-	// per failure up to 16 times. assumed: 20 cycles, the order of one
-	// bus transaction (the paper does not give its ll/sc loops; section
-	// 2.3 only says the clocks are incremented with ll/sc).
-	llscBackoff = 20
 	// lockBackoff: a global lock loser's backoff unit, times its node
 	// number plus one and the rounds lost (mctb.Lock's rule). assumed: 200
 	// cycles, about one MC round trip's sixth; the paper says only «backs

@@ -52,26 +52,7 @@ func (pr *Process) unlockLocal(p *cpu.Proc, addr uint64) {
 // ll/sc instruction is also used to atomically increment the logical
 // clocks») and returns its new value.
 func (pr *Process) tick(p *cpu.Proc) uint64 {
-	return uint64(pr.fetchAdd(p, pr.meta(metaClock), 1)) + 1
-}
-
-// fetchAdd adds delta to the node-local word at addr with a load-locked /
-// store-conditional loop and returns the old value. A failed
-// store-conditional backs off before it tries again, longer for a higher
-// local processor number and after each failure: four processors of a
-// node in lock step (a barrier's departure, a flag all of them waited
-// for) otherwise failed every store-conditional on the modelled bus for
-// ever, each one's upgrade taking the line from the next (Gauss n=16 on
-// 2 x 4: node 1's four processors made 14,000 attempts each on the clock
-// in 20 ms and no tick).
-func (pr *Process) fetchAdd(p *cpu.Proc, addr uint64, delta uint32) uint32 {
-	for try := 0; ; try++ {
-		v := p.LoadLocked32(addr)
-		if p.StoreConditional32(addr, v+delta) {
-			return v
-		}
-		p.As("cm.llscbackoff").Compute(llscBackoff * (pr.local + 1) << min(try, 4))
-	}
+	return uint64(p.FetchAdd(pr.meta(metaClock), 1)) + 1
 }
 
 // mcFlush is section 2.2's MC flush: a write to the process's word of the
@@ -213,7 +194,7 @@ func (pr *Process) Barrier() {
 	step(p, "cm.barrier", instrBarrier)
 	start := pr.tick(p)
 	ns.lastRelease = max(ns.lastRelease, start)
-	pr.fetchAdd(p, pr.meta(metaBarArrive), 1)
+	p.FetchAdd(pr.meta(metaBarArrive), 1)
 	ns.arrived[pr.local] = true
 	// The pages another local writer still to arrive will flush are only
 	// downgraded here; the rest are flushed.
@@ -226,7 +207,7 @@ func (pr *Process) Barrier() {
 		return true
 	})
 	p.Fence()
-	if pr.fetchAdd(p, pr.meta(metaBarDone), 1) == e*c-1 {
+	if p.FetchAdd(pr.meta(metaBarDone), 1) == e*c-1 {
 		for q := range ns.arrived {
 			ns.arrived[q] = false
 		}

@@ -13,10 +13,11 @@ import (
 
 var _ = Describe("Four processors of a node incrementing the logical clock at once (2L)", func() {
 	It("all get through: Gauss n=16 on 2 nodes x 4 CPUs ends bit-exact", func() {
-		// Before the runtime's fetch-and-add backed off after a failed
-		// store-conditional, node 1's four processors failed every one
-		// (each upgrade taking the line from the next) and the run hit
-		// its time limit with node 0 waiting on a flag.
+		// Before host/memsys dropped an upgrade lost before it reached
+		// the bus, node 1's four processors failed every
+		// store-conditional on the clock (each stale upgrade taking the
+		// line and the reservation from the next) and the run hit its
+		// time limit with node 0 waiting on a flag.
 		prog, err := cashapps.Build("gauss", map[string]int{"n": 16})
 		Expect(err).NotTo(HaveOccurred())
 		want, err := cashapps.RunSequential(prog)
