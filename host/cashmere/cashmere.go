@@ -151,6 +151,12 @@ type Hooks struct {
 	// Peek returns n bytes of node's memory at addr without simulating an
 	// access: the checkers' view (nil turns the memory checks off).
 	Peek func(node int, addr uint64, n int) []byte
+	// PeekOrdered is Peek as node's memory will be once every write the
+	// MC hub has ordered for it has been written by its adapter's receive
+	// DMA: the diff rule's view of a home that the MC flush has proved the
+	// diff reached in order (section 2.2) but whose receive FIFO may still
+	// hold it (nil: the rule reads Peek only).
+	PeekOrdered func(node int, addr uint64, n int) []byte
 }
 
 // Runtime is one cluster's Cashmere-2L.

@@ -66,37 +66,12 @@ func runApp(prog cashapps.Program, nodes, cpus int) (cashtb.Result, error) {
 	return res, err
 }
 
-// knownBroken are the runs that fail on the runtime as merged (reported
-// to the lead with these specs, not worked around here): when processes
-// on several nodes flush one page, cashmere.diff finds a diff's word not
-// yet at the home when the write notices go (at these sizes SOR's band
-// pages and LU's columns with two processors a node, Water's forces with
-// four; at the CI sizes LU and Water on 8:1 too, their final memory equal
-// to RunSequential's). Instrumented once (SOR 34 x 64 on 8:2, not
-// committed), the home held an older value and the diff's value had
-// arrived by the next notice check, 507 µs later: the MC flush orders the
-// diff at the hub, the home's receive DMA may still hold it, so the
-// checker may be stricter than the protocol needs (LU at 32:4 too, since
-// its runs end: they did not while lost cache upgrades livelocked LL/SC,
-// fixed in host/memsys). Gauss at 32:4, which ended with a wrong x while
-// no checker fired, is fixed in the runtime (a mapping made after a
-// write notice's distribution takes the notice on).
-var knownBroken = map[string]string{
-	"sor 8:2": "cashmere.diff with 2 writers a node", "sor 32:4": "cashmere.diff with 4 writers a node",
-	"lu 8:2": "cashmere.diff with 2 writers a node", "lu 32:4": "cashmere.diff with 4 writers a node",
-	"water 32:4": "cashmere.diff (notices before the diff) at 4 a node",
-}
-
 var _ = Describe("The programs (host/cashapps) on the bench", func() {
 	for _, a := range smallApps {
 		for _, nc := range [][2]int{{2, 1}, {4, 2}, {8, 4}} {
 			cfg := itoa(nc[0]*nc[1]) + ":" + itoa(nc[1])
 			name := "runs " + a.name + " on " + cfg + " to RunSequential's memory bit for bit, checkers on, with the statistics its sharing implies"
-			it := It
-			if why, ok := knownBroken[a.name+" "+cfg]; ok {
-				it, name = PIt, name+" (known broken: "+why+")"
-			}
-			it(name, func() {
+			It(name, func() {
 				prog, err := cashapps.Build(a.name, a.set)
 				Expect(err).NotTo(HaveOccurred())
 				want, err := cashapps.RunSequential(prog)

@@ -141,9 +141,10 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 		return nil, err
 	}
 	hooks := cashmere.Hooks{
-		Remap:      b.remap,
-		LocalWrite: func(node int, addr uint64, data []byte) { cl.Ref.LocalWrite(node, addr, data) },
-		Peek:       b.peek,
+		Remap:       b.remap,
+		LocalWrite:  func(node int, addr uint64, data []byte) { cl.Ref.LocalWrite(node, addr, data) },
+		Peek:        b.peek,
+		PeekOrdered: b.peekOrdered,
 	}
 	rt, err := cashmere.New(e, rc, lay, hooks)
 	if err != nil {
@@ -350,6 +351,14 @@ func (b *Bench) peek(node int, addr uint64, n int) []byte {
 		return nil
 	}
 	return buf
+}
+
+// peekOrdered is node's memory at addr as it will be once every write
+// the hub has ordered for node has been written by its receive DMA (and
+// through the memory controller): mctb's Ref image, nil where Ref does not
+// know the bytes.
+func (b *Bench) peekOrdered(node int, addr uint64, n int) []byte {
+	return b.Cluster.Ref.Image(node, addr, n)
 }
 
 // Result is a finished run.

@@ -103,6 +103,22 @@ var _ = Describe("Ref", func() {
 	w := func(src int, seq uint64, page, off, n int, loop bool) *mchub.Write {
 		return &mchub.Write{Src: src, Seq: seq, Addr: uint64(page*mchub.PageSize + off), Len: n, Loopback: loop}
 	}
+	It("shows an ordered write in Image before it reaches memory, a sent one only once the hub orders it", func() {
+		r := mctb.NewRef(2)
+		r.MapRx(1, 5, 0x20000)
+		a := w(0, 1, 5, 8, 4, false)
+		Expect(r.Sent(a, []byte{1, 2, 3, 4})).To(Succeed())
+		Expect(r.Image(1, 0x20008, 4)).To(Equal([]byte{0, 0, 0, 0}), "sent, not ordered")
+		a.Order = 1
+		Expect(r.Ordered(a)).To(Succeed())
+		Expect(r.Pending(1)).To(HaveLen(1), "not yet in node 1's memory")
+		Expect(r.Image(1, 0x20008, 4)).To(Equal([]byte{1, 2, 3, 4}))
+		Expect(r.Image(1, 0x20006, 4)).To(Equal([]byte{0, 0, 1, 2}))
+		Expect(r.Image(0, 0x20008, 4)).To(BeNil(), "node 0 does not map page 5")
+		Expect(r.Image(1, 0x20000+mchub.PageSize-2, 4)).To(BeNil(), "crosses out of the page")
+		r.LocalWrite(1, 0x2000a, []byte{9})
+		Expect(r.Image(1, 0x20008, 4)).To(Equal([]byte{1, 2, 9, 4}), "a local store")
+	})
 	It("expects an ordered write at every node mapping its page, the writer only with loop-back", func() {
 		r := mctb.NewRef(3)
 		r.KeepHistory()

@@ -218,6 +218,23 @@ func (r *Ref) LocalWrite(node int, addr uint64, data []byte) {
 	r.apply(node, addr, data, false)
 }
 
+// Image returns n bytes of node's receive image at host address addr:
+// its memory as it will be once every write the hub has ordered for it
+// has been written there (and its program's stores, LocalWrite). It
+// returns nil when the bytes are not in one receive page or some are
+// unknown.
+func (r *Ref) Image(node int, addr uint64, n int) []byte {
+	off := addr % mchub.PageSize
+	im := r.byFrame[node][addr-off]
+	if im == nil || off+uint64(n) > mchub.PageSize {
+		return nil
+	}
+	if im.unknown != nil && slices.Contains(im.unknown[off:off+uint64(n)], true) {
+		return nil
+	}
+	return slices.Clone(im.data[off : off+uint64(n)])
+}
+
 // Dropped records an adapter's drop at node. A write dropped at a
 // receiver (RxCRC) consumes its expectation there, and the bytes it would
 // have written become unknown in that node's image. A receive filter drop
