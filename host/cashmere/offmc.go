@@ -32,46 +32,14 @@ func (pr *Process) explicitDiff(p *cpu.Proc, pg, home, ch int) {
 		pr.lockLocal(p, pr.meta(metaFetchLock))
 	}
 	at := lay.MsgTx[home][pr.node] + rt.bin(pr.node)
-	page, twin := pr.pageAddr(pg), pr.twinAddr(pg)
 	rt.chk.diffStart(pr, pg)
 	var bits [diffBitmapBytes / 8]uint64
-	sent := 0
-	var run []byte
-	var runAt uint64
-	flushRun := func() {
-		if len(run) > 0 {
-			pr.txStore(p, at+binDiffImage(ch)+runAt, append([]byte(nil), run...), "cm.xdiff")
-			rt.chk.diffSent(pr, pg, runAt, run)
-			sent += len(run)
-			run = run[:0]
+	sent := pr.diffRuns(p, pg, "cm.xdiff", ch == 0, ch == 0, func(off uint64, run []byte) {
+		pr.txStore(p, at+binDiffImage(ch)+off, run, "cm.xdiff")
+		for w := off / 8; w < (off+uint64(len(run)))/8; w++ {
+			bits[w/64] |= 1 << (w % 64)
 		}
-	}
-	for off := uint64(0); off < PageBytes; off += 8 {
-		if off%(8*wordsPerBlock) == 0 {
-			flushRun()
-			if off > 0 {
-				step(p, "cm.xdiff", instrDiffWord*wordsPerBlock)
-			}
-		}
-		w := p.As("cm.xdiff").Load(page+off, 8)
-		if ch == 0 {
-			t := p.As("cm.xdiff").Load(twin+off, 8)
-			if binary.LittleEndian.Uint64(w) == binary.LittleEndian.Uint64(t) {
-				flushRun()
-				continue
-			}
-			if rt.mut.skipFlushUpdate == 0 {
-				pr.store(p, twin+off, w)
-			}
-		}
-		if len(run) == 0 {
-			runAt = off
-		}
-		run = append(run, w...)
-		bits[off/8/64] |= 1 << (off / 8 % 64)
-	}
-	flushRun()
-	step(p, "cm.xdiff", instrDiffWord*wordsPerBlock)
+	})
 	blk := make([]byte, 0, 8*wordsPerBlock)
 	for i := 0; i < len(bits); i += wordsPerBlock {
 		blk = blk[:0]

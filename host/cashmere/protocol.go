@@ -370,14 +370,34 @@ func (pr *Process) incomingDiff(p *cpu.Proc, pg int, src uint64) {
 // bytes sent.
 func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 	rt := pr.rt
-	page, twin, tx := pr.pageAddr(pg), pr.twinAddr(pg), rt.homeTx(pr.node, pg)
+	tx := rt.homeTx(pr.node, pg)
 	rt.chk.diffStart(pr, pg)
+	sent := pr.diffRuns(p, pg, "cm.outdiff", true, update, func(off uint64, run []byte) {
+		pr.txStore(p, tx+off, run, "cm.diff")
+	})
+	pr.stats.Diffs++
+	if update {
+		pr.stats.FlushUpdates++
+	}
+	pr.stats.DataBytes += sent
+	return sent
+}
+
+// diffRuns scans pg word by word and hands send each run of words to send
+// (contiguous, within one 32-byte block: one write-combined store):
+// against the twin, the words that differ from it, written into the twin
+// too when update is set (the flush-update); without the twin
+// (byTwin false), every word. label names the loads and the loop's
+// costed steps. It returns the bytes sent.
+func (pr *Process) diffRuns(p *cpu.Proc, pg int, label string, byTwin, update bool, send func(off uint64, run []byte)) int {
+	rt := pr.rt
+	page, twin := pr.pageAddr(pg), pr.twinAddr(pg)
 	sent := 0
 	var run []byte
 	var runAt uint64
 	flushRun := func() {
 		if len(run) > 0 {
-			pr.txStore(p, tx+runAt, append([]byte(nil), run...), "cm.diff")
+			send(runAt, append([]byte(nil), run...))
 			rt.chk.diffSent(pr, pg, runAt, run)
 			sent += len(run)
 			run = run[:0]
@@ -387,30 +407,27 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 		if off%(8*wordsPerBlock) == 0 {
 			flushRun()
 			if off > 0 {
-				step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
+				step(p, label, instrDiffWord*wordsPerBlock)
 			}
 		}
-		w := p.As("cm.outdiff").Load(page+off, 8)
-		t := p.As("cm.outdiff").Load(twin+off, 8)
-		if binary.LittleEndian.Uint64(w) == binary.LittleEndian.Uint64(t) {
-			flushRun()
-			continue
+		w := p.As(label).Load(page+off, 8)
+		if byTwin {
+			t := p.As(label).Load(twin+off, 8)
+			if binary.LittleEndian.Uint64(w) == binary.LittleEndian.Uint64(t) {
+				flushRun()
+				continue
+			}
+			if update && rt.mut.skipFlushUpdate == 0 {
+				pr.store(p, twin+off, w)
+			}
 		}
 		if len(run) == 0 {
 			runAt = off
 		}
 		run = append(run, w...)
-		if update && rt.mut.skipFlushUpdate == 0 {
-			pr.store(p, twin+off, w)
-		}
 	}
 	flushRun()
-	step(p, "cm.outdiff", instrDiffWord*wordsPerBlock)
-	pr.stats.Diffs++
-	if update {
-		pr.stats.FlushUpdates++
-	}
-	pr.stats.DataBytes += sent
+	step(p, label, instrDiffWord*wordsPerBlock)
 	return sent
 }
 
