@@ -273,6 +273,10 @@ func (r *Random) Check(final []byte) error {
 	want := make([]uint64, r.words)
 	// The data area and the ring, phase by phase. The read half is not
 	// written in a phase, so the order of processes within it is free.
+	// The critical sections read read-half words, which depend on the
+	// phase, so the replay below needs the data area as each phase left
+	// it (snap[ph]; the read half is unchanged within the phase).
+	snap := make([][]uint64, r.c.Phases)
 	for ph := 0; ph < r.c.Phases; ph++ {
 		for p := 0; p < r.c.Procs; p++ {
 			for _, g := range r.writes(p, ph) {
@@ -282,6 +286,7 @@ func (r *Random) Check(final []byte) error {
 				}
 			}
 		}
+		snap[ph] = append([]uint64(nil), want[:2*r.half]...)
 		for p := 0; p < r.c.Procs; p++ {
 			want[r.mailbox(p)] = r.mail(p, ph)
 		}
@@ -290,9 +295,6 @@ func (r *Random) Check(final []byte) error {
 			want[r.sink(p)] = mix(want[r.sink(p)] ^ want[r.mailbox(prev)])
 		}
 	}
-	// The critical sections read read-half words; those depend on the
-	// phase, so the replay needs the data area as it was in each phase.
-	snap := r.phaseSnapshots()
 	planned := make(map[uint64]bool)
 	for p := 0; p < r.c.Procs; p++ {
 		for k := 0; k < r.c.Phases*r.c.Sections; k++ {
@@ -342,26 +344,6 @@ func (r *Random) Check(final []byte) error {
 		}
 	}
 	return nil
-}
-
-// phaseSnapshots returns the data area as each phase's critical sections
-// read it: after that phase's owned writes (which only touch the write
-// half; sections read the read half, unchanged within the phase).
-func (r *Random) phaseSnapshots() [][]uint64 {
-	data := make([]uint64, 2*r.half)
-	out := make([][]uint64, r.c.Phases)
-	for ph := 0; ph < r.c.Phases; ph++ {
-		for p := 0; p < r.c.Procs; p++ {
-			for _, g := range r.writes(p, ph) {
-				v := data[g.src]
-				for i := 0; i < r.c.Granule; i++ {
-					data[g.word+i] = r.value(ph, g.word+i, v)
-				}
-			}
-		}
-		out[ph] = append([]uint64(nil), data...)
-	}
-	return out
 }
 
 // area names the area word w belongs to.

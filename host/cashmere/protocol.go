@@ -293,13 +293,20 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		ns.served[s] = seq
-		out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
-		pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
-		pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
-		p.Fence()
-		pr.stats.Served++
-		pr.stats.DataBytes += PageBytes
+		pr.reply(p, s, pg, seq)
 	}
+}
+
+// reply sends the node's copy of pg to node s's reply buffer through the
+// transmit window, then the request's sequence number (the Memory
+// Channel's order puts it after the page).
+func (pr *Process) reply(p *cpu.Proc, s, pg int, seq uint32) {
+	out := pr.rt.lay.MsgTx[s][pr.node] + pr.rt.bin(pr.node)
+	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
+	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
+	p.Fence()
+	pr.stats.Served++
+	pr.stats.DataBytes += PageBytes
 }
 
 // wordsPerBlock is a write-combined block's words: the 21064A's write
@@ -498,7 +505,6 @@ func (pr *Process) tryExclusive(p *cpu.Proc, pg, home int) {
 // exclusive is answered with the node's copy.
 func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 	rt, ns := pr.rt, pr.ns
-	lay := rt.lay
 	if ns.excl[pg] >= 0 {
 		home := pr.homeOf(p, pg)
 		if rt.cfg.offMC() {
@@ -524,12 +530,7 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 		}
 		pr.stats.Breaks++
 	}
-	out := lay.MsgTx[s][pr.node] + rt.bin(pr.node)
-	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
-	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
-	p.Fence()
-	pr.stats.Served++
-	pr.stats.DataBytes += PageBytes
+	pr.reply(p, s, pg, seq)
 	if ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
 		ns.perm[pr.local][pg] &^= cpu.PermWrite
 		p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])

@@ -1,9 +1,6 @@
 package cashscen
 
-import (
-	"github.com/nisim/nisim/verify/scenario"
-	"github.com/nisim/nisim/waves"
-)
+import "github.com/nisim/nisim/verify/scenario/mcscen"
 
 // typicalReport is cashmere-report's typical wall time with the defaults
 // (8:1, every program, the 1:1 runs and the costs): 115 s measured with
@@ -12,15 +9,7 @@ import (
 const typicalReport = "2 min"
 
 // view is cashmere-report's waveform: the two-node cost run (section 3.1,
-// Table 1) in the scenario's env: node 0's CPU and PCI bus (the home), the
-// hub, node 1's PCI bus and CPU (the faulting, twinning, diffing process).
-func view(scenario.Params) scenario.WaveView {
-	return scenario.WaveView{
-		Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
-		Groups: []waves.ViewGroup{
-			scenario.KeyGroup("N0 host", "n0.cpu0.state", "n0.pci.phase"),
-			scenario.KeyGroup("hub", "mc.hub.state"),
-			scenario.KeyGroup("N1 host", "n1.pci.phase", "n1.cpu0.state"),
-		},
-	}
-}
+// Table 1) in the scenario's env, shown as mc-report's (the same cluster):
+// node 0's CPU and PCI bus (the home), the hub, node 1's PCI bus and CPU
+// (the faulting, twinning, diffing process).
+var view = mcscen.View(0)

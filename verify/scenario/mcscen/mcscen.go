@@ -62,8 +62,8 @@ func Scenarios() []*scenario.Scenario {
 	// a 2-core machine shared with other jobs, 2026-11-27 (documentation
 	// only).
 	return []*scenario.Scenario{
-		ReportScenario().In(sys, "2 s").WithWaves(mcView(reportSpan)),
-		TrafficScenario().In(sys, "0.3 s").WithWaves(mcView(0)),
+		ReportScenario().In(sys, "2 s").WithWaves(View(reportSpan)),
+		TrafficScenario().In(sys, "0.3 s").WithWaves(View(0)),
 	}
 }
 
@@ -323,11 +323,12 @@ func shares(v []float64) string {
 	return strings.Join(s, "/") + "%"
 }
 
-// mcView returns the waveform of mc-report and mc-traffic: node 0's CPU
+// View returns the waveform of mc-report and mc-traffic (and of
+// cashmere-report, which runs on the same cluster): node 0's CPU
 // and PCI bus (the writer's side, through its adapter), the hub and its
 // links 0 and 1, and node 1's PCI bus and CPU. span, when positive, is the
 // time the save file shows (scenario.WaveView.Span).
-func mcView(span clock.Time) func(scenario.Params) scenario.WaveView {
+func View(span clock.Time) func(scenario.Params) scenario.WaveView {
 	return func(scenario.Params) scenario.WaveView {
 		return scenario.WaveView{
 			Select: []string{"n0", "n1", "mc.hub", "mc.link0", "mc.link1"},
