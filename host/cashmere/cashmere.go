@@ -157,6 +157,8 @@ type Hooks struct {
 	// diff reached in order (section 2.2) but whose receive FIFO may still
 	// hold it (nil: the rule reads Peek only).
 	PeekOrdered func(node int, addr uint64, n int) []byte
+	// Event is told of every protocol event (events.go), nil: none.
+	Event func(Event)
 }
 
 // Runtime is one cluster's Cashmere-2L.

@@ -10,8 +10,9 @@ import (
 
 // Rules the protocol checkers report under (env.Report; design section 6).
 const (
-	// RuleCopy: at the end of a run every readable copy of a page equals
-	// its home's master copy.
+	// RuleCopy: at every barrier exit (issue 18 section 4) and at the end
+	// of a run every readable copy of a page equals its master copy (the
+	// home's, or an exclusive holder's).
 	RuleCopy = "cashmere.copy"
 	// RuleTwin: a twin exists exactly when section 2.5 says: off the home
 	// node, while a local processor may write the page or has it dirty.
@@ -82,6 +83,11 @@ type checker struct {
 	// dbl[id][pg] is process id's doubled stores (1L) to page pg since
 	// its last flush of pg, in order.
 	dbl [][][][2]uint64
+	// stored[pg][w] is the barrier episode the process that last stored
+	// word w of page pg had left when it stored it (0: before the first
+	// barrier or never; nil: no store to the page yet): the copy rule's
+	// mask of the words that may have changed since a barrier.
+	stored [][]uint32
 }
 
 // doubled records a 1L doubled store for the diff rule.
@@ -113,7 +119,7 @@ func (c *checker) flushDoubled(pr *Process, pg int) {
 }
 
 func newChecker(rt *Runtime) *checker {
-	c := &checker{rt: rt, holder: make([]*Process, rt.cfg.Locks+1)}
+	c := &checker{rt: rt, holder: make([]*Process, rt.cfg.Locks+1), stored: make([][]uint32, rt.cfg.Pages)}
 	for range rt.cfg.Procs() {
 		c.diff = append(c.diff, nil)
 		c.diffPg = append(c.diffPg, -1)
@@ -220,10 +226,86 @@ func (c *checker) noticeSent(now clock.Time, pr *Process, pg, home int) {
 	c.diffPg[pr.id] = -1
 }
 
+// store notes a store of words 8-byte words of pr's at shared address
+// addr for the copy rule.
+func (c *checker) store(pr *Process, addr uint64, words int) {
+	for a := addr; a < addr+8*uint64(words); a += 8 {
+		pg := int(a / PageBytes)
+		if c.stored[pg] == nil {
+			c.stored[pg] = make([]uint32, PageBytes/8)
+		}
+		c.stored[pg][a%PageBytes/8] = pr.barEpisode
+	}
+}
+
+// barrierExit is the copy rule at pr's exit from a barrier (issue 18
+// section 4: «at each barrier exit every readable copy of a page equals the
+// master copy»): every page pr may read, off its node's copy, equals the
+// master, the holder's copy (Runtime.Holder). Every process has arrived, so
+// every modification made before the barrier has been flushed to its home
+// (section 2.3: each arriving processor «performs page flushes for those
+// (non-exclusive) pages for which it is the last arriving local writer»),
+// each diff followed by its MC flush before the node's arrival was written,
+// and pr's departure acquire has invalidated every page a write notice
+// named (section 2.4.2); a processor's copy may lag the master only between
+// an acquire and its invalidation, and no barrier passes there. The words
+// some process has stored since it left this barrier are not compared: a
+// process that left earlier may already have changed the master (a home
+// writer's store, a later release's diff) or pr's node's copy (a local
+// store, a fetch of the changed master), which it may; every other word of
+// both copies is as the barrier left it. The master is read as the home's
+// memory will be once the writes the hub has ordered for it land
+// (Hooks.PeekOrdered, as RuleDiff): a diff the MC flush ordered may still
+// be in the home's receive path.
+func (c *checker) barrierExit(now clock.Time, pr *Process) {
+	rt := c.rt
+	if rt.hooks.Peek == nil {
+		return
+	}
+	for pg := range rt.cfg.Pages {
+		if pr.ns.perm[pr.local][pg]&cpu.PermRead == 0 {
+			continue
+		}
+		if h := rt.Holder(pg); h != pr.node {
+			c.copyRule(now, pr, pg, h, pr.barEpisode)
+		}
+	}
+}
+
+// copyRule reports when pr's node's copy of pg differs from holder's
+// (memory, or the image of what the hub has ordered for it) at the exit
+// of barrier episode, in a word no process has stored since it left that
+// barrier (episode 0: at the end of the run, every word).
+func (c *checker) copyRule(now clock.Time, pr *Process, pg, holder int, episode uint32) {
+	rt := c.rt
+	mine := rt.hooks.Peek(rt.PhysNode(pr.node), rt.PageAddr(pr.node, pg), PageBytes)
+	master := rt.hooks.Peek(rt.PhysNode(holder), rt.PageAddr(holder, pg), PageBytes)
+	if bytes.Equal(mine, master) {
+		return
+	}
+	var ord []byte
+	if po := rt.hooks.PeekOrdered; po != nil {
+		ord = po(rt.PhysNode(holder), rt.PageAddr(holder, pg), PageBytes)
+	}
+	st := c.stored[pg]
+	for off := 0; off+8 <= len(mine) && off+8 <= len(master); off += 8 {
+		w := mine[off : off+8]
+		if bytes.Equal(w, master[off:off+8]) || ord != nil && bytes.Equal(w, ord[off:off+8]) ||
+			episode > 0 && st != nil && st[off/8] >= episode {
+			continue
+		}
+		if episode > 0 {
+			c.report(now, pr, RuleCopy, "process %d's readable copy of page %d (node %d) differs at barrier %d's exit from node %d's master at +%#x", pr.id, pg, pr.node, episode, holder, off)
+			return
+		}
+		c.report(now, pr, RuleCopy, "node %d's readable copy of page %d differs at the end from node %d's master at +%#x", pr.node, pg, holder, off)
+		return
+	}
+}
+
 // Finish runs the end-of-run checks: every readable copy equals its
 // master (RuleCopy), every twin is where section 2.5 says (RuleTwin).
 func (rt *Runtime) Finish(now clock.Time) {
-	peek := rt.hooks.Peek
 	for _, ns := range rt.nodes {
 		var pr *Process
 		for _, q := range rt.procs {
@@ -238,18 +320,10 @@ func (rt *Runtime) Finish(now clock.Time) {
 		for pg := range rt.cfg.Pages {
 			rt.chk.twinRule(now, pr, pg)
 			home := rt.Holder(pg)
-			if peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
+			if rt.hooks.Peek == nil || home == ns.id || ns.loosest(pg)&cpu.PermRead == 0 {
 				continue
 			}
-			mine := peek(rt.PhysNode(ns.id), rt.PageAddr(ns.id, pg), PageBytes)
-			master := peek(rt.PhysNode(home), rt.PageAddr(home, pg), PageBytes)
-			if !bytes.Equal(mine, master) {
-				off := 0
-				for off < len(mine) && off < len(master) && mine[off] == master[off] {
-					off++
-				}
-				rt.chk.report(now, pr, RuleCopy, "node %d's readable copy of page %d differs from home node %d's at +%#x", ns.id, pg, home, off&^7)
-			}
+			rt.chk.copyRule(now, pr, pg, home, 0)
 		}
 	}
 }

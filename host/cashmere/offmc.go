@@ -55,6 +55,7 @@ func (pr *Process) explicitDiff(p *cpu.Proc, pg, home, ch int) {
 	pr.txStore(p, at+binDiffSeq(ch), le32(seq), "cm.xdiff")
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, ns.reqSeq[home])), "cm.pollset")
 	p.Fence()
+	pr.event(p, EvDiff, pg, home, sent/8)
 	ack := lay.MsgRx[pr.node] + rt.bin(home) + binDiffAck(ch)
 	for rt.mut.noDiffAck == 0 && p.As("cm.xdiffwait").Load32(ack) != seq {
 		if ch == 0 {

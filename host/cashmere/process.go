@@ -120,6 +120,7 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 			pr.double1L(pr.p, addr+8*uint64(i), le64(v))
 		}
 	}
+	pr.rt.chk.store(pr, addr, len(src))
 }
 
 // double1L is 1L's write doubling (section 3.3.1: «The 1L executable is

@@ -23,6 +23,7 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	} else {
 		pr.stats.ReadFaults++
 	}
+	pr.faultEvent(p, pg, f.Write)
 	pr.lockLocal(p, pr.pageLock(pg))
 	home := pr.homeOf(p, pg)
 	step(p, "cm.fault", instrFault)
@@ -83,6 +84,7 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 		}
 	}
 	p.Mprotect(pr.pageAddr(pg), PageBytes, want)
+	pr.event(p, EvMapped, pg, -1, int(want))
 	rt.chk.twinRule(p.Now(), pr, pg)
 	pr.unlockLocal(p, pr.pageLock(pg))
 }
@@ -132,6 +134,7 @@ func (pr *Process) homeOf(p *cpu.Proc, pg int) int {
 			pr.writeDirWord(p, q, dirWord(ns.loosest(q), h*rt.cfg.CPUs, true))
 		}
 		p.Fence()
+		pr.event(p, EvHome, pg, h, -1)
 	}
 	pr.unlockGlobal(p, 0)
 	return h
@@ -181,6 +184,7 @@ func (pr *Process) writeDirWord(p *cpu.Proc, pg int, w uint32) {
 	pr.ns.dirWord[pg] = w
 	rt.chk.dirWrite(pr, pg, off)
 	pr.double(p, rt.lay.DirRx[pr.node]+off, rt.lay.DirTx[pr.node]+off, le32(w), "cm.dir")
+	pr.event(p, EvDir, pg, -1, int(dirPerm(w)))
 	pr.stats.DirUpdates++
 }
 
@@ -214,8 +218,10 @@ func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 	pr.txStore(p, at+binReqSeq, le32(seq), "cm.request")
 	pr.txStore(p, lay.PollTx[home][pr.node], le32(pollValue(pr.node, seq)), "cm.pollset")
 	p.Fence()
+	pr.event(p, EvFetchRequest, pg, home, b2i(kind == reqBreak))
 	reply := lay.MsgRx[pr.node] + rt.bin(home)
 	pr.spin(p, "cm.replywait", func() bool { return p.As("cm.replywait").Load32(reply+binReplySeq) == seq })
+	pr.event(p, EvFetchReply, pg, home, PageBytes)
 	pr.alias(p, pg, func() {
 		if ns.twin[pg] && rt.mut.skipIncoming == 0 {
 			pr.incomingDiff(p, pg, reply+binReply)
@@ -223,6 +229,7 @@ func (pr *Process) fetchFrom(p *cpu.Proc, pg, home int, kind uint32) {
 			pr.copyPage(p, reply+binReply, pr.pageAddr(pg), "cm.fetchcopy")
 		}
 	})
+	pr.event(p, EvFetchCopied, pg, -1, b2i(ns.twin[pg] && rt.mut.skipIncoming == 0))
 	pr.times.Fetch = p.Now() - t
 	ns.updateTS[pg] = ts
 	ns.valid[pg] = true
@@ -301,6 +308,7 @@ func (pr *Process) serve(p *cpu.Proc) {
 // transmit window, then the request's sequence number (the Memory
 // Channel's order puts it after the page).
 func (pr *Process) reply(p *cpu.Proc, s, pg int, seq uint32) {
+	pr.event(p, EvServe, pg, s, -1)
 	out := pr.rt.lay.MsgTx[s][pr.node] + pr.rt.bin(pr.node)
 	pr.alias(p, pg, func() { pr.sendPage(p, pr.pageAddr(pg), out+binReply) })
 	pr.txStore(p, out+binReplySeq, le32(seq), "cm.reply")
@@ -347,6 +355,7 @@ func (pr *Process) makeTwin(p *cpu.Proc, pg int) {
 	pr.times.Twin = p.Now() - t
 	pr.ns.twin[pg] = true
 	pr.stats.Twins++
+	pr.event(p, EvTwin, pg, -1, -1)
 }
 
 // incomingDiff merges a fetched page through the twin (section 2.2: «The
@@ -382,6 +391,7 @@ func (pr *Process) outgoingDiff(p *cpu.Proc, pg, home int, update bool) int {
 	sent := pr.diffRuns(p, pg, "cm.outdiff", true, update, func(off uint64, run []byte) {
 		pr.txStore(p, tx+off, run, "cm.diff")
 	})
+	pr.event(p, EvDiff, pg, home, sent/8)
 	pr.stats.Diffs++
 	if update {
 		pr.stats.FlushUpdates++
@@ -494,6 +504,7 @@ func (pr *Process) tryExclusive(p *cpu.Proc, pg, home int) {
 		return
 	}
 	pr.stats.Exclusive++
+	pr.event(p, EvExclEnter, pg, -1, -1)
 }
 
 // breakExclusive answers node s's request seq for pg, which this node held
@@ -529,6 +540,7 @@ func (pr *Process) breakExclusive(p *cpu.Proc, pg, s int, seq uint32) {
 			}
 		}
 		pr.stats.Breaks++
+		pr.event(p, EvExclBreak, pg, s, -1)
 	}
 	pr.reply(p, s, pg, seq)
 	if ns.perm[pr.local][pg]&cpu.PermWrite != 0 {

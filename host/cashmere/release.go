@@ -9,6 +9,7 @@ import (
 // flush-update, MC flush), write notices to the sharers but the home, and
 // the mapping downgraded.
 func (pr *Process) release(p *cpu.Proc) {
+	pr.event(p, EvRelease, -1, -1, -1)
 	start := pr.tick(p)
 	pr.ns.lastRelease = max(pr.ns.lastRelease, start)
 	pr.flushDirty(p, func(int) bool { return true })
@@ -162,6 +163,7 @@ func (pr *Process) sendNotice(p *cpu.Proc, n, pg int) {
 	ns.wnSent[n]++
 	pr.txStore(p, at+binTail, le32(ns.wnSent[n]), "cm.notice")
 	pr.stats.WriteNotices++
+	pr.event(p, EvNoticeSend, pg, n, -1)
 }
 
 // acquire is section 2.4.2: the node's global bins distributed to the
@@ -171,6 +173,7 @@ func (pr *Process) sendNotice(p *cpu.Proc, n, pg int) {
 // timestamp is invalidated.
 func (pr *Process) acquire(p *cpu.Proc) {
 	rt, ns := pr.rt, pr.ns
+	pr.event(p, EvAcquire, -1, -1, -1)
 	pr.distribute(p)
 	pr.acqTS = pr.tick(p)
 	q := ns.wnq[pr.local]
@@ -189,6 +192,7 @@ func (pr *Process) acquire(p *cpu.Proc) {
 			pr.writeDir(p, pg, after, pr.homeOf(p, pg))
 		}
 		pr.stats.Invalidations++
+		pr.event(p, EvInvalidate, pg, -1, -1)
 		pr.unlockLocal(p, pr.pageLock(pg))
 	}
 }
@@ -219,11 +223,13 @@ func (pr *Process) distribute(p *cpu.Proc) {
 			if pg < 0 || pg >= rt.cfg.Pages {
 				continue
 			}
+			pr.event(p, EvNoticeRecv, pg, s, -1)
 			ns.wnTS[pg] = ts
 			for c := range rt.cfg.CPUs {
 				if ns.perm[c][pg] != cpu.PermNone && !ns.wnBit[c][pg] {
 					ns.wnBit[c][pg] = true
 					ns.wnq[c] = append(ns.wnq[c], pg)
+					pr.event(p, EvNoticeDist, pg, -1, pr.node*rt.cfg.CPUs+c)
 				}
 			}
 		}

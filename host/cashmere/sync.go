@@ -66,10 +66,12 @@ func (pr *Process) mcFlush(p *cpu.Proc) {
 	v := pr.flushSeq
 	pr.txStore(p, lay.SyncTx[pr.node]+off, le32(v), "cm.flush")
 	p.Fence()
+	pr.event(p, EvFlush, -1, -1, int(v))
 	rx := lay.SyncRx[pr.node] + off
 	for p.As("cm.flushpoll").Load32(rx) != v {
 		pr.poll(p)
 	}
+	pr.event(p, EvFlushed, -1, -1, int(v))
 }
 
 // lockGlobal takes global lock l (l = 0: the protocol's lock for home
@@ -82,6 +84,7 @@ func (pr *Process) mcFlush(p *cpu.Proc) {
 func (pr *Process) lockGlobal(p *cpu.Proc, l int) {
 	rt := pr.rt
 	pr.lockLocal(p, pr.meta(metaLockFlags+l))
+	pr.lockEvent(p, EvLockNode, l, -1)
 	tx := rt.lay.SyncTx[pr.node]
 	rx := rt.lay.SyncRx[pr.node]
 	own := rt.lockEntry(l, pr.node)
@@ -89,6 +92,7 @@ func (pr *Process) lockGlobal(p *cpu.Proc, l int) {
 		pr.txStore(p, tx+own, le32(v), "cm.lockset")
 		p.Fence()
 		pr.spin(p, "cm.lockloop", func() bool { return p.As("cm.lockloop").Load32(rx+own) == v })
+		pr.lockEvent(p, EvLockEntry, l, int(v))
 	}
 	for lost := 0; ; lost++ {
 		set(1)
@@ -100,9 +104,11 @@ func (pr *Process) lockGlobal(p *cpu.Proc, l int) {
 		}
 		if alone {
 			p.Fence()
+			pr.lockEvent(p, EvLockHeld, l, -1)
 			rt.chk.locked(p.Now(), l, pr)
 			return
 		}
+		pr.lockEvent(p, EvLockLost, l, -1)
 		set(0)
 		p.As("cm.lockbackoff").Compute(lockBackoff * (pr.node + 1) * (lost + 1))
 	}
@@ -120,7 +126,9 @@ func (pr *Process) unlockGlobal(p *cpu.Proc, l int) {
 	p.Fence()
 	rx := rt.lay.SyncRx[pr.node] + own
 	pr.spin(p, "cm.lockloop", func() bool { return p.As("cm.lockloop").Load32(rx) == 0 })
+	pr.lockEvent(p, EvLockEntry, l, 0)
 	pr.unlockLocal(p, pr.meta(metaLockFlags+l))
+	pr.lockEvent(p, EvLockFree, l, -1)
 }
 
 // Lock acquires application lock l: the global lock, then the acquire's
@@ -159,6 +167,7 @@ func (pr *Process) SetFlag(f int, v uint64) {
 	lay := pr.rt.lay
 	pr.double(p, lay.BarRx[pr.node]+flagOff(f), lay.BarTx[pr.node]+flagOff(f), le64(v), "cm.flag")
 	p.Fence()
+	pr.event(p, EvFlagSet, -1, -1, f)
 }
 
 // WaitFlag waits until flag f is v (loads of the node's copy, polling),
@@ -174,6 +183,7 @@ func (pr *Process) WaitFlag(f int, v uint64) {
 		b := p.As("cm.flagwait").Load(rx, 8)
 		return len(b) == 8 && le64v(b) == v
 	})
+	pr.event(p, EvFlagSeen, -1, -1, f)
 	pr.stats.FlagAcquires++
 	pr.acquire(p)
 }
@@ -191,6 +201,7 @@ func (pr *Process) Barrier() {
 	pr.barEpisode++
 	e := pr.barEpisode
 	pr.stats.Barriers++
+	pr.event(p, EvBarrierArrive, -1, -1, int(e))
 	step(p, "cm.barrier", instrBarrier)
 	start := pr.tick(p)
 	ns.lastRelease = max(ns.lastRelease, start)
@@ -215,6 +226,7 @@ func (pr *Process) Barrier() {
 		off := 4 * uint64(pr.node)
 		pr.double(p, lay.BarRx[pr.node]+off, lay.BarTx[pr.node]+off, le32(e), "cm.bararrive")
 		p.Fence()
+		pr.event(p, EvBarrierNode, -1, -1, int(e))
 		for n := range rt.cfg.Nodes {
 			a := lay.BarRx[pr.node] + 4*uint64(n)
 			pr.spin(p, "cm.barwait", func() bool { return int32(p.As("cm.barwait").Load32(a)-e) >= 0 })
@@ -226,6 +238,8 @@ func (pr *Process) Barrier() {
 		pr.spin(p, "cm.barwait", func() bool { return int32(p.As("cm.barwait").Load32(a)-e) >= 0 })
 	}
 	pr.acquire(p)
+	pr.event(p, EvBarrierExit, -1, -1, int(e))
+	rt.chk.barrierExit(p.Now(), pr)
 }
 
 func le64v(b []byte) uint64 {

@@ -45,6 +45,9 @@ type Config struct {
 	Variant string
 	// Cluster is the hardware; its Nodes and CPUs are set from the above.
 	Cluster mctb.Config
+	// Events, when set, is told of the runtime's protocol events
+	// (cashmere.Hooks.Event; the goldens, golden_test.go).
+	Events func(cashmere.Event)
 }
 
 // DefaultConfig is the paper's 32 processors: 8 nodes of 4 (section 3),
@@ -145,6 +148,7 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 		LocalWrite:  func(node int, addr uint64, data []byte) { cl.Ref.LocalWrite(node, addr, data) },
 		Peek:        b.peek,
 		PeekOrdered: b.peekOrdered,
+		Event:       c.Events,
 	}
 	rt, err := cashmere.New(e, rc, lay, hooks)
 	if err != nil {
