@@ -517,3 +517,35 @@ var lockHeader = append([]string{
 	"  «acquiring and releasing a lock takes about 11 us»: -0.9%. Hand-off: P0's clear ordered",
 	"  17.61 -> P1 holds 23.42 (5.8 us: the retry's loop-back); P1's contended Lock 18.3 us.",
 )...)
+
+var _ = Describe("The protocol event hook", func() {
+	It("changes no timing: the stencil on 2x2 gives the same time, statistics and memory with it on", func() {
+		st := stencil{Rows: 34, Cols: 64, Iters: 1}
+		runWith := func(events func(cashmere.Event)) cashtb.Result {
+			GinkgoHelper()
+			e := vtest.NewEnv(vtest.Options{Clock: clock.MHz(33), TimeLimit: 2 * clock.Second, Seed: 1})
+			c := cashtb.DefaultConfig()
+			c.Nodes, c.CPUs, c.SuperpagePages = 2, 2, 1
+			c.Events = events
+			b, err := cashtb.Build(e, c, st)
+			Expect(err).NotTo(HaveOccurred())
+			res, err := b.Run()
+			Expect(err).NotTo(HaveOccurred())
+			return res
+		}
+		off := runWith(nil)
+		kinds := map[cashmere.EventKind]int{} // counted, never iterated
+		on := runWith(func(ev cashmere.Event) { kinds[ev.Kind]++ })
+		Expect(on.Time).To(Equal(off.Time))
+		Expect(cmp.Diff(off.Stats, on.Stats)).To(BeEmpty())
+		Expect(on.Memory).To(Equal(off.Memory))
+		// The counts the statistics give, event for event.
+		t := on.Total
+		Expect([]int{kinds[cashmere.EvReadFault], kinds[cashmere.EvWriteFault], kinds[cashmere.EvTwin],
+			kinds[cashmere.EvNoticeSend], kinds[cashmere.EvInvalidate], kinds[cashmere.EvFetchCopied],
+			kinds[cashmere.EvBarrierExit], kinds[cashmere.EvDir]}).To(Equal(
+			[]int{t.ReadFaults, t.WriteFaults, t.Twins, t.WriteNotices, t.Invalidations, t.PageTransfers,
+				t.Barriers, t.DirUpdates}))
+		Expect(kinds[cashmere.EvDiff]).To(Equal(t.Diffs))
+	})
+})
