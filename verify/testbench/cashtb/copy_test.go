@@ -1,6 +1,8 @@
 package cashtb_test
 
 import (
+	"github.com/nisim/nisim/host/cashmere"
+
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,4 +30,19 @@ var _ = Describe("The copy rule at every barrier exit (cashmere.copy)", func() {
 		GinkgoWriter.Println(first[:strings.IndexByte(first+"\n", '\n')])
 		Expect(first).To(MatchRegexp(`^\[cashmere.copy\][^\n]* at barrier 2's exit`))
 	})
+})
+
+var _ = Describe("The copy rule at every barrier exit under the variants", func() {
+	// Each protocol node's copy is compared with the master: under 1LD and
+	// 1L every processor's own copy (Layout.Offset), under 2LOffMC the
+	// home's node memory.
+	for _, v := range []string{cashmere.Variant1LD, cashmere.Variant1L, cashmere.Variant2LOffMC, cashmere.Variant2LS} {
+		It("catches an acquire that invalidates nothing at a barrier exit under "+v, func() {
+			st := stencil{Rows: 34, Cols: 64, Iters: 1}
+			_, err := runV(st, v, 2, 2, map[string]int{"cashmere.skipinvalidate": 1})
+			Expect(err).To(MatchError(MatchRegexp(`\[cashmere.copy\][^\n]* at barrier \d+'s exit`)))
+			first := err.Error()[strings.Index(err.Error(), "[cashmere.copy]"):]
+			GinkgoWriter.Println(v, first[:strings.IndexByte(first+"\n", '\n')])
+		})
+	}
 })
