@@ -62,7 +62,15 @@ func goldenRun(prog cashtb.Program, nodes, cpus int, w window) []trace.Record {
 	Expect(err).NotTo(HaveOccurred())
 	// Events come in simulation order; a stable sort by time only guards
 	// the merge.
-	slices.SortStableFunc(evs, func(a, b cashmere.Event) int { return int(a.Time - b.Time) })
+	slices.SortStableFunc(evs, func(a, b cashmere.Event) int {
+		switch {
+		case a.Time < b.Time:
+			return -1
+		case a.Time > b.Time:
+			return 1
+		}
+		return 0
+	})
 	from := -1
 	for i, n := 0, 0; i < len(evs) && from < 0; i++ {
 		if w.from(evs[i]) {
@@ -133,7 +141,7 @@ func collapseRuns(recs []trace.Record) []trace.Record {
 		}
 		return &runs[src]
 	}
-	close := func(r *run) {
+	closeRun := func(r *run) {
 		if r == nil || r.n < 2 {
 			return
 		}
@@ -168,7 +176,7 @@ func collapseRuns(recs []trace.Record) []trace.Record {
 			c.h = append(c.h, h)
 			continue
 		}
-		close(*cur)
+		closeRun(*cur)
 		*cur = nil
 		if n == 32 {
 			*cur = &run{at: len(out), n: 1, next: addr + 32, last: r, h: []string{h}}
@@ -176,7 +184,7 @@ func collapseRuns(recs []trace.Record) []trace.Record {
 		out = append(out, r)
 	}
 	for _, r := range runs {
-		close(r)
+		closeRun(r)
 	}
 	return out
 }
@@ -344,6 +352,7 @@ var _ = Describe("Cashmere protocol goldens", Label("golden"), func() {
 			})
 		Expect(err).NotTo(HaveOccurred())
 		err = checkGolden(bad, goldenRun(g.prog, 2, 1, g.w), nil)
+		GinkgoWriter.Println(err)
 		Expect(err).To(MatchError(ContainSubstring("cm.fetch.reply")))
 		Expect(err).To(MatchError(ContainSubstring("differs")))
 	})
@@ -357,18 +366,8 @@ var _ = Describe("Cashmere protocol goldens", Label("golden"), func() {
 })
 
 // The goldens' headers: why each record is there (the paper's rule) and
-// how its time follows. Clocks: CPU 233 MHz (4.292 ns a cycle, the cm.*
-// records' cycle), PCI/adapter/hub 33.33 MHz (30 ns, mc.order's cycle).
-// Platform costs (host/platform, section 3.1): fault entry + signal
-// delivery 2641 cycles (11.3 us) before the handler, return 1320 (5.7 us),
-// mprotect 12815 (55.0 us). MC global pages of these runs (cashtb's
-// regions in mapping order): 0 the page's home copy, 1 the directory
-// (broadcast, doubling), 2-5 node 0's message bins (one 16 KB bin per
-// sender: tail +0, ack +4, request seq +8 and page +12, reply seq +16,
-// notices +64, reply page +8 KB), 6 node 0's poll flag, 7-10 and 11 node
-// 1's, 12 the loop-back region (lock arrays, 32 bytes a lock; then one
-// MC-flush word per process), 13 barrier arrivals (+4 a node) and flags
-// (+64).
+// how its time follows; commonHeader is what the four share (the record
+// kinds, clocks, platform costs and the MC pages of these runs).
 var commonHeader = []string{
 	"Records: cm.* are the runtime's protocol events (host/cashmere events.go) at the time the",
 	"processor took the step (ps, CPU cycle); mc.order is the hub putting a write in the Memory",
