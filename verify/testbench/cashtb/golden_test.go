@@ -448,8 +448,10 @@ var noticeHeader = append([]string{
 	"  880.760 cm.fetch.serve (P0 polls in its exit barrier), mc.order.run 286-541 (256 writes,",
 	"  267.75 us as in fetch_2l), order 542 the reply's sequence, 1156.240 cm.fetch.reply: the",
 	"  fetch of fetch_2l.trace, record for record.",
-	"1263.609 cm.fetch.copied: 107.4 us (the page's lines are in P1's caches from its first copy:",
-	"  29 us less than fetch_2l's 136.4); 1318.614 cm.mapped perm=1 (55.0 us).",
+	"1263.609 cm.fetch.copied: 107.4 us, 29 us less than fetch_2l's 136.4: the page's lines are",
+	"  still in P1's caches from its first copy (node 1's bus, this window: 128 reply-buffer fills",
+	"  and 7 read-for-ownership fills, against 128 and 128 in fetch_2l's copy);",
+	"  1318.614 cm.mapped perm=1 (55.0 us).",
 	"Release to the reader's invalidation: 735.185 -> 856.052 = 120.9 us (two mprotects, the",
 	"  notice, the flag). The re-fetch's handler 450.6 us (+17.0 entry/return = 467.6 us).",
 )...)
