@@ -66,7 +66,8 @@ const (
 	// 2).
 	EvNoticeSend EventKind = "cm.notice.send"
 	// EvNoticeRecv: an acquire read a notice from Peer's bin; EvNoticeDist
-	// put it on processor Arg's list (section 2.4.2).
+	// put it on processor Arg's list (section 2.4.2; its record's key is
+	// list, since proc names the distributing processor).
 	EvNoticeRecv EventKind = "cm.notice.recv"
 	EvNoticeDist EventKind = "cm.notice.dist"
 	// EvInvalidate: an acquire removed the processor's mapping of a page
@@ -128,7 +129,7 @@ var eventKeys = map[EventKind][2]string{
 	EvMapped: {"", "perm"}, EvHome: {"home", ""}, EvDir: {"", "perm"},
 	EvFetchRequest: {"to", "break"}, EvServe: {"to", ""}, EvFetchReply: {"from", "bytes"},
 	EvFetchCopied: {"", "indiff"}, EvDiff: {"home", "words"}, EvFlush: {"", "value"}, EvFlushed: {"", "value"},
-	EvNoticeSend: {"to", ""}, EvNoticeRecv: {"from", ""}, EvNoticeDist: {"", "proc"},
+	EvNoticeSend: {"to", ""}, EvNoticeRecv: {"from", ""}, EvNoticeDist: {"", "list"},
 	EvLockNode: {"", "lock"}, EvLockEntry: {"value", "lock"}, EvLockHeld: {"", "lock"},
 	EvLockLost: {"", "lock"}, EvLockFree: {"", "lock"},
 	EvBarrierArrive: {"", "episode"}, EvBarrierNode: {"", "episode"}, EvBarrierExit: {"", "episode"},

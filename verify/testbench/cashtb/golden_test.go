@@ -437,7 +437,7 @@ var noticeHeader = append([]string{
 	"793.893 cm.flag.set, cm.barrier.arrive 3, 794.824 cm.barrier.node: P0 writes the flag (order",
 	"  277, page 13 +64, 8 bytes) and, the only processor of node 0, the node's arrival (278).",
 	"799.451 cm.flag.seen, cm.acquire P1: the flag is in node 1's copy 3.2 us after its order.",
-	"800.451 cm.notice.recv from=0 and cm.notice.dist proc=1: «distribute the global bins to the",
+	"800.451 cm.notice.recv from=0 and cm.notice.dist list=1: «distribute the global bins to the",
 	"  per-processor lists of the processors with mappings» (2.4.2), under the notice lock; the",
 	"  consumption index goes back to node 0 (order 279, page 4 +4).",
 	"856.052 cm.dir perm=0, cm.invalidate: the copy's update timestamp precedes the notice's, so",
