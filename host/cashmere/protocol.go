@@ -23,6 +23,10 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	} else {
 		pr.stats.ReadFaults++
 	}
+	if rt.cfg.Interrupts {
+		pr.faulting, pr.faultPg = true, pg
+		p.EnableInterrupts() // requests are served inside the handler's waits (interrupt.go)
+	}
 	pr.lockLocal(p, pr.pageLock(pg))
 	home := pr.homeOf(p, pg)
 	step(p, "cm.fault", instrFault)
@@ -240,6 +244,9 @@ func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0x
 // handler.
 func (pr *Process) poll(p *cpu.Proc) {
 	rt := pr.rt
+	if rt.cfg.Interrupts {
+		return // requests and shootdowns interrupt instead (interrupt.go)
+	}
 	if rt.cfg.shootdown() {
 		pr.serveShootdowns(p)
 	}
@@ -283,7 +290,7 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		if w&reqBreak != 0 {
-			if !pr.tryLocal(p, pr.pageLock(pg)) {
+			if pr.faultWindow(pg) || !pr.tryLocal(p, pr.pageLock(pg)) {
 				ns.pendingServe = true
 				continue
 			}
