@@ -165,3 +165,105 @@ var _ = Describe("Interrupts: the programs (host/cashapps)", func() {
 		})
 	}
 })
+
+// shoot is twoway's shootdown without its race: process 2 (node 1) writes
+// page 0 at the barrier's exit, then computes (polling at its loop tops)
+// for long enough that its write fault has long finished when process 3
+// (node 1) reads the word process 1 (node 0) wrote and flagged: the fetch
+// into a page with a local writer shoots process 2's mapping down (2LS)
+// while process 2 is in its loop. In twoway the shootdown reached
+// process 2 between its own write fault's end and its restarted store
+// under interrupts, and waited for a second interrupt there.
+type shoot struct{}
+
+func (shoot) Name() string        { return "shoot" }
+func (shoot) SharedBytes() uint64 { return 8192 }
+func (shoot) Locks() int          { return 0 }
+func (shoot) Flags() int          { return 1 }
+
+func (shoot) Run(p *cashmere.Process) {
+	const a, b, c = 0x100, 0x800, 0x1000
+	id, n := p.ID(), p.Procs()
+	if id == 0 {
+		p.Store(0, make([]uint64, 1024))
+	}
+	p.Barrier()
+	if id == 2%n {
+		p.Store(a, []uint64{1})
+	}
+	if id == 1%n {
+		// 400,000 cycles (1.7 ms at 233 MHz): past process 2's write
+		// fault (under 1 ms with its fetch, twin and mprotect).
+		p.Compute(400000)
+		p.Store(b, []uint64{7})
+		p.SetFlag(0, 1)
+	}
+	if id == 3%n {
+		p.WaitFlag(0, 1)
+		v := make([]uint64, 1)
+		p.Load(b, v)
+		p.Store(c, []uint64{v[0] + 1})
+	}
+	if id == 2%n {
+		for range 80 {
+			p.Poll()
+			p.Compute(10000)
+		}
+		p.Store(a+8, []uint64{2})
+	}
+}
+
+var _ = Describe("Interrupts: figures (reported, not fitted)", func() {
+	It("shoots one processor down by interrupt in its loop: beside section 3.3.4's 142 µs", func() {
+		one, err := run(shoot{}, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		_, bp, err := runI(shoot{}, cashmere.Variant2LS, 2, 2, 1, false, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, bi, err := runI(shoot{}, cashmere.Variant2LS, 2, 2, 1, true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		row("2LS shootdown of 1 processor, polling", bp.Procs[3].Times().Shootdown, 72)
+		row("2LS shootdown of 1 processor, interrupt", bi.Procs[3].Times().Shootdown, 142)
+		Expect(res.Total.Shootdowns).To(Equal(1))
+		Expect(res.Stats[2].Interrupts).To(BeNumerically(">", 0), "process 2 took the shootdown's interrupt")
+	})
+
+	It("measures a page transfer with the home interrupted instead of polled (2 nodes)", func() {
+		var cp, ci cashtb.Costs
+		_, _, err := runI(cashtb.CostProgram{Out: &cp}, cashmere.Variant2L, 2, 1, 1, false, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, _, err := runI(cashtb.CostProgram{Out: &ci}, cashmere.Variant2L, 2, 1, 1, true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		row("page transfer (remote), polled home", cp.PageTransfer, 824)
+		row("page transfer (remote), interrupted", ci.PageTransfer, 824)
+		row("  of which the fetch, polled", cp.Fetch, 0)
+		row("  of which the fetch, interrupted", ci.Fetch, 0)
+		Expect(res.Total.Interrupts).To(BeNumerically(">", 0))
+		Expect(ci.Fetch).To(BeNumerically("<", ci.PageTransfer))
+	})
+
+	// Section 3.1: «The overhead for polling ranges between 0% and 36%
+	// compared to a single processor execution, depending on the
+	// application.» On 1:1 no request ever arrives, so a run with
+	// interrupts is the run without the polls, and the difference is
+	// what Figure 3's loads cost.
+	It("measures the polling overhead of every program at its CI size on 1:1 (paper: 0% to 36%)", func() {
+		for _, name := range cashapps.Names() {
+			prog, err := cashapps.Default(name)
+			Expect(err).NotTo(HaveOccurred())
+			want, err := cashapps.RunSequential(prog)
+			Expect(err).NotTo(HaveOccurred())
+			pol, err := runAppI(prog, 1, 1, false)
+			Expect(err).NotTo(HaveOccurred())
+			itr, err := runAppI(prog, 1, 1, true)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(firstDiff(pol.Memory, want)).To(BeEmpty())
+			Expect(firstDiff(itr.Memory, want)).To(BeEmpty())
+			Expect(itr.Total.Interrupts).To(BeZero(), "no requests on one node")
+			ov := 100 * (float64(pol.Time) - float64(itr.Time)) / float64(itr.Time)
+			GinkgoWriter.Printf("polling overhead %-5s 1:1  polled %10.1f us  no polls %10.1f us  overhead %5.2f%%  (paper: 0-36%% by program)\n",
+				name, float64(pol.Time)/float64(clock.Microsecond), float64(itr.Time)/float64(clock.Microsecond), ov)
+			Expect(pol.Time).To(BeNumerically(">=", itr.Time))
+		}
+	})
+})
