@@ -92,6 +92,17 @@ var _ = Describe("Interrupts instead of polling (section 2.3)", func() {
 		Expect(res.Memory).To(Equal(one.Memory))
 		Expect(res.Total.Diffs).To(BeNumerically(">", 0))
 	})
+	It("runs the one-level variants by interrupts (1LD, 1L: a request processor per processor), stencil bit-exact on 2x2", func() {
+		st := stencil{Rows: 34, Cols: 64, Iters: 1}
+		one, err := run(st, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		for _, v := range []string{cashmere.Variant1LD, cashmere.Variant1L} {
+			res, _, err := runI(st, v, 2, 2, 1, true, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Memory).To(Equal(one.Memory))
+			Expect(res.Total.Interrupts).To(BeNumerically(">", 0))
+		}
+	})
 	It("leaves every figure unchanged when off: the same time and statistics as a bench without the option", func() {
 		a, err := run(twoway{}, 2, 2, nil)
 		Expect(err).NotTo(HaveOccurred())
