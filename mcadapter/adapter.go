@@ -165,10 +165,12 @@ type Adapter struct {
 	counters Counters
 	status   Status
 
-	onIRQ  func(now clock.Time)
-	onTx   func(now clock.Time, w *mchub.Write, data []byte)
-	onRx   func(now clock.Time, w *mchub.Write, hostAddr uint64, data []byte)
-	onDrop func(now clock.Time, d Drop)
+	onIRQ func(now clock.Time)
+	// onRxIRQ is the receive interrupt (RxEntry.Interrupt).
+	onRxIRQ func(now clock.Time, gpage int)
+	onTx    func(now clock.Time, w *mchub.Write, data []byte)
+	onRx    func(now clock.Time, w *mchub.Write, hostAddr uint64, data []byte)
+	onDrop  func(now clock.Time, d Drop)
 }
 
 // Build creates the adapter named name; AttachPCI and ConnectLink wire it.
@@ -261,6 +263,20 @@ func (a *Adapter) MapRx(gpage int, hostFrame uint64) error {
 
 // UnmapRx stops receiving global page gpage.
 func (a *Adapter) UnmapRx(gpage int) error { return a.RxTable.Set(gpage, RxEntry{}) }
+
+// MapRxInterrupt is MapRx with the page's receive interrupt on: every
+// packet for it, once written into host memory, calls the function set
+// by OnReceiveInterrupt (RxEntry.Interrupt: an assumed attribute).
+func (a *Adapter) MapRxInterrupt(gpage int, hostFrame uint64) error {
+	return a.RxTable.Set(gpage, RxEntry{Valid: true, HostFrame: hostFrame, Interrupt: true})
+}
+
+// OnReceiveInterrupt sets the function called, with the packet's global
+// page, when a packet for a page mapped with RxEntry.Interrupt has been
+// written into host memory (its last DMA descriptor completed, applied at
+// the adapter's next edge). It is not the error line of OnInterrupt: the
+// status register and its causes are untouched.
+func (a *Adapter) OnReceiveInterrupt(fn func(now clock.Time, gpage int)) { a.onRxIRQ = fn }
 
 // OnInterrupt sets the function called when the interrupt line rises.
 func (a *Adapter) OnInterrupt(fn func(now clock.Time)) { a.onIRQ = fn }

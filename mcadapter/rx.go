@@ -82,6 +82,7 @@ type rxPkt struct {
 	w       *mchub.Write
 	host    uint64 // host address of the first byte (when mapped)
 	mapped  bool
+	irq     bool // its page asks for a receive interrupt (RxEntry.Interrupt)
 	data    []byte
 	readyAt clock.Time // first edge its DMA may be queued
 	nth     uint64     // accepted packet number
@@ -190,7 +191,7 @@ func (a *Adapter) receiveRx(now clock.Time) bool {
 			r.discard = true
 		default:
 			host, mapped := a.RxTable.Lookup(w.Addr)
-			p := &rxPkt{w: w, host: host, mapped: mapped, data: make([]byte, 0, w.Len)}
+			p := &rxPkt{w: w, host: host, mapped: mapped, irq: mapped && a.RxTable.interrupts(w.Addr), data: make([]byte, 0, w.Len)}
 			if mapped {
 				if r.fifoBytes+w.Len > a.cfg.RxFIFOBytes || r.fifoPkts >= a.cfg.RxFIFOPackets {
 					// No room: leave the head in the link's buffer. A

@@ -146,6 +146,9 @@ func (a *Adapter) rxApplyReleases(now clock.Time) bool {
 		p.outstanding--
 		if p.outstanding == 0 {
 			a.rxFree(now, p)
+			if p.irq && a.onRxIRQ != nil {
+				a.onRxIRQ(now, int(p.w.Addr/uint64(a.RxTable.PageBytes())))
+			}
 		}
 		n++
 	}

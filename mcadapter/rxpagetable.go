@@ -21,6 +21,15 @@ type RxEntry struct {
 	// HostFrame is the host physical address of the page's frame: a
 	// multiple of PageBytes below the host memory size.
 	HostFrame uint64
+	// Interrupt asks for a receive interrupt when a packet for the page
+	// has been written into host memory (Adapter.OnReceiveInterrupt).
+	// assumed: a per-page "interrupt on receive" attribute; the Cashmere
+	// paper says only that a node can be interrupted by a request («the
+	// exclusive holder is interrupted», section 2.2; «interrupt-based
+	// messaging», section 1) and not how the MC raised it, and this is the
+	// narrowest way to do it: only the pages that carry requests (the poll
+	// flags) interrupt. Off by default: no other region interrupts.
+	Interrupt bool
 }
 
 // RxPageTable is the adapter's receive page table: for each page of the
@@ -137,6 +146,13 @@ func (t *RxPageTable) Lookup(global uint64) (host uint64, ok bool) {
 		return 0, false
 	}
 	return t.entries[page].HostFrame | global&uint64(t.pageBytes-1), true
+}
+
+// interrupts reports whether a packet to global address global asks for
+// a receive interrupt (its page mapped with RxEntry.Interrupt).
+func (t *RxPageTable) interrupts(global uint64) bool {
+	page := global >> t.pageShift
+	return page < uint64(len(t.entries)) && t.entries[page].Valid && t.entries[page].Interrupt
 }
 
 // Unmapped returns the count of packets dropped because their page is not

@@ -76,6 +76,12 @@ type Config struct {
 	// remapping»), in CPU cycles. The testbench sets it (assumed: the cost
 	// of an mprotect, the one memory-mapping system call the paper times).
 	RemapCycles int
+	// Interrupts replaces polling by interrupts (section 2.3's
+	// alternative; interrupt.go): no poll at loop tops or in wait loops; a
+	// request's arrival interrupts a processor of its node (the testbench
+	// calls Runtime.RequestInterrupt) and a 2LS shootdown is an
+	// inter-processor interrupt. False: Figure 3's polling.
+	Interrupts bool
 }
 
 // Validate checks the configuration; an error names the field.
@@ -283,6 +289,9 @@ func (rt *Runtime) Install(c *cpu.CPU, node, local int) (*Process, error) {
 	pt.Protect(pr.pageAddr(0), rt.cfg.Pages*PageBytes, cpu.PermNone)
 	c.SetPageTable(pt)
 	c.SetFaultHandler(cpu.Sequential(pr.pageFault))
+	if rt.cfg.Interrupts {
+		c.SetInterruptProgram(pr.interrupt)
+	}
 	rt.procs = append(rt.procs, pr)
 	return pr, nil
 }

@@ -39,10 +39,16 @@ type Process struct {
 	// processor, shootSeen those of each local processor it has served
 	// (2LS).
 	shootSent, shootSeen []uint32
-	done                 bool
-	end                  clock.Time
-	stats                Stats
-	times                Times
+	// inIntr is set while the CPU runs the process's interrupt handler
+	// (Config.Interrupts); faulting from a page fault's start until its
+	// access has retired, faultPg its page; shootLater that a shootdown
+	// of faultPg waits for that access (interrupt.go).
+	inIntr, faulting, shootLater bool
+	faultPg                      int
+	done                         bool
+	end                          clock.Time
+	stats                        Stats
+	times                        Times
 }
 
 // ID returns the process number: node*CPUs + the CPU's index.
@@ -104,6 +110,9 @@ func (pr *Process) Load(addr uint64, dst []uint64) {
 	}
 	for i := range dst {
 		dst[i] = binary.LittleEndian.Uint64(pr.p.Load(a+8*uint64(i), 8))
+		if pr.faulting {
+			pr.faulted(pr.p)
+		}
 	}
 }
 
@@ -116,6 +125,9 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 	}
 	for i, v := range src {
 		pr.store(pr.p, a+8*uint64(i), le64(v))
+		if pr.faulting {
+			pr.faulted(pr.p)
+		}
 		if pr.rt.cfg.doubling() {
 			pr.double1L(pr.p, addr+8*uint64(i), le64(v))
 		}

@@ -24,6 +24,10 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 		pr.stats.ReadFaults++
 	}
 	pr.faultEvent(p, pg, f.Write)
+	if rt.cfg.Interrupts {
+		pr.faulting, pr.faultPg = true, pg
+		p.EnableInterrupts() // requests are served inside the handler's waits (interrupt.go)
+	}
 	pr.lockLocal(p, pr.pageLock(pg))
 	home := pr.homeOf(p, pg)
 	step(p, "cm.fault", instrFault)
@@ -247,6 +251,9 @@ func pollValue(node int, seq uint32) uint32 { return uint32(node+1)<<24 | seq&0x
 // handler.
 func (pr *Process) poll(p *cpu.Proc) {
 	rt := pr.rt
+	if rt.cfg.Interrupts {
+		return // requests and shootdowns interrupt instead (interrupt.go)
+	}
 	if rt.cfg.shootdown() {
 		pr.serveShootdowns(p)
 	}
@@ -290,7 +297,7 @@ func (pr *Process) serve(p *cpu.Proc) {
 			continue
 		}
 		if w&reqBreak != 0 {
-			if !pr.tryLocal(p, pr.pageLock(pg)) {
+			if pr.faultWindow(pg) || !pr.tryLocal(p, pr.pageLock(pg)) {
 				ns.pendingServe = true
 				continue
 			}

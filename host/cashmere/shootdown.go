@@ -71,6 +71,10 @@ func (pr *Process) shootdown(p *cpu.Proc, pg, home int) {
 		p.Fence()
 		p.Store32(slot+shootSeq, pr.shootSent[q])
 		pr.stats.Shootdowns++
+		if rt.cfg.Interrupts {
+			p.Fence() // the message is in node memory before the interrupt
+			pr.ipi(p, q)
+		}
 	}
 	p.Fence()
 	for _, q := range to {
@@ -97,8 +101,12 @@ func (pr *Process) serveShootdowns(p *cpu.Proc) {
 		if seq == pr.shootSeen[s] {
 			continue
 		}
-		pr.shootSeen[s] = seq
 		pg := int(p.Load32(slot + shootPage))
+		if pr.faultWindow(pg) {
+			pr.shootLater = true
+			continue
+		}
+		pr.shootSeen[s] = seq
 		step(p, "cm.shootserve", instrShootdown)
 		if pg < rt.cfg.Pages && ns.perm[pr.local][pg]&cpu.PermWrite != 0 {
 			ns.perm[pr.local][pg] &^= cpu.PermWrite

@@ -162,6 +162,9 @@ type Stats struct {
 	// process shot down (2LS: Table 3's «Shootdowns», one intra-node
 	// message each).
 	Shootdowns int
+	// Interrupts are the interrupt handlers this process's CPU ran
+	// (Config.Interrupts: requests, shootdowns, redeliveries).
+	Interrupts int
 }
 
 // Add adds o to s.
@@ -185,4 +188,5 @@ func (s *Stats) Add(o Stats) {
 	s.Exclusive += o.Exclusive
 	s.Breaks += o.Breaks
 	s.Shootdowns += o.Shootdowns
+	s.Interrupts += o.Interrupts
 }

@@ -46,6 +46,9 @@ func (pr *Process) tryLocal(p *cpu.Proc, addr uint64) bool {
 func (pr *Process) unlockLocal(p *cpu.Proc, addr uint64) {
 	p.Fence()
 	p.Store32(addr, 0)
+	if pr.rt.cfg.Interrupts {
+		pr.redeliver(p, addr)
+	}
 }
 
 // tick increments the node's logical clock with LL/SC (section 2.3 «The

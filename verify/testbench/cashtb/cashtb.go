@@ -43,6 +43,9 @@ type Config struct {
 	// Variant is the protocol (section 2.6, cashmere.Variant2L ...);
 	// empty means cashmere.Variant2L.
 	Variant string
+	// Interrupts is cashmere.Config.Interrupts: requests interrupt
+	// instead of being polled for (interrupt.go wires the adapters).
+	Interrupts bool
 	// Cluster is the hardware; its Nodes and CPUs are set from the above.
 	Cluster mctb.Config
 	// Events, when set, is told of the runtime's protocol events
@@ -98,6 +101,9 @@ type Bench struct {
 	// per node under 1LD (nil, 0 otherwise).
 	offset []uint64
 	cpus   int
+	// poll[r] is protocol node r's poll-flag region (the receive
+	// interrupts' pages under Config.Interrupts).
+	poll []mctb.Region
 }
 
 // Build builds the cluster and the runtime for prog on e.
@@ -127,7 +133,7 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 	}
 	rc := cashmere.Config{Variant: variant, Nodes: c.Nodes, CPUs: c.CPUs,
 		Pages: int(bytes / cashmere.PageBytes), SuperpagePages: c.SuperpagePages,
-		Locks: prog.Locks(), Flags: prog.Flags(),
+		Locks: prog.Locks(), Flags: prog.Flags(), Interrupts: c.Interrupts,
 		// assumed: the remapping system call costs what an mprotect does
 		// (55 µs, section 3.1), the one kernel memory-mapping call the
 		// paper times; it happens once per superpage.
@@ -162,6 +168,11 @@ func Build(e *env.Env, c Config, prog Program) (*Bench, error) {
 				return nil, err
 			}
 			b.Procs = append(b.Procs, pr)
+		}
+	}
+	if c.Interrupts {
+		if err := b.wireInterrupts(); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
@@ -233,6 +244,7 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 		}
 		lay.MsgTx[r], lay.MsgRx[r] = m.Tx, m.Rx[r]
 		lay.PollTx[r], lay.PollRx[r] = p.Tx, p.Rx[r]
+		b.poll = append(b.poll, p)
 	}
 	sync, err := cl.Loopback("sync", cashmere.SyncBytes(rc))
 	if err != nil {
@@ -317,6 +329,7 @@ func (b *Bench) mapRegions1(rc cashmere.Config) (cashmere.Layout, error) {
 			return lay, fmt.Errorf("cashtb: %w", err)
 		}
 		lay.MsgRx[r], lay.PollRx[r] = m.Rx[phys(r)], pl.Rx[phys(r)]
+		b.poll = append(b.poll, pl)
 		lay.MsgTx[r], lay.PollTx[r] = make([]uint64, n), make([]uint64, n)
 		for s := range n {
 			lay.MsgTx[r][s], lay.PollTx[r][s] = m.Tx[phys(s)], pl.Tx[phys(s)]
