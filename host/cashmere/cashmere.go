@@ -11,7 +11,7 @@
 // hands it the addresses of its regions (Layout) and a remapping hook
 // (Hooks.Remap), and starts one Process per CPU. The design is
 // docs/cashmere-design.md; what is built, the variants of section 2.6
-// (Config.Variant: 2L, 2LS, 1LD, 2LOffMC, 1L; 2LMigr not yet) and the
+// (Config.Variant: 2L, 2LS, 1LD, 2LOffMC, 1L, 2LMigr) and the
 // deviations are said in its section 8.
 //
 // The per-process handle (Process) has the method set of the programs'
@@ -30,14 +30,15 @@ import (
 // (two-way diffing), 2LS (shootdown instead of incoming diffs and
 // flush-updates), 1LD (one level: every processor its own protocol
 // node, twins and diffs), 2LOffMC (application data in node memory,
-// explicit diff messages) and 1L (one level, write doubling). 2LMigr is
-// not built yet.
+// explicit diff messages), 1L (one level, write doubling) and 2LMigr
+// (2LOffMC with home migration, migr.go).
 const (
 	Variant2L      = "2L"
 	Variant2LS     = "2LS"
 	Variant1LD     = "1LD"
 	Variant2LOffMC = "2LOffMC"
 	Variant1L      = "1L"
+	Variant2LMigr  = "2LMigr"
 )
 
 // PageBytes is the coherence unit: the 21064A's 8 KB virtual-memory page
@@ -57,7 +58,7 @@ const maxProcs = 64
 // Config is one run's runtime parameters.
 type Config struct {
 	// Variant is the protocol (section 2.6): Variant2L, Variant2LS,
-	// Variant1LD, Variant2LOffMC or Variant1L.
+	// Variant1LD, Variant2LOffMC, Variant1L or Variant2LMigr.
 	Variant string
 	// Nodes is the number of SMP nodes, CPUs the processes per node (one
 	// per CPU, section 3: «application processes are pinned to a
@@ -87,8 +88,10 @@ type Config struct {
 // Validate checks the configuration; an error names the field.
 func (c Config) Validate() error {
 	switch {
-	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC && c.Variant != Variant1L:
-		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC, Variant1L)
+	case c.Variant != Variant2L && c.Variant != Variant2LS && c.Variant != Variant1LD && c.Variant != Variant2LOffMC && c.Variant != Variant1L && c.Variant != Variant2LMigr:
+		return fmt.Errorf("cashmere: Variant %q is not implemented (%q, %q, %q, %q, %q or %q)", c.Variant, Variant2L, Variant2LS, Variant1LD, Variant2LOffMC, Variant1L, Variant2LMigr)
+	case c.migrating() && c.SuperpagePages != 1:
+		return fmt.Errorf("cashmere: Variant %q migrates homes page by page: SuperpagePages must be 1, not %d", c.Variant, c.SuperpagePages)
 	case c.OneLevel() && c.Nodes*c.CPUs > MaxNodes:
 		return fmt.Errorf("cashmere: Variant %q needs Nodes*CPUs at most %d (every processor a protocol node of the lock array), not %d", c.Variant, MaxNodes, c.Nodes*c.CPUs)
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
@@ -127,9 +130,16 @@ func (c Config) OneLevel() bool { return c.Variant == Variant1LD || c.Variant ==
 // modifications as they occur»).
 func (c Config) doubling() bool { return c.Variant == Variant1L }
 
-// offMC reports the 2LOffMC variant (section 2.6 «Treatment of
-// Application Data»).
-func (c Config) offMC() bool { return c.Variant == Variant2LOffMC }
+// offMC reports the 2LOffMC variant and 2LMigr, which extends it (section
+// 2.6 «Treatment of Application Data»: «These variants place application
+// data in regular node shared memory and then use explicit messages to
+// perform diff operations»).
+func (c Config) offMC() bool { return c.Variant == Variant2LOffMC || c.Variant == Variant2LMigr }
+
+// migrating reports the 2LMigr variant (section 2.6: «a migratory policy
+// that re-assigns the master page location after a home node has
+// completed its modifications»; migr.go).
+func (c Config) migrating() bool { return c.Variant == Variant2LMigr }
 
 // Protocol returns the protocol's view of the cluster: under 1LD and 1L every
 // processor is a node of one CPU (section 2.6: the one-level protocols
@@ -184,6 +194,8 @@ type Runtime struct {
 	err  error
 	chk  *checker
 	mut  mutations
+	// mig is 2LMigr's checker state (migr.go), nil under the others.
+	mig *migrState
 }
 
 // New returns the runtime for cfg on the regions of lay.
@@ -210,6 +222,9 @@ func New(e *env.Env, cfg Config, lay Layout, h Hooks) (*Runtime, error) {
 		rt.nodes = append(rt.nodes, newNodeState(n, cfg))
 	}
 	rt.chk = newChecker(rt)
+	if cfg.migrating() {
+		rt.mig = newMigrState(rt)
+	}
 	return rt, nil
 }
 

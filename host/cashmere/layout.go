@@ -109,15 +109,28 @@ func binDiffBits(ch int) uint64  { return 4*PageBytes + 256*uint64(ch) }
 // diffBitmapBytes is a page's bitmap of words: one bit per 8-byte word.
 const diffBitmapBytes = PageBytes / 8 / 8
 
-// DirBytes is the global directory.
-func DirBytes(cfg Config) int { return cfg.Pages * cfg.Nodes * 4 }
+// DirBytes is the global directory; 2LMigr adds one shared word per page
+// after the per-node words (section 2.6, MC-P24; migr.go).
+func DirBytes(cfg Config) int {
+	if cfg.migrating() {
+		return cfg.Pages * (cfg.Nodes + 1) * 4
+	}
+	return cfg.Pages * cfg.Nodes * 4
+}
 
 // lockBytes is one lock's array: 8 longword entries (section 2.3).
 const lockBytes = 4 * MaxNodes
 
 // SyncBytes is the loop-back region: the protocol lock and the
-// application's, then a flush word per process.
-func SyncBytes(cfg Config) int { return (cfg.Locks+1)*lockBytes + 4*cfg.Procs() }
+// application's, then a flush word per process; 2LMigr adds a per-page
+// migration lock's array after them (migr.go).
+func SyncBytes(cfg Config) int {
+	n := (cfg.Locks+1)*lockBytes + 4*cfg.Procs()
+	if cfg.migrating() {
+		n += cfg.Pages * lockBytes
+	}
+	return n
+}
 
 // flagBase is the first flag's offset in the barrier region.
 const flagBase = 64

@@ -75,9 +75,11 @@ func (pr *Process) Stats() Stats { return pr.stats }
 // Times are the durations of the process's last protocol operations of
 // each kind (section 3.1's costs, measured on the model): the twin copy,
 // the fetch (request to the page copied in), the outgoing diff with its MC
-// flush, the shootdown (2LS: the messages sent to every acknowledgement).
+// flush, the shootdown (2LS: the messages sent to every acknowledgement),
+// the migration (2LMigr: the migration lock tried to the lock released,
+// the home taken).
 type Times struct {
-	Twin, Fetch, Diff, Shootdown clock.Time
+	Twin, Fetch, Diff, Shootdown, Migration clock.Time
 }
 
 // Times returns the durations of the last operations.

@@ -51,6 +51,11 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 			holder = pr.exclHolder(p, pg)
 		}
 	}
+	if rt.cfg.migrating() && f.Write && home == pr.node && before&cpu.PermWrite == 0 {
+		// 2LMigr: the home starts writing; a migration may be taking
+		// the page (migr.go).
+		home = pr.homeStartsWriting(p, pg)
+	}
 	switch {
 	case holder >= 0:
 		pr.beforeFetch(p, pg, home)
@@ -74,7 +79,10 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 			step(p, "cm.distribute", instrDistribute)
 		}
 	}
-	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) && !rt.cfg.doubling() {
+	if rt.cfg.migrating() && f.Write && home != pr.node && !ns.twin[pg] && !ns.writers(pg, pr.local) {
+		home = pr.migrate(p, pg, home)
+	}
+	if f.Write && home != pr.node && ns.excl[pg] < 0 && !ns.twin[pg] && !ns.writers(pg, pr.local) && !rt.cfg.doubling() && !rt.cfg.migrating() {
 		pr.tryExclusive(p, pg, home)
 	}
 	if f.Write && ns.excl[pg] < 0 {
@@ -111,6 +119,9 @@ func (pr *Process) beforeFetch(p *cpu.Proc, pg, home int) {
 // from the initial home node»).
 func (pr *Process) homeOf(p *cpu.Proc, pg int) int {
 	rt, ns := pr.rt, pr.ns
+	if rt.cfg.migrating() {
+		return pr.migrHome(p, pg)
+	}
 	if w := ns.dirWord[pg]; w&dirFixed != 0 {
 		return dirHome(w) / rt.cfg.CPUs
 	}

@@ -80,6 +80,8 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 		// page (this processor's entry is left from before it); only
 		// the notices are due.
 		rt.chk.diffStart(pr, pg)
+	case rt.cfg.migrating():
+		home = pr.migrDiff(p, pg, home)
 	case rt.cfg.offMC():
 		pr.alias(p, pg, func() { pr.explicitDiff(p, pg, home, 0) })
 	case rt.cfg.doubling():
@@ -99,6 +101,9 @@ func (pr *Process) flushPage(p *cpu.Proc, pg int) {
 	pr.times.Diff = p.Now() - t
 	if rt.mut.noticesFirst == 0 {
 		pr.sendNotices(p, pg, home)
+	}
+	if rt.cfg.migrating() {
+		pr.diffDone(p, pg)
 	}
 }
 

@@ -165,6 +165,9 @@ type Stats struct {
 	// Interrupts are the interrupt handlers this process's CPU ran
 	// (Config.Interrupts: requests, shootdowns, redeliveries).
 	Interrupts int
+	// Migrations are the homes this process took (2LMigr: Table 3's
+	// «Migrations», section 2.6).
+	Migrations int
 }
 
 // Add adds o to s.
@@ -189,4 +192,5 @@ func (s *Stats) Add(o Stats) {
 	s.Breaks += o.Breaks
 	s.Shootdowns += o.Shootdowns
 	s.Interrupts += o.Interrupts
+	s.Migrations += o.Migrations
 }

@@ -205,7 +205,7 @@ func (b *Bench) mapRegions(rc cashmere.Config) (cashmere.Layout, error) {
 		DataTx: make([]uint64, n), MsgRx: make([]uint64, n), PollRx: make([]uint64, n),
 		MsgTx: make([][]uint64, n), PollTx: make([][]uint64, n)}
 	for sp := range rc.Superpages() {
-		if rc.Variant == cashmere.Variant2LOffMC {
+		if rc.Variant == cashmere.Variant2LOffMC || rc.Variant == cashmere.Variant2LMigr {
 			// Application data in node memory, not MC space
 			// (section 2.6): no home-copy regions.
 			lay.DataTx = nil
