@@ -87,7 +87,7 @@ var _ = Describe("Variant 2LMigr (home migration, section 2.6)", func() {
 })
 
 var _ = Describe("Variant 2LMigr: determinism", func() {
-	It("gives the same time, statistics and memory for the same seed (random seed 2 on 4x1, 19 migrations)", func() {
+	It("gives the same time, statistics and memory for the same seed (random seed 2 on 4x1, with migrations)", func() {
 		r := random{Seed: 2, Ops: 40, Pages: 3, L: 3, Phases: 2}
 		a, err := runV(r, cashmere.Variant2LMigr, 4, 1, nil)
 		Expect(err).NotTo(HaveOccurred())
@@ -105,15 +105,23 @@ var _ = Describe("Variant 2LMigr: checkers against mutations", func() {
 		_, err := runV(stale{}, cashmere.Variant2LMigr, 3, 1, map[string]int{"cashmere.migrnofetch": 1})
 		Expect(err).To(MatchError(ContainSubstring("[cashmere.migr]")))
 	})
-	// Random locks, seed 2, on 4x1 (bit-exact in the spec above): at
-	// 1,541 µs process 3's write fault finds node 1's diff bit of page 1
-	// set (a release's explicit diff to page 1's home on its way) and
-	// gives the migration up; without the look it takes the home and the
-	// diff lands in the old home's copy.
+	// Random locks, seed 3 (3 pages, 3 locks), on 4x1: at 1,448 µs
+	// process 2's write fault finds another node's diff bit of page 0
+	// set (a release's explicit diff, applied at the home, its notices
+	// not yet sent) and gives the migration up; without the look it takes
+	// the home with a copy that lacks the diff's words. The collision is
+	// a matter of timing: it moved from seed 2 to seed 3 when main's copy
+	// calibration (instrCopyWord 3 -> 24) changed every copy's time, and
+	// must be looked for again if the costs change.
 	It("cashmere.migr catches a migration that does not wait for a diff in progress", func() {
-		r := random{Seed: 2, Ops: 40, Pages: 3, L: 3, Phases: 2}
-		_, err := runV(r, cashmere.Variant2LMigr, 4, 1, map[string]int{"cashmere.migrnodiffwait": 1})
-		Expect(err).To(MatchError(ContainSubstring("diffs to it are in progress")))
+		r := random{Seed: 3, Ops: 40, Pages: 3, L: 3, Phases: 2}
+		one, err := run(r, 1, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := runV(r, cashmere.Variant2LMigr, 4, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Memory).To(Equal(one.Memory))
+		_, err = runV(r, cashmere.Variant2LMigr, 4, 1, map[string]int{"cashmere.migrnodiffwait": 1})
+		Expect(err).To(MatchError(ContainSubstring("[cashmere.migr]")))
 	})
 })
 
