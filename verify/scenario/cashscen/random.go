@@ -105,10 +105,11 @@ func randomKeyOf(err error) string {
 	return "data_pages"
 }
 
-// RandomScenario is cashmere-random.
+// RandomScenario is cashmere-random; its waveform is cashmere-report's
+// view (node 0 and node 1's CPU and PCI bus, the hub).
 func RandomScenario() *scenario.Scenario {
 	return scenario.Typed("cashmere-random", "Cashmere: a random data-race-free program, checked against its replay",
-		RandomDefaults, RunRandom).In("Memory Channel", typicalRandom)
+		RandomDefaults, RunRandom).In("Memory Channel", typicalRandom).WithWaves(view)
 }
 
 // typicalRandom is cashmere-random's typical wall time with the defaults
