@@ -23,16 +23,18 @@ import (
 // (docs/cashmere-design.md section 8, "Fault injection").
 //
 // Cost, measured on the 2-core machine shared with other jobs
-// (2026-11-28): `nisim run cashmere-random` at 3 pages, 2 phases: 2LS on
-// 8x2 23,198 writes in 7.4 s of CPU (3,100 a second); the defaults (10
-// pages, 6 phases, 2L on 4x4) 67,046 writes in 23.6 s (2,840 a second);
-// 1L and 1LD on 2x4 about 5,900 a second (their loop-back traffic is
-// cheap to simulate). So 2,800 writes a CPU second, and the tier's 1.08
-// million writes about 390 s of CPU, about 3.3 minutes on two free cores.
+// (2026-11-28), three jobs of this tier run by hand (bin/nisim run
+// cashmere-random --seed S --set ...): job 0, 2LS on 8x2, 6 phases,
+// 41,021 writes (planned 43,200) in 15.5 s of CPU; job 1, 1LD on 4x2, 6
+// phases, 53,859 (planned 43,200) in 13.7 s; job 4, 2L on 4x4, 12 phases
+// of 1024-word granules with 2000 cycles of work each, 53,615 (planned
+// 43,200) in 36.9 s. 148,495 writes in 66.1 s: 2,250 a CPU second, so the
+// tier's 1.08 million writes (27 jobs) about 480 s of CPU, 4 minutes on
+// two free cores.
 func cashSystem() *System {
 	return &System{Name: "cash", Noun: "writes",
 		Unit:  "MC writes ordered by the hub and checked at every mapped receiver's memory, while random data-race-free programs ran under Cashmere (cashmere-random)",
-		Chunk: 40_000, Cost: 1.0 / 2_800, Draw: drawCash, Count: SumMetrics("writes")}
+		Chunk: 40_000, Cost: 1.0 / 2_250, Draw: drawCash, Count: SumMetrics("writes")}
 }
 
 // cashWritesPerPhase is the MC writes a phase of cashmere-random carries
