@@ -23,18 +23,19 @@ import (
 // (docs/cashmere-design.md section 8, "Fault injection").
 //
 // Cost, measured on the 2-core machine shared with other jobs
-// (2026-11-28), three jobs of this tier run by hand (bin/nisim run
+// (2026-11-28), four jobs of this tier run by hand (bin/nisim run
 // cashmere-random --seed S --set ...): job 0, 2LS on 8x2, 6 phases,
 // 41,021 writes (planned 43,200) in 15.5 s of CPU; job 1, 1LD on 4x2, 6
 // phases, 53,859 (planned 43,200) in 13.7 s; job 4, 2L on 4x4, 12 phases
 // of 1024-word granules with 2000 cycles of work each, 53,615 (planned
-// 43,200) in 36.9 s. 148,495 writes in 66.1 s: 2,250 a CPU second, so the
-// tier's 1.08 million writes (27 jobs) about 480 s of CPU, 4 minutes on
-// two free cores.
+// 43,200) in 36.9 s; job 12, 2L on 8x4, 4 phases, 65,590 (planned
+// 43,200) in 36.6 s. 214,085 writes in 102.7 s: 2,080 a CPU second, so
+// the tier's 1.08 million writes (27 jobs) about 520 s of CPU, 4.3
+// minutes on two free cores.
 func cashSystem() *System {
 	return &System{Name: "cash", Noun: "writes",
 		Unit:  "MC writes ordered by the hub and checked at every mapped receiver's memory, while random data-race-free programs ran under Cashmere (cashmere-random)",
-		Chunk: 40_000, Cost: 1.0 / 2_250, Draw: drawCash, Count: SumMetrics("writes")}
+		Chunk: 40_000, Cost: 1.0 / 2_080, Draw: drawCash, Count: SumMetrics("writes")}
 }
 
 // cashWritesPerPhase is the MC writes a phase of cashmere-random carries
