@@ -34,6 +34,7 @@ func catalog() scenario.Catalog {
 	c = append(c, lciscen.Scenarios()...)
 	c = append(c, mcscen.Scenarios()...)
 	c = append(c, cashscen.Scenarios()...)
+	c = append(c, cashscen.RandomScenario())
 	c = append(c, shrimpscen.Scenarios()...)
 	c = append(c, atmscen.Scenarios()...)
 	c = append(c, rwscen.Scenario())

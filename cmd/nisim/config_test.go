@@ -43,6 +43,7 @@ var configSets = map[string]string{
 	"mc-report":                 "rounds=4",
 	"mc-traffic":                "writes=10",
 	"cashmere-report":           "sor.iters=2",
+	"cashmere-random":           "phases=2",
 	"shrimp-report":             "rounds=4",
 	"shrimp-traffic":            "ops=10",
 	"atm-report":                "rounds=4",

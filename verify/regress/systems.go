@@ -11,7 +11,7 @@ import (
 
 // Systems returns the tier's systems, in the order of the table: the
 // wormhole mesh, the Myrinet clusters, the ATM switch, the Memory Channel
-// hub, the Memory Channel cluster, Telegraphos, LCI and SHRIMP.
+// hub, the Memory Channel cluster, Cashmere on it, Telegraphos, LCI and SHRIMP.
 //
 // Each draws jobs' parameters across what its scenario offers (traffic
 // pattern, load, sizes, node count, buffers) and keeps the load below
@@ -29,6 +29,7 @@ func Systems() []*System {
 		{Name: "mchub", Noun: "deliveries", Unit: "writes delivered at a receiver, each (write, receiver) pair once, whole run (mchub-star)",
 			Chunk: 100_000, Cost: 1.0 / 80_000, Draw: drawMC, Count: SumMetrics("deliveries")},
 		mcSystem(),
+		cashSystem(),
 		{Name: "telegraphos", Noun: "packets", Unit: "remote packets: updates forwarded to the owner and reflected writes sent to the copies (telegraphos-coherence)",
 			Chunk: 80_000, Cost: 1.0 / 40_000, Draw: drawTelegraphos, Count: SumMetrics("updates", "reflects")},
 		{Name: "lci", Noun: "operations", Unit: "operations completed: a unicast delivered, a multicast at every member, a fetch-and-add answered (lci-traffic)",
