@@ -36,8 +36,12 @@ func (pr *Process) flushDirty(p *cpu.Proc, mine func(pg int) bool) {
 	list := ns.dirty[pr.local]
 	ns.dirty[pr.local] = nil
 	for _, pg := range list {
-		ns.dirtyBit[pr.local][pg] = false
+		// The dirty bit goes under the page lock: while the processor
+		// waits for it (another's fault holds it), its changes are still
+		// only in the node's copy and the twin must stay for them
+		// (cashmere.twin; cashapps.Random 4x4 found the window).
 		pr.lockLocal(p, pr.pageLock(pg))
+		ns.dirtyBit[pr.local][pg] = false
 		step(p, "cm.release", instrRelease)
 		if mine(pg) {
 			pr.flushPage(p, pg)
@@ -114,16 +118,28 @@ func (pr *Process) downgrade(p *cpu.Proc, pg int) {
 	ns := pr.ns
 	cur := ns.perm[pr.local][pg]
 	if cur&cpu.PermWrite == 0 {
+		// An acquire invalidated the page while it was dirty here (its
+		// dirty bit kept the changes for this flush): nothing to
+		// downgrade, but the twin goes with the last local writer all
+		// the same.
+		pr.dropTwin(pg)
 		return
 	}
 	before := ns.loosest(pg)
 	ns.perm[pr.local][pg] = cur &^ cpu.PermWrite
 	p.Mprotect(pr.pageAddr(pg), PageBytes, ns.perm[pr.local][pg])
-	if !ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
-		ns.twin[pg] = false
-	}
+	pr.dropTwin(pg)
 	if after := ns.loosest(pg); after != before {
 		pr.writeDir(p, pg, after, pr.homeOf(p, pg))
+	}
+}
+
+// dropTwin drops pg's twin when no local processor writes the page or
+// has it dirty any more (section 2.5: the twin serves the node's local
+// writers).
+func (pr *Process) dropTwin(pg int) {
+	if !pr.ns.writers(pg, -1) && pr.rt.mut.keepTwin == 0 {
+		pr.ns.twin[pg] = false
 	}
 }
 

@@ -2,6 +2,7 @@ package cashmere
 
 import (
 	"github.com/nisim/nisim/host/cpu"
+	"slices"
 )
 
 // nodeState is a node's protocol meta-data (section 2.3 «Node Protocol
@@ -98,10 +99,12 @@ func (ns *nodeState) loosest(pg int) cpu.Perm {
 }
 
 // writers reports whether a local processor other than except has a write
-// mapping of pg or has it on its dirty list.
+// mapping of pg or has it on its dirty or No-Longer-Exclusive list (an
+// entry of either is a change its next release still flushes, even after
+// an acquire has taken the mapping away).
 func (ns *nodeState) writers(pg, except int) bool {
 	for c := range ns.perm {
-		if c != except && (ns.perm[c][pg]&cpu.PermWrite != 0 || ns.dirtyBit[c][pg]) {
+		if c != except && (ns.perm[c][pg]&cpu.PermWrite != 0 || ns.dirtyBit[c][pg] || slices.Contains(ns.nle[c], pg)) {
 			return true
 		}
 	}

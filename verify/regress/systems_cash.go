@@ -54,7 +54,7 @@ const cashWritesPerPhase = 450
 // quarter to all of the granules written a phase; 0 to 2000 cycles of
 // work per granule; the phases sized to the wanted writes.
 func drawCash(r *rand.Rand, want float64) Spec {
-	variant := pick(r, "2L", "2LS", "2LOffMC", "1LD", "1L")
+	variant := pick(r, "2L", "2LS", "2LOffMC", "2LMigr", "1LD", "1L")
 	var shape [2]int
 	protoNodes := 0
 	if variant == "1LD" || variant == "1L" {

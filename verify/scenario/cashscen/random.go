@@ -36,7 +36,7 @@ type RandomParams struct {
 
 // RandomVariants are the protocols cashmere-random runs (the runtime's
 // built variants; 2LMigr joins when it lands).
-var RandomVariants = []string{cashmere.Variant2L, cashmere.Variant2LS, cashmere.Variant2LOffMC, cashmere.Variant1LD, cashmere.Variant1L}
+var RandomVariants = []string{cashmere.Variant2L, cashmere.Variant2LS, cashmere.Variant2LOffMC, cashmere.Variant2LMigr, cashmere.Variant1LD, cashmere.Variant1L}
 
 // RandomDefaults are cashapps.DefaultRandom's sizes on 16 processes, four
 // nodes of four (section 3.3's 16:4), under 2L.

@@ -17,8 +17,8 @@ import (
 
 // randomVariants are the protocols the randomised data-race-free programs
 // run under (issue 18 section 4: «on all six variants against the
-// reference»): one list, 2LMigr to be added when it lands.
-var randomVariants = []string{cashmere.Variant2L, cashmere.Variant2LS, cashmere.Variant2LOffMC, cashmere.Variant1LD, cashmere.Variant1L}
+// reference»): one list.
+var randomVariants = []string{cashmere.Variant2L, cashmere.Variant2LS, cashmere.Variant2LOffMC, cashmere.Variant2LMigr, cashmere.Variant1LD, cashmere.Variant1L}
 
 // randomShapes are the P:C configurations a variant runs on: 16 processes
 // (4 nodes of 4, 8 of 2) for the two-level protocols; 8 (2 of 4, 4 of 2)
