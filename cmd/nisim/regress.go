@@ -28,12 +28,16 @@ func newRegress() *cobra.Command { return newRegressOn(regress.Systems(), catalo
 // (the specs give it a broken one).
 func newRegressOn(systems []*regress.System, cat scenario.Catalog) *cobra.Command {
 	var f regressFlags
+	names := make([]string, len(systems))
+	for i, s := range systems {
+		names[i] = s.Name
+	}
+	list := strings.Join(names, ", ")
 	c := &cobra.Command{
 		Use:   "regress",
 		Short: "run the regression tier: randomised runs of every system, checkers on, >= 10^6 transactions each",
-		Long: `Run the regression tier: for every system (mesh, myrinet, atm, mchub, mc,
-telegraphos, lci, lci-rx, shrimp, atm-rma) randomised scenario runs with every checker on,
-adding up to at least 10^6 transactions per system (times --scale), as
+		Long: `Run the regression tier: for every system (` + list + `)
+randomised scenario runs with every checker on, adding up to at least 10^6 transactions per system (times --scale), as
 independent seeded jobs on --jobs workers. A line per finished job goes to
 standard error; the summary table and, for every failing job, the 'nisim run'
 command that reproduces it alone go to standard output.
@@ -47,7 +51,7 @@ otherwise, 2 bad usage.`,
 		RunE: func(c *cobra.Command, _ []string) error { return runRegress(c, f, systems, cat) },
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&f.systems, "system", nil, "run only `NAME` (repeatable: mesh, myrinet, atm, mchub, mc, telegraphos, lci, lci-rx, shrimp, atm-rma)")
+	fl.StringArrayVar(&f.systems, "system", nil, "run only `NAME` (repeatable: "+list+")")
 	fl.Float64Var(&f.scale, "scale", 1, "scale the volume by `F` (0.01 for a quick run)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "run `N` jobs at once")
 	fl.Uint64Var(&f.seed, "seed", 1, "base seed of every job's seed and parameters")
