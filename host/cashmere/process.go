@@ -126,6 +126,10 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 		return
 	}
 	for i, v := range src {
+		// The copy rule's record goes first: a long Store's early words
+		// reach memory (and another processor's barrier-exit check)
+		// before its last one is issued.
+		pr.rt.chk.store(pr, addr+8*uint64(i), 1)
 		pr.store(pr.p, a+8*uint64(i), le64(v))
 		if pr.faulting {
 			pr.faulted(pr.p)
@@ -134,7 +138,6 @@ func (pr *Process) Store(addr uint64, src []uint64) {
 			pr.double1L(pr.p, addr+8*uint64(i), le64(v))
 		}
 	}
-	pr.rt.chk.store(pr, addr, len(src))
 }
 
 // double1L is 1L's write doubling (section 3.3.1: «The 1L executable is

@@ -143,25 +143,35 @@ var _ = Describe("Randomised data-race-free programs (cashapps.Random) on every 
 	// «relies on the MC's write-ordering property»; section 5: «relies on
 	// the Memory Channel's broadcast, ordering, and reliable delivery
 	// capabilities»). So no fault is survivable by mechanism; this spec
-	// shows the loss is caught, not silent. Env seed 1 fixes the links'
-	// error draws: 7 packets corrupted and dropped at 2 x 10^-3 a link
-	// crossing. (At 5 x 10^-4 the same run loses 2 writes that happen to
-	// be rewritten later and passes: luck, not recovery.)
+	// shows the loss is caught, not silent. Env seed 3 fixes the links'
+	// error draws at 10^-2 a link crossing: 32 packets corrupted and
+	// dropped, 12 checker violations and a wrong final memory. (At 2 x
+	// 10^-3 one run lost 3 writes that were all rewritten later and passed:
+	// luck, not recovery; seeds 1 and 2 at 10^-2 lose a request or reply
+	// and a process never finishes. The spec asserts only that the loss is
+	// not silent, whichever check sees it.)
 	It("is caught, not survived, when links corrupt packets (no MC retransmission): cashmere.copy and Random.Check", func() {
 		prog, err := cashapps.NewRandom(randomSize(1, 4))
 		Expect(err).NotTo(HaveOccurred())
-		e := env.New(env.Options{Seed: 1, TimeLimit: 60 * clock.Millisecond})
+		e := env.New(env.Options{Seed: 3, TimeLimit: 60 * clock.Millisecond})
 		c := cashtb.DefaultConfig()
 		c.Nodes, c.CPUs = 2, 2
-		c.Cluster.Link.CorruptProb = 0.002
+		c.Cluster.Link.CorruptProb = 0.01
 		b, err := cashtb.BuildApp(e, c, prog)
 		Expect(err).NotTo(HaveOccurred())
 		res, err := b.Run()
 		s := b.Cluster.Ref.Stats()
 		GinkgoWriter.Printf("random seed 1 2L 2x2 with CRC errors: %d packets dropped for their CRC, %d (write, receiver) pairs lost\n", s.RxCRC, s.Lost)
 		Expect(s.RxCRC).To(BeNumerically(">", 0))
-		Expect(err).To(MatchError(ContainSubstring("[cashmere.copy]")))
-		Expect(prog.Check(res.Memory)).To(MatchError(HavePrefix("random: ")))
+		Expect(s.Lost).To(BeNumerically(">", 0))
+		// Which check sees the loss first depends on which packets the
+		// draws hit (a lost diff word: cashmere.copy at the next barrier
+		// exit or Random.Check at the end; a lost request or reply: the
+		// requester never finishes, the run's watchdog): not silent is
+		// what the spec asserts.
+		checkErr := prog.Check(res.Memory)
+		GinkgoWriter.Printf("  run: %v\n  Random.Check: %v\n", err, checkErr)
+		Expect(errorsOf(err, checkErr)).NotTo(BeEmpty())
 	})
 
 	AfterAll(func() {
