@@ -16,6 +16,23 @@ const (
 	paperLock = 19.0
 	// Table 1 «Barrier 58 (321)»: two processors, and 32 in parentheses.
 	paperBarrier2, paperBarrier32 = 58.0, 321.0
+	// Table 1's 1LD/1L column: «Lock Acquire 11», «Barrier 41 (364)»,
+	// «Page Transfer (Local) 467», «Page Transfer (Remote) 777».
+	paper1LDLock, paper1LDBarrier2 = 11.0, 41.0
+	paper1LDLocal, paper1LDRemote  = 467.0, 777.0
+	paper1LDBarrier32              = 364.0
+	// section 3.1 «Memory protection operations on the AlphaServers cost
+	// about 55 μs. Page faults on already-resident pages cost 72 μs.»
+	paperMprotect, paperResidentFault = 55.0, 72.0
+	// section 3.1 «Directory entry modification takes 16 μs for Cashmere
+	// if locking is required, and 5 μs otherwise.»
+	paperDirLocked, paperDirUnlocked = 16.0, 5.0
+	// section 3.1 «If the home node is local (only applicable to the
+	// one-level protocols), the cost ranges from 340 to 561 μs.»
+	paperLocalDiffLow, paperLocalDiff = 340.0, 561.0
+	// section 3.1 «Incoming diff operations range from 533 to 541 μs,
+	// again depending on the size of the diff» (a full page: the top).
+	paperInDiffLow, paperInDiff = 533.0, 541.0
 )
 
 // table3 is one program's column of Table 3's 2L rows (32 processors,
