@@ -52,7 +52,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	}
 	rep := &scenario.Report{Title: fmt.Sprintf(
 		"cashmere-report: Cashmere-2L on %d AlphaServer 2100 4/233 nodes x %d CPUs (%d:%d) on the MC1 hub; section 3.1 / Table 1 costs and the programs' Table 3 statistics, model vs paper (validation: nothing fitted); the waveform shows the two-node cost run",
-		p.Nodes, p.CPUs, p.Nodes*p.CPUs, p.CPUs)}
+		p.nodes(), p.CPUs, p.nodes()*p.CPUs, p.CPUs)}
 	seed := e.Rand("cashmere-report").Uint64()
 	phases := len(p.apps()) * 2
 	if p.Speedup {
@@ -61,16 +61,23 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	if p.Costs {
 		phases += 2 + costRuns
 	}
+	if p.Variants {
+		phases += len(p.apps()) * len(variantColumns)
+	}
 	ph := scenario.NewPhases(e, phases)
 	if p.Costs {
 		if err := costs(e, seed, ph, rep); err != nil {
 			return rep, err
 		}
 	}
+	vr := varResults{}
 	for _, name := range p.apps() {
-		if err := runApp(e, seed, p, name, ph, rep); err != nil {
+		if err := runApp(e, seed, p, name, ph, rep, vr); err != nil {
 			return rep, scenario.Label(name, err)
 		}
+	}
+	if p.Variants {
+		checkFindings(vr, p.apps(), rep)
 	}
 	e.Phase(phases, phases, "")
 	return rep, nil
@@ -241,7 +248,7 @@ func moreCosts(e *env.Env, seed uint64, ph *scenario.Phases, rep *scenario.Repor
 
 // runApp runs program name on the configured P:C (and on 1:1 with
 // speedup) and reports its time, speedup and Table 3 statistics.
-func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep *scenario.Report) error {
+func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.Phases, rep *scenario.Report, vr varResults) error {
 	prog, err := p.build(name)
 	if err != nil {
 		return err
@@ -251,9 +258,11 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 	if err != nil {
 		return err
 	}
-	procs := p.Nodes * p.CPUs
+	procs := p.nodes() * p.CPUs
 	ph.Next(fmt.Sprintf("%s on %d:%d", name, procs, p.CPUs))
-	res, runErr := cashtb.RunApp(sideEnv(e, seed), config(p.Nodes, p.CPUs), prog)
+	c := config(p.nodes(), p.CPUs)
+	c.Variant = p.Variant
+	res, runErr := cashtb.RunApp(sideEnv(e, seed), c, prog)
 	pa := papers[name]
 	sc := scaleOf(p, name)
 	rep.Add(fmt.Sprintf("%s on %d:%d, size", name, procs, p.CPUs), sc.model, pa.T2.Short,
@@ -267,7 +276,9 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 	rep.Check(name+": final memory equals RunSequential bit for bit", bytes.Equal(res.Memory, want), "%d bytes, %s", len(want), firstDiff(res.Memory, want))
 	if p.Speedup {
 		ph.Next(name + " on 1:1")
-		one, oneErr := cashtb.RunApp(sideEnv(e, seed), config(1, 1), prog)
+		c1 := config(1, 1)
+		c1.Variant = p.Variant
+		one, oneErr := cashtb.RunApp(sideEnv(e, seed), c1, prog)
 		rep.Check(name+" on 1:1: no checker violation, memory equals RunSequential", oneErr == nil && bytes.Equal(one.Memory, want), "%s; %s", oneLine(oneErr), firstDiff(one.Memory, want))
 		sp := float64(one.Time) / float64(res.Time)
 		ps := paperSpeedup(name)
@@ -301,6 +312,9 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 		{"flush-updates", float64(t.FlushUpdates), pa.T3.FlushUpdates, "paper: no unit printed, read as K; the model counts one per outgoing diff"},
 	} {
 		src := "Table 3 2L"
+		if p.Variant != cashmere.Variant2L {
+			src += " (this run is " + p.Variant + "; its own column, where Table 3 has one, is in the variant rows: variants=true)"
+		}
 		if s.paper > 0 && s.model > 0 {
 			src += fmt.Sprintf("; model/paper %s, per unit of work %.3g", ratio(s.model/s.paper), s.model/s.paper/sc.work)
 		}
@@ -311,6 +325,11 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 	}
 	rep.Measure(name+"_transfers", float64(t.PageTransfers), "")
 	rep.Measure(name+"_twins", float64(t.Twins), "")
+	rep.Measure(name+"_notices", float64(t.WriteNotices), "")
+	rep.Measure(name+"_data_mb", float64(t.DataBytes)/(1<<20), "MB")
+	if p.Variants {
+		runVariants(e, seed, p, name, prog, want, ph, rep, vr)
+	}
 	return nil
 }
 
