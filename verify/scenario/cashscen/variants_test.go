@@ -101,6 +101,16 @@ var _ = Describe("cashmere-report's findings on the variants (section 3.3)", fun
 		Expect(rows["sor 1LD on 4:2: execution time"].Paper).To(Equal("6.60 s"))
 		Expect(rows["sor 2LS: shootdowns"].Paper).To(Equal("0"))
 		Expect(rows["sor 1L: twins"].Model).To(Equal("0"))
+		// Every metric the run measured is declared (MetricLister), so a
+		// sweep's --y over any of them is accepted before it runs.
+		declared := map[string]bool{}
+		for _, d := range p.Metrics() {
+			declared[d.Name] = true
+		}
+		for _, m := range rep.Metrics {
+			Expect(declared).To(HaveKey(m.Name))
+		}
+		Expect(rep.Metrics).To(ContainElement(HaveField("Name", "sor_1ld_transfers")))
 	})
 
 	It("refuses a variant configuration 1LD cannot run, naming the key", func() {
