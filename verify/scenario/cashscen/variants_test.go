@@ -23,7 +23,8 @@ func checksByName(rep *scenario.Report) map[string]bool {
 }
 
 // gaussRuns are Gauss's variant runs as the report measured them at n =
-// 16 on 8:4 (2 x 4): transfers, twins and times of `nisim run
+// 16 on 8:4 (2 x 4), before the copy-rate calibration (instrCopyWord):
+// transfers, twins and times of `nisim run
 // cashmere-report --set app=gauss --set gauss.n=16 --set variants=true`,
 // with 168 flag acquires and 24 barrier arrivals everywhere.
 func gaussRuns() cashscen.VarResults {
