@@ -81,6 +81,20 @@ var _ = Describe("cashmere-report's findings on the variants (section 3.3)", fun
 		extra["gauss"][cashmere.Variant1L] = r
 		Expect(checksByName(cashscen.CheckFindings(extra, []string{"gauss"}))[sync]).To(BeFalse())
 
+		// No twins under either protocol: «more in all» is vacuous, the
+		// per-program part still holds; one more under 2L breaks it.
+		none := gaussRuns()
+		for _, v := range []string{cashmere.Variant2L, cashmere.Variant1LD} {
+			r := none["gauss"][v]
+			r.Total.Twins = 0
+			none["gauss"][v] = r
+		}
+		Expect(checksByName(cashscen.CheckFindings(none, []string{"gauss"}))[twins]).To(BeTrue())
+		r = none["gauss"][cashmere.Variant2L]
+		r.Total.Twins = 1
+		none["gauss"][cashmere.Variant2L] = r
+		Expect(checksByName(cashscen.CheckFindings(none, []string{"gauss"}))[twins]).To(BeFalse())
+
 		slow := gaussRuns()
 		r = slow["gauss"][cashmere.Variant1LD]
 		r.Time = slow["gauss"][cashmere.Variant1L].Time + 1
