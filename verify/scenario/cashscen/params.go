@@ -54,8 +54,21 @@ type ReportParams struct {
 	// eight nodes»).
 	Nodes int `toml:"nodes"`
 	CPUs  int `toml:"cpus"`
-	// Variant is the protocol; only 2L is built.
+	// Procs, when not 0, is the total processors P, and the nodes are
+	// P/C (cpus must divide it): a sweep over cpus at a fixed P is
+	// section 3.3.3's clustering («With the total number of processors
+	// fixed, the level of clustering refers to the number of processes
+	// per node»). 0 uses nodes.
+	Procs int `toml:"procs"`
+	// Variant is the protocol of the programs' runs (one of
+	// variantColumns).
 	Variant string `toml:"variant"`
+	// Variants runs every program under every variant of variantColumns
+	// on VariantNodes x VariantCPUs too, with Table 3's columns and the
+	// paper's findings as checks.
+	Variants     bool `toml:"variants"`
+	VariantNodes int  `toml:"variant_nodes"`
+	VariantCPUs  int  `toml:"variant_cpus"`
 	// Speedup runs each program on one processor of the model (1:1) too,
 	// for the speedup.
 	Speedup bool `toml:"speedup"`
@@ -71,17 +84,17 @@ type ReportParams struct {
 }
 
 // ReportDefaults are cashmere-report's defaults: every program at its CI
-// size on 8:1 (the paper's eight nodes, one processor each), the 1:1 runs
-// for the speedup and the costs.
+// size on 8:1 (the paper's eight nodes, one processor each) under 2L, the
+// 1:1 runs for the speedup and the costs; the variant runs are off
+// (variants=true: 2 x 4), their 30 runs take longer than make run's budget.
 //
-// Not the paper's 32:4: on the runtime as merged, LU's and CLU's runs at
-// 32:4 do not end (simulated time grows at about 1 ms a wall second) and
-// SOR's and Water's break cashmere.diff with several writers a node
-// (docs/cashmere-validation.md, "What does not work"); 8:1 runs every
-// program in about a minute. `--set nodes=8 --set cpus=4` runs 32:4.
+// Not the paper's 32:4: at the CI sizes 32:4 takes several minutes
+// (docs/cashmere-validation.md, "Default configuration"); `--set cpus=4`
+// runs it.
 func ReportDefaults() *ReportParams {
 	sor, g, lu, clu, em, w := cashapps.DefaultSOR(), cashapps.DefaultGauss(), cashapps.DefaultLU(), cashapps.DefaultCLU(), cashapps.DefaultEm3d(), cashapps.DefaultWater()
 	return &ReportParams{App: "all", Nodes: 8, CPUs: 1, Variant: "2L", Speedup: true, Costs: true,
+		VariantNodes: 2, VariantCPUs: 4,
 		SOR:   SORKeys{sor.Rows, sor.Cols, sor.Iters},
 		Gauss: GaussKeys{g.N, g.RowWords},
 		LU:    LUKeys{lu.N, lu.Block},
@@ -89,10 +102,6 @@ func ReportDefaults() *ReportParams {
 		Em3d:  Em3dKeys{em.Nodes, em.Degree, em.Span, em.Iters, int(em.Seed)},
 		Water: WaterKeys{w.Molecules, w.Steps, w.Groups}}
 }
-
-// variants are the paper's protocols (section 2.6, 3): only 2L is built
-// (docs/cashmere-design.md section 8).
-var variants = []string{"2L", "2LS", "2LOffMC", "2LMigr", "1LD", "1L"}
 
 // maxSize bounds the size keys: assumed: 1<<16, far above any size whose
 // run ends in a working day, and within int arithmetic of every program
@@ -107,8 +116,12 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 	return []scenario.KeySpec{
 		scenario.Key("app", "program (Table 2)").OneOf(append([]string{"all"}, cashapps.Names()...)...).From("all"),
 		scenario.Key("nodes", "AlphaServers (P/C)").Range(1, cashmere.MaxNodes).From(paper + " 3: eight"),
-		scenario.Key("cpus", "processors per node (C)").Range(1, 4).From("1: the paper's 4 breaks the runtime as merged (docs/cashmere-validation.md)"),
-		scenario.Key("variant", "protocol").OneOf(variants...).Also("only 2L is built").From(paper + " 2: Cashmere-2L"),
+		scenario.Key("cpus", "processors per node (C)").Range(1, 4).From("1: the paper's 4 takes minutes at the CI sizes (docs/cashmere-validation.md)"),
+		scenario.Key("procs", "total processors P (0: nodes x cpus)").Range(0, cashmere.MaxNodes*4).Also("a multiple of cpus; nodes = procs/cpus").From("0"),
+		scenario.Key("variant", "protocol of the programs' runs").OneOf(variantColumns...).Also("1LD and 1L: at most 8 processors").From(paper + " 2: Cashmere-2L"),
+		scenario.Key("variants", "true: also run every program under every variant on variant_nodes x variant_cpus, with Table 3's columns and the findings"),
+		scenario.Key("variant_nodes", "AlphaServers of the variant runs").Range(1, cashmere.MaxNodes).From("2: 1LD and 1L take at most 8 processors (the lock array's entries)"),
+		scenario.Key("variant_cpus", "processors per node of the variant runs").Range(1, 4).Also("variant_nodes x variant_cpus at most 8").From("4: the paper's node"),
 		scenario.Key("speedup", "true: also run each program on 1:1 for the speedup"),
 		scenario.Key("costs", "true: measure section 3.1's and Table 1's costs"),
 		size("sor.rows", "grid rows (boundary included)", 3),
@@ -194,8 +207,14 @@ func (p *ReportParams) Validate() error {
 	if err := scenario.CheckKeys(p); err != nil {
 		return err
 	}
-	if p.Variant != "2L" {
-		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s is not built yet: only 2L (docs/cashmere-design.md section 8; the variant comparisons are later work)", p.Variant)}
+	if p.Procs != 0 && (p.Procs%p.CPUs != 0 || p.Procs/p.CPUs > cashmere.MaxNodes) {
+		return &scenario.KeyError{Key: "procs", Msg: fmt.Sprintf("%d is not cpus (%d) times a node count in 1..%d", p.Procs, p.CPUs, cashmere.MaxNodes)}
+	}
+	if (p.Variant == cashmere.Variant1LD || p.Variant == cashmere.Variant1L) && p.nodes()*p.CPUs > cashmere.MaxNodes {
+		return &scenario.KeyError{Key: "variant", Msg: fmt.Sprintf("%s takes at most %d processors (every processor a protocol node of the lock array), not %d", p.Variant, cashmere.MaxNodes, p.nodes()*p.CPUs)}
+	}
+	if p.Variants && p.VariantNodes*p.VariantCPUs > cashmere.MaxNodes {
+		return &scenario.KeyError{Key: "variant_cpus", Msg: fmt.Sprintf("variant_nodes x variant_cpus = %d: 1LD and 1L take at most %d processors", p.VariantNodes*p.VariantCPUs, cashmere.MaxNodes)}
 	}
 	if !slices.Contains(cashapps.Names(), p.App) && p.App != "all" {
 		return &scenario.KeyError{Key: "app", Msg: fmt.Sprintf("%q is not all or one of %s", p.App, strings.Join(cashapps.Names(), ", "))}
@@ -208,4 +227,39 @@ func (p *ReportParams) Validate() error {
 		}
 	}
 	return nil
+}
+
+// nodes is the run's node count: procs/cpus when procs is set, else
+// nodes.
+func (p *ReportParams) nodes() int {
+	if p.Procs != 0 {
+		return p.Procs / p.CPUs
+	}
+	return p.Nodes
+}
+
+// Metrics implements scenario.MetricLister (a sweep checks its --y against
+// them): the costs (µs), and per program its time, speedup and Table 3
+// counts on the configured P:C, and per variant of variantColumns its
+// time, transfers and twins (variants=true). Every name is declared
+// whatever app, costs and variants select, so a sweep's --y is checked
+// against one list.
+func (p *ReportParams) Metrics() []scenario.MetricDef {
+	var defs []scenario.MetricDef
+	for _, m := range []string{"page_transfer_us", "twin_us", "diff_us", "lock_us", "barrier2_us", "barrier32_us",
+		"page_transfer_1ld_us", "page_transfer_local_1ld_us", "lock_1ld_us", "barrier2_1ld_us", "barrier8_1ld_us", "diff_local_1ld_us",
+		"resident_fault_us", "dir_locked_us", "dir_unlocked_us", "incoming_diff_us"} {
+		defs = append(defs, scenario.MetricDef{Name: m, Unit: "µs"})
+	}
+	for _, name := range cashapps.Names() {
+		defs = append(defs, scenario.MetricDef{Name: name + "_ms", Unit: "ms"}, scenario.MetricDef{Name: name + "_speedup"},
+			scenario.MetricDef{Name: name + "_transfers"}, scenario.MetricDef{Name: name + "_twins"},
+			scenario.MetricDef{Name: name + "_notices"}, scenario.MetricDef{Name: name + "_data_mb", Unit: "MB"})
+		for _, v := range variantColumns {
+			lv := strings.ToLower(v)
+			defs = append(defs, scenario.MetricDef{Name: name + "_" + lv + "_ms", Unit: "ms"},
+				scenario.MetricDef{Name: name + "_" + lv + "_transfers"}, scenario.MetricDef{Name: name + "_" + lv + "_twins"})
+		}
+	}
+	return defs
 }
