@@ -120,7 +120,6 @@ var _ = Describe("cashmere-report", func() {
 			Expect(err.Error()).NotTo(ContainSubstring("\n"))
 		},
 		Entry("an unknown program", "app=barnes", "app"),
-		Entry("a variant not built (2LMigr: change this entry when it lands)", "variant=2LMigr", "variant"),
 		Entry("procs needing more than 8 nodes of cpus=1", "procs=16", "procs"),
 		Entry("a variant that is none", "variant=3L", "variant"),
 		Entry("nine nodes", "nodes=9", "nodes"),

@@ -34,8 +34,8 @@ type RandomParams struct {
 	Compute    int `toml:"compute"`
 }
 
-// RandomVariants are the protocols cashmere-random runs (the runtime's
-// built variants; 2LMigr joins when it lands).
+// RandomVariants are the protocols cashmere-random runs: the runtime's
+// six variants.
 var RandomVariants = []string{cashmere.Variant2L, cashmere.Variant2LS, cashmere.Variant2LOffMC, cashmere.Variant2LMigr, cashmere.Variant1LD, cashmere.Variant1L}
 
 // RandomDefaults are cashapps.DefaultRandom's sizes on 16 processes, four
