@@ -185,52 +185,18 @@ var _ = Describe("Interrupts: the programs (host/cashapps)", func() {
 // while process 2 is in its loop. In twoway the shootdown reached
 // process 2 between its own write fault's end and its restarted store
 // under interrupts, and waited for a second interrupt there.
-type shoot struct{}
-
-func (shoot) Name() string        { return "shoot" }
-func (shoot) SharedBytes() uint64 { return 8192 }
-func (shoot) Locks() int          { return 0 }
-func (shoot) Flags() int          { return 1 }
-
-func (shoot) Run(p *cashmere.Process) {
-	const a, b, c = 0x100, 0x800, 0x1000
-	id, n := p.ID(), p.Procs()
-	if id == 0 {
-		p.Store(0, make([]uint64, 1024))
-	}
-	p.Barrier()
-	if id == 2%n {
-		p.Store(a, []uint64{1})
-	}
-	if id == 1%n {
-		// 400,000 cycles (1.7 ms at 233 MHz): past process 2's write
-		// fault (under 1 ms with its fetch, twin and mprotect).
-		p.Compute(400000)
-		p.Store(b, []uint64{7})
-		p.SetFlag(0, 1)
-	}
-	if id == 3%n {
-		p.WaitFlag(0, 1)
-		v := make([]uint64, 1)
-		p.Load(b, v)
-		p.Store(c, []uint64{v[0] + 1})
-	}
-	if id == 2%n {
-		for range 80 {
-			p.Poll()
-			p.Compute(10000)
-		}
-		p.Store(a+8, []uint64{2})
-	}
-}
+// Process 1 waits 400,000 cycles (1.7 ms at 233 MHz): past process 2's
+// write fault (under 1 ms with its fetch, twin and mprotect); process 2
+// polls through 80 loop tops.
+var shoot = twoway{Wait: 400000, Loops: 80}
 
 var _ = Describe("Interrupts: figures (reported, not fitted)", func() {
 	It("shoots one processor down by interrupt in its loop: beside section 3.3.4's 142 µs", func() {
-		one, err := run(shoot{}, 1, 1, nil)
+		one, err := run(shoot, 1, 1, nil)
 		Expect(err).NotTo(HaveOccurred())
-		_, bp, err := runI(shoot{}, cashmere.Variant2LS, 2, 2, 1, false, nil)
+		_, bp, err := runI(shoot, cashmere.Variant2LS, 2, 2, 1, false, nil)
 		Expect(err).NotTo(HaveOccurred())
-		res, bi, err := runI(shoot{}, cashmere.Variant2LS, 2, 2, 1, true, nil)
+		res, bi, err := runI(shoot, cashmere.Variant2LS, 2, 2, 1, true, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Memory).To(Equal(one.Memory))
 		row("2LS shootdown of 1 processor, polling", bp.Procs[3].Times().Shootdown, 72)

@@ -1,6 +1,7 @@
 package cashtb_test
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -178,15 +179,19 @@ func (q pipeline) Run(p *cashmere.Process) {
 // flag 0; process 3 (node 1) waits for the flag, reads B (a fetch into a
 // page with a local writer: the incoming diff keeps A) and writes C = B+1;
 // process 2 then writes A+8. One process plays every part in turn.
-type twoway struct{}
+// Process 1 computes Wait cycles before it writes B (0: 100,000) and
+// process 2 polls for Loops loop tops of 10,000 cycles (0: 40) before
+// A+8; interrupt_test.go's shoot is the same program with both longer.
+type twoway struct{ Wait, Loops int }
 
 func (twoway) Name() string        { return "twoway" }
 func (twoway) SharedBytes() uint64 { return 8192 }
 func (twoway) Locks() int          { return 0 }
 func (twoway) Flags() int          { return 1 }
 
-func (twoway) Run(p *cashmere.Process) {
+func (t twoway) Run(p *cashmere.Process) {
 	const a, b, c = 0x100, 0x800, 0x1000
+	wait, loops := cmp.Or(t.Wait, 100000), cmp.Or(t.Loops, 40)
 	id, n := p.ID(), p.Procs()
 	if id == 0 {
 		p.Store(0, make([]uint64, 1024))
@@ -196,7 +201,7 @@ func (twoway) Run(p *cashmere.Process) {
 		p.Store(a, []uint64{1})
 	}
 	if id == 1%n {
-		p.Compute(100000)
+		p.Compute(wait)
 		p.Store(b, []uint64{7})
 		p.SetFlag(0, 1)
 	}
@@ -207,7 +212,7 @@ func (twoway) Run(p *cashmere.Process) {
 		p.Store(c, []uint64{v[0] + 1})
 	}
 	if id == 2%n {
-		for range 40 {
+		for range loops {
 			p.Poll()
 			p.Compute(10000)
 		}
