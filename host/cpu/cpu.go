@@ -516,6 +516,14 @@ func (c *CPU) Tick(now clock.Time) bool {
 			}
 			c.readyAt = c.Clock().After(now, clock.Cycle(max(n-1, 0)))
 			c.issueN = n
+			if op.Kind == Compute && !op.poll {
+				// The program's own work retires at readyAt (later only
+				// if an interrupt's handler, which makes progress of its
+				// own, is spliced in): the processor is busy, not stuck,
+				// until then, however long the work (a program may charge
+				// milliseconds at once).
+				c.env.Monitor.Progress(c.readyAt)
+			}
 			c.sigState.SetString(now, "ISSUE")
 			continue
 		case sIssue:

@@ -54,6 +54,25 @@ var _ = Describe("spin loops and the stall watchdog", func() {
 		Expect(res.Stopped).To(BeTrue())
 	})
 
+	It("counts a long Compute as work, not a stall: one CPU computes 10 limits while another polls, and the run ends when the flag is set", func() {
+		// 100 MHz: 20,000 cycles are 200 µs, ten watchdog limits. Cpu1
+		// spins (not progress) the whole time, so only Cpu0's compute
+		// keeps the run from being stuck; the compute sets the flag at
+		// its end and the spin stops.
+		e := env.New(env.Options{StallLimit: limit})
+		nd := buildNode(e, 2, cpu.OSCosts{}, 2)
+		nd.cpus[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Compute(20000)
+			p.Store(0x2000, []byte{1, 0, 0, 0})
+		}))
+		nd.cpus[1].Run(spinner(true, 0))
+		res, err := e.Run()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Stuck).To(BeFalse())
+		Expect(res.End).To(BeNumerically(">", 200*clock.Microsecond))
+		Expect(nd.cpus[1].Idle()).To(BeTrue())
+	})
+
 	It("ends a spin normally when the flag is set, and the set is progress", func() {
 		e := env.New(env.Options{StallLimit: limit})
 		nd := buildNode(e, 1, cpu.OSCosts{}, 2)

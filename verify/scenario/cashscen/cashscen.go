@@ -51,9 +51,13 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	irq := ""
+	if p.Interrupts {
+		irq = " (requests by interrupt)"
+	}
 	rep := &scenario.Report{Title: fmt.Sprintf(
-		"cashmere-report: Cashmere-2L on %d AlphaServer 2100 4/233 nodes x %d CPUs (%d:%d) on the MC1 hub; section 3.1 / Table 1 costs and the programs' Table 3 statistics, model vs paper (validation; only the twin's copy rate is fitted); the waveform shows the two-node cost run",
-		p.nodes(), p.CPUs, p.nodes()*p.CPUs, p.CPUs)}
+		"cashmere-report: Cashmere-%s%s on %d AlphaServer 2100 4/233 nodes x %d CPUs (%d:%d) on the MC1 hub; section 3.1 / Table 1 costs and the programs' Table 3 statistics, model vs paper (validation; only the twin's copy rate is fitted); the waveform shows the two-node cost run",
+		p.Variant, irq, p.nodes(), p.CPUs, p.nodes()*p.CPUs, p.CPUs)}
 	seed := e.Rand("cashmere-report").Uint64()
 	phases := len(p.apps()) * 2
 	if p.Speedup {
@@ -262,7 +266,7 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 	procs := p.nodes() * p.CPUs
 	ph.Next(fmt.Sprintf("%s on %d:%d", name, procs, p.CPUs))
 	c := config(p.nodes(), p.CPUs)
-	c.Variant = p.Variant
+	c.Variant, c.Interrupts = p.Variant, p.Interrupts
 	res, runErr := cashtb.RunApp(sideEnv(e, seed), c, prog)
 	pa := papers[name]
 	sc := scaleOf(p, name)
@@ -278,7 +282,7 @@ func runApp(e *env.Env, seed uint64, p *ReportParams, name string, ph *scenario.
 	if p.Speedup {
 		ph.Next(name + " on 1:1")
 		c1 := config(1, 1)
-		c1.Variant = p.Variant
+		c1.Variant, c1.Interrupts = p.Variant, p.Interrupts
 		one, oneErr := cashtb.RunApp(sideEnv(e, seed), c1, prog)
 		rep.Check(name+" on 1:1: no checker violation, memory equals RunSequential", oneErr == nil && bytes.Equal(one.Memory, want), "%s; %s", oneLine(oneErr), firstDiff(one.Memory, want))
 		sp := float64(one.Time) / float64(res.Time)

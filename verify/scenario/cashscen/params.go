@@ -63,6 +63,10 @@ type ReportParams struct {
 	// Variant is the protocol of the programs' runs (one of
 	// variantColumns).
 	Variant string `toml:"variant"`
+	// Interrupts serves the protocol's requests by interrupts instead of
+	// polling (section 2.3's alternative; cashmere.Config.Interrupts) in
+	// the programs' runs.
+	Interrupts bool `toml:"interrupts"`
 	// Variants runs every program under every variant of variantColumns
 	// on VariantNodes x VariantCPUs too, with Table 3's columns and the
 	// paper's findings as checks.
@@ -119,6 +123,7 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 		scenario.Key("cpus", "processors per node (C)").Range(1, 4).From("1: the paper's 4 takes minutes at the CI sizes (docs/cashmere-validation.md)"),
 		scenario.Key("procs", "total processors P (0: nodes x cpus)").Range(0, cashmere.MaxNodes*4).Also("a multiple of cpus; nodes = procs/cpus").From("0"),
 		scenario.Key("variant", "protocol of the programs' runs").OneOf(variantColumns...).Also("1LD and 1L: at most 8 processors").From(paper + " 2: Cashmere-2L"),
+		scenario.Key("interrupts", "true: the programs' runs serve requests by interrupts instead of polling (docs/cashmere-design.md section 8, Interrupts)"),
 		scenario.Key("variants", "true: also run every program under every variant on variant_nodes x variant_cpus, with Table 3's columns and the findings"),
 		scenario.Key("variant_nodes", "AlphaServers of the variant runs").Range(1, cashmere.MaxNodes).From("2: 1LD and 1L take at most 8 processors (the lock array's entries)"),
 		scenario.Key("variant_cpus", "processors per node of the variant runs").Range(1, 4).Also("variant_nodes x variant_cpus at most 8").From("4: the paper's node"),
