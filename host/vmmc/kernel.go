@@ -118,7 +118,14 @@ func NewKernel(hw Hardware, d *Directory, p Params) (*Kernel, error) {
 		k.skipCAM = hw.Env.Mutation(mutSkipCAM) != 0
 	}
 	n := cfg.Entries()
-	k.proxyBase = n - n/ProxyPoolFraction
+	pool := n / ProxyPoolFraction
+	if p.ProxyPages > 0 {
+		if p.ProxyPages >= n {
+			return nil, fmt.Errorf("vmmc: ProxyPages %d must be below the NI's %d OPT entries", p.ProxyPages, n)
+		}
+		pool = p.ProxyPages
+	}
+	k.proxyBase = n - pool
 	k.proxyNext = k.proxyBase
 	hw.CPU.SetInterruptProgram(k.interrupt)
 	hw.CPU.SetTrapHandler(TrapSetup, cpu.Sequential(func(kp *cpu.Proc, f *cpu.Frame) {

@@ -77,6 +77,11 @@ type Params struct {
 	// (finding the process, queueing a notification, a page-table
 	// update), at the processor's CPI.
 	KernelInstrs int
+	// ProxyPages is the number of OPT entries (the top physical pages)
+	// the kernel keeps for imported pages; 0 takes 1/ProxyPoolFraction of
+	// them. A system importing every node's shared region (the SVM
+	// protocols, host/svm) needs more than the default quarter.
+	ProxyPages int
 }
 
 // DefaultParams are the costs of issue 14 design section 2, each with its
@@ -127,6 +132,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("vmmc: ResumePollCycles %d must be at least 1", p.ResumePollCycles)
 	case p.KernelInstrs < 0:
 		return fmt.Errorf("vmmc: KernelInstrs %d must not be negative", p.KernelInstrs)
+	case p.ProxyPages < 0:
+		return fmt.Errorf("vmmc: ProxyPages %d must not be negative", p.ProxyPages)
 	}
 	return nil
 }

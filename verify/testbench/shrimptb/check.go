@@ -332,6 +332,9 @@ func (c *checker) observe(now clock.Time, nc *nodeCheck, o bus.Observation) {
 	if o.Master != nc.up || o.Req == nc.skip {
 		return
 	}
+	if o.Target == nc.mem {
+		c.cl.Ref.overwritten(nc.id, o.Addr, len(o.Data))
+	}
 	addr, data := o.Addr, o.Data
 	for len(data) > 0 {
 		if nc.cur == nil && !c.start(now, nc, addr, data) {

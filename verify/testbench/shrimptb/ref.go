@@ -3,6 +3,7 @@ package shrimptb
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/hib/shrimp"
 )
@@ -90,6 +91,8 @@ type Ref struct {
 	// in packets, oldest first; the head has sent duSent bytes.
 	started [][]*duStart
 	duSent  []int
+	// recentDU is each node's last finished transfers (overwritten).
+	recentDU [][]*duStart
 	// queue[d][s][k] is what destination d expects from s of kind k, not
 	// yet seen in memory, from head[d][s][k].
 	queue [][][2][]*Expect
@@ -120,7 +123,21 @@ type duStart struct {
 	dst   int
 	data  []byte
 	known []bool
+	// exps are the expectations of the packets that have left, each at
+	// its byte offset in the transfer (overwritten marks them too).
+	exps []duExp
 }
+
+// duExp is a DU packet's expectation and its offset in its transfer.
+type duExp struct {
+	x   *Expect
+	off int
+}
+
+// maxRecentDU is how many finished transfers per node overwritten still
+// marks (their last packets' data may still be being read). assumed: the
+// engine and its queue (SH-P24) plus slack, as maxDUWindows.
+const maxRecentDU = 8
 
 // image is one page of a destination's memory as Ref expects it: known
 // bytes only (the bytes packets or local stores wrote).
@@ -135,7 +152,7 @@ type image struct {
 // configured size.
 func NewRef(nodes int) *Ref {
 	r := &Ref{nodes: nodes, pageBytes: 4096, snooped: make([][]*store, nodes), sHead: make([]int, nodes),
-		started: make([][]*duStart, nodes), duSent: make([]int, nodes),
+		started: make([][]*duStart, nodes), duSent: make([]int, nodes), recentDU: make([][]*duStart, nodes),
 		queue: make([][][2][]*Expect, nodes), head: make([][][2]int, nodes), next: make([][][2]uint64, nodes),
 		images: make([]map[uint64]*image, nodes), pages: make([][]*image, nodes)}
 	for d := range nodes {
@@ -224,11 +241,13 @@ func (r *Ref) PacketOut(src int, p *shrimp.Packet) (x *Expect, lost []string, er
 		// A DU packet leaves as its header: its data follows from the
 		// engine's reads, so Ref expects the source as it was at the start
 		// (the bytes a packet holds already are checked against it here).
-		data, known, err := r.duOut(src, p)
+		s, off, err := r.duOut(src, p)
 		if err != nil {
 			return nil, nil, err
 		}
-		return r.expect(p, data, known), nil, nil
+		x := r.expect(p, s.data[off:off+p.Len], slices.Clone(s.known[off:off+p.Len]))
+		s.exps = append(s.exps, duExp{x, off})
+		return x, nil, nil
 	}
 	if len(p.Data) != p.Len {
 		return nil, nil, fmt.Errorf("AU packet header length %d, %d data bytes", p.Len, len(p.Data))
@@ -342,44 +361,41 @@ func head(b []byte) []byte { return b[:min(len(b), 16)] }
 
 // duOut checks DU packet p against the oldest started transfer of src
 // and returns the bytes it must deliver (and which of them Ref knows).
-func (r *Ref) duOut(src int, p *shrimp.Packet) (data []byte, known []bool, err error) {
+func (r *Ref) duOut(src int, p *shrimp.Packet) (s *duStart, off int, err error) {
 	r.stats.DUPackets++
 	if len(r.started[src]) == 0 {
-		return nil, nil, fmt.Errorf("DU packet to node %d at %#x (%d bytes) left, but no UDMA transfer was started", p.Dst, p.DstAddr, p.Len)
+		return nil, 0, fmt.Errorf("DU packet to node %d at %#x (%d bytes) left, but no UDMA transfer was started", p.Dst, p.DstAddr, p.Len)
 	}
-	s := r.started[src][0]
-	off := r.duSent[src]
+	s = r.started[src][0]
+	off = r.duSent[src]
 	switch {
 	case p.Dst != s.dst || p.DstAddr != s.d.DstAddr+uint64(off):
-		return nil, nil, fmt.Errorf("DU packet goes to node %d at %#x, the started transfer (source %#x, %d bytes) to node %d at %#x",
+		return nil, 0, fmt.Errorf("DU packet goes to node %d at %#x, the started transfer (source %#x, %d bytes) to node %d at %#x",
 			p.Dst, p.DstAddr, s.d.Src, s.d.Len, s.dst, s.d.DstAddr+uint64(off))
 	case p.Len <= 0 || off+p.Len > len(s.data):
-		return nil, nil, fmt.Errorf("DU packet carries %d bytes from byte %d of a started transfer of %d", p.Len, off, len(s.data))
+		return nil, 0, fmt.Errorf("DU packet carries %d bytes from byte %d of a started transfer of %d", p.Len, off, len(s.data))
 	case len(p.Data) > p.Len:
-		return nil, nil, fmt.Errorf("DU packet header length %d, %d data bytes", p.Len, len(p.Data))
+		return nil, 0, fmt.Errorf("DU packet header length %d, %d data bytes", p.Len, len(p.Data))
 	}
-	data, known = s.data[off:off+p.Len], s.known[off:off+p.Len]
+	data, known := s.data[off:off+p.Len], s.known[off:off+p.Len]
 	// The bytes the packet holds already (its data follows the header as
 	// the engine reads it) must be the source's.
 	for i := range len(p.Data) {
 		if known[i] && p.Data[i] != data[i] {
-			return nil, nil, fmt.Errorf("DU packet to node %d at %#x has %#02x at byte %d, the source had %#02x at %#x when the transfer started",
+			return nil, 0, fmt.Errorf("DU packet to node %d at %#x has %#02x at byte %d, the source had %#02x at %#x when the transfer started",
 				p.Dst, p.DstAddr, p.Data[i], i, data[i], s.d.Src+uint64(off+i))
 		}
-	}
-	all := true
-	for _, k := range known {
-		all = all && k
-	}
-	if all {
-		known = nil
 	}
 	r.duSent[src] += p.Len
 	if r.duSent[src] == len(s.data) {
 		r.started[src] = r.started[src][1:]
 		r.duSent[src] = 0
+		r.recentDU[src] = append(r.recentDU[src], s)
+		if len(r.recentDU[src]) > maxRecentDU {
+			r.recentDU[src] = r.recentDU[src][1:]
+		}
 	}
-	return data, known, nil
+	return s, off, nil
 }
 
 // Overflowed records an outgoing FIFO overflow at node src: AU packet p
@@ -466,6 +482,7 @@ func (r *Ref) Pending(dst int) []*Expect {
 
 // apply writes delivered bytes into dst's image.
 func (r *Ref) apply(dst int, addr uint64, data []byte) {
+	r.overwritten(dst, addr, len(data))
 	for len(data) > 0 {
 		off := addr % r.pageBytes
 		n := min(len(data), int(r.pageBytes-off))
@@ -481,6 +498,34 @@ func (r *Ref) apply(dst int, addr uint64, data []byte) {
 			im.known[int(off)+i] = true
 		}
 		addr, data = addr+uint64(n), data[n:]
+	}
+}
+
+// overwritten marks the bytes [addr, addr+n) of node's started UDMA
+// transfers whose packets have not left as unknown: the source changed
+// after the start (a local store or an incoming packet; the SVM protocols
+// serve a page whose other words other nodes' updates are still reaching,
+// host/svm), so the engine reads whichever value is there.
+func (r *Ref) overwritten(node int, addr uint64, n int) {
+	mark := func(s *duStart, from int) {
+		lo := max(addr, s.d.Src+uint64(from))
+		hi := min(addr+uint64(n), s.d.Src+uint64(len(s.data)))
+		for a := lo; a < hi; a++ {
+			s.known[a-s.d.Src] = false
+		}
+		for _, e := range s.exps {
+			lo := max(addr, s.d.Src+uint64(e.off))
+			hi := min(addr+uint64(n), s.d.Src+uint64(e.off+len(e.x.Data)))
+			for a := lo; a < hi; a++ {
+				e.x.Known[int(a-s.d.Src)-e.off] = false
+			}
+		}
+	}
+	for _, s := range r.recentDU[node] {
+		mark(s, len(s.data))
+	}
+	for _, s := range r.started[node] {
+		mark(s, 0)
 	}
 }
 
