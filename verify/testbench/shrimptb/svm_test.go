@@ -67,4 +67,3 @@ var _ = Describe("SVM on SHRIMP (issue 19)", func() {
 		})
 	}
 })
-
