@@ -39,13 +39,18 @@ var (
 			"(caught by svm.diff and svm.copy)")
 	mutSkipInvalidate = env.DeclareMutation("svm.skipinvalidate",
 		"an acquire invalidates nothing: stale copies stay readable (caught by svm.copy)")
+	mutGrantHeld = env.DeclareMutation("svm.grantheld",
+		"an unlock grants the queued requester before its own release, while it still holds the lock (caught by svm.lock)")
+	mutNoWindow = env.DeclareMutation("svm.nowindow",
+		"acknowledged requests (diffs, flag sets) do not wait for room in the receiver's ring (caught by svm.ring)")
 )
 
-type mutations struct{ dropDiff, noticesFirst, noFlush, skipInvalidate int }
+type mutations struct{ dropDiff, noticesFirst, noFlush, skipInvalidate, grantHeld, noWindow int }
 
 func readMutations(e *env.Env) mutations {
 	return mutations{dropDiff: e.Mutation(mutDropDiff), noticesFirst: e.Mutation(mutNoticesFirst),
-		noFlush: e.Mutation(mutNoFlush), skipInvalidate: e.Mutation(mutSkipInvalidate)}
+		noFlush: e.Mutation(mutNoFlush), skipInvalidate: e.Mutation(mutSkipInvalidate),
+		grantHeld: e.Mutation(mutGrantHeld), noWindow: e.Mutation(mutNoWindow)}
 }
 
 // pend is an interval's update of a page not yet in the home's copy.

@@ -165,8 +165,13 @@ func (pr *Process) Unlock(l int) {
 		return
 	}
 	pr.timer.to(p.Now(), kindLock, &pr.times)
-	later := pr.release(p)
 	ls := &pr.locks[l]
+	if pr.rt.mut.grantHeld != 0 && ls.next >= 0 {
+		y, tag, vc := ls.next, ls.nextTag, ls.nextVC
+		ls.next, ls.token = -1, false
+		pr.grantTo(p, y, tag, vc)
+	}
+	later := pr.release(p)
 	ls.held = false
 	pr.rt.chk.lockReleased(pr, l)
 	step(p, "svm.unlock", instrSync)

@@ -66,4 +66,41 @@ var _ = Describe("SVM on SHRIMP (issue 19)", func() {
 			Expect([]uint64{t.Fetches, t.Invalidations, t.Grants, t.Intervals}).To(HaveEach(BeNumerically(">", 0)))
 		})
 	}
+
+	// Each checker fails on a broken model (issue 19 section 4: «drop a
+	// diff, apply a write notice before its diff, skip a home-copy flush in
+	// AURC»).
+	mutants := []struct{ proto, mutation, rule string }{
+		{svm.HLRC, "svm.dropdiff", svm.RuleCopy},
+		{svm.HLRC, "svm.noticesfirst", svm.RuleDiff},
+		{svm.AURC, "svm.noflush", svm.RuleDiff},
+		{svm.HLRCAU, "svm.noflush", svm.RuleDiff},
+		{svm.HLRC, "svm.skipinvalidate", svm.RuleCopy},
+	}
+	for _, m := range mutants {
+		It(fmt.Sprintf("catches %s under %s with %s", m.mutation, m.proto, m.rule), func() {
+			prog, err := cashapps.NewSOR(cashapps.SORConfig{Rows: 34, Cols: 64, Iters: 2})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = runSVM(m.proto, 4, prog, true, m.mutation)
+			Expect(err).To(MatchError(ContainSubstring("[" + m.rule + "]")))
+		})
+	}
+
+	It("catches svm.grantheld under hlrc with svm.lock (Random, 16 nodes, one lock, seed 1)", func() {
+		prog, err := cashapps.NewRandom(cashapps.RandomConfig{Seed: 1, Procs: 16, DataPages: 2, Granule: 16, Phases: 2,
+			Locks: 1, BlockWords: 8, Sections: 4, WriteShare: 128, Compute: 200})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = runSVM(svm.HLRC, 16, prog, false, "svm.grantheld")
+		Expect(err).To(MatchError(ContainSubstring("[" + svm.RuleLock + "]")))
+	})
+	It("catches svm.nowindow under hlrc with svm.ring (Radix's scattered diffs, 4 nodes)", func() {
+		prog, err := cashapps.NewRadix(cashapps.RadixConfig{Keys: 8192, RadixBits: 6, KeyBits: 12, Seed: 1})
+		Expect(err).NotTo(HaveOccurred())
+		res, err := runSVM(svm.HLRC, 4, prog, true)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("radix hlrc: %v, %+v\n", res.Time, res.Total)
+		_, err = runSVM(svm.HLRC, 4, prog, true, "svm.nowindow")
+		Expect(err).To(MatchError(ContainSubstring("[" + svm.RuleRing + "]")))
+	})
 })
+
