@@ -103,4 +103,3 @@ var _ = Describe("SVM on SHRIMP (issue 19)", func() {
 		Expect(err).To(MatchError(ContainSubstring("[" + svm.RuleRing + "]")))
 	})
 })
-
