@@ -154,6 +154,15 @@ func (rt *Runtime) connect() error {
 				pg = end
 			}
 		}
+		if c.Nodes == 1 {
+			// One node: every page is home, nobody to tell; the program
+			// runs without protection, as the sequential run does.
+			pr.vp.PageTable().Protect(l.Shared, c.Pages*pb, cpu.PermReadWrite)
+			for pg := range pr.perm {
+				pr.perm[pg] = cpu.PermReadWrite
+			}
+			continue
+		}
 		pr.vp.PageTable().Protect(l.Shared, c.Pages*pb, cpu.PermRead)
 	}
 	rt.setup = true

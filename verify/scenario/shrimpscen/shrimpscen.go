@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/nisim/nisim/host/cashapps"
+	"github.com/nisim/nisim/host/svm"
 	"github.com/nisim/nisim/host/vmmc"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
@@ -100,6 +102,15 @@ type ReportParams struct {
 	// RadixKeys and Radix are Radix-VMMC's keys per node and radix.
 	RadixKeys int `toml:"radix_keys"`
 	Radix     int `toml:"radix"`
+	// SVM adds the shared-virtual-memory runs (issue 19: Figure 4's left
+	// side, Tables 2-4's SVM rows); SVMOcean and SVMOceanIters size
+	// Ocean-SVM, SVMRadixKeys Radix-SVM; SVMTableProtocol is the protocol
+	// of the Table 2-4 runs.
+	SVM              bool   `toml:"svm"`
+	SVMOcean         int    `toml:"svm_ocean"`
+	SVMOceanIters    int    `toml:"svm_ocean_iters"`
+	SVMRadixKeys     int    `toml:"svm_radix_keys"`
+	SVMTableProtocol string `toml:"svm_table_protocol"`
 }
 
 // ReportDefaults are the defaults of shrimp-report.
@@ -131,6 +142,18 @@ func ReportDefaults() *ReportParams {
 		// likely, so combining finds runs the paper's radix never gives.
 		RadixKeys: 4096,
 		Radix:     64,
+		SVM:       true,
+		// Table 1: Ocean-SVM «130×130», the paper's own size.
+		SVMOcean: 130,
+		// assumed: 4 red-black iterations (the paper gives none), a
+		// few milliseconds of simulated time per node.
+		SVMOceanIters: 4,
+		// assumed: cashapps.DefaultRadix's 16,384 keys, the CI size
+		// (Table 1's 2M keys do not fit the make run budget).
+		SVMRadixKeys: 16384,
+		// assumed: AURC, SHRIMP's own SVM protocol ([26]); the paper does
+		// not say which protocol Tables 2-4 ran.
+		SVMTableProtocol: "aurc",
 	}
 }
 
@@ -156,6 +179,11 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 		scenario.Key("duq_size", "bytes").Range(4, 4096).From("assumed: 256"),
 		scenario.Key("radix_keys", "keys per node").Range(1, 16384).From("design 7: 4096 (report size)"),
 		scenario.Key("radix", "digit values").Range(2, shrimptb.MaxRadix).Also("a power of two").From("design 7: 64 (report size)"),
+		scenario.Key("svm", "true: also run the SVM programs under HLRC, HLRC-AU and AURC (Figure 4, Tables 2-4)").From("true"),
+		scenario.Key("svm_ocean", "grid points per side").Range(4, 256).Also("even; 256: every node imports every other's shared pages, 15 OPT entries a page").From("Table 1: 130"),
+		scenario.Key("svm_ocean_iters", "red-black iterations").Range(1, 1000).From("assumed: 4"),
+		scenario.Key("svm_radix_keys", "keys").Range(cashapps.MaxRadixProcs, 1<<16).Also("a multiple of 32; 65536: two 512 KB arrays, every node importing every other's shared pages").From("assumed: 16384 (CI size; Table 1: 2M)"),
+		scenario.Key("svm_table_protocol", "protocol of the Table 2-4 runs").OneOf(svm.Protocols()...).From("assumed: aurc"),
 	}
 }
 
@@ -163,12 +191,14 @@ func (p *ReportParams) Keys() []scenario.KeySpec {
 func (p *ReportParams) Validate() error {
 	return scenario.FirstError(scenario.CheckKeys(p),
 		scenario.Check(p.StoreBytes != 4 && p.StoreBytes != 8, "store_bytes", "must be 4 or 8, got %d", p.StoreBytes),
-		scenario.Check(p.Radix&(p.Radix-1) != 0, "radix", "must be a power of two, got %d", p.Radix))
+		scenario.Check(p.Radix&(p.Radix-1) != 0, "radix", "must be a power of two, got %d", p.Radix),
+		scenario.Check(p.SVMOcean%2 != 0, "svm_ocean", "must be even, got %d", p.SVMOcean),
+		scenario.Check(p.SVMRadixKeys%cashapps.MaxRadixProcs != 0, "svm_radix_keys", "must be a multiple of %d, got %d", cashapps.MaxRadixProcs, p.SVMRadixKeys))
 }
 
 // ReportScenario is shrimp-report.
 func ReportScenario() *scenario.Scenario {
-	return scenario.Typed("shrimp-report", "4.1-4.5, 16 PCs: latency, FIFO, combining, Radix AU/DU, Tables 2/4 vs paper",
+	return scenario.Typed("shrimp-report", "4.1-4.5, 16 PCs: latency, FIFO, combining, Radix AU/DU, SVM (Figure 4), Tables 2-4 vs paper",
 		ReportDefaults, RunReport)
 }
 
@@ -184,7 +214,7 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 		"shrimp-report: %d DEC 560ST nodes with SHRIMP NIs on a Paragon mesh (SH-P1..P25), sections 4.1-4.5 (calibration: AU latency by NICDelayCycles, DU latency by DUSetupCycles; the rest validation, never tuned); the waveform shows the AU rounds",
 		c.Nodes)}
 	seed := e.Rand("shrimp-report").Uint64()
-	const phases = 9
+	const phases = 10
 	ph := scenario.NewPhases(e, phases)
 
 	ph.Next("AU latency")
@@ -203,6 +233,8 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	// as the waveform-name check does, so as not to wait for them).
 	radix := startRadix(seed, p)
 	defer radix.wait()
+	svmRuns := startSVM(seed, p)
+	defer svmRuns.wait()
 
 	ph.Next("DU latency")
 	duLat, _, err := shrimptb.MeasureDULatency(scenario.SideEnv(seed), c, p.Rounds, p.DULatencyBytes, false)
@@ -362,6 +394,11 @@ func RunReport(e *env.Env, p *ReportParams) (*scenario.Report, error) {
 	rep.Measure("radix_duq_pct", scenario.PctError(float64(rxQ2.Time), float64(rxQ0.Time)), "%")
 	rep.Measure("radix_syscall_pct", sysPct, "%")
 	rep.Measure("radix_recv_irq_pct", irqPct, "%")
+	ph.Next("SVM")
+	if err := svmRuns.addSVM(rep, p); err != nil {
+		return rep, err
+	}
+
 	ph.Next("breakdowns")
 	// The breakdowns trace the last of up to 3 rounds: one past the
 	// warm-up, so a round of the same measurement as the untraced one.

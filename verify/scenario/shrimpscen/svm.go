@@ -1,0 +1,323 @@
+package shrimpscen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/nisim/nisim/host/cashapps"
+	"github.com/nisim/nisim/host/svm"
+	"github.com/nisim/nisim/host/vmmc"
+	"github.com/nisim/nisim/rtl/clock"
+	"github.com/nisim/nisim/verify/scenario"
+	"github.com/nisim/nisim/verify/testbench/shrimptb"
+)
+
+// The SVM part of shrimp-report (issue 19 section 3): Figure 4's left side
+// (the three SVM protocols on 16 nodes, section 4.2), and Tables 2, 3 and 4
+// for the SVM applications, each program's problem size beside its rows.
+
+// svmPaper is one SVM application's figures in the paper.
+type svmPaper struct {
+	// name is Table 1's; size its problem size there; seq its sequential
+	// time (s).
+	name, size string
+	seq        float64
+	// gain is AURC's improvement over HLRC (section 4.2: «(9.1%, 30.2%,
+	// and 79.3%)», Barnes, Ocean, Radix in Figure 4's order).
+	gain float64
+	// syscall is Table 2's increase (%), notif and msgs Table 3's counts,
+	// irq Table 4's increase (%).
+	syscall     float64
+	notif, msgs float64
+	irq         float64
+}
+
+// svmPapers are Table 1-4's SVM rows and section 4.2's gains.
+var svmPapers = map[string]svmPaper{
+	"barnes": {name: "Barnes-SVM", size: "16K bodies", seq: 121.3, gain: 9.1, syscall: 23.2, notif: 779136, msgs: 2394690, irq: 18.1},
+	"ocean":  {name: "Ocean-SVM", size: "130x130", seq: 12.8, gain: 30.2, syscall: 17.7, notif: 35624, msgs: 473003, irq: 25.1},
+	"radix":  {name: "Radix-SVM", size: "2M keys, 3 iters", seq: 14.3, gain: 79.3, syscall: 2.3, notif: 161627, msgs: 386671, irq: 1.1},
+}
+
+// svmApps returns the programs of the report at p's sizes, in Figure 4's
+// order, with their sizes.
+func svmApps(p *ReportParams) ([]string, []cashapps.Program, []string, error) {
+	var names, sizes []string
+	var progs []cashapps.Program
+	ocean, err := cashapps.NewSOR(cashapps.SORConfig{Rows: p.SVMOcean, Cols: p.SVMOcean, Iters: p.SVMOceanIters})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("svm_ocean: %w", err)
+	}
+	names, progs = append(names, "ocean"), append(progs, ocean)
+	sizes = append(sizes, fmt.Sprintf("%dx%d, %d iterations", p.SVMOcean, p.SVMOcean, p.SVMOceanIters))
+	rc := cashapps.DefaultRadix()
+	rc.Keys = p.SVMRadixKeys
+	radix, err := cashapps.NewRadix(rc)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("svm_radix_keys: %w", err)
+	}
+	names, progs = append(names, "radix"), append(progs, radix)
+	sizes = append(sizes, fmt.Sprintf("%d keys of %d bits, radix %d", rc.Keys, rc.KeyBits, 1<<rc.RadixBits))
+	return names, progs, sizes, nil
+}
+
+// svmJob is one SVM run of the report.
+type svmJob struct {
+	app, protocol string
+	nodes         int
+	syscall, irq  bool
+	prog          cashapps.Program
+	res           shrimptb.SVMResult
+	err           error
+}
+
+func (j *svmJob) name() string {
+	s := fmt.Sprintf("%s %s on %d nodes", j.app, j.protocol, j.nodes)
+	if j.syscall {
+		s += ", send_syscall"
+	}
+	if j.irq {
+		s += ", recv_interrupt=message"
+	}
+	return s
+}
+
+// svmBatch is the report's SVM runs, each in a side env of its own on
+// GOMAXPROCS goroutines (as radixBatch): each result has its slot.
+type svmBatch struct {
+	names, sizes []string
+	jobs         []*svmJob
+	err          error
+	wg           sync.WaitGroup
+}
+
+// startSVM starts the SVM runs: per program the sequential run (one node,
+// no protocol), the three protocols on 16 nodes, and the table protocol
+// with a system call per send (Table 2) and an interrupt per message
+// (Table 4).
+func startSVM(seed uint64, p *ReportParams) *svmBatch {
+	b := &svmBatch{}
+	if !p.SVM {
+		return b
+	}
+	names, progs, sizes, err := svmApps(p)
+	if err != nil {
+		b.err = err
+		return b
+	}
+	b.names, b.sizes = names, sizes
+	nodes := shrimptb.DefaultConfig().Nodes
+	for i, prog := range progs {
+		app := names[i]
+		b.jobs = append(b.jobs, &svmJob{app: app, protocol: svm.HLRC, nodes: 1, prog: prog})
+		for _, proto := range svm.Protocols() {
+			b.jobs = append(b.jobs, &svmJob{app: app, protocol: proto, nodes: nodes, prog: prog})
+		}
+		b.jobs = append(b.jobs, &svmJob{app: app, protocol: p.SVMTableProtocol, nodes: nodes, prog: prog, syscall: true},
+			&svmJob{app: app, protocol: p.SVMTableProtocol, nodes: nodes, prog: prog, irq: true})
+	}
+	var next sync.Mutex
+	at := 0
+	for range min(runtime.GOMAXPROCS(0), len(b.jobs)) {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			for {
+				next.Lock()
+				i := at
+				at++
+				next.Unlock()
+				if i >= len(b.jobs) {
+					return
+				}
+				b.jobs[i].run(seed)
+			}
+		}()
+	}
+	return b
+}
+
+// run runs the job and compares its memory with the sequential reference
+// (cashapps.RunSequential).
+func (j *svmJob) run(seed uint64) {
+	defer func() {
+		if v := recover(); v != nil {
+			j.err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	c := shrimptb.DefaultSVM(j.protocol)
+	c.Cluster.Nodes = j.nodes
+	c.Cluster.Params.SendSyscall = j.syscall
+	if j.irq {
+		c.Cluster.Params.RecvInterrupt = vmmc.RecvMessage
+	}
+	res, err := shrimptb.RunSVM(scenario.SideEnv(seed), c, j.prog)
+	if err == nil {
+		want, serr := cashapps.RunSequential(j.prog)
+		switch {
+		case serr != nil:
+			err = serr
+		case !bytes.Equal(res.Memory, want):
+			err = errors.New("the final shared memory differs from the sequential run")
+		}
+	}
+	j.res, j.err = res, err
+}
+
+func (b *svmBatch) wait() { b.wg.Wait() }
+
+// find returns the job of app under protocol on nodes with the switches.
+func (b *svmBatch) find(app, protocol string, nodes int, syscall, irq bool) *svmJob {
+	for _, j := range b.jobs {
+		if j.app == app && j.protocol == protocol && j.nodes == nodes && j.syscall == syscall && j.irq == irq {
+			return j
+		}
+	}
+	return nil
+}
+
+func msOf(t clock.Time) float64 { return float64(t) / float64(clock.Millisecond) }
+
+// tableRow is a table's model percentage with its distance from the paper's.
+func tableRow(model, paperPct float64) string {
+	return fmt.Sprintf("%+.2f%% (%+.2f points)", model, model-paperPct)
+}
+
+// pct is the share of part in whole, in percent.
+func pct(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * part / whole
+}
+
+// gainOver is how much faster t is than base, in percent (section 4.2's
+// sense: the improvement of the speedup).
+func gainOver(t, base clock.Time) float64 {
+	if t == 0 {
+		return 0
+	}
+	return 100 * (float64(base)/float64(t) - 1)
+}
+
+// addSVM adds the SVM rows and checks to rep.
+func (b *svmBatch) addSVM(rep *scenario.Report, p *ReportParams) error {
+	if !p.SVM {
+		return nil
+	}
+	if b.err != nil {
+		return b.err
+	}
+	b.wait()
+	for _, j := range b.jobs {
+		if j.err != nil {
+			return scenario.Label("SVM "+j.name(), j.err)
+		}
+	}
+	nodes := shrimptb.DefaultConfig().Nodes
+	small := "CI size: smaller than Table 1's, so communication per computation is higher than the paper's"
+	gains := map[string]float64{}
+	allFaster, auLess := true, true
+	for i, app := range b.names {
+		pp := svmPapers[app]
+		size := b.sizes[i]
+		seq := b.find(app, svm.HLRC, 1, false, false).res.Time
+		var t [3]clock.Time
+		var sp [3]string
+		for k, proto := range svm.Protocols() {
+			t[k] = b.find(app, proto, nodes, false, false).res.Time
+			sp[k] = fmt.Sprintf("%.2f", float64(seq)/float64(t[k]))
+		}
+		rep.Add(fmt.Sprintf("Figure 4 %s speedup on %d nodes, HLRC / HLRC-AU / AURC", pp.name, nodes), strings.Join(sp[:], " / "), "bars",
+			fmt.Sprintf("%s 4.2 Figure 4 (left; the bars' heights are not in the text); model %s (%s), sequential %.3f ms on one node without the protocol, parallel %.3f / %.3f / %.3f ms; the paper's %s, %.1f s sequential",
+				paper, size, small, msOf(seq), msOf(t[0]), msOf(t[1]), msOf(t[2]), pp.size, pp.seq))
+		g := gainOver(t[2], t[0])
+		gains[app] = g
+		rep.Add(fmt.Sprintf("AURC over HLRC, %s", pp.name), fmt.Sprintf("%+.1f%% (%+.1f points)", g, g-pp.gain), fmt.Sprintf("+%.1f%%", pp.gain),
+			paper+" 4.2 «The benefit of omitting diffs and relying on the automatic update mechanism (as in AURC) is quite large (9.1%, 30.2%, and 79.3%)» (validation); the model's "+size)
+		ga := gainOver(t[1], t[0])
+		rep.Add(fmt.Sprintf("HLRC-AU over HLRC, %s", pp.name), fmt.Sprintf("%+.1f%%", ga), "~0",
+			paper+" 4.2 «using the automatic update mechanism to simply propagate diffs in the HLRC-AU case has very little benefit compared with HLRC. In fact, in some cases it can slightly hurt the performance» (validation)")
+		allFaster = allFaster && g > 0
+		auLess = auLess && ga < g
+		rep.Measure("svm_"+app+"_aurc_gain", g, "%")
+		rep.Measure("svm_"+app+"_hlrcau_gain", ga, "%")
+		for k, proto := range svm.Protocols() {
+			tt := b.find(app, proto, nodes, false, false).res.TotalTimes
+			tot := float64(tt.Total())
+			rep.Add(fmt.Sprintf("  %s %s breakdown", pp.name, proto),
+				fmt.Sprintf("computation %.0f%%, communication %.0f%%, barrier %.0f%%, lock %.0f%%, protocol %.0f%%",
+					pct(float64(tt.Compute), tot), pct(float64(tt.Data), tot), pct(float64(tt.Barrier), tot), pct(float64(tt.Lock), tot),
+					pct(float64(tt.Protocol+tt.Handler), tot)), "-",
+				fmt.Sprintf("Figure 4's categories, summed over the %d processes (%.3f ms in all): communication is the page faults' waits, protocol the twins, diffs, timestamps, mprotects and the notification handlers serving others", nodes, msOf(tt.Total())))
+			_ = k
+		}
+	}
+	tp := p.SVMTableProtocol
+	for i, app := range b.names {
+		pp := svmPapers[app]
+		base := b.find(app, tp, nodes, false, false).res
+		sys := b.find(app, tp, nodes, true, false).res
+		irq := b.find(app, tp, nodes, false, true).res
+		sp := pctIncrease(sys.Time, base.Time)
+		ip := pctIncrease(irq.Time, base.Time)
+		rep.Add(fmt.Sprintf("Table 2 %s, send_syscall (%s)", pp.name, tp), tableRow(sp, pp.syscall), fmt.Sprintf("%+.1f%%", pp.syscall),
+			fmt.Sprintf("%s 4.3 Table 2 «Execution time increase on 16 nodes due to requiring a system call for every message sent» (validation); %d sends; %s; %.3f vs %.3f ms", paper, base.Total.Messages, b.sizes[i], msOf(sys.Time), msOf(base.Time)))
+		share := pct(float64(base.Notifications), float64(base.Total.Messages))
+		rep.Add(fmt.Sprintf("Table 3 %s, notifications / messages (%s)", pp.name, tp),
+			fmt.Sprintf("%d / %d = %.0f%% (%+.0f points)", base.Notifications, base.Total.Messages, share, share-pct(pp.notif, pp.msgs)),
+			fmt.Sprintf("%.0f / %.0f = %.0f%%", pp.notif, pp.msgs, pct(pp.notif, pp.msgs)),
+			fmt.Sprintf("%s 4.4 Table 3 (validation of the share; the counts scale with the problem size: the paper's %s, the model's %s); requests carry a notification, replies, pages and acknowledgements are polled", paper, pp.size, b.sizes[i]))
+		rep.Add(fmt.Sprintf("Table 4 %s, recv_interrupt=message (%s)", pp.name, tp), tableRow(ip, pp.irq), fmt.Sprintf("%+.1f%%", pp.irq),
+			fmt.Sprintf("%s 4.4 Table 4 «Execution time increase due to requiring an interrupt for every message arrival» (validation); %d interrupts vs %d; %.3f vs %.3f ms", paper, irq.Interrupts, base.Interrupts, msOf(irq.Time), msOf(base.Time)))
+		rep.Measure("svm_"+app+"_syscall_pct", sp, "%")
+		rep.Measure("svm_"+app+"_notify_pct", share, "%")
+		rep.Measure("svm_"+app+"_recv_irq_pct", ip, "%")
+	}
+	rep.Check("SVM: AURC faster than HLRC on every program (4.2)", allFaster, "gains %s", fmtGains(b.names, gains))
+	rep.Check("SVM: HLRC-AU gains less than AURC on every program (4.2)", auLess, "see the rows")
+	if g, ok := ordered(b.names, gains); ok {
+		rep.Check("SVM: AURC's gain grows Barnes < Ocean < Radix (4.2's order)", g, "gains %s", fmtGains(b.names, gains))
+	}
+	return nil
+}
+
+// ordered reports whether the gains keep the paper's order (Barnes, Ocean,
+// Radix: 9.1 < 30.2 < 79.3) over the programs present; false second when
+// fewer than two are.
+func ordered(names []string, gains map[string]float64) (bool, bool) {
+	var vals []float64
+	for _, app := range []string{"barnes", "ocean", "radix"} {
+		if g, ok := gains[app]; ok {
+			vals = append(vals, g)
+		}
+	}
+	if len(vals) < 2 {
+		return false, false
+	}
+	for i := 1; i < len(vals); i++ {
+		if vals[i] <= vals[i-1] {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+func fmtGains(names []string, gains map[string]float64) string {
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %+.1f%%", n, gains[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func pctIncrease(t, base clock.Time) float64 {
+	if base == 0 {
+		return 0
+	}
+	return 100 * (float64(t) - float64(base)) / float64(base)
+}
