@@ -43,3 +43,6 @@ const BarnesMilli = barnesMilli
 
 // BarnesEps is SPLASH-2's softening.
 const BarnesEps = splashEps
+
+// OceanMilli is Ocean's cost a point update.
+const OceanMilli = oceanMilli
