@@ -56,6 +56,64 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		}
 	})
 
+	It("leaves a canonical tree that is the octree: preorder, leaves of at most leaf_bodies, cells of more, every body once, mass and cost summed", func() {
+		// One step: the tree is built from the initial costs (1 a body);
+		// the memory's costs are the force phase's, after the tree.
+		c := cashapps.BarnesConfig{Bodies: 300, Steps: 1, Tol: 1.0, LeafBodies: 3, Seed: 11}
+		b, err := cashapps.NewBarnes(c)
+		Expect(err).NotTo(HaveOccurred())
+		mem, err := cashapps.RunSequential(b)
+		Expect(err).NotTo(HaveOccurred())
+		word := func(j, f int) uint64 { return binary.LittleEndian.Uint64(mem[b.CanonAddr(j, f):]) }
+		seen := make([]int, c.Bodies)
+		next := 0
+		// walk checks node j at depth d and returns its bodies and cost.
+		var walk func(j, d int) (bodies int, cost uint64)
+		walk = func(j, d int) (bodies int, cost uint64) {
+			Expect(j).To(Equal(next), "preorder numbering")
+			next++
+			Expect(word(j, 21)).To(Equal(uint64(d)), "node %d depth", j)
+			n := int(word(j, 1))
+			switch word(j, 0) {
+			case 2: // leaf
+				Expect(n).To(BeNumerically(">=", 1))
+				Expect(n).To(BeNumerically("<=", c.LeafBodies))
+				prev := -1
+				for k := 0; k < n; k++ {
+					bi := int(word(j, 2+k))
+					Expect(bi).To(BeNumerically(">", prev), "leaf %d's bodies in index order", j)
+					prev = bi
+					seen[bi]++
+				}
+				cost = uint64(n)
+				bodies = n
+			case 1: // cell
+				children := 0
+				for o := 0; o < 8; o++ {
+					if ref := word(j, 2+o); ref != 0 {
+						children++
+						cb, cc := walk(int(ref-1), d+1)
+						bodies += cb
+						cost += cc
+					}
+				}
+				Expect(children).To(Equal(n))
+				Expect(bodies).To(BeNumerically(">", c.LeafBodies), "cell %d holds a leaf's worth", j)
+			default:
+				Fail("bad kind")
+			}
+			Expect(word(j, 20)).To(Equal(cost), "node %d cost", j)
+			Expect(math.Float64frombits(word(j, 16))).To(BeNumerically("~", float64(bodies)/float64(c.Bodies), 1e-12))
+			return bodies, cost
+		}
+		total, _ := walk(0, 0)
+		Expect(total).To(Equal(c.Bodies))
+		for i, k := range seen {
+			Expect(k).To(Equal(1), "body %d", i)
+		}
+		Expect(next).To(BeNumerically(">", c.Bodies/c.LeafBodies))
+	})
+
 	It("computes the direct O(n^2) sum at tol 0 (every node opened) and stays within the opening criterion's error at tol 1", func() {
 		c := cashapps.BarnesConfig{Bodies: 300, Steps: 1, Tol: 0, LeafBodies: 10, Seed: 9}
 		exact, err := cashapps.NewBarnes(c)

@@ -46,3 +46,6 @@ const BarnesEps = splashEps
 
 // OceanMilli is Ocean's cost a point update.
 const OceanMilli = oceanMilli
+
+// CanonAddr is the address of word f of Barnes's canonical node j.
+func (b *Barnes) CanonAddr(j, f int) uint64 { return b.canon(j, f) }
