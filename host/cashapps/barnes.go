@@ -28,7 +28,7 @@ type BarnesConfig struct {
 // DefaultBarnes is the CI size: 512 bodies, 2 time steps, SPLASH-2's
 // opening criterion and leaf size. Its shared memory is 512 bodies of
 // 128 B (8 pages), a build pool and a canonical tree of 512 nodes each
-// (8 and 12 pages) and a page of globals.
+// (8 and 12 pages), the globals and the slots' sums (4.5 pages): 33 pages.
 func DefaultBarnes() BarnesConfig {
 	return BarnesConfig{Bodies: 512, Steps: 2, Tol: splashTol, LeafBodies: splashLeafBodies, Seed: 123}
 }
@@ -93,6 +93,18 @@ const (
 	// so the tree is at most 30 levels deep.
 	barnesIMax  = 1 << 30
 	barnesDepth = 30
+
+	// barnesSplit is the depth at which the centre-of-mass phase deals the
+	// tree out: the subtrees rooted there, one slot per octant path (8^3 =
+	// 512), go to the processes round-robin (slot s to process s mod P),
+	// and process 0 does the at most 1 + 8 + 64 nodes above. assumed:
+	// 512 slots are 32 a process at 16, so a clustered distribution (the
+	// Plummer spheres fill few octants) still spreads over all of them.
+	barnesSplit = 3
+	barnesSlots = 1 << (3 * barnesSplit)
+	// barnesSlotWords is a slot's published sums: mass, centre of mass,
+	// cost, padding to 8.
+	barnesSlotWords = 8
 )
 
 // Barnes is SPLASH-2's Barnes-Hut N-body program as shrimp-design-choices.txt
@@ -104,7 +116,7 @@ const (
 // computes the forces for the particles which have been assigned to it by
 // partially traversing the tree.»
 //
-// A step has four phases, a barrier after each:
+// A step has five phases, a barrier after each:
 //
 //  1. Build: every process inserts its bodies into the shared octree (a
 //     build pool of cells and leaves) under cell locks, as SPLASH-2's
@@ -117,12 +129,20 @@ const (
 //     from one allocator under its own lock (SPLASH-2 has a pool per
 //     process; one shared counter keeps the layout the same at every
 //     process count).
-//  2. Centre of mass: process 0 walks the build pool depth first in octant
-//     order and writes the canonical tree (preorder numbering, a leaf's
-//     bodies sorted by index) with each node's mass, centre of mass and
-//     cost summed bottom-up in that fixed order, then clears the build pool
-//     and the bounding box for the next step.
-//  3. Force: each process takes its bodies by costzones (SPLASH-2's
+//  2. Centre of mass, sums: the subtrees rooted at depth 3 (barnesSplit),
+//     one slot per octant path, are dealt out round-robin; each process
+//     collects its subtrees from the build pool and sums each node's mass,
+//     centre of mass and cost bottom-up, children in octant order and a
+//     leaf's bodies sorted by index, and publishes each slot's node count
+//     and root sums.
+//  3. Centre of mass, placing: the canonical tree is the nodes above depth
+//     3 (preorder) then the slots' subtrees in slot order (each in
+//     preorder), so every process knows where its subtrees go from the
+//     published counts; it writes them there and clears their build-pool
+//     nodes. Process 0 sums the nodes above depth 3 from the published sums
+//     (octant order again), writes them, clears them, and resets the root,
+//     the allocator and the bounding box for the next step.
+//  4. Force: each process takes its bodies by costzones (SPLASH-2's
 //     partition: the bodies in tree order, cut into equal shares of the
 //     root's cost, a body's cost its interactions of the last step, 1 at
 //     first), then computes each body's acceleration by SPLASH-2's walksub:
@@ -130,7 +150,7 @@ const (
 //     its centre of mass is opened (a cell's children in octant order, a
 //     leaf's bodies one by one), any other interacts as a point mass
 //     (gravsub, Plummer softening eps). The results stay private.
-//  4. Update: each process writes its bodies' accelerations and costs and
+//  5. Update: each process writes its bodies' accelerations and costs and
 //     advances them (SPLASH-2's stepsystem: a half-step velocity correction
 //     from the change in acceleration, then leapfrog), and merges its
 //     bounding box into the shared one under the bounds lock.
@@ -138,9 +158,10 @@ const (
 // Why the final memory does not depend on the process count or the
 // interleaving: the octree's shape is the set of cells holding more than
 // LeafBodies bodies, whatever the insertion order; only the build pool's
-// numbering depends on it, and it is cleared; the canonical tree is built
-// by one process in a fixed order; each body's force is one traversal in a
-// fixed order whoever computes it; minima and maxima do not depend on the
+// numbering depends on it, and it is cleared; the canonical tree's
+// numbering and every sum depend only on the tree (a node's sums are the
+// same whichever process makes them); each body's force is one traversal
+// in a fixed order whoever computes it; minima and maxima do not depend on the
 // order (ties between -0 and +0 broken by sign). Floats are stored with
 // math.Float64bits.
 //
@@ -151,14 +172,16 @@ const (
 // the integrator and the locked bounding box. Simplified: the initial
 // conditions are drawn per body from a generator seeded by (Seed, index),
 // so that the owner can draw its own, and not re-centred on the centre of
-// mass (a sum over all bodies); the centre of mass is computed by process
-// 0 alone (SPLASH-2's hackcofm runs in parallel over each process's cells,
-// whose numbering depends on the interleaving); costzones walks children
-// in octant (Morton) order, not SPLASH-2's Peano-Hilbert child sequence;
-// one allocator instead of per-process pools; no potential energy, no
-// output.
+// mass (a sum over all bodies); the centre of mass is dealt out by fixed
+// depth-3 subtrees, not by the cells each process created as in SPLASH-2's
+// hackcofm (which waits on a Done flag per cell, and whose numbering
+// depends on the interleaving), at the cost of a second barrier; costzones
+// walks children in octant (Morton) order, not SPLASH-2's Peano-Hilbert
+// child sequence; one allocator instead of per-process pools; no potential
+// energy, no output. The layout has no per-process area, so it needs no
+// most-processes bound (Radix's MaxRadixProcs).
 //
-// Synchronisation: 2 + 4 x Steps barriers; locks: one cell lock per level
+// Synchronisation: 2 + 5 x Steps barriers; locks: one cell lock per level
 // an insertion descends and one allocator lock per new node (both depend
 // on the interleaving), and one bounds lock per process a step and at the
 // start; no flags.
@@ -194,12 +217,13 @@ func (b *Barnes) Locks() int   { return barnesCellLocks + 2 }
 func (b *Barnes) Flags() int   { return 0 }
 
 // Barriers is the number of barrier episodes a run has.
-func (b *Barnes) Barriers() int { return 2 + 4*b.c.Steps }
+func (b *Barnes) Barriers() int { return 2 + 5*b.c.Steps }
 
-// SharedBytes is the bodies, the build pool, the canonical tree and the
-// globals, rounded up to a page.
+// SharedBytes is the bodies, the build pool, the canonical tree, the
+// globals and the slots' sums, rounded up to a page.
 func (b *Barnes) SharedBytes() uint64 {
-	return roundPages(b.c.Bodies*barnesBodyWords + b.cap*(barnesPoolWords+barnesCanonWords) + barnesGlobalWords)
+	return roundPages(b.c.Bodies*barnesBodyWords + b.cap*(barnesPoolWords+barnesCanonWords) +
+		barnesGlobalWords + barnesSlots*(1+barnesSlotWords))
 }
 
 // body is word f of body i's record.
@@ -218,6 +242,15 @@ func (b *Barnes) canon(j, f int) uint64 {
 // global is global word f.
 func (b *Barnes) global(f int) uint64 {
 	return uint64(b.c.Bodies*barnesBodyWords+b.cap*(barnesPoolWords+barnesCanonWords)+f) * 8
+}
+
+// slotCount is the word holding slot s's node count (the counts are
+// contiguous: every process reads them all).
+func (b *Barnes) slotCount(s int) uint64 { return b.global(barnesGlobalWords + s) }
+
+// slotData is word f of slot s's sums (mass 0, centre of mass 1-3, cost 4).
+func (b *Barnes) slotData(s, f int) uint64 {
+	return b.global(barnesGlobalWords + barnesSlots + s*barnesSlotWords + f)
 }
 
 // initBody is body i's initial position and velocity: SPLASH-2's testdata
@@ -301,6 +334,12 @@ type barnesRun struct {
 	accs      [][3]float64
 	lo, hi    [3]float64
 	interacts int
+
+	// the centre-of-mass phase's collections: the top of the tree, the
+	// pool node rooting each slot (-1 none), this process's slots
+	top      []cnode
+	slotPool []int
+	slots    []slotOf
 }
 
 // Run is one process.
@@ -312,11 +351,12 @@ func (b *Barnes) Run(p Proc) {
 	r.bodyPos = make([][3]float64, b.c.Bodies)
 	r.bodyMass = make([]float64, b.c.Bodies)
 	r.buf = make([]uint64, barnesCanonWords)
+	r.slotPool = make([]int, barnesSlots)
 	n := b.c.Bodies
 
 	// Process 0 sets up the root and an empty bounding box.
 	if p.ID() == 0 {
-		b.resetGlobals(p)
+		r.resetRoot()
 	}
 	p.Barrier()
 	// First touch: a band of bodies each (SPLASH-2's find_my_initial_bodies).
@@ -347,10 +387,9 @@ func (b *Barnes) Run(p Proc) {
 			r.insert(i)
 		}
 		p.Barrier()
-		if p.ID() == 0 {
-			r.canonicalise()
-			b.resetGlobals(p)
-		}
+		r.sums()
+		p.Barrier()
+		r.place()
 		p.Barrier()
 		r.stamp++
 		r.costzones()
@@ -361,27 +400,20 @@ func (b *Barnes) Run(p Proc) {
 	}
 }
 
-// resetGlobals clears the build pool's used nodes, makes node 0 an empty
-// root cell, and empties the bounding box.
-func (b *Barnes) resetGlobals(p Proc) {
-	g := make([]uint64, barnesGlobalWords)
-	p.Load(b.global(0), g[:1])
-	used := int(g[0])
-	zero := make([]uint64, barnesPoolWords)
-	for j := 0; j < used; j++ {
-		if j%64 == 0 {
-			p.Poll()
-		}
-		p.Store(b.pool(j, 0), zero)
-	}
-	zero[0] = barnesCell
-	p.Store(b.pool(0, 0), zero)
+// resetRoot makes pool node 0 an empty root cell, the allocator's next
+// node 1, and the bounding box empty (process 0, before the first build
+// and after each centre-of-mass phase has cleared the pool).
+func (r *barnesRun) resetRoot() {
+	root := make([]uint64, barnesPoolWords)
+	root[0] = barnesCell
+	r.p.Store(r.pool(0, 0), root)
+	g := make([]uint64, 7)
 	g[0] = 1
 	for k := 0; k < 3; k++ {
 		g[1+k] = math.Float64bits(math.Inf(1))
 		g[4+k] = math.Float64bits(math.Inf(-1))
 	}
-	p.Store(b.global(0), g)
+	r.p.Store(r.global(0), g)
 }
 
 func (r *barnesRun) resetBox() {
@@ -573,67 +605,260 @@ func (r *barnesRun) split(j, d int, bodies []int) {
 	r.p.Store(r.pool(j, 0), node)
 }
 
-// canonicalise is process 0's centre-of-mass phase: the build pool's tree
-// copied to the canonical tree in preorder, octant order, with masses,
-// centres of mass and costs summed bottom-up in that order.
-func (r *barnesRun) canonicalise() {
-	next := 0
-	r.canonNode(0, 0, &next)
+// cnode is a node of the tree as the centre-of-mass phase collects it,
+// privately: its pool node, depth and kind, a leaf's bodies (sorted), a
+// cell's children (index + 1 in the same collection, 0 none) and, at the
+// top, the slots of its children at depth barnesSplit (slot + 1, 0 none),
+// and the sums.
+type cnode struct {
+	pool, depth int
+	kind        uint64
+	bodies      []uint64
+	child, slot [8]int
+	mass        float64
+	cm          [3]float64
+	cost        uint64
 }
 
-// canonNode copies pool node j at depth d to canonical node *next and
-// returns its index, mass, mass-weighted position sum and cost.
-func (r *barnesRun) canonNode(j, d int, next *int) (idx int, mass float64, cm [3]float64, cost uint64) {
-	p := r.p
-	idx = *next
-	*next++
+// walkTop collects the pool's nodes above depth barnesSplit in preorder and
+// notes which pool node roots each slot's subtree (every process does it:
+// they are at most 1 + 8 + 64 nodes).
+func (r *barnesRun) walkTop(j, d, path int) int {
 	node := make([]uint64, barnesPoolWords)
-	p.Load(r.pool(j, 0), node)
-	out := make([]uint64, barnesCanonWords)
-	out[0] = node[0]
-	var sum [3]float64
+	r.p.Load(r.pool(j, 0), node)
+	idx := len(r.top)
+	r.top = append(r.top, cnode{pool: j, depth: d, kind: node[0]})
 	if node[0] == barnesLeaf {
-		p.Poll()
-		bodies := slices.Clone(node[2 : 2+node[1]])
-		slices.Sort(bodies)
-		w := make([]uint64, 11)
-		for k, bi := range bodies {
-			p.Load(r.body(int(bi), 0), w)
-			m := math.Float64frombits(w[9])
-			mass += m
-			for c := 0; c < 3; c++ {
-				sum[c] += m * math.Float64frombits(w[c])
-			}
-			cost += w[10]
-			out[2+k] = bi
+		r.top[idx].bodies = slices.Sorted(slices.Values(node[2 : 2+node[1]]))
+		return idx
+	}
+	for o := 0; o < 8; o++ {
+		ref := node[2+o]
+		if ref == 0 {
+			continue
 		}
-		out[1] = uint64(len(bodies))
-	} else {
-		for o := 0; o < 8; o++ {
-			if node[2+o] == 0 {
-				continue
-			}
-			ci, cm, cc, ccost := r.canonNode(int(node[2+o]-1), d+1, next)
-			mass += cm
-			for c := 0; c < 3; c++ {
-				sum[c] += cm * cc[c]
-			}
-			cost += ccost
-			out[2+o] = uint64(ci + 1)
-			out[1]++
+		if d+1 < barnesSplit {
+			c := r.walkTop(int(ref-1), d+1, path*8+o)
+			r.top[idx].child[o] = c + 1
+		} else {
+			s := path*8 + o
+			r.slotPool[s] = int(ref - 1)
+			r.top[idx].slot[o] = s + 1
 		}
 	}
+	return idx
+}
+
+// collect appends pool node j's subtree at depth d to out in preorder, with
+// its sums, and returns j's index in out.
+func (r *barnesRun) collect(j, d int, out *[]cnode) int {
+	node := make([]uint64, barnesPoolWords)
+	r.p.Load(r.pool(j, 0), node)
+	idx := len(*out)
+	*out = append(*out, cnode{pool: j, depth: d, kind: node[0]})
+	if node[0] == barnesLeaf {
+		(*out)[idx].bodies = slices.Sorted(slices.Values(node[2 : 2+node[1]]))
+		r.leafSums(&(*out)[idx])
+		return idx
+	}
+	for o := 0; o < 8; o++ {
+		if ref := node[2+o]; ref != 0 {
+			c := r.collect(int(ref-1), d+1, out)
+			(*out)[idx].child[o] = c + 1
+		}
+	}
+	n := &(*out)[idx]
+	var kids [8]*cnode
+	for o, c := range n.child {
+		if c != 0 {
+			kids[o] = &(*out)[c-1]
+		}
+	}
+	cellSums(n, kids)
+	return idx
+}
+
+// leafSums sums a leaf's bodies in index order (SPLASH-2's hackcofm).
+func (r *barnesRun) leafSums(n *cnode) {
+	r.p.Poll()
+	w := make([]uint64, 11)
+	var sum [3]float64
+	for _, bi := range n.bodies {
+		r.p.Load(r.body(int(bi), 0), w)
+		m := math.Float64frombits(w[9])
+		n.mass += m
+		for c := 0; c < 3; c++ {
+			sum[c] += m * math.Float64frombits(w[c])
+		}
+		n.cost += w[10]
+	}
+	n.centre(sum)
+}
+
+// cellSums sums a cell's children in octant order.
+func cellSums(n *cnode, kids [8]*cnode) {
+	var sum [3]float64
+	for _, k := range kids {
+		if k == nil {
+			continue
+		}
+		n.mass += k.mass
+		for c := 0; c < 3; c++ {
+			sum[c] += k.mass * k.cm[c]
+		}
+		n.cost += k.cost
+	}
+	n.centre(sum)
+}
+
+// centre sets the centre of mass from the mass-weighted position sum.
+func (n *cnode) centre(sum [3]float64) {
 	for c := 0; c < 3; c++ {
-		if mass > 0 {
-			cm[c] = sum[c] / mass
+		if n.mass > 0 {
+			n.cm[c] = sum[c] / n.mass
 		}
-		out[17+c] = math.Float64bits(cm[c])
 	}
-	out[16] = math.Float64bits(mass)
-	out[20] = cost
-	out[21] = uint64(d)
-	p.Store(r.canon(idx, 0), out)
-	return idx, mass, cm, cost
+}
+
+// writeCanon stores n as canonical node idx, its children at the canonical
+// indices kids (index + 1, 0 none).
+func (r *barnesRun) writeCanon(idx int, n *cnode, kids [8]int) {
+	out := make([]uint64, barnesCanonWords)
+	out[0] = n.kind
+	if n.kind == barnesLeaf {
+		out[1] = uint64(len(n.bodies))
+		copy(out[2:], n.bodies)
+	} else {
+		for o, k := range kids {
+			if k != 0 {
+				out[2+o] = uint64(k)
+				out[1]++
+			}
+		}
+	}
+	out[16] = math.Float64bits(n.mass)
+	for c := 0; c < 3; c++ {
+		out[17+c] = math.Float64bits(n.cm[c])
+	}
+	out[20] = n.cost
+	out[21] = uint64(n.depth)
+	r.p.Store(r.canon(idx, 0), out)
+}
+
+// slotOf is one dealt-out subtree: its slot and its nodes in preorder.
+type slotOf struct {
+	slot  int
+	nodes []cnode
+}
+
+// sums is the first half of the centre-of-mass phase: every process walks
+// the top of the tree, then collects the subtrees of its slots (slot s to
+// process s mod P), summing them bottom-up, and publishes each slot's node
+// count and root sums.
+func (r *barnesRun) sums() {
+	p := r.p
+	r.top = r.top[:0]
+	for s := range r.slotPool {
+		r.slotPool[s] = -1
+	}
+	r.walkTop(0, 0, 0)
+	r.slots = r.slots[:0]
+	w := make([]uint64, 5)
+	for s := p.ID(); s < barnesSlots; s += p.Procs() {
+		clear(w)
+		count := uint64(0)
+		if j := r.slotPool[s]; j >= 0 {
+			var nodes []cnode
+			r.collect(j, barnesSplit, &nodes)
+			r.slots = append(r.slots, slotOf{s, nodes})
+			count = uint64(len(nodes))
+			w[0] = math.Float64bits(nodes[0].mass)
+			for c := 0; c < 3; c++ {
+				w[1+c] = math.Float64bits(nodes[0].cm[c])
+			}
+			w[4] = nodes[0].cost
+		}
+		p.Store(r.slotCount(s), []uint64{count})
+		p.Store(r.slotData(s, 0), w)
+	}
+}
+
+// place is the second half: the canonical tree is the top nodes (0 to
+// T-1, preorder) then the slots' subtrees in slot order, each in preorder;
+// every process writes its subtrees there and clears their pool nodes;
+// process 0 sums the top nodes (from the slots' published sums, in octant
+// order), writes them, clears them and resets the root, the allocator and
+// the bounding box.
+func (r *barnesRun) place() {
+	p := r.p
+	counts := make([]uint64, barnesSlots)
+	p.Load(r.slotCount(0), counts)
+	base := make([]int, barnesSlots)
+	next := len(r.top)
+	for s, c := range counts {
+		base[s] = next
+		next += int(c)
+	}
+	zero := make([]uint64, barnesPoolWords)
+	for _, sl := range r.slots {
+		for k := range sl.nodes {
+			n := &sl.nodes[k]
+			if k%16 == 0 {
+				p.Poll()
+			}
+			var kids [8]int
+			for o, c := range n.child {
+				if c != 0 {
+					kids[o] = base[sl.slot] + c // (c-1) + 1
+				}
+			}
+			r.writeCanon(base[sl.slot]+k, n, kids)
+			p.Store(r.pool(n.pool, 0), zero)
+		}
+	}
+	if p.ID() != 0 {
+		return
+	}
+	// The top, children before parents (preorder reversed).
+	w := make([]uint64, 5)
+	for t := len(r.top) - 1; t >= 0; t-- {
+		n := &r.top[t]
+		if n.kind == barnesLeaf {
+			r.leafSums(n)
+			continue
+		}
+		var kids [8]*cnode
+		for o := 0; o < 8; o++ {
+			switch {
+			case n.child[o] != 0:
+				kids[o] = &r.top[n.child[o]-1]
+			case n.slot[o] != 0:
+				s := n.slot[o] - 1
+				p.Load(r.slotData(s, 0), w)
+				k := &cnode{mass: math.Float64frombits(w[0]), cost: w[4]}
+				for c := 0; c < 3; c++ {
+					k.cm[c] = math.Float64frombits(w[1+c])
+				}
+				kids[o] = k
+			}
+		}
+		cellSums(n, kids)
+	}
+	for t := range r.top {
+		n := &r.top[t]
+		var kids [8]int
+		for o := 0; o < 8; o++ {
+			switch {
+			case n.child[o] != 0:
+				kids[o] = n.child[o] // top index + 1
+			case n.slot[o] != 0:
+				kids[o] = base[n.slot[o]-1] + 1
+			}
+		}
+		r.writeCanon(t, n, kids)
+		p.Store(r.pool(n.pool, 0), zero)
+	}
+	r.resetRoot()
 }
 
 // node is canonical node j, loaded once a step.

@@ -23,7 +23,7 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		return pos, vel, acc, w(10)
 	}
 
-	It("equals the one-process run bit for bit at 1, 2, 3, 4, 8 and 16 processes under two interleavings, with 2 + 4 x steps barriers", func() {
+	It("equals the one-process run bit for bit at 1, 2, 3, 4, 8 and 16 processes under two interleavings, with 2 + 5 x steps barriers", func() {
 		c := cashapps.BarnesConfig{Bodies: 200, Steps: 2, Tol: 1.0, LeafBodies: 4, Seed: 5}
 		b, err := cashapps.NewBarnes(c)
 		Expect(err).NotTo(HaveOccurred())
@@ -34,7 +34,8 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 				got, st, err := cashapps.RunInterleaved(b, procs, seed)
 				Expect(err).NotTo(HaveOccurred(), "procs %d seed %d", procs, seed)
 				Expect(firstDiff(want, got)).To(BeEmpty(), "procs %d seed %d", procs, seed)
-				Expect(st.Barriers).To(Equal(b.Barriers())) // 2 + 4 x 2 = 10
+				Expect(st.Barriers).To(Equal(b.Barriers()))
+				Expect(st.Barriers).To(Equal(12)) // 2 + 5 x 2
 				// at least one cell lock per insertion (the root's) a step,
 				// one allocator lock per node and one bounds lock per
 				// process at the start and a step
@@ -56,7 +57,7 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		}
 	})
 
-	It("leaves a canonical tree that is the octree: preorder, leaves of at most leaf_bodies, cells of more, every body once, mass and cost summed", func() {
+	It("leaves a canonical tree that is the octree: numbered 0 to count-1 parents first, leaves of at most leaf_bodies, cells of more, every body once, mass and cost summed", func() {
 		// One step: the tree is built from the initial costs (1 a body);
 		// the memory's costs are the force phase's, after the tree.
 		c := cashapps.BarnesConfig{Bodies: 300, Steps: 1, Tol: 1.0, LeafBodies: 3, Seed: 11}
@@ -66,12 +67,12 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		Expect(err).NotTo(HaveOccurred())
 		word := func(j, f int) uint64 { return binary.LittleEndian.Uint64(mem[b.CanonAddr(j, f):]) }
 		seen := make([]int, c.Bodies)
-		next := 0
+		visited := map[int]bool{}
 		// walk checks node j at depth d and returns its bodies and cost.
 		var walk func(j, d int) (bodies int, cost uint64)
 		walk = func(j, d int) (bodies int, cost uint64) {
-			Expect(j).To(Equal(next), "preorder numbering")
-			next++
+			Expect(visited[j]).To(BeFalse(), "node %d reached twice", j)
+			visited[j] = true
 			Expect(word(j, 21)).To(Equal(uint64(d)), "node %d depth", j)
 			n := int(word(j, 1))
 			switch word(j, 0) {
@@ -92,6 +93,9 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 				for o := 0; o < 8; o++ {
 					if ref := word(j, 2+o); ref != 0 {
 						children++
+						// the top in preorder, then each depth-3 subtree
+						// in preorder after it: children after parents
+						Expect(int(ref - 1)).To(BeNumerically(">", j))
 						cb, cc := walk(int(ref-1), d+1)
 						bodies += cb
 						cost += cc
@@ -111,7 +115,11 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		for i, k := range seen {
 			Expect(k).To(Equal(1), "body %d", i)
 		}
-		Expect(next).To(BeNumerically(">", c.Bodies/c.LeafBodies))
+		// the nodes are numbered 0 to count-1, none left out
+		for j := range visited {
+			Expect(j).To(BeNumerically("<", len(visited)))
+		}
+		Expect(len(visited)).To(BeNumerically(">", c.Bodies/c.LeafBodies))
 	})
 
 	It("computes the direct O(n^2) sum at tol 0 (every node opened) and stays within the opening criterion's error at tol 1", func() {
@@ -278,5 +286,9 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		b, err := cashapps.NewBarnes(c)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(b.SharedBytes() % cashapps.PageBytes).To(BeZero())
+		ci, err := cashapps.NewBarnes(cashapps.DefaultBarnes())
+		Expect(err).NotTo(HaveOccurred())
+		// 512 x 16 + 512 x 16 + 512 x 24 + 8 + 512 + 512 x 8 = 33,288 words
+		Expect(ci.SharedBytes()).To(Equal(uint64(33 * cashapps.PageBytes)))
 	})
 })
