@@ -70,6 +70,18 @@ var _ = Describe("Ocean (SPLASH-2 Ocean as the red-black stencil, shrimp-design-
 		Expect(o.SharedBytes()).To(Equal(uint64(17 * cashapps.PageBytes))) // 2 x 130 x 65 words
 	})
 
+	It("charges Table 1's 12.8 s at the paper's size: 130 x 130, 96 iterations", func() {
+		o, err := cashapps.NewOcean(cashapps.PaperOcean())
+		Expect(err).NotTo(HaveOccurred())
+		_, st, err := cashapps.RunInterleaved(o, 1, 1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.ComputeCycles).To(Equal(int64(128*128*96) * 488281 / 1000))
+		sec := float64(st.ComputeCycles) / 60e6
+		GinkgoWriter.Printf("PaperOcean: %d cycles = %.5f s at 60 MHz, Table 1 12.8 s (%+.5f%%, derived, not a validation)\n",
+			st.ComputeCycles, sec, 100*(sec-12.8)/12.8)
+		Expect(st.Barriers).To(Equal(1 + 2*96))
+	})
+
 	It("fails on a broken model: without the barrier after the black phase the race detector reports a race", func() {
 		o, err := cashapps.NewOcean(cashapps.DefaultOcean())
 		Expect(err).NotTo(HaveOccurred())
