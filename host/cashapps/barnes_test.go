@@ -271,6 +271,16 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		Expect(raced).To(BeTrue())
 	})
 
+	It("has room for the tree at one body a leaf (the deepest trees: 1.5 nodes a body)", func() {
+		b, err := cashapps.NewBarnes(cashapps.BarnesConfig{Bodies: 300, Steps: 2, Tol: 1, LeafBodies: 1, Seed: 2})
+		Expect(err).NotTo(HaveOccurred())
+		want, err := cashapps.RunSequential(b)
+		Expect(err).NotTo(HaveOccurred())
+		got, _, err := cashapps.RunInterleaved(b, 4, 1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(firstDiff(want, got)).To(BeEmpty())
+	})
+
 	It("refuses bad sizes with a one-line error naming the key", func() {
 		ok := cashapps.DefaultBarnes()
 		for _, c := range []struct {
@@ -300,7 +310,8 @@ var _ = Describe("Barnes (SPLASH-2 Barnes-Hut, shrimp-design-choices.txt section
 		Expect(b.SharedBytes() % cashapps.PageBytes).To(BeZero())
 		ci, err := cashapps.NewBarnes(cashapps.DefaultBarnes())
 		Expect(err).NotTo(HaveOccurred())
-		// 512 x 16 + 512 x 16 + 512 x 24 + 8 + 512 + 512 x 8 = 33,288 words
-		Expect(ci.SharedBytes()).To(Equal(uint64(33 * cashapps.PageBytes)))
+		// 678 nodes (512 + 2 x 512 / 10 + 64): 512 x 16 + 678 x (16 + 24)
+		// + 8 + 512 + 512 x 8 = 39,928 words, 38.99 pages
+		Expect(ci.SharedBytes()).To(Equal(uint64(39 * cashapps.PageBytes)))
 	})
 })
