@@ -308,9 +308,9 @@ func (b *Barnes) initBody(i int) (pos, vel [3]float64) {
 	return pos, vel
 }
 
-// less orders coordinates for the bounding box: by value, -0 before +0, so
+// barnesLess orders coordinates for the bounding box: by value, -0 before +0, so
 // that the minimum and maximum do not depend on the merge order.
-func less(x, y float64) bool {
+func barnesLess(x, y float64) bool {
 	return x < y || (x == y && math.Signbit(x) && !math.Signbit(y))
 }
 
@@ -427,10 +427,10 @@ func (r *barnesRun) resetBox() {
 
 func (r *barnesRun) grow(pos [3]float64) {
 	for k, x := range pos {
-		if less(x, r.lo[k]) {
+		if barnesLess(x, r.lo[k]) {
 			r.lo[k] = x
 		}
-		if less(r.hi[k], x) {
+		if barnesLess(r.hi[k], x) {
 			r.hi[k] = x
 		}
 	}
@@ -444,10 +444,10 @@ func (r *barnesRun) mergeBox() {
 	p.Lock(lockBounds)
 	p.Load(r.global(1), g)
 	for k := 0; k < 3; k++ {
-		if x := r.lo[k]; less(x, math.Float64frombits(g[k])) {
+		if x := r.lo[k]; barnesLess(x, math.Float64frombits(g[k])) {
 			g[k] = math.Float64bits(x)
 		}
-		if x := r.hi[k]; less(math.Float64frombits(g[3+k]), x) {
+		if x := r.hi[k]; barnesLess(math.Float64frombits(g[3+k]), x) {
 			g[3+k] = math.Float64bits(x)
 		}
 	}
