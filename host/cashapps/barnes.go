@@ -308,8 +308,8 @@ func (b *Barnes) initBody(i int) (pos, vel [3]float64) {
 	return pos, vel
 }
 
-// barnesLess orders coordinates for the bounding box: by value, -0 before +0, so
-// that the minimum and maximum do not depend on the merge order.
+// barnesLess orders coordinates for the bounding box: by value, -0 before
+// +0, so that the minimum and maximum do not depend on the merge order.
 func barnesLess(x, y float64) bool {
 	return x < y || (x == y && math.Signbit(x) && !math.Signbit(y))
 }
