@@ -16,4 +16,12 @@
 // derived from Table 2 (cost.go), and leaves a final memory that does not
 // depend on the number of processes. docs/cashmere-design.md section 7 lists
 // their sizes, sharing and synchronisation.
+//
+// Issue 19's shared-virtual-memory programs on SHRIMP
+// (shrimp-design-choices.txt section 3, Table 1) are here too, with costs
+// in cycles of its 60 MHz Pentium, and not in the Cashmere registry: Radix
+// (SPLASH-2 radix sort), Barnes (SPLASH-2 Barnes-Hut: an octree built under
+// cell locks, costzones, tree forces) and Ocean (NewOcean: SOR's red-black
+// stencil at Table 1's 130 x 130, standing for SPLASH-2 Ocean). They obey
+// the same rules and are checked on the same two backends.
 package cashapps

@@ -25,3 +25,27 @@ const (
 	Em3dMilli  = em3dMilli
 	WaterMilli = waterMilli
 )
+
+// SkipCellLocks makes Barnes insert bodies without the cell locks.
+func (b *Barnes) SkipCellLocks() { b.skipCellLocks = true }
+
+// InitialBodies is Barnes's initial positions and the bodies' mass.
+func (b *Barnes) InitialBodies() (pos [][3]float64, mass float64) {
+	for i := 0; i < b.c.Bodies; i++ {
+		p, _ := b.initBody(i)
+		pos = append(pos, p)
+	}
+	return pos, 1 / float64(b.c.Bodies)
+}
+
+// BarnesMilli is Barnes's cost an interaction.
+const BarnesMilli = barnesMilli
+
+// BarnesEps is SPLASH-2's softening.
+const BarnesEps = splashEps
+
+// OceanMilli is Ocean's cost a point update.
+const OceanMilli = oceanMilli
+
+// CanonAddr is the address of word f of Barnes's canonical node j.
+func (b *Barnes) CanonAddr(j, f int) uint64 { return b.canon(j, f) }

@@ -38,6 +38,12 @@ type SOR struct {
 	c    SORConfig
 	half int // words per row of one colour
 
+	// name and milli are the program's name and its cost a point update:
+	// "sor" and sorMilli (the 21064A) from NewSOR, "ocean" and oceanMilli
+	// (the 60 MHz Pentium) from NewOcean.
+	name  string
+	milli int64
+
 	// dropBlackBarrier is a test-only fault: the barrier after the black
 	// phase is left out, a data race the interleaving backend must catch.
 	dropBlackBarrier bool
@@ -53,10 +59,10 @@ func NewSOR(c SORConfig) (*SOR, error) {
 	case c.Iters < 1:
 		return nil, fmt.Errorf("sor: iters = %d: need at least 1", c.Iters)
 	}
-	return &SOR{c: c, half: c.Cols / 2}, nil
+	return &SOR{c: c, half: c.Cols / 2, name: "sor", milli: sorMilli}, nil
 }
 
-func (s *SOR) Name() string { return "sor" }
+func (s *SOR) Name() string { return s.name }
 func (s *SOR) Locks() int   { return 0 }
 func (s *SOR) Flags() int   { return 0 }
 
@@ -85,7 +91,7 @@ func sorInit(rows, cols, i, j int) float64 {
 func (s *SOR) Run(p Proc) {
 	rows, half := s.c.Rows, s.half
 	lo, hi := band(rows, p.ID(), p.Procs())
-	m := newMeter(p, sorMilli)
+	m := newMeter(p, s.milli)
 	row := make([]uint64, half)
 
 	// First touch: the band's rows of both colours.
