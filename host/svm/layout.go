@@ -78,6 +78,43 @@ func NewLayout(c Config) (Layout, error) {
 // chosen).
 func (l Layout) Home(pg int) int { return pg * l.nodes / l.pages }
 
+// Block returns the pages homed at node b: [first, end).
+func (l Layout) Block(b int) (first, end int) {
+	first = (b*l.pages + l.nodes - 1) / l.nodes
+	end = ((b+1)*l.pages + l.nodes - 1) / l.nodes
+	return first, end
+}
+
+// ImportPages is the most OPT entries a node's imports take: from every
+// other node j, its copy of this node's home pages (the page replies land
+// there) and, under the automatic-update protocols, j's home pages (the
+// bindings' targets) and its timestamp page; j's inbox, reply and
+// acknowledgement pages.
+func (l Layout) ImportPages(c Config) int {
+	pb := uint64(c.PageBytes)
+	fixed := int((l.Reply-l.Inbox)/pb) + 2
+	if c.au() {
+		fixed++
+	}
+	most := 0
+	for i := range c.Nodes {
+		fi, ei := l.Block(i)
+		n := 0
+		for j := range c.Nodes {
+			if j == i {
+				continue
+			}
+			n += fixed + ei - fi
+			if c.au() {
+				fj, ej := l.Block(j)
+				n += ej - fj
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
 // Page returns the shared address of page pg.
 func (l Layout) Page(pg int) uint64 { return l.Shared + uint64(pg)*uint64(l.page) }
 

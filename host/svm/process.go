@@ -19,8 +19,11 @@ type Process struct {
 	cpu *cpu.CPU
 	p   *cpu.Proc
 
-	// Proxies of the other nodes' regions, by node (nil for this one).
-	shared, inbox, reply, ack []*vmmc.Proxy
+	// Proxies of the other nodes' regions, by node (nil for this one):
+	// mine is node j's copy of this node's home pages (page replies go
+	// there), homes node j's home pages (the automatic-update protocols'
+	// bindings), inbox, reply and ack its message pages.
+	mine, homes, inbox, reply, ack []*vmmc.Proxy
 
 	// Page state: perm is the mapping; twin whether a twin exists; dirty
 	// the pages written in the current interval (dirtyBit its set).
@@ -63,7 +66,7 @@ type Process struct {
 func newProcess(rt *Runtime, id int, vp *vmmc.Process, c *cpu.CPU) *Process {
 	n, pages := rt.cfg.Nodes, rt.cfg.Pages
 	pr := &Process{rt: rt, id: id, vp: vp, cpu: c,
-		shared: make([]*vmmc.Proxy, n), inbox: make([]*vmmc.Proxy, n),
+		mine: make([]*vmmc.Proxy, n), homes: make([]*vmmc.Proxy, n), inbox: make([]*vmmc.Proxy, n),
 		reply: make([]*vmmc.Proxy, n), ack: make([]*vmmc.Proxy, n),
 		perm: make([]cpu.Perm, pages), twin: make([]bool, pages), dirtyBit: make([]bool, pages),
 		vc: make([]uint32, n), log: make([][]entry, n),
@@ -88,12 +91,23 @@ func newProcess(rt *Runtime, id int, vp *vmmc.Process, c *cpu.CPU) *Process {
 func (rt *Runtime) connect() error {
 	l, c := rt.lay, rt.cfg
 	pb := c.PageBytes
-	type exps struct{ shared, inbox, reply, ack, ts vmmc.Buffer }
+	type exps struct {
+		// blocks are the node's copies of each node's home pages, one
+		// buffer each (valid where the block has pages).
+		blocks                []vmmc.Buffer
+		inbox, reply, ack, ts vmmc.Buffer
+	}
 	ex := make([]exps, c.Nodes)
 	for i, pr := range rt.procs {
 		var err error
 		e := &ex[i]
-		if e.shared, err = pr.vp.Export(nil, l.Shared, c.Pages*pb, false); err == nil {
+		e.blocks = make([]vmmc.Buffer, c.Nodes)
+		for b := range c.Nodes {
+			if first, end := l.Block(b); end > first && err == nil {
+				e.blocks[b], err = pr.vp.Export(nil, l.Page(first), (end-first)*pb, false)
+			}
+		}
+		if err == nil {
 			if e.inbox, err = pr.vp.Export(nil, l.Inbox, int(l.Reply-l.Inbox), true); err == nil {
 				if e.reply, err = pr.vp.Export(nil, l.Reply, pb, false); err == nil {
 					if e.ack, err = pr.vp.Export(nil, l.Ack, pb, false); err == nil {
@@ -107,12 +121,16 @@ func (rt *Runtime) connect() error {
 		}
 	}
 	for i, pr := range rt.procs {
+		fi, ei := l.Block(i)
 		for j := range c.Nodes {
 			if j == i {
 				continue
 			}
 			var err error
-			if pr.shared[j], err = pr.vp.Import(nil, ex[j].shared); err == nil {
+			if ei > fi {
+				pr.mine[j], err = pr.vp.Import(nil, ex[j].blocks[i])
+			}
+			if err == nil {
 				if pr.inbox[j], err = pr.vp.Import(nil, ex[j].inbox); err == nil {
 					if pr.reply[j], err = pr.vp.Import(nil, ex[j].reply); err == nil {
 						pr.ack[j], err = pr.vp.Import(nil, ex[j].ack)
@@ -120,9 +138,14 @@ func (rt *Runtime) connect() error {
 				}
 			}
 			if err == nil && c.au() {
+				if fj, ej := l.Block(j); ej > fj {
+					pr.homes[j], err = pr.vp.Import(nil, ex[j].blocks[j])
+				}
 				var ts *vmmc.Proxy
-				if ts, err = pr.vp.Import(nil, ex[j].ts); err == nil {
-					err = pr.vp.Bind(nil, l.TSOut+uint64(j*pb), ts, 0, pb, false, pb)
+				if err == nil {
+					if ts, err = pr.vp.Import(nil, ex[j].ts); err == nil {
+						err = pr.vp.Bind(nil, l.TSOut+uint64(j*pb), ts, 0, pb, false, pb)
+					}
 				}
 			}
 			if err != nil {
@@ -137,21 +160,16 @@ func (rt *Runtime) connect() error {
 			if c.Protocol == HLRCAU {
 				local = l.Mirror
 			}
-			for pg := 0; pg < c.Pages; {
-				h := l.Home(pg)
-				end := pg
-				for end < c.Pages && l.Home(end) == h {
-					end++
+			for h := range c.Nodes {
+				first, end := l.Block(h)
+				if h == i || end == first {
+					continue
 				}
-				if h != i {
-					off := uint64(pg * pb)
-					// Combining on (section 4.5.1: the NI combines
-					// consecutive stores to one page into a packet).
-					if err := pr.vp.Bind(nil, local+off, pr.shared[h], off, (end-pg)*pb, true, pb); err != nil {
-						return fmt.Errorf("svm: node %d binding pages %d..%d to node %d: %w", i, pg, end-1, h, err)
-					}
+				// Combining on (section 4.5.1: the NI combines
+				// consecutive stores to one page into a packet).
+				if err := pr.vp.Bind(nil, local+uint64(first*pb), pr.homes[h], 0, (end-first)*pb, true, pb); err != nil {
+					return fmt.Errorf("svm: node %d binding pages %d..%d to node %d: %w", i, first, end-1, h, err)
 				}
-				pg = end
 			}
 		}
 		if c.Nodes == 1 {

@@ -118,7 +118,8 @@ func (pr *Process) serve(p *cpu.Proc, src, pg int, tag uint32, vc []uint32) {
 	rt.chk.serve(pr, src, pg, vc)
 	pr.event(p, EvServe, pg, src, 0)
 	pb := rt.cfg.PageBytes
-	pr.send(p, l.Page(pg), pr.shared[src], uint64(pg*pb), pb, false)
+	first, _ := l.Block(pr.id)
+	pr.send(p, l.Page(pg), pr.mine[src], uint64((pg-first)*pb), pb, false)
 	pr.replyTo(p, src, tag, rPage, nil)
 }
 

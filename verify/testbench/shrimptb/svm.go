@@ -56,15 +56,6 @@ type SVMBench struct {
 	prog    cashapps.Program
 }
 
-// proxyPages is the OPT entries a node's kernel must keep for imports: every
-// other node's shared pages, inbox, reply, acknowledgement and timestamp
-// pages.
-func proxyPages(rc svm.Config, lay svm.Layout) int {
-	pb := uint64(rc.PageBytes)
-	per := int((lay.Reply-lay.Inbox)/pb) + rc.Pages + 3
-	return (rc.Nodes - 1) * per
-}
-
 // BuildSVM builds the cluster and the runtime for prog.
 func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error) {
 	if prog == nil {
@@ -86,11 +77,12 @@ func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error)
 		return nil, err
 	}
 	// assumed: the kernel keeps as many OPT entries for imported pages as
-	// the SVM's imports take (every node imports every other's shared
-	// pages, the SHRIMP SVM's page replies landing in place), at least the
-	// default quarter; the rest of memory stays the process's.
+	// the SVM's imports take (svm.Layout.ImportPages: the page replies land
+	// in place, so a home imports every other node's copy of its pages),
+	// at least the default quarter; the rest of memory stays the
+	// process's.
 	entries := cc.NI.Entries()
-	need := max(proxyPages(rc, lay), entries/vmmc.ProxyPoolFraction)
+	need := max(lay.ImportPages(rc), entries/vmmc.ProxyPoolFraction)
 	if lay.End > uint64(entries-need)*pb {
 		return nil, fmt.Errorf("shrimptb: program %s: %d pages need %d import entries and %d bytes of node memory: more than the %d-byte node has",
 			prog.Name(), rc.Pages, need, lay.End, uint64(entries)*pb)
