@@ -14,7 +14,7 @@ const (
 	mPageReq  = 1 + iota // [pg, reqID, vc...] to the page's home
 	mDiff                // [interval, runs...] to the home; acknowledged
 	mLockReq             // [l, reqID, vc...] to the lock's manager
-	mLockFwd             // [l, requester, reqID, vc...] manager to the last requester
+	mLockFwd             // [l, requester, reqID, asked, vc...] manager to the last requester
 	mFlagSet             // [f, v] to the flag's manager; acknowledged
 	mFlagWait            // [f, v, reqID, vc...] to the flag's manager
 	mFlagFwd             // [f, requester, reqID, vc...] manager to the flag's setter
@@ -22,6 +22,7 @@ const (
 	// Replies (the reply slot's seal).
 	rPage    // a page's seal (the page itself went before it)
 	rGrant   // [vc..., mask, bitmaps...] a lock or flag grant, a barrier release
+	rRetry   // a page the home cannot serve yet (its timestamps are behind)
 	typeBits = 8
 )
 
@@ -55,14 +56,30 @@ const (
 	spinInstrs = 30
 )
 
-// poll loads the word at addr until ok(word); each try is one polling
-// step (not forward progress for the watchdog).
-func poll(p *cpu.Proc, label string, addr uint64, ok func(uint64) bool) uint64 {
+// poll waits until the word at addr satisfies ok and returns it: a wait
+// loop of loads. With the testbench's Peek the loop's iterations are not
+// simulated one by one: the processor sleeps (cpu.Proc.WaitUntil) until the
+// word, as memory holds it, satisfies ok (the testbench wakes a node's
+// processor whenever a packet reaches its memory; a notification
+// handler's return re-evaluates too), then loads it. assumed: the real
+// loop's loads hit the cache until the incoming DMA invalidates the line,
+// so they cost the memory bus nothing, and it sees the word within one
+// iteration (spinInstrs, half a microsecond), which the model takes as
+// none. Without Peek each iteration is a polling step (a load and
+// spinInstrs instructions).
+func (pr *Process) poll(p *cpu.Proc, label string, addr uint64, ok func(uint64) bool) uint64 {
+	peek := pr.rt.hooks.Peek
 	for {
 		r := p.Step(cpu.Step{Label: label, Instrs: spinInstrs + 1, Poll: true,
 			Accesses: []cpu.Access{{Addr: addr, Len: 8}}})
 		if w := binary.LittleEndian.Uint64(r[0]); ok(w) {
 			return w
+		}
+		if peek != nil {
+			p.As(label).WaitUntil(func() bool {
+				b := peek(pr.id, addr, 8)
+				return b != nil && ok(binary.LittleEndian.Uint64(b))
+			})
 		}
 	}
 }
@@ -97,7 +114,7 @@ func (pr *Process) request(p *cpu.Proc, dst, t int, payload []uint64) {
 	ack := ackWanted(t)
 	if ack && rt.mut.noWindow == 0 {
 		for pr.window[dst]-pr.acked[dst] >= ringSpare {
-			w := poll(p, "svm.window", l.Ack+8*uint64(dst), func(w uint64) bool {
+			w := pr.poll(p, "svm.window", l.Ack+8*uint64(dst), func(w uint64) bool {
 				return uint32(w)-pr.acked[dst] > 0
 			})
 			pr.acked[dst] = uint32(w)
@@ -107,7 +124,11 @@ func (pr *Process) request(p *cpu.Proc, dst, t int, payload []uint64) {
 		rt.fail(fmt.Errorf("svm: node %d: a %d-word type %d message exceeds a slot", pr.id, len(payload), t))
 		return
 	}
+	// The sequence number is taken before the first operation: the
+	// notification handler may send to the same node between the
+	// program's operations, and must take the next one.
 	seq := pr.sent[dst] + 1
+	pr.sent[dst] = seq
 	k := int((seq - 1) % uint32(l.Ring))
 	rt.chk.ring(pr, dst, seq)
 	n := (len(payload) + 1) * 8
@@ -117,7 +138,6 @@ func (pr *Process) request(p *cpu.Proc, dst, t int, payload []uint64) {
 	stage(p, out, append(payload, seal(t, len(payload), pr.id, seq)))
 	remote := l.slot(pr.id, k) + uint64(off) - l.Inbox
 	pr.send(p, out, pr.inbox[dst], remote, n, true)
-	pr.sent[dst] = seq
 	if ack {
 		pr.window[dst]++
 	}
@@ -152,7 +172,7 @@ func (pr *Process) replyTo(p *cpu.Proc, dst int, tag uint32, t int, payload []ui
 func (pr *Process) awaitReply(p *cpu.Proc, tag uint32, label string) (t, src int, payload []uint64) {
 	l := pr.rt.lay
 	sl := l.Reply + uint64(l.page) - 8
-	w := poll(p, label, sl, func(w uint64) bool {
+	w := pr.poll(p, label, sl, func(w uint64) bool {
 		_, _, _, seq := unseal(w)
 		return seq == tag && w != 0
 	})

@@ -18,6 +18,10 @@ type Stats struct {
 	// Dropped the diffs the dropdiff mutation dropped.
 	ReadFaults, WriteFaults, Fetches, Twins, Diffs, DiffWords, DiffMessages uint64
 	Intervals, Invalidations, Grants, Barriers, Dropped                     uint64
+	// NotYet is the page requests a home answered «not yet» (its
+	// timestamps behind the requester's vector time), Retries the
+	// requests made again.
+	NotYet, Retries uint64
 }
 
 // Add adds o's counters.
@@ -41,6 +45,8 @@ func (s *Stats) Add(o Stats) {
 	s.Grants += o.Grants
 	s.Barriers += o.Barriers
 	s.Dropped += o.Dropped
+	s.NotYet += o.NotYet
+	s.Retries += o.Retries
 }
 
 // Times is where a process's time went (Figure 4's breakdown): Compute,

@@ -197,3 +197,27 @@ func (rt *Runtime) Finish(now clock.Time) { rt.chk.finish(now) }
 
 // Home returns page pg's home node.
 func (rt *Runtime) Home(pg int) int { return rt.lay.Home(pg) }
+
+// Dump describes every node's synchronisation state (for a stuck run's
+// diagnosis): the locks it waits for, holds or has the token of, their
+// queued requester, and each manager's last requester.
+func (rt *Runtime) Dump() string {
+	var b []byte
+	for _, pr := range rt.procs {
+		b = fmt.Appendf(b, "node %d: vc %v, reqID %d, local %v, sent %v recvd %v\n", pr.id, pr.vc, pr.reqID, pr.local != nil, pr.sent, pr.recvd)
+		for l, ls := range pr.locks {
+			if ls.waiting || ls.held || ls.token || ls.next >= 0 {
+				b = fmt.Appendf(b, "  lock %d: waiting %v held %v token %v asked %d next %d\n", l, ls.waiting, ls.held, ls.token, ls.asked, ls.next)
+			}
+		}
+		for l, last := range pr.mgr.last {
+			if last >= 0 && l%rt.cfg.Nodes == pr.id {
+				b = fmt.Appendf(b, "  manages lock %d: last %d asked %v\n", l, last, pr.mgr.asked[l])
+			}
+		}
+		if pr.mgr.arrived > 0 {
+			b = fmt.Appendf(b, "  barrier: %d arrived\n", pr.mgr.arrived)
+		}
+	}
+	return string(b)
+}

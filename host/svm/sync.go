@@ -16,6 +16,8 @@ type lockState struct {
 	// waiting: asked for, not yet granted; held: in the critical section;
 	// token: released here and not passed on.
 	waiting, held, token bool
+	// asked counts this node's requests for the lock.
+	asked uint32
 	// next is the requester to grant at release (-1 none), its request
 	// ID and vector time.
 	next    int
@@ -25,8 +27,10 @@ type lockState struct {
 
 // manager is a node's state as lock, flag and barrier manager.
 type manager struct {
-	// last is each managed lock's last requester (-1 none), by lock.
-	last []int
+	// last is each managed lock's last requester (-1 none), by lock;
+	// asked each node's requests for it the manager has handled.
+	last  []int
+	asked [][]uint32
 	// flag values and setters (-1: never set), by flag; waiters.
 	val     []uint64
 	setter  []int
@@ -51,6 +55,7 @@ type barArrival struct {
 
 func (m *manager) init(c Config, id int) {
 	m.last = make([]int, c.Locks)
+	m.asked = make([][]uint32, c.Locks)
 	for i := range m.last {
 		m.last[i] = -1
 	}
@@ -89,7 +94,7 @@ func (pr *Process) awaitGrant(p *cpu.Proc, tag uint32, label string) []uint64 {
 		}
 		l := pr.rt.lay
 		sl := l.Reply + uint64(l.page) - 8
-		w := poll(p, label, sl, func(w uint64) bool {
+		w := pr.poll(p, label, sl, func(w uint64) bool {
 			_, _, _, seq := unseal(w)
 			return (seq == tag && w != 0) || (pr.local != nil && pr.local.tag == tag)
 		})
@@ -142,6 +147,7 @@ func (pr *Process) Lock(l int) {
 	ls := &pr.locks[l]
 	tag := pr.newTag()
 	ls.waiting = true
+	ls.asked++
 	step(p, "svm.lock", instrSync)
 	if m := l % pr.rt.cfg.Nodes; m == pr.id {
 		pr.lockReq(p, pr.id, l, tag, append([]uint32(nil), pr.vc...))
@@ -189,23 +195,34 @@ func (pr *Process) Unlock(l int) {
 // lockReq is the manager's side of a lock request.
 func (pr *Process) lockReq(p *cpu.Proc, y, l int, tag uint32, vc []uint32) {
 	step(p, "svm.mgr", instrSync)
-	prev := pr.mgr.last[l]
-	pr.mgr.last[l] = y
+	m := &pr.mgr
+	if m.asked[l] == nil {
+		m.asked[l] = make([]uint32, pr.rt.cfg.Nodes)
+	}
+	prev := m.last[l]
+	m.last[l] = y
+	m.asked[l][y]++
 	switch {
 	case prev < 0 || prev == y:
 		pr.emptyGrant(p, y, tag, vc)
 	case prev == pr.id:
-		pr.lockFwd(p, l, y, tag, vc)
+		pr.lockFwd(p, l, y, tag, vc, m.asked[l][prev])
 	default:
-		pr.request(p, prev, mLockFwd, append([]uint64{uint64(l), uint64(y), uint64(tag)}, vcWords(vc)...))
+		pr.request(p, prev, mLockFwd, append([]uint64{uint64(l), uint64(y), uint64(tag), uint64(m.asked[l][prev])}, vcWords(vc)...))
 	}
 }
 
 // lockFwd is the last requester's side of a forwarded request: grant now
-// if the lock is released here, else at the release.
-func (pr *Process) lockFwd(p *cpu.Proc, l, y int, tag uint32, vc []uint32) {
+// if the lock is released here, else at the release. asked is how many of
+// this node's requests for the lock the manager had handled when it
+// forwarded: fewer than the node has made means the forwarded request came
+// before the node's latest one (which the manager sent further down the
+// queue), so a node that still has the token grants now even though it is
+// waiting (queueing it would wait on a node that waits on this one); as
+// many means it came after, and waits for this node's turn.
+func (pr *Process) lockFwd(p *cpu.Proc, l, y int, tag uint32, vc []uint32, asked uint32) {
 	ls := &pr.locks[l]
-	if ls.held || ls.waiting {
+	if ls.held || (ls.waiting && asked == ls.asked) {
 		if ls.next >= 0 {
 			pr.rt.fail(fmt.Errorf("svm: node %d: lock %d forwarded twice", pr.id, l))
 		}
@@ -378,8 +395,8 @@ func (pr *Process) handle(p *cpu.Proc, src, t int, pl []uint64) {
 			pr.lockReq(p, src, int(pl[0]), uint32(pl[1]), wordsVC(pl[2:2+n]))
 		}
 	case mLockFwd:
-		if !bad(3 + n) {
-			pr.lockFwd(p, int(pl[0]), int(pl[1]), uint32(pl[2]), wordsVC(pl[3:3+n]))
+		if !bad(4 + n) {
+			pr.lockFwd(p, int(pl[0]), int(pl[1]), uint32(pl[2]), wordsVC(pl[4:4+n]), uint32(pl[3]))
 		}
 	case mFlagSet:
 		if !bad(2) {

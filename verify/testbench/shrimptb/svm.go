@@ -92,6 +92,17 @@ func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error)
 	if err != nil {
 		return nil, err
 	}
+	// The runtime's wait loops sleep until the words they wait on change
+	// (svm's poll): a finished write to a node's reply, acknowledgement or
+	// timestamp page wakes its processor.
+	for _, n := range cl.Nodes {
+		c0 := n.CPUs[0]
+		n.Memory().OnWrite(func(now clock.Time, _ int, addr uint64, _ int) {
+			if addr >= lay.Reply && addr < lay.TSOut {
+				c0.Wake(now)
+			}
+		})
+	}
 	peek := func(node int, addr uint64, n int) []byte {
 		buf := make([]byte, n)
 		if err := cl.Nodes[node].Memory().Storage().Read(addr, buf); err != nil {
