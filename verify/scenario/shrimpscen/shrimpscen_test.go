@@ -25,7 +25,8 @@ var _ = Describe("waveform names", func() {
 var _ = Describe("shrimp-report", func() {
 	It("prints every row with the paper's value, and its checks, at a reduced size", func() {
 		p := shrimpscen.ReportDefaults()
-		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2", "radix_keys=128", "radix=16"})).To(Succeed())
+		Expect(scenario.Configure(p, "", []string{"rounds=3", "stream_pages=2", "fifo_senders=3", "duq_count=2", "radix_keys=128", "radix=16",
+			"svm_ocean=34", "svm_ocean_iters=1", "svm_radix_keys=1024", "svm_barnes_bodies=64", "svm_barnes_steps=1"})).To(Succeed())
 		rep, err := shrimpscen.RunReport(env.New(env.Options{Seed: 1}), p)
 		Expect(err).NotTo(HaveOccurred())
 		var metrics []string
@@ -37,7 +38,9 @@ var _ = Describe("shrimp-report", func() {
 			"outgoing FIFO lower bound", "block streaming", "DU queue 2 vs 0", "AU breakdown: total", "DU breakdown: total",
 			"FIFO 1 KB vs 32 KB, Radix-VMMC AU", "combining on vs off, Radix-VMMC AU", "Table 3 messages, Radix-VMMC",
 			"Radix-VMMC AU vs DU speedup", "DU queue 2 vs 0, Radix-VMMC DU async", "send_syscall, Radix-VMMC DU",
-			"recv_interrupt=message, Radix-VMMC DU"} {
+			"recv_interrupt=message, Radix-VMMC DU",
+			"Figure 4 Barnes-SVM speedup", "AURC over HLRC, Ocean-SVM", "HLRC-AU over HLRC, Radix-SVM", "Barnes-SVM aurc breakdown",
+			"Table 2 Ocean-SVM", "Table 3 Radix-SVM", "Table 4 Barnes-SVM"} {
 			Expect(all).To(ContainSubstring(want))
 		}
 		for _, r := range rep.Rows {

@@ -48,7 +48,15 @@ var svmPapers = map[string]svmPaper{
 func svmApps(p *ReportParams) ([]string, []cashapps.Program, []string, error) {
 	var names, sizes []string
 	var progs []cashapps.Program
-	ocean, err := cashapps.NewSOR(cashapps.SORConfig{Rows: p.SVMOcean, Cols: p.SVMOcean, Iters: p.SVMOceanIters})
+	bc := cashapps.DefaultBarnes()
+	bc.Bodies, bc.Steps = p.SVMBarnesBodies, p.SVMBarnesSteps
+	barnes, err := cashapps.NewBarnes(bc)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("svm_barnes_bodies: %w", err)
+	}
+	names, progs = append(names, "barnes"), append(progs, barnes)
+	sizes = append(sizes, fmt.Sprintf("%d bodies, %d steps", bc.Bodies, bc.Steps))
+	ocean, err := cashapps.NewOcean(cashapps.OceanConfig{N: p.SVMOcean, Iters: p.SVMOceanIters})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("svm_ocean: %w", err)
 	}
