@@ -289,7 +289,15 @@ func (b *svmBatch) addSVM(rep *scenario.Report, p *ReportParams) error {
 	rep.Check("SVM: AURC faster than HLRC on every program (4.2)", allFaster, "gains %s", fmtGains(b.names, gains))
 	rep.Check("SVM: HLRC-AU gains less than AURC on every program (4.2)", auLess, "see the rows")
 	if g, ok := ordered(b.names, gains); ok {
-		rep.Check("SVM: AURC's gain grows Barnes < Ocean < Radix (4.2's order)", g, "gains %s", fmtGains(b.names, gains))
+		// A finding, not a check: the order is the paper's at its sizes;
+		// at the CI sizes Barnes's lock-bound tree build decides it
+		// (docs/shrimp-validation.md, "SVM").
+		verdict := "holds"
+		if !g {
+			verdict = "does not hold"
+		}
+		rep.Add("AURC's gain, order over the programs", fmt.Sprintf("%s: %s", verdict, fmtGains(b.names, gains)), "Barnes < Ocean < Radix",
+			paper+" 4.2 «(9.1%, 30.2%, and 79.3%)» for Barnes, Ocean and Radix (validation: the order at the model's sizes, each printed with its program)")
 	}
 	return nil
 }
