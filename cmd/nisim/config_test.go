@@ -46,6 +46,7 @@ var configSets = map[string]string{
 	"cashmere-random":           "phases=2",
 	"shrimp-report":             "rounds=4",
 	"shrimp-traffic":            "ops=10",
+	"svm-app":                   "app=radix",
 	"atm-report":                "rounds=4",
 	"atm-traffic":               "ops=10",
 	"remotewrite":               "firmware.costs.transmit=48",

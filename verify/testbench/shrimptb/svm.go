@@ -56,25 +56,27 @@ type SVMBench struct {
 	prog    cashapps.Program
 }
 
-// BuildSVM builds the cluster and the runtime for prog.
-func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error) {
+// svmPlan checks that prog fits c's cluster and returns the cluster's
+// configuration with the kernels' import pool, the runtime's
+// configuration and its layout.
+func svmPlan(c SVMConfig, prog cashapps.Program) (Config, svm.Config, svm.Layout, error) {
 	if prog == nil {
-		return nil, errors.New("shrimptb: no program")
+		return Config{}, svm.Config{}, svm.Layout{}, errors.New("shrimptb: no program")
 	}
 	cc := c.Cluster
 	pb := uint64(cc.NI.PageBytes)
 	bytes := prog.SharedBytes()
-	if bytes == 0 || bytes%pb != 0 {
-		return nil, fmt.Errorf("shrimptb: program %s: SharedBytes %d must be a positive multiple of %d", prog.Name(), bytes, pb)
+	if pb == 0 || bytes == 0 || bytes%pb != 0 {
+		return cc, svm.Config{}, svm.Layout{}, fmt.Errorf("shrimptb: program %s: SharedBytes %d must be a positive multiple of %d", prog.Name(), bytes, pb)
 	}
 	rc := svm.Config{Protocol: c.Protocol, Nodes: cc.Nodes, Pages: int(bytes / pb), PageBytes: int(pb),
 		Locks: prog.Locks(), Flags: prog.Flags()}
 	if err := rc.Validate(); err != nil {
-		return nil, err
+		return cc, rc, svm.Layout{}, err
 	}
 	lay, err := svm.NewLayout(rc)
 	if err != nil {
-		return nil, err
+		return cc, rc, lay, err
 	}
 	// assumed: the kernel keeps as many OPT entries for imported pages as
 	// the SVM's imports take (svm.Layout.ImportPages: the page replies land
@@ -83,11 +85,27 @@ func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error)
 	// process's.
 	entries := cc.NI.Entries()
 	need := max(lay.ImportPages(rc), entries/vmmc.ProxyPoolFraction)
-	if lay.End > uint64(entries-need)*pb {
-		return nil, fmt.Errorf("shrimptb: program %s: %d pages need %d import entries and %d bytes of node memory: more than the %d-byte node has",
+	if need >= entries || lay.End > uint64(entries-need)*pb {
+		return cc, rc, lay, fmt.Errorf("shrimptb: program %s: %d shared pages need %d import entries and %d bytes of node memory: more than the %d-byte node has",
 			prog.Name(), rc.Pages, need, lay.End, uint64(entries)*pb)
 	}
 	cc.Params.ProxyPages = need
+	return cc, rc, lay, nil
+}
+
+// CheckSVM reports whether prog fits c (BuildSVM's refusal, before any
+// simulation).
+func CheckSVM(c SVMConfig, prog cashapps.Program) error {
+	_, _, _, err := svmPlan(c, prog)
+	return err
+}
+
+// BuildSVM builds the cluster and the runtime for prog.
+func BuildSVM(e *env.Env, c SVMConfig, prog cashapps.Program) (*SVMBench, error) {
+	cc, rc, lay, err := svmPlan(c, prog)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := Build(e, cc)
 	if err != nil {
 		return nil, err
