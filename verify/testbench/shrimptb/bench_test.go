@@ -3,6 +3,8 @@ package shrimptb_test
 import (
 	"testing"
 
+	"github.com/nisim/nisim/host/cashapps"
+	"github.com/nisim/nisim/host/svm"
 	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/rtl/env"
 	"github.com/nisim/nisim/verify/testbench/shrimptb"
@@ -66,4 +68,38 @@ func BenchmarkSHRIMPDU(b *testing.B) {
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(transfers)/sec, "DU-transfers/s")
 	b.ReportMetric(float64(sim)/float64(clock.Microsecond)/sec, "sim-µs/s")
+}
+
+// BenchmarkSVMOcean: Ocean-SVM (cashapps.DefaultOcean, 130 x 130, 4
+// iterations) on the 16 nodes under each protocol, checkers on; building
+// is not timed. It reports simulated microseconds and deliberate-update
+// messages per wall second.
+func BenchmarkSVMOcean(b *testing.B) {
+	for _, proto := range svm.Protocols() {
+		b.Run(proto, func(b *testing.B) {
+			prog, err := cashapps.NewOcean(cashapps.DefaultOcean())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sim clock.Time
+			var msgs uint64
+			for b.Loop() {
+				b.StopTimer()
+				sb, err := shrimptb.BuildSVM(env.New(env.Options{Seed: 1}), shrimptb.DefaultSVM(proto), prog)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				res, err := sb.Run()
+				if err != nil {
+					b.Fatal(err)
+				}
+				sim += res.Time
+				msgs += res.Total.Messages
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(sim)/float64(clock.Microsecond)/sec, "sim-µs/s")
+			b.ReportMetric(float64(msgs)/sec, "messages/s")
+		})
+	}
 }
