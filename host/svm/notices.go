@@ -34,10 +34,15 @@ func (pr *Process) union(j int, a, b uint32) []uint64 {
 	lg := pr.log[j]
 	low := b
 	if len(lg) == 0 || lg[len(lg)-1].to < b {
+		// (The last entry reaches furthest: entries are kept in
+		// increasing To.)
 		pr.rt.fail(fmt.Errorf("svm: node %d: the log of node %d's notices ends before interval %d", pr.id, j, b))
 		return bm
 	}
 	for i := len(lg) - 1; i >= 0 && lg[i].to > a; i-- {
+		if lg[i].from >= b {
+			continue // after (a, b]: not wanted
+		}
 		for w, v := range lg[i].bm {
 			bm[w] |= v
 		}
