@@ -106,6 +106,17 @@ func (pr *Process) outArea() uint64 {
 // notification mechanism»). An acknowledged request first waits for room
 // in its window.
 func (pr *Process) request(p *cpu.Proc, dst, t int, payload []uint64) {
+	pr.requestN(p, dst, t, payload, true)
+}
+
+// requestN is request with the notification asked for or not: a batch of
+// messages to one node (a release's diffs for one home) notifies on its
+// last one, the handler draining the whole ring (assumed: one notification
+// per batch; the NI's notification queue holds 64 records, which one
+// notification a diff message overflowed at a home of Radix at 262,144
+// keys). A message that fills its window always notifies: its sender is
+// about to wait for the acknowledgements.
+func (pr *Process) requestN(p *cpu.Proc, dst, t int, payload []uint64, notify bool) {
 	rt, l := pr.rt, pr.rt.lay
 	if dst == pr.id {
 		rt.fail(fmt.Errorf("svm: node %d sends itself a type %d request", pr.id, t))
@@ -137,10 +148,11 @@ func (pr *Process) request(p *cpu.Proc, dst, t int, payload []uint64) {
 	step(p, "svm.msg", instrMsg)
 	stage(p, out, append(payload, seal(t, len(payload), pr.id, seq)))
 	remote := l.slot(pr.id, k) + uint64(off) - l.Inbox
-	pr.send(p, out, pr.inbox[dst], remote, n, true)
 	if ack {
 		pr.window[dst]++
+		notify = notify || pr.window[dst]-pr.acked[dst] >= ringSpare
 	}
+	pr.send(p, out, pr.inbox[dst], remote, n, notify)
 	pr.stats.Requests[t]++
 }
 

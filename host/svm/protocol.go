@@ -3,6 +3,7 @@ package svm
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/nisim/nisim/host/cpu"
 )
@@ -241,6 +242,7 @@ func (pr *Process) release(p *cpu.Proc) (later func()) {
 	l := rt.lay
 	interval := pr.vc[pr.id] + 1
 	pages := append([]int(nil), pr.dirty...)
+	slices.Sort(pages) // a home's pages consecutive (sendDiffs)
 	// The checker learns the interval's pages before any update leaves.
 	rt.chk.interval(pr, interval, pages)
 	step(p, "svm.release", instrPage*len(pages))
@@ -319,6 +321,11 @@ func ranges(pages []int) [][2]int {
 func (pr *Process) sendDiffs(p *cpu.Proc, interval uint32, diffs [][]run) {
 	rt, l := pr.rt, pr.rt.lay
 	max := l.SlotBytes/8 - 2
+	type dmsg struct {
+		home    int
+		payload []uint64
+	}
+	var msgs []dmsg
 	for _, runs := range diffs {
 		home := l.Home(runs[0].pg)
 		if rt.mut.dropDiff != 0 {
@@ -328,8 +335,7 @@ func (pr *Process) sendDiffs(p *cpu.Proc, interval uint32, diffs [][]run) {
 		msg := []uint64{uint64(interval)}
 		flush := func() {
 			if len(msg) > 1 {
-				pr.request(p, home, mDiff, msg)
-				pr.stats.DiffMessages++
+				msgs = append(msgs, dmsg{home, msg})
 			}
 			msg = []uint64{uint64(interval)}
 		}
@@ -348,6 +354,13 @@ func (pr *Process) sendDiffs(p *cpu.Proc, interval uint32, diffs [][]run) {
 			}
 		}
 		flush()
+	}
+	// Diffs are in page order, so a home's are consecutive: the last to
+	// each home notifies.
+	for i, m := range msgs {
+		last := i == len(msgs)-1 || msgs[i+1].home != m.home
+		pr.requestN(p, m.home, mDiff, m.payload, last)
+		pr.stats.DiffMessages++
 	}
 	for h := range rt.cfg.Nodes {
 		for h != pr.id && pr.acked[h] != pr.window[h] {
