@@ -129,6 +129,20 @@ var _ = Describe("Ocean-NX", func() {
 		Expect(perPoint).To(BeNumerically("~", 130.4, 6.5))
 	})
 
+	It("runs the same twice with the same seed (deterministic), in both variants", func() {
+		oc := shrimptb.DefaultOceanCI()
+		oc.Tolerance, oc.Iterations = 0, 3
+		for _, m := range []nx.Mode{nx.DU, nx.AU} {
+			oc.NX.Mode = m
+			a, _, err := shrimptb.MeasureOcean(newEnv(), shrimptb.DefaultConfig(), oc)
+			Expect(err).NotTo(HaveOccurred())
+			b, _, err := shrimptb.MeasureOcean(newEnv(), shrimptb.DefaultConfig(), oc)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(a.Exact).To(BeTrue())
+			Expect(b).To(Equal(a), m.String())
+		}
+	})
+
 	It("refuses bad sizes with an error naming the field", func() {
 		c := shrimptb.DefaultConfig()
 		oc := shrimptb.DefaultOceanCI()
