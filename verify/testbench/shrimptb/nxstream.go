@@ -17,8 +17,12 @@ import (
 // first computes for Delay cycles (so that the sender fills the ring and
 // waits for credits), then receives them one by one into a buffer and
 // compares each with what was sent; then every node calls gsync.
+// Message m has type m; the receiver asks for type m + TypeOffset into a
+// buffer of RecvMax bytes (0: Bytes), so that a spec can make either
+// wrong.
 type NXStream struct {
 	Count, Bytes, Delay int
+	TypeOffset, RecvMax int
 	NX                  nx.Params
 }
 
@@ -48,6 +52,12 @@ func MeasureNXStream(e *env.Env, c Config, s NXStream) (NXStreamResult, *Cluster
 		return NXStreamResult{}, nil, fmt.Errorf("shrimptb: NX stream needs at least 2 nodes, got %d", p)
 	case s.Count < 1 || s.Bytes < 0 || s.Count*s.Bytes > nxDst-nxSrc || s.Delay < 0:
 		return NXStreamResult{}, nil, fmt.Errorf("shrimptb: NX stream Count %d (at least 1) of Bytes %d (at most %d in all), Delay %d (not negative)", s.Count, s.Bytes, nxDst-nxSrc, s.Delay)
+	case s.TypeOffset < 0 || s.RecvMax < 0:
+		return NXStreamResult{}, nil, fmt.Errorf("shrimptb: NX stream TypeOffset %d and RecvMax %d must not be negative", s.TypeOffset, s.RecvMax)
+	}
+	recvMax := s.RecvMax
+	if recvMax == 0 {
+		recvMax = s.Bytes
 	}
 	lay, err := nx.NewLayout(oceanNX, p, s.NX, c.NI.PageBytes)
 	if err != nil {
@@ -92,7 +102,7 @@ func MeasureNXStream(e *env.Env, c Config, s NXStream) (NXStreamResult, *Cluster
 			case 1:
 				pp.Compute(s.Delay)
 				for m := range s.Count {
-					b, err := ep.Recv(pp, 0, uint32(m), nxDst, s.Bytes)
+					b, err := ep.Recv(pp, 0, uint32(m+s.TypeOffset), nxDst, recvMax)
 					if err != nil {
 						errs[i] = err
 						return

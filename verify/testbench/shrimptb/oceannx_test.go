@@ -219,4 +219,44 @@ var _ = Describe("NX flow control", func() {
 		Entry("deliberate update", nx.DU),
 		Entry("automatic update", nx.AU),
 	)
+
+	DescribeTable("delivers messages of every size class intact (inline, one chunk, a chunk and a tail of 1-byte copies)",
+		func(mode nx.Mode, bytes int) {
+			s := stream(mode)
+			s.Count, s.Bytes, s.Delay = 3, bytes, 0
+			r, _, err := shrimptb.MeasureNXStream(newEnv(), cluster(), s)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Intact).To(BeTrue())
+			// Chunks per message (Params.Chunks) x 3, and gsync's two.
+			Expect(r.Chunks).To(Equal(uint64(3*len(nx.DefaultParams().Chunks(bytes)) + 2)))
+		},
+		Entry("DU, empty", nx.DU, 0),
+		Entry("DU, 3 bytes inline", nx.DU, 3),
+		Entry("DU, 16 bytes inline", nx.DU, 16),
+		Entry("DU, 20 bytes", nx.DU, 20),
+		Entry("DU, 4068 bytes: 4064 + 4", nx.DU, 4068),
+		Entry("AU, empty", nx.AU, 0),
+		Entry("AU, 3 bytes inline", nx.AU, 3),
+		Entry("AU, 17 bytes", nx.AU, 17),
+		Entry("AU, 4067 bytes: 4064 + 3", nx.AU, 4067),
+	)
+
+	It("refuses a DU message that is not whole aligned words instead of hanging", func() {
+		s := stream(nx.DU)
+		s.Count, s.Bytes, s.Delay = 1, 17, 0
+		_, _, err := shrimptb.MeasureNXStream(newEnv(), cluster(), s)
+		Expect(err).To(MatchError(ContainSubstring("DU send of 17 bytes")))
+	})
+
+	It("refuses a message of another type and one longer than the buffer, naming them", func() {
+		s := stream(nx.DU)
+		s.Count, s.Bytes, s.Delay, s.TypeOffset = 1, 64, 0, 1
+		_, _, err := shrimptb.MeasureNXStream(newEnv(), cluster(), s)
+		Expect(err).To(MatchError(nx.ErrType))
+		Expect(err).To(MatchError(ContainSubstring("type 0x0, Recv wants 0x1")))
+		s.TypeOffset, s.RecvMax = 0, 32
+		_, _, err = shrimptb.MeasureNXStream(newEnv(), cluster(), s)
+		Expect(err).To(MatchError(nx.ErrSize))
+		Expect(err).To(MatchError(ContainSubstring("64 bytes and more into a 32-byte buffer")))
+	})
 })
