@@ -40,7 +40,8 @@ var _ = Describe("shrimp-report", func() {
 			"Radix-VMMC AU vs DU speedup", "DU queue 2 vs 0, Radix-VMMC DU async", "send_syscall, Radix-VMMC DU",
 			"recv_interrupt=message, Radix-VMMC DU",
 			"Figure 4 Barnes-SVM speedup", "AURC over HLRC, Ocean-SVM", "HLRC-AU over HLRC, Radix-SVM", "Barnes-SVM aurc breakdown",
-			"Table 2 Ocean-SVM", "Table 3 Radix-SVM", "Table 4 Barnes-SVM"} {
+			"Table 2 Ocean-SVM", "Table 3 Radix-SVM", "Table 4 Barnes-SVM",
+			"Ocean-NX AU / DU time", "Table 2 Ocean-NX", "Table 3 Ocean-NX", "Table 4 Ocean-NX"} {
 			Expect(all).To(ContainSubstring(want))
 		}
 		for _, r := range rep.Rows {
