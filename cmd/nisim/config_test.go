@@ -47,6 +47,7 @@ var configSets = map[string]string{
 	"shrimp-report":             "rounds=4",
 	"shrimp-traffic":            "ops=10",
 	"svm-app":                   "app=radix",
+	"svm-random":                "phases=2",
 	"atm-report":                "rounds=4",
 	"atm-traffic":               "ops=10",
 	"remotewrite":               "firmware.costs.transmit=48",

@@ -112,7 +112,7 @@ var _ = Describe("the job list", func() {
 			}
 			seeds[j.Seed] = true
 		}
-		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "cash", "telegraphos", "lci", "lci-rx", "shrimp", "atm-rma"}))
+		Expect(order).To(Equal([]string{"mesh", "myrinet", "atm", "mchub", "mc", "cash", "telegraphos", "lci", "lci-rx", "shrimp", "svm", "atm-rma"}))
 		for name, n := range planned {
 			Expect(n).To(BeNumerically(">=", regress.Target), name)
 			Expect(len(params[name])).To(BeNumerically(">", 12), name)

@@ -11,7 +11,8 @@ import (
 
 // Systems returns the tier's systems, in the order of the table: the
 // wormhole mesh, the Myrinet clusters, the ATM switch, the Memory Channel
-// hub, the Memory Channel cluster, Cashmere on it, Telegraphos, LCI and SHRIMP.
+// hub, the Memory Channel cluster, Cashmere on it, Telegraphos, LCI, SHRIMP,
+// SVM on SHRIMP and the ATM remote memory.
 //
 // Each draws jobs' parameters across what its scenario offers (traffic
 // pattern, load, sizes, node count, buffers) and keeps the load below
@@ -37,6 +38,7 @@ func Systems() []*System {
 		{Name: "lci-rx", Noun: "packets", Unit: "reliable packets I-nirx or I-hrx sent (first transmissions) while every link corrupted and lost packets at random (lci-traffic)",
 			Chunk: 40_000, Cost: 1.0 / 1500, Draw: drawRx, Count: SumMetrics("packets")},
 		shrimpSystem(),
+		svmSystem(),
 		atmRMASystem(),
 	}
 }

@@ -79,6 +79,7 @@ func Scenarios() []*scenario.Scenario {
 		ReportScenario().In(sys, "4 min").WithWaves(view(reportSpan)),
 		TrafficScenario().In(sys, "0.4 s").WithWaves(view(0)),
 		AppScenario().In(sys, "6 s").WithWaves(view(0)),
+		RandomScenario().In(sys, "10 s").WithWaves(view(0)),
 	}
 }
 
