@@ -518,26 +518,33 @@ func startRadix(seed uint64, p *ReportParams) *radixBatch {
 			c.Params.RecvInterrupt = vmmc.RecvMessage
 		}},
 	}
+	startPool(&b.wg, len(b.jobs), func(i int) { b.jobs[i].run(seed, rc) })
+	return b
+}
+
+// startPool runs run(0) .. run(n-1) on GOMAXPROCS goroutines, each index
+// once, wg counting the goroutines: each simulation stays on one
+// goroutine (the serial engine) and each result has its slot, so a report
+// is the same bytes whatever the goroutines' order.
+func startPool(wg *sync.WaitGroup, n int, run func(i int)) {
 	var next sync.Mutex
 	at := 0
-	workers := min(runtime.GOMAXPROCS(0), len(b.jobs))
-	for range workers {
-		b.wg.Add(1)
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
 		go func() {
-			defer b.wg.Done()
+			defer wg.Done()
 			for {
 				next.Lock()
 				i := at
 				at++
 				next.Unlock()
-				if i >= len(b.jobs) {
+				if i >= n {
 					return
 				}
-				b.jobs[i].run(seed, rc)
+				run(i)
 			}
 		}()
 	}
-	return b
 }
 
 // run runs the job: a fresh default cluster changed by mod. A panic of

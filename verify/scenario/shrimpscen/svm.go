@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -137,24 +136,7 @@ func startSVM(seed uint64, p *ReportParams) *svmBatch {
 			&svmJob{app: app, protocol: p.SVMTableProtocol, nodes: nodes, prog: prog, irq: true})
 	}
 	b.jobs = append(b.jobs, nxJobs()...)
-	var next sync.Mutex
-	at := 0
-	for range min(runtime.GOMAXPROCS(0), len(b.jobs)) {
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			for {
-				next.Lock()
-				i := at
-				at++
-				next.Unlock()
-				if i >= len(b.jobs) {
-					return
-				}
-				b.jobs[i].run(seed)
-			}
-		}()
-	}
+	startPool(&b.wg, len(b.jobs), func(i int) { b.jobs[i].run(seed) })
 	return b
 }
 
