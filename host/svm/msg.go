@@ -152,6 +152,7 @@ func (pr *Process) requestN(p *cpu.Proc, dst, t int, payload []uint64, notify bo
 		pr.window[dst]++
 		notify = notify || pr.window[dst]-pr.acked[dst] >= ringSpare
 	}
+	pr.event(p, EvSend, -1, dst, t)
 	pr.send(p, out, pr.inbox[dst], remote, n, notify)
 	pr.stats.Requests[t]++
 }
@@ -176,6 +177,7 @@ func (pr *Process) replyTo(p *cpu.Proc, dst int, tag uint32, t int, payload []ui
 	out := pr.outArea() + uint64(off)
 	step(p, "svm.msg", instrMsg)
 	stage(p, out, append(payload, seal(t, len(payload), pr.id, tag)))
+	pr.event(p, EvReply, -1, dst, t)
 	pr.send(p, out, pr.reply[dst], uint64(off), n, false)
 }
 
@@ -234,6 +236,7 @@ func (pr *Process) drain(p *cpu.Proc) {
 				}
 				step(p, "svm.msg", instrMsg)
 				pr.recvd[src] = seq
+				pr.event(p, EvRecv, -1, src, t)
 				if ackWanted(t) {
 					pr.recvAck[src]++
 				}
@@ -259,6 +262,7 @@ func (pr *Process) sendAck(p *cpu.Proc, src int) {
 	out := pr.outArea()
 	pr.ackOut[src] = pr.recvAck[src]
 	stage(p, out, []uint64{uint64(pr.recvAck[src])})
+	pr.event(p, EvAck, -1, src, int(pr.recvAck[src]))
 	pr.send(p, out, pr.ack[src], 8*uint64(pr.id), 8, false)
 	pr.stats.Acks++
 }

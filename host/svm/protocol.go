@@ -84,6 +84,7 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 	}
 	pr.perm[pg] = want
 	p.Mprotect(l.Page(pg), rt.cfg.PageBytes, want)
+	pr.event(p, EvMapped, pg, -1, int(want))
 	pr.timer.to(p.Now(), kindCompute, &pr.times)
 }
 
@@ -107,6 +108,7 @@ func (pr *Process) fetch(p *cpu.Proc, pg int) {
 		// The home's copy lacks updates this node's notices cover: ask
 		// again after a pause.
 		pr.stats.Retries++
+		pr.event(p, EvRetry, pg, home, 0)
 		p.Step(cpu.Step{Label: "svm.fetchretry", Instrs: retryInstrs, Poll: true})
 	}
 	pr.event(p, EvFetched, pg, home, 0)
@@ -172,6 +174,7 @@ func (pr *Process) tsWait(p *cpu.Proc, vc []uint32, need []bool) {
 		}
 		w := pr.poll(p, "svm.tswait", l.TS+8*uint64(j), func(w uint64) bool { return uint32(w) >= v })
 		pr.rt.chk.tsSeen(pr, j, uint32(w))
+		pr.event(p, EvTSSeen, -1, j, int(uint32(w)))
 	}
 }
 
@@ -245,6 +248,7 @@ func (pr *Process) release(p *cpu.Proc) (later func()) {
 	slices.Sort(pages) // a home's pages consecutive (sendDiffs)
 	// The checker learns the interval's pages before any update leaves.
 	rt.chk.interval(pr, interval, pages)
+	pr.event(p, EvRelease, -1, -1, len(pages))
 	step(p, "svm.release", instrPage*len(pages))
 	var diffs [][]run
 	for _, pg := range pages {
@@ -253,6 +257,13 @@ func (pr *Process) release(p *cpu.Proc) (later func()) {
 		}
 		runs := pr.diff(p, pg)
 		pr.twin[pg] = false
+		if pr.rt.hooks.Event != nil {
+			words := 0
+			for _, r := range runs {
+				words += len(r.vals)
+			}
+			pr.event(p, EvDiff, pg, -1, words)
+		}
 		switch {
 		case rt.cfg.Protocol == HLRCAU:
 			pr.auDiff(p, runs)
@@ -368,6 +379,9 @@ func (pr *Process) sendDiffs(p *cpu.Proc, interval uint32, diffs [][]run) {
 			pr.acked[h] = uint32(w)
 		}
 	}
+	if len(msgs) > 0 {
+		pr.event(p, EvAcked, -1, -1, len(msgs))
+	}
 }
 
 // applyDiff is the home's side of a diff message, in its notification
@@ -419,6 +433,7 @@ func (pr *Process) tsFlush(p *cpu.Proc, interval uint32) {
 			p.As("svm.ts").Store(l.TSOut+uint64(j)*pb+8*uint64(pr.id), le64(uint64(interval)))
 		}
 	}
+	pr.event(p, EvTSFlush, -1, -1, int(interval))
 }
 
 // acquire applies a grant's notices (a lock or flag grant, a barrier
@@ -437,6 +452,13 @@ func (pr *Process) acquire(p *cpu.Proc, payload []uint64) {
 	bw := rt.cfg.bitmapWords()
 	inval := make([]uint64, bw)
 	homeNeed := make([]bool, rt.cfg.Nodes)
+	writers := 0
+	for j, bm := range bms {
+		if bm != nil && j != pr.id {
+			writers++
+		}
+	}
+	pr.event(p, EvAcquire, -1, -1, writers)
 	for j, bm := range bms {
 		if bm == nil || j == pr.id {
 			continue

@@ -11,6 +11,27 @@ import (
 var _ = Describe("svm", func() {
 	good := Config{Protocol: HLRC, Nodes: 16, Pages: 100, PageBytes: 4096, Locks: 2, Flags: 1}
 
+	It("names each event kind's fields, a message type by name", func() {
+		for _, x := range []struct {
+			ev   Event
+			want []Attr
+		}{
+			{Event{Kind: EvFault, Node: 1, Page: 3, Peer: -1, Arg: 1}, []Attr{{"node", "1"}, {"page", "3"}, {"write", "1"}}},
+			{Event{Kind: EvSend, Node: 2, Page: -1, Peer: 0, Arg: mDiff}, []Attr{{"node", "2"}, {"to", "0"}, {"type", "diff"}}},
+			{Event{Kind: EvReply, Node: 0, Page: -1, Peer: 5, Arg: rRetry}, []Attr{{"node", "0"}, {"to", "5"}, {"type", "retry"}}},
+			{Event{Kind: EvRecv, Node: 0, Page: -1, Peer: 1, Arg: 99}, []Attr{{"node", "0"}, {"from", "1"}, {"type", "99"}}},
+			{Event{Kind: EvTwin, Node: 4, Page: 7, Peer: -1}, []Attr{{"node", "4"}, {"page", "7"}}},
+			{Event{Kind: EvTSSeen, Node: 0, Page: -1, Peer: 1, Arg: 3}, []Attr{{"node", "0"}, {"writer", "1"}, {"value", "3"}}},
+			{Event{Kind: EvApply, Node: 0, Page: 2, Peer: 1, Arg: 4}, []Attr{{"node", "0"}, {"page", "2"}, {"from", "1"}, {"interval", "4"}}},
+		} {
+			Expect(cmp.Diff(x.want, x.ev.Attrs())).To(BeEmpty(), x.ev.Kind)
+		}
+		for k := range eventKeys {
+			Expect(k).NotTo(BeEmpty())
+		}
+		Expect(eventKeys).To(HaveLen(23), "every kind has its keys")
+	})
+
 	DescribeTable("refuses a bad configuration, naming the field",
 		func(mod func(*Config), field string) {
 			c := good

@@ -158,7 +158,7 @@ func (pr *Process) Lock(l int) {
 	pr.acquire(p, payload)
 	ls.waiting, ls.held, ls.token = false, true, true
 	pr.rt.chk.lockAcquired(p.Now(), pr, l)
-	pr.event(p, EvLock, l, -1, 0)
+	pr.event(p, EvLock, -1, -1, l)
 	pr.timer.to(p.Now(), kindCompute, &pr.times)
 }
 
@@ -171,6 +171,7 @@ func (pr *Process) Unlock(l int) {
 		return
 	}
 	pr.timer.to(p.Now(), kindLock, &pr.times)
+	pr.event(p, EvUnlock, -1, -1, l)
 	ls := &pr.locks[l]
 	if pr.rt.mut.grantHeld != 0 && ls.next >= 0 {
 		y, tag, vc := ls.next, ls.nextTag, ls.nextVC
