@@ -103,3 +103,36 @@ func BenchmarkSVMOcean(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSVMRandom: a randomised data-race-free program (the regression
+// system svm's kind of job: 16 nodes, 8 data pages, 16-word granules, 8
+// phases) under each protocol, checkers on; building is not timed. It
+// reports packets written to the receivers' memory per wall second (the regression's unit).
+func BenchmarkSVMRandom(b *testing.B) {
+	for _, proto := range svm.Protocols() {
+		b.Run(proto, func(b *testing.B) {
+			rc := cashapps.RandomConfig{Seed: 7, Procs: 16, DataPages: 8, Granule: 16, Phases: 8,
+				Locks: 2, BlockWords: 8, Sections: 1, WriteShare: 128, Compute: 200}
+			var pkts uint64
+			for b.Loop() {
+				b.StopTimer()
+				prog, err := cashapps.NewRandom(rc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sb, err := shrimptb.BuildSVM(env.New(env.Options{Seed: 1}), shrimptb.DefaultSVM(proto), prog)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := sb.Run(); err != nil {
+					b.Fatal(err)
+				}
+				for _, n := range sb.Cluster.Nodes {
+					pkts += n.NI.Counters().RxPackets
+				}
+			}
+			b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "packets/s")
+		})
+	}
+}
