@@ -150,12 +150,6 @@ func (e *Endpoint) send(p *cpu.Proc, dst int, typ uint32, src uint64, n int) err
 	if n < 0 {
 		return fmt.Errorf("nx: send to %d: size %d is negative", dst, n)
 	}
-	// assumed: the DU variant moves whole aligned words: a 17-byte send
-	// from an unaligned address never completed on the model's UDMA path
-	// (not investigated), so it is refused instead of hanging.
-	if e.prm.Mode == DU && n > InlineBytes && (src%4 != 0 || n%4 != 0) {
-		return fmt.Errorf("nx: DU send of %d bytes from %#x to %d: the address and length must be multiples of 4", n, src, dst)
-	}
 	e.stats.Messages++
 	cs := e.prm.Chunks(n)
 	off := 0

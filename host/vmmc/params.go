@@ -154,6 +154,14 @@ var (
 	// fault and the pair be refused for ever (a testbench that made two
 	// processes on one processor must ContextSwitch to the sender first).
 	ErrNotRunning = errors.New("vmmc: the process is not running")
+	// ErrAlign is a send with a piece whose destination lies at byte 5, 6
+	// or 7 of an 8-byte word: its UDMA STORE (whose address names the
+	// destination) would span two memory-bus beats, which the Pentium
+	// splits into two bus writes, two STOREs to the NI. The library
+	// refuses it before any reference. It happens only when an unaligned
+	// source crosses a page: the piece after the crossing starts where
+	// the source's page ended.
+	ErrAlign = errors.New("vmmc: a UDMA STORE would span two bus beats")
 	// ErrNotImporter is a send through a proxy another process imported:
 	// its device-proxy pages are not in the sender's page table (section
 	// 4.5.3: the proxy mapping is the protection), so the STORE would

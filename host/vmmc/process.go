@@ -2,6 +2,7 @@ package vmmc
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/nisim/nisim/hib/shrimp"
 	"github.com/nisim/nisim/host/cpu"
@@ -216,12 +217,18 @@ func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, n
 	case k.current != pr:
 		return fmt.Errorf("vmmc: send from %#x by process %s while the kernel runs %s (%w)", src, pr.Name, k.current.Name, ErrNotRunning)
 	}
+	pieces := Pieces(src, px.Addr, off, n, int(k.page), k.cfg.DUMaxBytes)
+	for i, pc := range pieces {
+		if a := px.Addr + pc.Off; a%8 > 4 {
+			return fmt.Errorf("vmmc: send from %#x: piece %d of %d (%d bytes from %#x) goes to byte %d of an 8-byte word at %v+%d (%w)",
+				src, i+1, len(pieces), pc.Len, pc.Src, a%8, px.Buffer, pc.Off, ErrAlign)
+		}
+	}
 	pr.stats.Sends++
 	p.Step(cpu.Step{Label: "vmmc.send", Instrs: k.p.SendInstrs})
 	if k.p.SendSyscall {
 		p.As("vmmc.syscall").Trap(TrapSend)
 	}
-	pieces := Pieces(src, px.Addr, off, n, int(k.page), k.cfg.DUMaxBytes)
 	for i, pc := range pieces {
 		last := i == len(pieces)-1
 		nb := (notify || k.p.RecvInterrupt == RecvMessage) && last || k.p.RecvInterrupt == RecvPacket
@@ -233,7 +240,7 @@ func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, n
 			if store {
 				p.As("vmmc.udma.store").Store32(dst, udmaCount(pc.Len, nb))
 			}
-			st := shrimp.Status(p.As("vmmc.udma.load").Load32(msrc))
+			st := laneStatus(p.As("vmmc.udma.load").Load32(msrc), msrc)
 			if st&shrimp.StatusStarted != 0 {
 				break
 			}
@@ -258,6 +265,17 @@ func (pr *Process) Send(p *cpu.Proc, src uint64, px *Proxy, off uint64, n int, n
 		pr.Wait(p)
 	}
 	return nil
+}
+
+// laneStatus is the UDMA status from a proxy LOAD's 32-bit value v read
+// at addr: the NI drives the status word on the EISA's byte lanes, so a
+// LOAD whose address (the source) is not a multiple of 4 returns its
+// bytes rotated by the address's lane (hib/shrimp memLoad); the library
+// puts them back. (Read as the plain value, the status of a source at +2
+// or +3 never showed Started or the NoDest error, and Send retried the
+// LOAD for ever.)
+func laneStatus(v uint32, addr uint64) shrimp.Status {
+	return shrimp.Status(bits.RotateLeft32(v, 8*int(addr%4)))
 }
 
 // Wait returns when the process's last started piece has been read from

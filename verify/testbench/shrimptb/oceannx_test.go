@@ -235,17 +235,25 @@ var _ = Describe("NX flow control", func() {
 		Entry("DU, 16 bytes inline", nx.DU, 16),
 		Entry("DU, 20 bytes", nx.DU, 20),
 		Entry("DU, 4068 bytes: 4064 + 4", nx.DU, 4068),
+		// Messages 2 and 3 start at unaligned sources: the UDMA LOAD's
+		// status on rotated lanes (align_test.go); this hung before
+		// vmmc's laneStatus.
+		Entry("DU, 17 bytes", nx.DU, 17),
 		Entry("AU, empty", nx.AU, 0),
 		Entry("AU, 3 bytes inline", nx.AU, 3),
 		Entry("AU, 17 bytes", nx.AU, 17),
 		Entry("AU, 4067 bytes: 4064 + 3", nx.AU, 4067),
 	)
 
-	It("refuses a DU message that is not whole aligned words instead of hanging", func() {
+	It("refuses a DU message whose unaligned source crosses a page, naming the piece", func() {
+		// Messages of 4067 bytes from consecutive addresses: the second
+		// starts at +3 of a word, so its first chunk's piece after the
+		// source's page boundary would go to byte 5 of a word.
 		s := stream(nx.DU)
-		s.Count, s.Bytes, s.Delay = 1, 17, 0
+		s.Count, s.Bytes, s.Delay = 3, 4067, 0
 		_, _, err := shrimptb.MeasureNXStream(newEnv(), cluster(), s)
-		Expect(err).To(MatchError(ContainSubstring("DU send of 17 bytes")))
+		Expect(err).To(MatchError(vmmc.ErrAlign))
+		Expect(err).To(MatchError(ContainSubstring("goes to byte 5 of an 8-byte word")))
 	})
 
 	It("refuses a message of another type and one longer than the buffer, naming them", func() {
