@@ -2,10 +2,12 @@ package vtest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -61,4 +63,69 @@ func AlterGolden(dir, path string, pick func(line string) bool, change func(line
 	}
 	out := filepath.Join(dir, filepath.Base(path))
 	return out, os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644)
+}
+
+// EventWindow picks a protocol golden's window in a time-ordered event
+// list: from the n-th event (n 0 or 1: the first) that from accepts to the
+// first event at or after it that to accepts, both included, as indexes;
+// ok is false if either is missing.
+func EventWindow[E any](evs []E, from, to func(E) bool, n int) (first, last int, ok bool) {
+	first = -1
+	for i, k := 0, 0; i < len(evs); i++ {
+		if from(evs[i]) {
+			if k++; k >= n {
+				first = i
+				break
+			}
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	for i := first; i < len(evs); i++ {
+		if to(evs[i]) {
+			return first, i, true
+		}
+	}
+	return first, 0, false
+}
+
+// MergeByTime interleaves two time-ordered record lists, a's records
+// first at equal times.
+func MergeByTime(a, b []trace.Record) []trace.Record {
+	out := make([]trace.Record, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || len(a) > 0 && a[0].Time <= b[0].Time {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+// CompareGolden compares recs with the golden at path record by record,
+// as they read back from text (the file's form), with go-cmp, and names
+// the differing fields; under `make golden` (trace.Updating) it rewrites
+// the golden with header instead.
+func CompareGolden(path string, recs []trace.Record, header ...string) error {
+	if trace.Updating() {
+		return Golden(path, recs, header...)
+	}
+	want, err := trace.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var got []trace.Record
+	for _, r := range recs {
+		g, ok, err := trace.ParseLine(r.Format())
+		if err != nil || !ok {
+			return fmt.Errorf("record %q does not parse back: %v", r.Format(), err)
+		}
+		got = append(got, g)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		return fmt.Errorf("golden %s differs (-golden +this run):\n%s", path, d)
+	}
+	return nil
 }

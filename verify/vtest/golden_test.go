@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/trace"
 	"github.com/nisim/nisim/verify/vtest"
 
@@ -50,5 +51,30 @@ var _ = Describe("AlterGolden", func() {
 		Expect(err).To(MatchError(ContainSubstring("no record")))
 		_, err = vtest.AlterGolden(dir, dir+"/missing.trace", func(string) bool { return true }, func(l string) string { return l })
 		Expect(err).To(HaveOccurred())
+	})
+})
+
+var _ = Describe("EventWindow and MergeByTime", func() {
+	It("picks the n-th from event to the next to event, both included", func() {
+		evs := []int{1, 5, 2, 5, 3, 9, 5, 9}
+		is := func(v int) func(int) bool { return func(x int) bool { return x == v } }
+		first, last, ok := vtest.EventWindow(evs, is(5), is(9), 2)
+		Expect([]any{first, last, ok}).To(Equal([]any{3, 5, true}))
+		first, last, ok = vtest.EventWindow(evs, is(5), is(5), 0)
+		Expect([]any{first, last, ok}).To(Equal([]any{1, 1, true}), "the first event may close its own window")
+		_, _, ok = vtest.EventWindow(evs, is(4), is(9), 1)
+		Expect(ok).To(BeFalse(), "no first event")
+		_, _, ok = vtest.EventWindow(evs, is(9), is(1), 1)
+		Expect(ok).To(BeFalse(), "no last event")
+	})
+
+	It("interleaves two time-ordered lists, the first list's records first at equal times", func() {
+		r := func(t int, k string) trace.Record { return trace.Record{Time: clock.Time(t), Kind: k} }
+		got := vtest.MergeByTime([]trace.Record{r(1, "a"), r(3, "a"), r(3, "a2")}, []trace.Record{r(0, "b"), r(3, "b"), r(4, "b")})
+		var kinds []string
+		for _, x := range got {
+			kinds = append(kinds, x.Kind)
+		}
+		Expect(kinds).To(Equal([]string{"b", "a", "a", "a2", "b", "b"}))
 	})
 })

@@ -71,17 +71,9 @@ func goldenRun(prog cashtb.Program, nodes, cpus int, w window) []trace.Record {
 		}
 		return 0
 	})
-	from := -1
-	for i, n := 0, 0; i < len(evs) && from < 0; i++ {
-		if w.from(evs[i]) {
-			if n++; n >= w.n {
-				from = i
-			}
-		}
-	}
-	Expect(from).To(BeNumerically(">=", 0), "the window's first event")
-	to := slices.IndexFunc(evs[from:], w.to)
-	Expect(to).To(BeNumerically(">=", 0), "the window's last event")
+	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
+	Expect(ok).To(BeTrue(), "the window's first and last events")
+	to := last - from
 	t0, t1 := evs[from].Time, evs[from+to].Time
 	cpuClock := c.Cluster.Host.CPU.Clock
 	var ev []trace.Record
@@ -98,21 +90,7 @@ func goldenRun(prog cashtb.Program, nodes, cpus int, w window) []trace.Record {
 			mc = append(mc, r)
 		}
 	}
-	return merge(ev, collapseRuns(mc))
-}
-
-// merge interleaves two time-ordered lists, a's records first at equal
-// times.
-func merge(a, b []trace.Record) []trace.Record {
-	out := make([]trace.Record, 0, len(a)+len(b))
-	for len(a) > 0 || len(b) > 0 {
-		if len(b) == 0 || len(a) > 0 && a[0].Time <= b[0].Time {
-			out, a = append(out, a[0]), a[1:]
-		} else {
-			out, b = append(out, b[0]), b[1:]
-		}
-	}
-	return out
+	return vtest.MergeByTime(ev, collapseRuns(mc))
 }
 
 // collapseRuns replaces each run of two or more 32-byte mc.order records
@@ -303,35 +281,10 @@ var goldens = []struct {
 		window{is(cashmere.EvLockNode, 0, -1), is(cashmere.EvLockFree, 1, -1), 1}, lockHeader},
 }
 
-// checkGolden compares recs with the golden at path with go-cmp (record by
-// record, as they parse back), or rewrites it under `make golden`.
-func checkGolden(path string, recs []trace.Record, header []string) error {
-	if trace.Updating() {
-		return vtest.Golden(path, recs, header...)
-	}
-	want, err := trace.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	// Records compared as they read back from text (the file's form).
-	var got []trace.Record
-	for _, r := range recs {
-		g, ok, err := trace.ParseLine(r.Format())
-		if err != nil || !ok {
-			return fmt.Errorf("record %q does not parse back: %v", r.Format(), err)
-		}
-		got = append(got, g)
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		return fmt.Errorf("golden %s differs (-golden +this run):\n%s", path, d)
-	}
-	return nil
-}
-
 var _ = Describe("Cashmere protocol goldens", Label("golden"), func() {
 	for _, g := range goldens {
 		It("matches "+g.file, func() {
-			Expect(checkGolden(g.file, goldenRun(g.prog, 2, 1, g.w), g.header)).To(Succeed())
+			Expect(vtest.CompareGolden(g.file, goldenRun(g.prog, 2, 1, g.w), g.header...)).To(Succeed())
 		})
 	}
 
@@ -351,7 +304,7 @@ var _ = Describe("Cashmere protocol goldens", Label("golden"), func() {
 				return strings.Join(f, " ")
 			})
 		Expect(err).NotTo(HaveOccurred())
-		err = checkGolden(bad, goldenRun(g.prog, 2, 1, g.w), nil)
+		err = vtest.CompareGolden(bad, goldenRun(g.prog, 2, 1, g.w))
 		GinkgoWriter.Println(err)
 		Expect(err).To(MatchError(ContainSubstring("cm.fetch.reply")))
 		Expect(err).To(MatchError(ContainSubstring("differs")))

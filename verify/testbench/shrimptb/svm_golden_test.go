@@ -73,17 +73,9 @@ func svmGoldenRun(protocol string, nodes int, prog cashapps.Program, w svmWindow
 		}
 		return 0
 	})
-	from := -1
-	for i, n := 0, 0; i < len(evs) && from < 0; i++ {
-		if w.from(evs[i]) {
-			if n++; n >= w.n {
-				from = i
-			}
-		}
-	}
-	Expect(from).To(BeNumerically(">=", 0), "the window's first event")
-	to := slices.IndexFunc(evs[from:], w.to)
-	Expect(to).To(BeNumerically(">=", 0), "the window's last event")
+	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
+	Expect(ok).To(BeTrue(), "the window's first and last events")
+	to := last - from
 	t0, t1 := evs[from].Time, evs[from+to].Time
 	var ev []trace.Record
 	for _, x := range evs[from : from+to+1] {
@@ -100,21 +92,7 @@ func svmGoldenRun(protocol string, nodes int, prog cashapps.Program, w svmWindow
 			hw = append(hw, r)
 		}
 	}
-	return svmMerge(ev, hw)
-}
-
-// svmMerge interleaves two time-ordered lists, a's records first at equal
-// times.
-func svmMerge(a, b []trace.Record) []trace.Record {
-	out := make([]trace.Record, 0, len(a)+len(b))
-	for len(a) > 0 || len(b) > 0 {
-		if len(b) == 0 || len(a) > 0 && a[0].Time <= b[0].Time {
-			out, a = append(out, a[0]), a[1:]
-		} else {
-			out, b = append(out, b[0]), b[1:]
-		}
-	}
-	return out
+	return vtest.MergeByTime(ev, hw)
 }
 
 // The golden programs. SharedBytes is two or four 4 KB pages; homes are
@@ -255,7 +233,7 @@ var _ = Describe("SVM protocol goldens", Label("golden"), func() {
 	for _, g := range svmGoldens {
 		It("matches "+g.file, func() {
 			recs := svmGoldenRun(g.protocol, g.nodes, g.prog(), g.w)
-			Expect(checkSVMGolden(g.file, recs, g.header)).To(Succeed())
+			Expect(vtest.CompareGolden(g.file, recs, g.header...)).To(Succeed())
 		})
 	}
 
@@ -275,7 +253,7 @@ var _ = Describe("SVM protocol goldens", Label("golden"), func() {
 				return strings.Join(f, " ")
 			})
 		Expect(err).NotTo(HaveOccurred())
-		err = checkSVMGolden(bad, svmGoldenRun(g.protocol, g.nodes, g.prog(), g.w), nil)
+		err = vtest.CompareGolden(bad, svmGoldenRun(g.protocol, g.nodes, g.prog(), g.w))
 		GinkgoWriter.Println(err)
 		Expect(err).To(MatchError(ContainSubstring("svm.fetched")))
 		Expect(err).To(MatchError(ContainSubstring("differs")))
@@ -288,31 +266,6 @@ var _ = Describe("SVM protocol goldens", Label("golden"), func() {
 		Expect(cmp.Diff(a, b)).To(BeEmpty())
 	})
 })
-
-// checkSVMGolden compares recs with the golden at path with go-cmp
-// (record by record, as they parse back), or rewrites it under `make
-// golden`.
-func checkSVMGolden(path string, recs []trace.Record, header []string) error {
-	if trace.Updating() {
-		return vtest.Golden(path, recs, header...)
-	}
-	want, err := trace.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var got []trace.Record
-	for _, r := range recs {
-		g, ok, err := trace.ParseLine(r.Format())
-		if err != nil || !ok {
-			return fmt.Errorf("record %q does not parse back: %v", r.Format(), err)
-		}
-		got = append(got, g)
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		return fmt.Errorf("golden %s differs (-golden +this run):\n%s", path, d)
-	}
-	return nil
-}
 
 // The goldens' headers: why each record is there (the paper's rule or the
 // runtime's, docs/svm-design.md) and how its time follows; svmCommonHeader
