@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -128,4 +129,19 @@ func CompareGolden(path string, recs []trace.Record, header ...string) error {
 		return fmt.Errorf("golden %s differs (-golden +this run):\n%s", path, d)
 	}
 	return nil
+}
+
+// Later is an AlterGolden change: the record line's time ps picoseconds
+// and its cycle cycles later (a wrong golden whose record is late).
+func Later(ps, cycles int64) func(line string) string {
+	return func(l string) string {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			return l
+		}
+		t, _ := strconv.ParseInt(f[0], 10, 64)
+		c, _ := strconv.ParseInt(f[1], 10, 64)
+		f[0], f[1] = strconv.FormatInt(t+ps, 10), strconv.FormatInt(c+cycles, 10)
+		return strings.Join(f, " ")
+	}
 }
