@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nisim/nisim/rtl/clock"
 	"github.com/nisim/nisim/verify/trace"
 )
 
@@ -144,4 +146,19 @@ func Later(ps, cycles int64) func(line string) string {
 		f[0], f[1] = strconv.FormatInt(t+ps, 10), strconv.FormatInt(c+cycles, 10)
 		return strings.Join(f, " ")
 	}
+}
+
+// SortByTime sorts protocol events by their time (at), keeping the order
+// of equal times: they come in simulation order, so it only guards a
+// golden's merge.
+func SortByTime[E any](evs []E, at func(E) clock.Time) {
+	slices.SortStableFunc(evs, func(a, b E) int {
+		switch ta, tb := at(a), at(b); {
+		case ta < tb:
+			return -1
+		case ta > tb:
+			return 1
+		}
+		return 0
+	})
 }

@@ -3,7 +3,6 @@ package cashtb_test
 import (
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -60,17 +59,7 @@ func goldenRun(prog cashtb.Program, nodes, cpus int, w window) []trace.Record {
 	Expect(err).NotTo(HaveOccurred())
 	_, err = b.Run()
 	Expect(err).NotTo(HaveOccurred())
-	// Events come in simulation order; a stable sort by time only guards
-	// the merge.
-	slices.SortStableFunc(evs, func(a, b cashmere.Event) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
+	vtest.SortByTime(evs, func(e cashmere.Event) clock.Time { return e.Time })
 	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
 	Expect(ok).To(BeTrue(), "the window's first and last events")
 	to := last - from

@@ -2,7 +2,6 @@ package shrimptb_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,16 +61,7 @@ func svmGoldenRun(protocol string, nodes int, prog cashapps.Program, w svmWindow
 	if ck, ok := prog.(interface{ Check([]byte) error }); ok {
 		Expect(ck.Check(res.Memory)).To(Succeed())
 	}
-	// Events come in simulation order; the stable sort only guards it.
-	slices.SortStableFunc(evs, func(a, b svm.Event) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
+	vtest.SortByTime(evs, func(e svm.Event) clock.Time { return e.Time })
 	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
 	Expect(ok).To(BeTrue(), "the window's first and last events")
 	to := last - from
