@@ -257,7 +257,7 @@ func (pr *Process) release(p *cpu.Proc) (later func()) {
 		}
 		runs := pr.diff(p, pg)
 		pr.twin[pg] = false
-		if pr.rt.hooks.Event != nil {
+		if rt.hooks.Event != nil {
 			words := 0
 			for _, r := range runs {
 				words += len(r.vals)
@@ -452,13 +452,15 @@ func (pr *Process) acquire(p *cpu.Proc, payload []uint64) {
 	bw := rt.cfg.bitmapWords()
 	inval := make([]uint64, bw)
 	homeNeed := make([]bool, rt.cfg.Nodes)
-	writers := 0
-	for j, bm := range bms {
-		if bm != nil && j != pr.id {
-			writers++
+	if rt.hooks.Event != nil {
+		writers := 0
+		for j, bm := range bms {
+			if bm != nil && j != pr.id {
+				writers++
+			}
 		}
+		pr.event(p, EvAcquire, -1, -1, writers)
 	}
-	pr.event(p, EvAcquire, -1, -1, writers)
 	for j, bm := range bms {
 		if bm == nil || j == pr.id {
 			continue

@@ -62,11 +62,10 @@ func goldenRun(prog cashtb.Program, nodes, cpus int, w window) []trace.Record {
 	vtest.SortByTime(evs, func(e cashmere.Event) clock.Time { return e.Time })
 	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
 	Expect(ok).To(BeTrue(), "the window's first and last events")
-	to := last - from
-	t0, t1 := evs[from].Time, evs[from+to].Time
+	t0, t1 := evs[from].Time, evs[last].Time
 	cpuClock := c.Cluster.Host.CPU.Clock
 	var ev []trace.Record
-	for _, x := range evs[from : from+to+1] {
+	for _, x := range evs[from : last+1] {
 		r := trace.Record{Time: x.Time, Cycle: cpuClock.CycleAt(x.Time), Path: b.Procs[x.Proc].CPU().Name(), Kind: string(x.Kind)}
 		for _, a := range x.Attrs() {
 			r.Fields = append(r.Fields, trace.Int(a.Key, int64(a.Val)))

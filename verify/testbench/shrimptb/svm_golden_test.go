@@ -64,10 +64,9 @@ func svmGoldenRun(protocol string, nodes int, prog cashapps.Program, w svmWindow
 	vtest.SortByTime(evs, func(e svm.Event) clock.Time { return e.Time })
 	from, last, ok := vtest.EventWindow(evs, w.from, w.to, w.n)
 	Expect(ok).To(BeTrue(), "the window's first and last events")
-	to := last - from
-	t0, t1 := evs[from].Time, evs[from+to].Time
+	t0, t1 := evs[from].Time, evs[last].Time
 	var ev []trace.Record
-	for _, x := range evs[from : from+to+1] {
+	for _, x := range evs[from : last+1] {
 		cpu := b.Procs[x.Node].CPU()
 		r := trace.Record{Time: x.Time, Cycle: cpu.Clock().CycleAt(x.Time), Path: cpu.Name(), Kind: "svm." + x.Kind}
 		for _, a := range x.Attrs() {
