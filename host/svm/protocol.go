@@ -57,6 +57,13 @@ func (pr *Process) pageFault(p *cpu.Proc, f *cpu.Frame) {
 		return
 	}
 	pg := int((f.Addr - l.Shared) / pb)
+	if pr.inIntr {
+		// The handler's own accesses go through alias; a fault here is
+		// the runtime's bug (the handler would fetch, twin and list the
+		// page as the program's write).
+		rt.fail(fmt.Errorf("svm: node %d: protection fault at %#x inside the notification handler", pr.id, f.Addr))
+		return
+	}
 	pr.timer.to(p.Now(), kindData, &pr.times)
 	p.EnableInterrupts()
 	step(p, "svm.fault", instrFault)
@@ -398,9 +405,14 @@ func (pr *Process) applyDiff(p *cpu.Proc, src int, payload []uint64) {
 			return
 		}
 		base := l.Page(pg) + 8*uint64(start)
-		for i, v := range rest[1 : 1+k] {
-			pr.store(p, base+8*uint64(i), le64(v))
-		}
+		// The handler runs in user mode: the home's own mapping of the
+		// page may be write-protected (its writes are caught for their
+		// notices), so the diff goes in through the runtime's alias.
+		pr.alias(pg, func() {
+			for i, v := range rest[1 : 1+k] {
+				pr.store(p, base+8*uint64(i), le64(v))
+			}
+		})
 		step(p, "svm.apply", instrRun)
 		rt.chk.applied(pr.id, src, interval, pg, false)
 		pr.event(p, EvApply, pg, src, int(interval))

@@ -296,6 +296,13 @@ func (k *Kernel) ReplacePage(p *cpu.Proc, page int) error {
 // the late acknowledgement cleared those raises with the old causes and
 // nothing served them (threshold_race_test.go in
 // verify/testbench/shrimptb reproduces both).
+//
+// The user-level notification handlers run after the kernel's part, at the
+// interrupt's return to user mode (upcalls), as a Unix signal handler
+// does: with interrupts enabled, so a later interrupt still pops the NI's
+// queue into the kernel's (section 2.2: «it does provide queueing of
+// multiple notifications»), and with the process's further notifications
+// held until its handler returns.
 func (k *Kernel) interrupt(p *cpu.Proc) {
 	k.privileged(func() {
 		k.stats.Interrupts++
@@ -328,14 +335,27 @@ func (k *Kernel) interrupt(p *cpu.Proc) {
 			}
 		}
 	})
+	k.upcalls(p)
 }
 
-// notifications pops the NI's notification records and hands each to
-// its buffer's process: queued while the process blocks notifications,
-// else delivered to its handler (section 2.2: «it does provide queueing of
-// multiple notifications»). A record for a buffer whose process set no
-// handler is dropped (Table 4's null kernel handler). The last pop reads
-// the queue empty: the level's re-read after serving.
+// upcalls runs the handlers of the processes with queued notifications,
+// in the order the processes were made, skipping a process that blocks
+// notifications or whose handler is already running (an interrupt taken
+// inside it: the running handler's loop delivers what this one queued).
+func (k *Kernel) upcalls(p *cpu.Proc) {
+	for _, pr := range k.procs {
+		if len(pr.queued) > 0 && !pr.blocked && !pr.inHandler {
+			pr.upcall(p)
+		}
+	}
+}
+
+// notifications pops the NI's notification records and queues each for
+// its buffer's process (section 2.2: «it does provide queueing of
+// multiple notifications»), whose handler upcalls runs. A record for a
+// buffer whose process set no handler is dropped (Table 4's null kernel
+// handler). The last pop reads the queue empty: the level's re-read after
+// serving.
 func (k *Kernel) notifications(p *cpu.Proc) {
 	for {
 		rec := p.As("vmmc.notify").Load(k.csr(shrimp.RegNotify), 8)
@@ -349,6 +369,6 @@ func (k *Kernel) notifications(p *cpu.Proc) {
 			k.stats.Dropped++
 			continue
 		}
-		x.proc.deliver(p, n)
+		x.proc.queued = append(x.proc.queued, n)
 	}
 }

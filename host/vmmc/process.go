@@ -22,8 +22,11 @@ type Process struct {
 	auWriter bool
 
 	onNotify func(p *cpu.Proc, n shrimp.Notification)
-	blocked  bool
-	queued   []shrimp.Notification
+	// blocked is the process's own block (Block); inHandler that its
+	// handler is running (further notifications wait for its return).
+	blocked, inHandler bool
+	// queued is the kernel's queue of the process's notifications.
+	queued []shrimp.Notification
 
 	// lastSrc is the source address of the last piece started and not
 	// yet seen done (pending): Wait polls its page.
@@ -296,8 +299,11 @@ func (pr *Process) Wait(p *cpu.Proc) {
 
 // OnNotify sets the process's notification handler (section 2.2: «a
 // control transfer to a specified user-level handler whenever a message
-// is received for that buffer»); it runs in the kernel's interrupt
-// program, as a signal handler runs before the interrupted code resumes.
+// is received for that buffer»; «similar in semantics to Unix signals»).
+// It runs at the return of the interrupt that popped the record, in user
+// mode (the process's page table) with interrupts enabled, before the
+// interrupted code resumes; the process's further notifications are held
+// while it runs and delivered, in order, when it returns.
 func (pr *Process) OnNotify(fn func(p *cpu.Proc, n shrimp.Notification)) { pr.onNotify = fn }
 
 // Block holds notifications in the process's queue (section 2.2:
@@ -305,28 +311,45 @@ func (pr *Process) OnNotify(fn func(p *cpu.Proc, n shrimp.Notification)) { pr.on
 // but not for individual receive buffers»).
 func (pr *Process) Block(p *cpu.Proc) { pr.blocked = true }
 
-// Unblock delivers the queued notifications in order, then lets new ones
-// through.
+// Unblock delivers the queued notifications in order (as the handler's
+// upcall does, with interrupts enabled), then lets new ones through.
 func (pr *Process) Unblock(p *cpu.Proc) {
 	pr.blocked = false
-	for len(pr.queued) > 0 && !pr.blocked {
-		n := pr.queued[0]
-		pr.queued = pr.queued[1:]
-		pr.run(p, n)
+	if len(pr.queued) > 0 && !pr.inHandler {
+		pr.upcall(p)
 	}
 }
 
 // Queued returns the notifications waiting while blocked.
 func (pr *Process) Queued() int { return len(pr.queued) }
 
-func (pr *Process) deliver(p *cpu.Proc, n shrimp.Notification) {
-	if pr.blocked {
-		pr.queued = append(pr.queued, n)
-		return
+// upcall runs the handler for each queued notification, in order, with
+// interrupts enabled (an interrupt taken meanwhile queues its records
+// behind them) and the process's page table, then puts the mask and the
+// table back as they were. From an interrupt (masked), the queue is
+// looked at again once interrupts are masked, so a record queued by an
+// interrupt taken just before the masking is not left behind.
+func (pr *Process) upcall(p *cpu.Proc) {
+	c := pr.k.hw.CPU
+	was, masked := c.PageTable(), c.Masked()
+	c.SetPageTable(pr.pt)
+	pr.inHandler = true
+	for len(pr.queued) > 0 && !pr.blocked {
+		if masked {
+			p.EnableInterrupts()
+		}
+		for len(pr.queued) > 0 && !pr.blocked {
+			n := pr.queued[0]
+			pr.queued = pr.queued[1:]
+			pr.run(p, n)
+		}
+		if masked {
+			p.DisableInterrupts()
+		}
 	}
-	pr.run(p, n)
+	pr.inHandler = false
+	c.SetPageTable(was)
 }
-
 func (pr *Process) run(p *cpu.Proc, n shrimp.Notification) {
 	pr.stats.Notifications++
 	pr.k.stats.Delivered++

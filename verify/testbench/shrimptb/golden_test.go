@@ -372,14 +372,16 @@ var notifyHeader = []string{
 	"posted write). In the CPU's retry train (an attempt every 3 Xpress cycles: arbitration, address",
 	"answered with a retry, idle) the attempt at 411 (address 412) is the first after the bridge holds",
 	"the answer: data 415, retired at CPU 832 (13.867 us, cycles=75). The kernel's KernelInstrs 50 for",
-	"the record occupy 832-881 and the process's handler (Compute(1)) runs in 882 (14.7 us, 50 cycles",
-	"after the pop). The next pop, the level's re-read after serving, begins in 883, the cycle after",
-	"the handler executed, and finds the queue empty (EISA 126-131; Xpress retry 477-481; retired at",
-	"CPU 964, 16.067 us); the kernel returns. One interrupt, one record, one handler call: the",
-	"notification checker (shrimp.notify) matched the interrupt to the packet.",
+	"the record occupy 832-881 and it queues the record for the page's process. The next pop, the",
+	"level's re-read after serving, begins in 882 and finds the queue empty (EISA 126-131; Xpress retry",
+	"477-481; retired at CPU 964, 16.067 us, cycles=82). The kernel's part is done; at the interrupt's",
+	"return to user mode the process's handler (Compute(1)) runs with interrupts enabled (as a signal",
+	"handler: VMMC's notifications, section 2.2), in 964 (16.067 us, the cycle the empty pop's data",
+	"came), then the interrupt returns. One interrupt, one record, one handler call: the notification",
+	"checker (shrimp.notify) matched the interrupt to the packet.",
 	"Breakdown (ns): packet as du_send until the incoming descriptor 0-5280; interrupt recognition",
 	"5280-9550; entry 9550-10617; cause read 10617-11767 (the acknowledgement posted at its end); pop",
-	"11767-13867; handler 13867-14700.",
+	"11767-13867; the record's kernel work and the empty pop 13867-16067; handler 16067.",
 }
 
 var combineHeader = []string{
