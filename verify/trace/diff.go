@@ -174,10 +174,13 @@ const UpdateEnv = "NISIM_UPDATE_GOLDEN"
 func Updating() bool { return os.Getenv(UpdateEnv) == "1" }
 
 // CheckGolden compares got with the golden trace file at path and returns a
-// *Mismatch (or a read error) if they differ. When UpdateEnv is set it
-// rewrites the file instead, keeping the file's existing comment lines (the
-// human explanation of why the golden is right) or, for a new file, the
-// given comments.
+// *Mismatch (or a read error) if they differ. Given comments are the
+// golden's derivation, kept in the test's source: the file's comment lines
+// must be exactly them, so a derivation edited in the source and not
+// recorded (or a file whose header was never written) fails too. When
+// UpdateEnv is set it rewrites the file instead, with the given comments
+// or, when none are given, the file's existing comment lines (the human
+// explanation of why the golden is right).
 func CheckGolden(path string, got []Record, comments ...string) error {
 	if Updating() {
 		return writeGolden(path, got, comments)
@@ -190,7 +193,7 @@ func CheckGolden(path string, got []Record, comments ...string) error {
 		return err
 	}
 	defer f.Close()
-	want, _, err := Read(f)
+	want, have, err := Read(f)
 	if err != nil {
 		return fmt.Errorf("golden %s: %w", path, err)
 	}
@@ -198,20 +201,51 @@ func CheckGolden(path string, got []Record, comments ...string) error {
 		m.WantLabel, m.GotLabel = "golden "+path, "this run"
 		return m
 	}
+	return CheckHeader(path, have, comments)
+}
+
+// CheckHeader compares a golden file's comment lines (as Read returns them)
+// with the comments the test gives (none: nothing to compare) and names
+// the first line that differs.
+func CheckHeader(path string, have, comments []string) error {
+	if len(comments) == 0 {
+		return nil
+	}
+	file := headerLines(have)
+	var want []string
+	for _, c := range comments {
+		want = append(want, strings.Split(c, "\n")...)
+	}
+	for i := range max(len(file), len(want)) {
+		var f, w string
+		if i < len(file) {
+			f = file[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if f != w {
+			return fmt.Errorf("golden %s: header line %d is %q, the test's derivation says %q: run `make golden`, review the file and commit it", path, i+2, f, w)
+		}
+	}
 	return nil
 }
 
+// headerLines strips the comment marks off a file's comment lines, less
+// the format line.
+func headerLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "#") && l != Header {
+			out = append(out, strings.TrimPrefix(strings.TrimPrefix(l, "#"), " "))
+		}
+	}
+	return out
+}
+
 func writeGolden(path string, got []Record, comments []string) error {
-	if old, err := os.ReadFile(path); err == nil {
-		var kept []string
-		for _, l := range strings.Split(string(old), "\n") {
-			if strings.HasPrefix(l, "#") && l != Header {
-				kept = append(kept, strings.TrimPrefix(strings.TrimPrefix(l, "#"), " "))
-			}
-		}
-		if len(kept) > 0 {
-			comments = kept
-		}
+	if old, err := os.ReadFile(path); err == nil && len(comments) == 0 {
+		comments = headerLines(strings.Split(string(old), "\n"))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -467,6 +467,16 @@ var _ = Describe("Golden files", func() {
 		Expect(m.Index).To(Equal(9))
 	})
 
+	It("fails when the file's header is not the test's derivation, naming the line", func() {
+		write(path, recs, "derived:", "TODO")
+		Expect(trace.CheckGolden(path, recs)).To(Succeed(), "no derivation given: nothing to compare")
+		Expect(trace.CheckGolden(path, recs, "derived:", "  DMA completes in order.")).To(MatchError(
+			"golden " + path + `: header line 3 is "TODO", the test's derivation says "  DMA completes in order.": ` +
+				"run `make golden`, review the file and commit it"))
+		Expect(trace.CheckGolden(path, recs, "derived:", "TODO", "more")).To(MatchError(ContainSubstring(`header line 4 is "", the test's derivation says "more"`)))
+		Expect(trace.CheckGolden(path, recs, "derived:\nTODO")).To(Succeed(), "a comment's lines are the file's lines")
+	})
+
 	It("names the golden and the line of a malformed golden", func() {
 		Expect(os.MkdirAll(filepath.Dir(path), 0o755)).To(Succeed())
 		Expect(os.WriteFile(path, []byte(trace.Header+"\n0 0 P k\n10 x P k\n"), 0o644)).To(Succeed())
@@ -476,17 +486,25 @@ var _ = Describe("Golden files", func() {
 	Context("when updating", func() {
 		BeforeEach(func() { GinkgoT().Setenv(trace.UpdateEnv, "1") })
 
-		It("rewrites the file and keeps its comment lines", func() {
+		It("rewrites the file and keeps its comment lines when the test gives none", func() {
 			write(path, recs[:3], "Why this golden is right:", "  DMA completes in order.")
 			Expect(trace.Updating()).To(BeTrue())
-			// The comments passed now are only for new files.
-			Expect(trace.CheckGolden(path, recs, "ignored")).To(Succeed())
+			Expect(trace.CheckGolden(path, recs)).To(Succeed())
 			data, err := os.ReadFile(path)
 			Expect(err).NotTo(HaveOccurred())
 			var buf bytes.Buffer
 			Expect(trace.Write(&buf, recs, "Why this golden is right:", "  DMA completes in order.")).To(Succeed())
 			Expect(string(data)).To(Equal(buf.String()))
-			Expect(string(data)).NotTo(ContainSubstring("ignored"))
+		})
+
+		It("rewrites the comment lines with the test's derivation when it gives one", func() {
+			write(path, recs[:3], "TODO")
+			Expect(trace.CheckGolden(path, recs, "derived:", "  DMA completes in order.")).To(Succeed())
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			var buf bytes.Buffer
+			Expect(trace.Write(&buf, recs, "derived:", "  DMA completes in order.")).To(Succeed())
+			Expect(string(data)).To(Equal(buf.String()))
 		})
 
 		It("creates a missing file and its directory with the given comments", func() {

@@ -115,9 +115,14 @@ func CompareGolden(path string, recs []trace.Record, header ...string) error {
 	if trace.Updating() {
 		return Golden(path, recs, header...)
 	}
-	want, err := trace.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
+	}
+	defer f.Close()
+	want, have, err := trace.Read(f)
+	if err != nil {
+		return fmt.Errorf("golden %s: %w", path, err)
 	}
 	var got []trace.Record
 	for _, r := range recs {
@@ -130,7 +135,7 @@ func CompareGolden(path string, recs []trace.Record, header ...string) error {
 	if d := cmp.Diff(want, got); d != "" {
 		return fmt.Errorf("golden %s differs (-golden +this run):\n%s", path, d)
 	}
-	return nil
+	return trace.CheckHeader(path, have, header)
 }
 
 // Later is an AlterGolden change: the record line's time ps picoseconds
