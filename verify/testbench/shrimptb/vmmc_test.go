@@ -241,4 +241,54 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 		Expect(rx.Stats().Notifications).To(Equal(uint64(2)))
 		Expect(cl.Nodes[1].Kernel.Stats().Notify).To(BeNumerically(">=", 1))
 	})
+
+	It("runs the handler at the interrupt's return with interrupts enabled: a record that arrives meanwhile is popped then, and delivered after it", func() {
+		// VMMC's notifications are «similar in semantics to Unix signals»
+		// and queued (section 2.2). The first handler computes 100 us;
+		// node 0's three more notifying sends arrive meanwhile: a nested
+		// interrupt pops their records into the kernel's queue (the NI's
+		// queue does not wait for the handler), and they are delivered in
+		// order after the first handler returns, never nested in it.
+		e, cl := vmmcCluster(nil)
+		rx := cl.Nodes[1].Kernel.NewProcess("rx")
+		tx := cl.Nodes[0].Kernel.NewProcess("tx")
+		b, err := rx.Export(nil, rxBuf, 8192, true)
+		Expect(err).NotTo(HaveOccurred())
+		px, err := tx.Import(nil, b)
+		Expect(err).NotTo(HaveOccurred())
+		var got []shrimp.Notification
+		var masked []bool
+		depth, deepest, queuedAfterFirst := 0, 0, -1
+		rx.OnNotify(func(p *cpu.Proc, n shrimp.Notification) {
+			depth++
+			deepest = max(deepest, depth)
+			masked = append(masked, p.CPU().Masked())
+			if len(got) == 0 {
+				p.Compute(6000) // 100 us at 60 MHz
+				queuedAfterFirst = rx.Queued()
+			}
+			got = append(got, n)
+			depth--
+		})
+		cl.Nodes[0].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			p.Store32(txBuf, 1)
+			Expect(tx.Send(p, txBuf, px, 0, 4, true)).To(Succeed()) // page 0x100
+			for i := range 3 {
+				Expect(tx.Send(p, txBuf, px, 4096+8*uint64(i), 4, true)).To(Succeed()) // page 0x101
+			}
+			p.Store32(txBuf+4, 2)
+			Expect(tx.Send(p, txBuf+4, px, 4096+64, 4, false)).To(Succeed()) // the end mark
+		}))
+		cl.Nodes[1].CPUs[0].Run(cpu.Go(func(p *cpu.Proc) {
+			shrimptb.Poll(p, rxBuf+4096+64, 2, clock.Millisecond)
+			p.Compute(12000) // the handlers' 200 us
+		}))
+		runClean(e, cl)
+		first, second := shrimp.Notification{Page: rxBuf / 4096, Src: 0}, shrimp.Notification{Page: rxBuf/4096 + 1, Src: 0}
+		Expect(got).To(Equal([]shrimp.Notification{first, second, second, second}))
+		Expect(deepest).To(Equal(1), "a handler never runs inside another")
+		Expect(masked).To(Equal([]bool{false, false, false, false}), "handlers run with interrupts enabled")
+		Expect(queuedAfterFirst).To(Equal(3), "the records that came during the first handler were popped during it")
+		Expect(cl.Nodes[1].Kernel.Stats().Interrupts).To(BeNumerically(">=", 2))
+	})
 })
