@@ -50,6 +50,20 @@ const (
 	txBuf = 0x40_0000
 )
 
+// notifyPair is a two-node cluster where node 1's process rx exports two
+// pages at rxBuf with notifications and node 0's process tx imports them.
+func notifyPair() (*env.Env, *shrimptb.Cluster, *vmmc.Process, *vmmc.Process, *vmmc.Proxy) {
+	GinkgoHelper()
+	e, cl := vmmcCluster(nil)
+	rx := cl.Nodes[1].Kernel.NewProcess("rx")
+	tx := cl.Nodes[0].Kernel.NewProcess("tx")
+	b, err := rx.Export(nil, rxBuf, 8192, true)
+	Expect(err).NotTo(HaveOccurred())
+	px, err := tx.Import(nil, b)
+	Expect(err).NotTo(HaveOccurred())
+	return e, cl, rx, tx, px
+}
+
 var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	It("delivers an automatic update through a binding, and a deliberate update through a proxy", func() {
 		e, cl := vmmcCluster(nil)
@@ -209,13 +223,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	})
 
 	It("queues notifications while blocked and delivers them in order on unblock", func() {
-		e, cl := vmmcCluster(nil)
-		rx := cl.Nodes[1].Kernel.NewProcess("rx")
-		tx := cl.Nodes[0].Kernel.NewProcess("tx")
-		b, err := rx.Export(nil, rxBuf, 8192, true)
-		Expect(err).NotTo(HaveOccurred())
-		px, err := tx.Import(nil, b)
-		Expect(err).NotTo(HaveOccurred())
+		e, cl, rx, tx, px := notifyPair()
 		var got []shrimp.Notification
 		var queuedAtUnblock int
 		rx.OnNotify(func(p *cpu.Proc, n shrimp.Notification) { got = append(got, n) })
@@ -249,13 +257,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 		// interrupt pops their records into the kernel's queue (the NI's
 		// queue does not wait for the handler), and they are delivered in
 		// order after the first handler returns, never nested in it.
-		e, cl := vmmcCluster(nil)
-		rx := cl.Nodes[1].Kernel.NewProcess("rx")
-		tx := cl.Nodes[0].Kernel.NewProcess("tx")
-		b, err := rx.Export(nil, rxBuf, 8192, true)
-		Expect(err).NotTo(HaveOccurred())
-		px, err := tx.Import(nil, b)
-		Expect(err).NotTo(HaveOccurred())
+		e, cl, rx, tx, px := notifyPair()
 		var got []shrimp.Notification
 		var masked []bool
 		depth, deepest, queuedAfterFirst := 0, 0, -1
