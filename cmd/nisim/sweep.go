@@ -47,8 +47,9 @@ Points run in parallel on -j workers (default: the cores), each in its own
 simulation; the results are placed by point, so the CSV and the SVG are the
 same bytes for any -j. --csv writes one row per run: one column per grid key
 (with its unit), the seed, every metric and the status (ok, saturated, or
-failed: reason), whatever the runs did. --svg plots --y (default latency;
-several metrics of one unit, comma-separated) against the first grid key, one
+failed: reason), whatever the runs did. --svg plots --y (default latency, or
+the scenario's first metric if it has no latency; several metrics of one unit,
+comma-separated) against the first grid key, one
 line per combination of the other keys, with units on both axes, the
 scenario's reference line (the zero-load latency), saturated points marked
 and failed runs listed under the title.
@@ -80,15 +81,20 @@ CSV and SVG are written).`,
 			if err != nil {
 				return err
 			}
-			ys, err := parseY(y)
-			if err != nil {
-				return err
+			// Without --y the planner picks the default (jobs.DefaultY),
+			// which a scenario that does not list its metrics knows only
+			// once its runs have measured them.
+			var ys []string
+			if fl.Changed("y") {
+				if ys, err = parseY(y); err != nil {
+					return err
+				}
 			}
 			if workers < 1 {
 				return usageErr("-j: %d must be at least 1", workers)
 			}
 			spec := jobs.SweepSpec{File: config, Sets: sets, Grid: grid, Seed: seed, Seeds: seeds, Y: ys, LogY: logY,
-				Title: s.Name + ": " + strings.Join(ys, ", ") + " vs " + grid[0].Key, Mutations: mutate}
+				Mutations: mutate}
 			if plan != "" {
 				if csvPath != "" || svgPath != "" {
 					return usageErr("--plan with --csv or --svg: give them to 'nisim sweep merge DIR'")
@@ -123,7 +129,7 @@ CSV and SVG are written).`,
 	fl.StringArrayVar(&grids, "grid", nil, "sweep `KEY=V1,V2,...` (repeatable: the cartesian product, the last key fastest)")
 	fl.StringVar(&key, "key", defaultKey, "the parameter to sweep (one-key shorthand for --grid)")
 	fl.StringVar(&values, "values", defaultValues, "comma-separated `VALUES` of --key")
-	fl.StringVar(&y, "y", "latency", "the `METRICS` to tabulate and plot (comma-separated, one unit)")
+	fl.StringVar(&y, "y", jobs.DefaultY, "the `METRICS` to tabulate and plot (comma-separated, one unit; default latency if the scenario measures it, else its first metric)")
 	fl.StringVar(&csvPath, "csv", "", "write the results as CSV to `FILE`")
 	fl.StringVar(&svgPath, "svg", "", "write an SVG plot to `FILE`")
 	fl.BoolVar(&logY, "logy", false, "plot the y axis on a log scale")

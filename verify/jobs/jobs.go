@@ -138,7 +138,9 @@ type SweepInfo struct {
 	Seed  uint64 `json:"seed"`
 	Seeds int    `json:"seeds"`
 	// Y are the metrics tabulated and plotted; LogY and Title the plot's
-	// options.
+	// options. Y and Title are empty in the plan of a scenario that does
+	// not list its metrics when no --y was given: the merge takes the
+	// default among the metrics the runs measured (DefaultY).
 	Y     []string `json:"y"`
 	LogY  bool     `json:"logy,omitempty"`
 	Title string   `json:"title,omitempty"`
@@ -403,9 +405,6 @@ func (m *Manifest) validate() error {
 		}
 		if s.Seeds < 1 {
 			return fmt.Errorf("sweep: seeds %d", s.Seeds)
-		}
-		if len(s.Y) == 0 {
-			return errors.New("sweep: no y metric")
 		}
 		n := s.Seeds
 		for _, a := range s.Grid {

@@ -60,6 +60,29 @@ func fakeScenario() *scenario.Scenario {
 		}}
 }
 
+// unlistedParams are fakeParams without a metric list (no
+// scenario.MetricLister): its metrics are known only once a run measured
+// them.
+type unlistedParams struct {
+	Rate float64 `toml:"rate"`
+	Base float64 `toml:"base"`
+}
+
+func (p *unlistedParams) Validate() error { return nil }
+
+// unlistedScenario measures "sim_ms" and "messages", no latency.
+func unlistedScenario() *scenario.Scenario {
+	return &scenario.Scenario{Name: "unlisted", Summary: "a scenario that does not list its metrics",
+		Defaults: func() scenario.Params { return &unlistedParams{Base: 20} },
+		Run: func(e *env.Env, pp scenario.Params) (*scenario.Report, error) {
+			p := pp.(*unlistedParams)
+			rep := &scenario.Report{Title: "unlisted"}
+			rep.Measure("sim_ms", p.Base+p.Rate, "ms")
+			rep.Measure("messages", 10*p.Rate, "")
+			return rep, nil
+		}}
+}
+
 // spec is a 3 x 2 grid with 2 seeds (12 jobs), one point failing.
 func spec() jobs.SweepSpec {
 	return jobs.SweepSpec{Grid: []scenario.Axis{{Key: "rate", Values: []float64{0.1, 0.5, 0.9}}, {Key: "width", Values: []float64{1, 4}}},
@@ -157,6 +180,42 @@ var _ = Describe("PlanSweep", func() {
 		Entry("a missing config file", func(s *jobs.SweepSpec) { s.File = "/nonexistent/c.toml" }, "config /nonexistent/c.toml: no such file"),
 		Entry("a config that is a directory", func(s *jobs.SweepSpec) { s.File = os.TempDir() }, "config "+os.TempDir()+": is a directory"),
 	)
+})
+
+var _ = Describe("the default metric (no --y)", func() {
+	It("is latency for a scenario that lists it, named in the plan with its title", func() {
+		sp := spec()
+		sp.Y, sp.Title = nil, ""
+		m, err := jobs.PlanSweep(fakeScenario(), sp)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Sweep.Y).To(Equal([]string{"latency"}))
+		Expect(m.Sweep.Title).To(Equal("fake: latency vs rate"))
+	})
+
+	It("is the first metric the runs measured for a scenario that does not list them, instead of a failure after the runs", func() {
+		sp := jobs.SweepSpec{Grid: []scenario.Axis{{Key: "rate", Values: []float64{0.1, 0.5}}}, Seed: 1, Seeds: 1}
+		m, err := jobs.PlanSweep(unlistedScenario(), sp)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Sweep.Y).To(BeEmpty(), "unknown until the runs")
+		_, res, err := jobs.Sweep(scenario.Catalog{unlistedScenario()}, unlistedScenario(), sp, 1, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Defs).To(HaveLen(2))
+		var table bytes.Buffer
+		m, err = jobs.PlanSweep(unlistedScenario(), sp)
+		Expect(err).NotTo(HaveOccurred())
+		res, err = jobs.MergeSweep(m, jobs.RunAll(scenario.Catalog{unlistedScenario()}, m, 1, nil))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Sweep.Y).To(Equal([]string{"sim_ms"}))
+		Expect(m.Sweep.Title).To(Equal("unlisted: sim_ms vs rate"))
+		Expect(scenario.WriteTable(&table, res, m.Sweep.Y)).To(Succeed())
+		Expect(table.String()).To(ContainSubstring("20.1"))
+	})
+
+	It("still refuses a named metric the runs did not measure, at the merge", func() {
+		sp := jobs.SweepSpec{Grid: []scenario.Axis{{Key: "rate", Values: []float64{0.1}}}, Seed: 1, Seeds: 1, Y: []string{"latency"}}
+		_, _, err := jobs.Sweep(scenario.Catalog{unlistedScenario()}, unlistedScenario(), sp, 1, nil)
+		Expect(err).To(MatchError(ContainSubstring(`--y: unknown metric "latency" (available: sim_ms, messages)`)))
+	})
 })
 
 var _ = Describe("a plan directory", func() {

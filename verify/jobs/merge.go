@@ -86,9 +86,20 @@ func MergeSweep(m *Manifest, results []*Result) (*scenario.SweepResult, error) {
 				}
 			}
 		}
+		if len(sw.Y) == 0 {
+			sw.Y = defaultY(res.Defs)
+		}
 		if err := scenario.CheckY(sw.Y, res.Defs); err != nil {
 			return nil, err
 		}
+	}
+	if len(sw.Y) == 0 {
+		// Nothing measured and nothing named: the table's column is the
+		// default's, empty.
+		sw.Y = []string{DefaultY}
+	}
+	if sw.Title == "" {
+		sw.Title = SweepTitle(res.Scenario, sw.Y, sw.Grid[0].Key)
 	}
 	return res, nil
 }

@@ -25,13 +25,39 @@ type SweepSpec struct {
 	Sets []string
 	// Grid are the keys and their values (their units are filled in by
 	// PlanSweep).
-	Grid      []scenario.Axis
-	Seed      uint64
-	Seeds     int
+	Grid  []scenario.Axis
+	Seed  uint64
+	Seeds int
+	// Y are the metrics to tabulate and plot; none: DefaultY, or the
+	// scenario's first metric if it does not measure DefaultY. Title is
+	// the plot's (none: SweepTitle's).
 	Y         []string
 	LogY      bool
 	Title     string
 	Mutations []string
+}
+
+// DefaultY is the metric a sweep tabulates and plots when none is named.
+const DefaultY = "latency"
+
+// SweepTitle is a sweep plot's default title: the scenario, the metrics
+// and the first grid key.
+func SweepTitle(scenario string, ys []string, key string) string {
+	return scenario + ": " + strings.Join(ys, ", ") + " vs " + key
+}
+
+// defaultY is the default of Y among the metrics defs (DefaultY, else the
+// first; none if defs is empty).
+func defaultY(defs []scenario.MetricDef) []string {
+	for _, d := range defs {
+		if d.Name == DefaultY {
+			return []string{DefaultY}
+		}
+	}
+	if len(defs) == 0 {
+		return nil
+	}
+	return []string{defs[0].Name}
 }
 
 // PlanSweep checks a sweep and returns its manifest, running nothing:
@@ -165,14 +191,20 @@ func PlanSweep(s *scenario.Scenario, spec SweepSpec) (*Manifest, error) {
 	}
 	if ml, ok := first.(scenario.MetricLister); ok {
 		defs := ml.Metrics()
-		if err := scenario.CheckY(spec.Y, defs); err != nil {
+		if len(sw.Y) == 0 {
+			sw.Y = defaultY(defs)
+		}
+		if err := scenario.CheckY(sw.Y, defs); err != nil {
 			return nil, err
 		}
 		for _, d := range defs {
 			sw.Defs = append(sw.Defs, MetricDef{Name: d.Name, Unit: d.Unit, Ref: d.Ref})
 		}
-	} else if len(spec.Y) == 0 {
-		return nil, usage("--y: no metric named")
+	}
+	// A scenario that does not list its metrics and no --y: the merge
+	// takes the default among the metrics the runs measured.
+	if sw.Title == "" && len(sw.Y) > 0 {
+		sw.Title = SweepTitle(s.Name, sw.Y, spec.Grid[0].Key)
 	}
 	m.Sweep = sw
 	return m, nil
