@@ -41,6 +41,16 @@ func AppDefaults() *AppParams {
 }
 
 // Keys implements scenario.Keyed.
+// Metrics implements scenario.MetricLister (a sweep checks its --y against
+// them before it runs; the first is a sweep's default): the simulated
+// time, Figure 4's categories summed over the processes, and the counts.
+func (p *AppParams) Metrics() []scenario.MetricDef {
+	return []scenario.MetricDef{{Name: "sim_ms", Unit: "ms"},
+		{Name: "computation_ms", Unit: "ms"}, {Name: "communication_ms", Unit: "ms"}, {Name: "barrier_ms", Unit: "ms"},
+		{Name: "lock_ms", Unit: "ms"}, {Name: "protocol_ms", Unit: "ms"},
+		{Name: "messages"}, {Name: "notifications"}, {Name: "fetches"}}
+}
+
 func (p *AppParams) Keys() []scenario.KeySpec {
 	return []scenario.KeySpec{
 		scenario.Key("app", "program (Table 1)").OneOf("barnes", "ocean", "radix").From("ocean"),

@@ -85,6 +85,24 @@ var _ = Describe("shrimp-report", func() {
 	)
 })
 
+var _ = Describe("svm-app", func() {
+	It("runs a program bit-exact on 4 nodes and measures only the metrics it declares (a sweep's --y is checked before the runs)", func() {
+		p := shrimpscen.AppDefaults()
+		Expect(scenario.Configure(p, "", []string{"app=radix", "radix_keys=1024", "nodes=4", "protocol=hlrc"})).To(Succeed())
+		rep, err := shrimpscen.RunApp(env.New(env.Options{Seed: 1}), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Failed()).To(BeFalse())
+		declared := map[string]bool{}
+		for _, d := range p.Metrics() {
+			declared[d.Name] = true
+		}
+		for _, m := range rep.Metrics {
+			Expect(declared).To(HaveKey(m.Name))
+		}
+		Expect(rep.Metrics).To(HaveLen(len(p.Metrics())))
+	})
+})
+
 var _ = Describe("shrimp-traffic", func() {
 	It("delivers every packet of a random load on a small cluster, every checker on", func() {
 		p := shrimpscen.TrafficDefaults()
