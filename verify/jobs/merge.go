@@ -31,7 +31,8 @@ func Collect(dir string, m *Manifest) (results []*Result, missing []int, err err
 // metrics are the scenario's declared ones from the manifest or, for a
 // scenario that declares none, the results' in the order first measured,
 // against which the manifest's Y are checked then (a *scenario.UsageError).
-// It depends on nothing but its arguments, so a local sweep and a merge of
+// A plan made without Y (such a scenario, no --y) gets its Y and Title
+// here, in m.Sweep: DefaultY if measured, else the first metric. It depends on nothing but its arguments, so a local sweep and a merge of
 // the same results give the same bytes.
 func MergeSweep(m *Manifest, results []*Result) (*scenario.SweepResult, error) {
 	if m.Kind != KindSweep || m.Sweep == nil {

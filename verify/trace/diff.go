@@ -153,16 +153,23 @@ func readTrace(path string) ([]Record, error) {
 
 // ReadFile reads a trace file; errors name the file and line.
 func ReadFile(path string) ([]Record, error) {
+	recs, _, err := ReadFileComments(path)
+	return recs, err
+}
+
+// ReadFileComments reads a trace file and its comment lines (as Read);
+// errors name the file and line.
+func ReadFileComments(path string) ([]Record, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	recs, _, err := Read(f)
+	recs, comments, err := Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return recs, nil
+	return recs, comments, nil
 }
 
 // UpdateEnv is the environment variable that makes CheckGolden rewrite

@@ -115,14 +115,9 @@ func CompareGolden(path string, recs []trace.Record, header ...string) error {
 	if trace.Updating() {
 		return Golden(path, recs, header...)
 	}
-	f, err := os.Open(path)
+	want, have, err := trace.ReadFileComments(path)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	want, have, err := trace.Read(f)
-	if err != nil {
-		return fmt.Errorf("golden %s: %w", path, err)
+		return fmt.Errorf("golden: %w", err)
 	}
 	var got []trace.Record
 	for _, r := range recs {

@@ -50,14 +50,15 @@ const (
 	txBuf = 0x40_0000
 )
 
-// notifyPair is a two-node cluster where node 1's process rx exports two
-// pages at rxBuf with notifications and node 0's process tx imports them.
-func notifyPair() (*env.Env, *shrimptb.Cluster, *vmmc.Process, *vmmc.Process, *vmmc.Proxy) {
+// vmmcPair is a two-node cluster where node 1's process rx exports two
+// pages at rxBuf (with notifications or not) and node 0's process tx
+// imports them.
+func vmmcPair(notify bool) (*env.Env, *shrimptb.Cluster, *vmmc.Process, *vmmc.Process, *vmmc.Proxy) {
 	GinkgoHelper()
 	e, cl := vmmcCluster(nil)
 	rx := cl.Nodes[1].Kernel.NewProcess("rx")
 	tx := cl.Nodes[0].Kernel.NewProcess("tx")
-	b, err := rx.Export(nil, rxBuf, 8192, true)
+	b, err := rx.Export(nil, rxBuf, 8192, notify)
 	Expect(err).NotTo(HaveOccurred())
 	px, err := tx.Import(nil, b)
 	Expect(err).NotTo(HaveOccurred())
@@ -66,13 +67,7 @@ func notifyPair() (*env.Env, *shrimptb.Cluster, *vmmc.Process, *vmmc.Process, *v
 
 var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	It("delivers an automatic update through a binding, and a deliberate update through a proxy", func() {
-		e, cl := vmmcCluster(nil)
-		rx := cl.Nodes[1].Kernel.NewProcess("rx")
-		tx := cl.Nodes[0].Kernel.NewProcess("tx")
-		b, err := rx.Export(nil, rxBuf, 8192, false)
-		Expect(err).NotTo(HaveOccurred())
-		px, err := tx.Import(nil, b)
-		Expect(err).NotTo(HaveOccurred())
+		e, cl, _, tx, px := vmmcPair(false)
 		Expect(px.OPT).To(HaveLen(2))
 		Expect(tx.Bind(nil, txBuf, px, 0, 4096, false, 4096)).To(Succeed())
 		var sendErr error
@@ -91,13 +86,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	})
 
 	It("splits a send at the local and the remote page boundaries", func() {
-		e, cl := vmmcCluster(nil)
-		rx := cl.Nodes[1].Kernel.NewProcess("rx")
-		tx := cl.Nodes[0].Kernel.NewProcess("tx")
-		b, err := rx.Export(nil, rxBuf, 8192, false)
-		Expect(err).NotTo(HaveOccurred())
-		px, err := tx.Import(nil, b)
-		Expect(err).NotTo(HaveOccurred())
+		e, cl, _, tx, px := vmmcPair(false)
 		var sendErr error
 		// 512 bytes from 0x40_0F00 (256 to the local page end) to buffer
 		// offset 0xF80 (128 to the remote page end): pieces 128, 128, 256.
@@ -117,13 +106,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	})
 
 	It("refuses an unaligned bind and leaves the OPT untouched", func() {
-		_, cl := vmmcCluster(nil)
-		rx := cl.Nodes[1].Kernel.NewProcess("rx")
-		tx := cl.Nodes[0].Kernel.NewProcess("tx")
-		b, err := rx.Export(nil, rxBuf, 8192, false)
-		Expect(err).NotTo(HaveOccurred())
-		px, err := tx.Import(nil, b)
-		Expect(err).NotTo(HaveOccurred())
+		_, cl, _, tx, px := vmmcPair(false)
 		page := int(txBuf / 4096)
 		before := cl.Nodes[0].NI.OPT(page)
 		Expect(tx.Bind(nil, txBuf+64, px, 0, 4096, false, 4096)).To(MatchError(ContainSubstring("not page-aligned")))
@@ -223,7 +206,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 	})
 
 	It("queues notifications while blocked and delivers them in order on unblock", func() {
-		e, cl, rx, tx, px := notifyPair()
+		e, cl, rx, tx, px := vmmcPair(true)
 		var got []shrimp.Notification
 		var queuedAtUnblock int
 		rx.OnNotify(func(p *cpu.Proc, n shrimp.Notification) { got = append(got, n) })
@@ -257,7 +240,7 @@ var _ = Describe("VMMC on the SHRIMP cluster", func() {
 		// interrupt pops their records into the kernel's queue (the NI's
 		// queue does not wait for the handler), and they are delivered in
 		// order after the first handler returns, never nested in it.
-		e, cl, rx, tx, px := notifyPair()
+		e, cl, rx, tx, px := vmmcPair(true)
 		var got []shrimp.Notification
 		var masked []bool
 		depth, deepest, queuedAfterFirst := 0, 0, -1
